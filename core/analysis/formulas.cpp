@@ -1,0 +1,36 @@
+#include "analysis/formulas.h"
+
+#include "common/errors.h"
+
+namespace shardscope {
+
+double expectedModelStateBytesPerParam(const std::string& strategy, int ranks, int shard_group) {
+  const double p = ranks;
+  if (strategy == "ddp") return 16.0;
+  if (strategy == "zero1") return 4.0 + 12.0 / p;
+  if (strategy == "zero2") return 2.0 + 14.0 / p;
+  if (strategy == "zero3" || strategy == "fsdp") return 16.0 / p;
+  if (strategy == "hsdp") return 16.0 / (shard_group > 0 ? shard_group : ranks);
+  throw ConfigError("unknown strategy '" + strategy + "'");
+}
+
+CommBytes expectedCommBytes(const std::string& strategy, int64_t params, int ranks) {
+  CommBytes b;
+  if (ranks <= 1) return b;
+  const double two_n = 2.0 * static_cast<double>(params);
+  const double half = (ranks - 1.0) / ranks * two_n;  // one reduce-scatter or all-gather
+  if (strategy == "ddp") {
+    b.all_reduce = static_cast<int64_t>(2.0 * half);
+  } else if (strategy == "zero1" || strategy == "zero2") {
+    b.reduce_scatter = static_cast<int64_t>(half);
+    b.all_gather = static_cast<int64_t>(half);
+  } else if (strategy == "zero3" || strategy == "fsdp") {
+    b.reduce_scatter = static_cast<int64_t>(half);
+    b.all_gather = static_cast<int64_t>(2.0 * half);
+  } else {
+    throw ConfigError("no traffic formula for strategy '" + strategy + "'");
+  }
+  return b;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,26 @@
+// The seed's formulas, the predictions every measured figure is shown beside:
+// model-state bytes per parameter (mixed precision + Adam: 2 + 2 + 4 + 4 + 4)
+// and bytes each rank sends per step under ring collectives.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "comm/process_group.h"
+
+namespace shardscope {
+
+// ddp 16, zero1 4 + 12/P, zero2 2 + 14/P, zero3/fsdp 16/P, hsdp 16/G.
+double expectedModelStateBytesPerParam(const std::string& strategy, int ranks, int shard_group = 0);
+
+// Bytes one rank sends per step for N parameters in bf16 (2N bytes):
+// ddp, zero1, zero2: 2(P-1)/P x 2N (all-reduce, or reduce-scatter + all-gather);
+// zero3: 3(P-1)/P x 2N (all-gather fwd + all-gather bwd + reduce-scatter).
+CommBytes expectedCommBytes(const std::string& strategy, int64_t params, int ranks);
+
+// Ring all-reduce of `bytes` on P ranks: each rank sends 2(P-1)/P x bytes.
+inline double ringAllReduceBytes(double bytes, int ranks) {
+  return ranks <= 1 ? 0.0 : 2.0 * (ranks - 1) / ranks * bytes;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,207 @@
+#include "analysis/run_summary.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "analysis/formulas.h"
+#include "common/errors.h"
+#include "trace/json_writer.h"
+
+namespace shardscope {
+
+namespace {
+
+constexpr Category kReportedCategories[] = {
+    Category::Param,    Category::Grad,     Category::Master, Category::AdamM,
+    Category::AdamV,    Category::Gathered, Category::GradFull, Category::Bucket,
+    Category::Activation, Category::Workspace};
+
+void writeCommBytes(JsonWriter& w, const CommBytes& b) {
+  w.beginObject();
+  w.member("all_reduce", b.all_reduce);
+  w.member("reduce_scatter", b.reduce_scatter);
+  w.member("all_gather", b.all_gather);
+  w.endObject();
+}
+
+void writeConfig(JsonWriter& w, const RunConfig& c) {
+  w.beginObject();
+  w.member("strategy", c.strategy);
+  w.member("ranks", c.ranks);
+  w.member("layers", c.model.layers);
+  w.member("hidden", c.model.hidden);
+  w.member("io_dim", c.model.io_dim);
+  w.member("batch", c.batch);
+  w.member("steps", c.steps);
+  w.member("bucket_mb", c.bucket_mb);
+  w.member("first_bucket_mb", c.first_bucket_mb);
+  w.member("lr", c.lr);
+  w.member("seed", c.seed);
+  w.member("timeout_ms", c.timeout_ms);
+  if (c.inject_branch) {
+    w.key("inject_branch").beginObject();
+    w.member("rank", c.inject_branch->rank);
+    w.member("block", c.inject_branch->block);
+    w.endObject();
+  }
+  w.endObject();
+}
+
+std::string mib(int64_t bytes) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1024.0 * 1024.0);
+  return os.str();
+}
+
+}  // namespace
+
+double modelStateBytesPerParam(const RankResult& rank, int64_t params) {
+  return params > 0 ? static_cast<double>(rank.ledger.model_state_peak) / static_cast<double>(params)
+                    : 0.0;
+}
+
+std::string configJson(const RunConfig& config) {
+  std::ostringstream os;
+  {
+    JsonWriter w(os);
+    writeConfig(w, config);
+  }
+  return os.str();
+}
+
+void writeSummaryJson(const RunResult& r, std::ostream& out) {
+  const RunConfig& c = r.config;
+  JsonWriter w(out, 2);
+  w.beginObject();
+  w.member("strategy", c.strategy);
+  w.member("ranks", c.ranks);
+  w.member("params", r.params);
+  w.key("config");
+  writeConfig(w, c);
+  w.member("wall_seconds", r.wall_seconds);
+  w.key("steps").beginArray();
+  for (size_t s = 0; s < r.losses.size(); ++s) {
+    w.beginObject();
+    w.member("step", static_cast<int64_t>(s));
+    w.member("loss", r.losses[s]);
+    w.endObject();
+  }
+  w.endArray();
+  const double expected_bpp = expectedModelStateBytesPerParam(c.strategy, c.ranks);
+  const CommBytes expected_comm = expectedCommBytes(c.strategy, r.params, c.ranks);
+  w.key("per_rank").beginArray();
+  for (const RankResult& rank : r.ranks) {
+    w.beginObject();
+    w.member("rank", rank.rank);
+    w.key("peak_bytes").beginObject();
+    for (Category cat : kReportedCategories)
+      w.member(categoryName(cat), rank.ledger.peak[static_cast<size_t>(cat)]);
+    w.endObject();
+    w.member("model_state_peak_bytes", rank.ledger.model_state_peak);
+    w.member("total_peak_bytes", rank.ledger.total_peak);
+    w.member("model_state_bytes_per_param", modelStateBytesPerParam(rank, r.params));
+    w.member("expected_model_state_bytes_per_param", expected_bpp);
+    w.key("comm_bytes");
+    writeCommBytes(w, rank.comm_bytes);
+    w.key("expected_comm_bytes");
+    writeCommBytes(w, expected_comm);
+    w.endObject();
+  }
+  w.endArray();
+  const ModelSpec spec(c.model);
+  w.key("buckets").beginArray();
+  for (const Bucket& b : r.buckets) {
+    w.beginObject();
+    w.member("index", b.index);
+    w.member("bytes", b.elements * static_cast<int64_t>(sizeof(uint16_t)));
+    w.key("params").beginArray();
+    for (const BucketPlanEntry& e : b.entries) w.value(spec.params()[e.param].name);
+    w.endArray();
+    w.endObject();
+  }
+  w.endArray();
+  w.key("bucket_fire_order").beginArray();
+  for (const RankResult& rank : r.ranks) {
+    w.beginArray();
+    for (int b : rank.fire_order) w.value(b);
+    w.endArray();
+  }
+  w.endArray();
+  w.endObject();
+  w.flush();
+  out << '\n';
+}
+
+void writeSummaryFile(const RunResult& result, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw RunError("cannot write summary file '" + path + "'");
+  writeSummaryJson(result, out);
+  out.flush();
+  if (!out) throw RunError("failed writing summary file '" + path + "'");
+}
+
+void printSummaryText(const RunResult& r, std::ostream& out) {
+  const RunConfig& c = r.config;
+  char line[256];
+  out << "strategy " << c.strategy << ", " << c.ranks << " ranks, " << r.params << " params ("
+      << c.model.layers << " blocks, hidden " << c.model.hidden << "), global batch " << c.batch
+      << "\n\n";
+  out << "loss per step\n";
+  for (size_t s = 0; s < r.losses.size(); ++s) {
+    std::snprintf(line, sizeof line, "  step %3zu  loss %.6f\n", s, r.losses[s]);
+    out << line;
+  }
+  out << "\npeak memory per rank by category (MiB), measured by the allocator\n";
+  out << "  rank";
+  for (Category cat : kReportedCategories) {
+    std::snprintf(line, sizeof line, " %10s", std::string(categoryName(cat)).c_str());
+    out << line;
+  }
+  out << "\n";
+  for (const RankResult& rank : r.ranks) {
+    std::snprintf(line, sizeof line, "  %4d", rank.rank);
+    out << line;
+    for (Category cat : kReportedCategories) {
+      std::snprintf(line, sizeof line, " %10s", mib(rank.ledger.peak[static_cast<size_t>(cat)]).c_str());
+      out << line;
+    }
+    out << "\n";
+  }
+  const double expected_bpp = expectedModelStateBytesPerParam(c.strategy, c.ranks);
+  const CommBytes expected = expectedCommBytes(c.strategy, r.params, c.ranks);
+  const int64_t expected_total = expected.all_reduce + expected.reduce_scatter + expected.all_gather;
+  out << "\nmodel state (param+grad+master+adam_m+adam_v) and traffic per rank, measured vs seed\n";
+  out << "  rank  bytes/param  expected   bytes sent/step   expected\n";
+  for (const RankResult& rank : r.ranks) {
+    const int64_t sent = rank.comm_bytes.all_reduce + rank.comm_bytes.reduce_scatter + rank.comm_bytes.all_gather;
+    std::snprintf(line, sizeof line, "  %4d  %11.3f  %8.3f   %15lld   %8lld\n", rank.rank,
+                  modelStateBytesPerParam(rank, r.params), expected_bpp,
+                  static_cast<long long>(sent), static_cast<long long>(expected_total));
+    out << line;
+  }
+  if (!r.buckets.empty()) {
+    out << "\nbuckets (reverse parameter order; cap " << c.bucket_mb << " MiB, first " << c.first_bucket_mb
+        << " MiB)\n";
+    const ModelSpec spec(c.model);
+    for (const Bucket& b : r.buckets) {
+      const auto& first = spec.params()[b.entries.front().param].name;
+      const auto& last = spec.params()[b.entries.back().param].name;
+      std::snprintf(line, sizeof line, "  bucket %2d  %8s MiB  %3zu params  %s .. %s\n", b.index,
+                    mib(b.elements * 2).c_str(), b.entries.size(), first.c_str(), last.c_str());
+      out << line;
+    }
+    out << "firing order (last step):\n";
+    for (const RankResult& rank : r.ranks) {
+      out << "  rank " << rank.rank << ":";
+      for (int b : rank.fire_order) out << ' ' << b;
+      out << "\n";
+    }
+  }
+  std::snprintf(line, sizeof line, "\nwall time %.2f s\n", r.wall_seconds);
+  out << line;
+}
+
+}  // namespace shardscope

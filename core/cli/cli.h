@@ -1,0 +1,21 @@
+// shardscope-cli's commands, Qt-free so tests and the GUI share them. Exit
+// codes: 0 ok, 2 bad input (one line naming the flag and the allowed range),
+// 3 the run stopped (collective mismatch or hang).
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace shardscope {
+
+struct CliHooks {
+  // Renders the `devices` report (text or JSON); null when built without CUDA.
+  std::function<std::string(bool json)> devices_report;
+};
+
+int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+           const CliHooks& hooks = {});
+
+}  // namespace shardscope

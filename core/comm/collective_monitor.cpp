@@ -1,0 +1,86 @@
+#include "comm/collective_monitor.h"
+
+#include <sstream>
+
+#include "common/errors.h"
+
+namespace shardscope {
+
+std::string describe(const Fingerprint& fp) {
+  std::ostringstream os;
+  os << eventKindName(fp.op);
+  if (fp.bucket >= 0) os << " of bucket " << fp.bucket;
+  if (fp.unit >= 0) os << " of unit " << fp.unit;
+  os << " (" << fp.bytes << " bytes, seq " << fp.seq << ")";
+  return os.str();
+}
+
+namespace {
+std::string joinRanks(const std::vector<int>& ranks) {
+  std::string s;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i) s += i + 1 == ranks.size() ? " and " : ", ";
+    s += std::to_string(ranks[i]);
+  }
+  return s;
+}
+}  // namespace
+
+CollectiveMonitor::CollectiveMonitor(std::string group_name, std::vector<int> members,
+                                     RankStatusBoard& board, RunControl& control,
+                                     std::chrono::milliseconds timeout)
+    : m_name(std::move(group_name)),
+      m_members(std::move(members)),
+      m_board(board),
+      m_control(control),
+      m_timeout(timeout) {}
+
+void CollectiveMonitor::check(int group_rank, const Fingerprint& fp) {
+  const int n = static_cast<int>(m_members.size());
+  std::unique_lock lock(m_mutex);
+  auto& slots = m_posted[fp.seq];
+  if (slots.empty()) slots.resize(n);
+  slots[group_rank] = fp;
+  m_cv.notify_all();
+  auto all_posted = [&] {
+    for (const auto& s : m_posted[fp.seq])
+      if (!s) return false;
+    return true;
+  };
+  if (!m_control.waitUntil(lock, m_cv, all_posted, m_timeout)) {
+    throw RunError(hangReport(fp, m_posted[fp.seq]));
+  }
+  const auto& posted = m_posted[fp.seq];
+  for (int r = 0; r < n; ++r) {
+    if (*posted[r] != *posted[0]) {
+      std::ostringstream os;
+      os << "collective mismatch in group " << m_name << " at seq " << fp.seq << ": ";
+      for (int q = 0; q < n; ++q)
+        os << (q ? "; " : "") << "rank " << m_members[q] << " issued " << describe(*posted[q]);
+      os << ". Every rank must issue the same collectives in the same order.";
+      throw RunError(os.str());
+    }
+  }
+  if (++m_released[fp.seq] == n) {  // last one out forgets the slot
+    m_posted.erase(fp.seq);
+    m_released.erase(fp.seq);
+  }
+}
+
+std::string CollectiveMonitor::hangReport(const Fingerprint& fp,
+                                          const std::vector<std::optional<Fingerprint>>& posted) const {
+  std::vector<int> waiting, missing;
+  for (size_t r = 0; r < posted.size(); ++r) (posted[r] ? waiting : missing).push_back(m_members[r]);
+  std::ostringstream os;
+  os << "collective hang in group " << m_name << " (timeout " << m_timeout.count() << " ms): ";
+  os << "rank" << (waiting.size() > 1 ? "s " : " ") << joinRanks(waiting)
+     << (waiting.size() > 1 ? " are" : " is") << " stuck in " << describe(fp) << ", waiting for rank"
+     << (missing.size() > 1 ? "s " : " ") << joinRanks(missing) << ".";
+  for (int r : missing) {
+    const std::string status = m_board.get(r);
+    os << " Rank " << r << ": " << (status.empty() ? "no status" : status) << ".";
+  }
+  return os.str();
+}
+
+}  // namespace shardscope

@@ -1,0 +1,58 @@
+// Fingerprint check before every collective, as PyTorch's
+// TORCH_DISTRIBUTED_DEBUG=DETAIL does: the ranks of a group post (op, group,
+// bucket/unit, bytes, seq) and wait, with a timeout, until all have posted the
+// same. A mismatch or a rank that never arrives (the rank-dependent branch)
+// becomes one RunError naming the ranks, op and bucket — never a silent hang.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/run_control.h"
+#include "comm/rank_status_board.h"
+#include "trace/event.h"
+
+namespace shardscope {
+
+struct Fingerprint {
+  EventKind op = EventKind::AllReduce;
+  int group = 0;
+  int bucket = -1;
+  int unit = -1;
+  int64_t bytes = 0;
+  int seq = 0;
+  bool operator==(const Fingerprint&) const = default;
+};
+
+std::string describe(const Fingerprint& fp);
+
+class CollectiveMonitor {
+ public:
+  // members: global rank of each group rank; board: states of all global ranks.
+  CollectiveMonitor(std::string group_name, std::vector<int> members, RankStatusBoard& board,
+                    RunControl& control, std::chrono::milliseconds timeout);
+
+  // Called by group rank `group_rank` before its collective. Returns when all
+  // members posted the same fingerprint; throws RunError otherwise.
+  void check(int group_rank, const Fingerprint& fp);
+
+ private:
+  std::string hangReport(const Fingerprint& fp, const std::vector<std::optional<Fingerprint>>& posted) const;
+
+  std::string m_name;
+  std::vector<int> m_members;
+  RankStatusBoard& m_board;
+  RunControl& m_control;
+  std::chrono::milliseconds m_timeout;
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::map<int, std::vector<std::optional<Fingerprint>>> m_posted;  // seq -> per group rank
+  std::map<int, int> m_released;                                    // seq -> ranks done
+};
+
+}  // namespace shardscope

@@ -1,0 +1,45 @@
+// Collective backend interface: one instance per rank per group. Calls block the
+// calling (stream) thread until this rank's part is done, like a CPU collective.
+// Buffers are bf16 or f32; reductions sum in fp32 and round back to the dtype.
+// The fingerprint check and trace events live one level up (ProcessGroup).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardscope {
+
+enum class DType : uint8_t { F32, BF16 };
+inline size_t dtypeSize(DType t) { return t == DType::F32 ? 4 : 2; }
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;  // rank within this group
+  virtual int size() const = 0;
+  virtual std::string backendName() const = 0;
+
+  // In place: data(count) := sum over ranks.
+  virtual void allReduce(void* data, size_t count, DType dtype) = 0;
+  // input(count * size()) -> output(count) = sum over ranks of chunk rank() of input.
+  virtual void reduceScatter(const void* input, void* output, size_t count, DType dtype) = 0;
+  // input(count) -> output(count * size()), chunk r = rank r's input.
+  virtual void allGather(const void* input, void* output, size_t count, DType dtype) = 0;
+  virtual void broadcast(void* data, size_t count, DType dtype, int root) = 0;
+  virtual void barrier() = 0;
+
+  // Bytes this rank has put on the wire (sent to peers) since construction:
+  // counted at each point-to-point send, not derived from a formula.
+  virtual uint64_t bytesSent() const = 0;
+};
+
+// Creates a connected group of `size` communicators, one per rank, for ranks
+// that are threads of this process. Gloo over TCP loopback with an in-process
+// rendezvous store; `prefix` keeps groups apart. Throws std::runtime_error.
+std::vector<std::unique_ptr<Communicator>> createGlooGroup(int size, const std::string& prefix,
+                                                           int timeout_ms);
+
+}  // namespace shardscope

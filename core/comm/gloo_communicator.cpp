@@ -1,0 +1,471 @@
+// Ring collectives over Gloo point-to-point transfers. Why not gloo::allreduce:
+// Gloo has no bf16 type and hides its sends, while ShardScope must sum bf16 in
+// fp32 and report the bytes each rank really sent. So data moves in segments
+// between ring neighbours (left -> me -> right); each segment is one send/recv
+// pair on its own slot, and bytesSent grows by exactly the bytes handed to send().
+#include "comm/gloo_communicator.h"
+
+#include <gloo/common/error.h>
+#include <gloo/context.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/hash_store.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/errors.h"
+#include "kernels/cpu_kernels.h"
+#include "tensor/bf16.h"
+
+namespace shardscope {
+namespace {
+
+using Millis = std::chrono::milliseconds;
+using gloo::transport::UnboundBuffer;
+
+// Segment size: big enough to amortise per-message overhead, small enough that
+// the receive of segment k+1 overlaps the reduction of segment k.
+constexpr size_t kSegmentBytes = size_t{512} << 10;
+// Receives posted ahead of the one being consumed (double buffering).
+constexpr size_t kRecvDepth = 2;
+// Rendezvous may take longer than a short collective timeout on a loaded machine.
+constexpr Millis kMinConnectTimeout{30000};
+
+int wrap(int a, int n) { return ((a % n) + n) % n; }
+
+struct Range {  // elements
+  size_t offset = 0;
+  size_t length = 0;
+};
+
+// Chunk c of `count` elements split into `parts`; the first count % parts chunks
+// hold one element more, so uneven counts still cover every element once.
+Range chunkRange(size_t count, int parts, int c) {
+  const size_t p = static_cast<size_t>(parts);
+  const size_t i = static_cast<size_t>(c);
+  const size_t base = count / p;
+  const size_t extra = count % p;
+  return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+}
+
+size_t segmentCount(const Range& r, size_t segElems) { return (r.length + segElems - 1) / segElems; }
+
+Range segmentRange(const Range& r, size_t segElems, size_t k) {
+  const size_t begin = k * segElems;
+  return {r.offset + begin, std::min(segElems, r.length - begin)};
+}
+
+// y(n) += x(n) in fp32; bf16 results round to nearest even at every hop, as NCCL does.
+void reduceInto(void* y, const void* x, size_t n, DType dtype) {
+  if (dtype == DType::F32) {
+    cpu::addInPlace(static_cast<float*>(y), static_cast<const float*>(x), n);
+  } else {
+    cpu::addBf16InPlace(static_cast<bf16*>(y), static_cast<const bf16*>(x), n);
+  }
+}
+
+// The point-to-point transfers of one collective call. Each transfer gets its own
+// unbound buffer, so each wait matches exactly one operation. Buffers it posted
+// into must outlive it (declare them before it): on an error it is destroyed with
+// transfers still pending, and Gloo then drops them.
+class Transfers {
+ public:
+  Transfers(gloo::Context& context, std::atomic<uint64_t>& bytesSent, Millis timeout)
+      : m_context(context), m_bytesSent(bytesSent), m_timeout(timeout) {}
+
+  size_t send(const void* data, size_t bytes, int dst, uint64_t slot) {
+    // Gloo's buffer type is read-write; a send only reads it.
+    auto buf = m_context.createUnboundBuffer(const_cast<void*>(data), bytes);
+    buf->send(dst, slot);
+    m_bytesSent.fetch_add(bytes, std::memory_order_relaxed);
+    m_sends.push_back(std::move(buf));
+    return m_sends.size() - 1;
+  }
+
+  size_t recv(void* data, size_t bytes, int src, uint64_t slot) {
+    auto buf = m_context.createUnboundBuffer(data, bytes);
+    buf->recv(src, slot);
+    m_recvs.push_back(std::move(buf));
+    return m_recvs.size() - 1;
+  }
+
+  void waitRecv(size_t id) {
+    if (!m_recvs[id]) return;
+    if (!m_recvs[id]->waitRecv(m_timeout)) throw std::runtime_error("receive was aborted");
+    m_recvs[id].reset();
+  }
+
+  void waitSend(size_t id) {
+    if (!m_sends[id]) return;
+    if (!m_sends[id]->waitSend(m_timeout)) throw std::runtime_error("send was aborted");
+    m_sends[id].reset();
+  }
+
+  void waitAllSends() {
+    for (size_t id = 0; id < m_sends.size(); ++id) waitSend(id);
+  }
+
+ private:
+  gloo::Context& m_context;
+  std::atomic<uint64_t>& m_bytesSent;
+  Millis m_timeout;
+  std::vector<std::unique_ptr<UnboundBuffer>> m_sends;
+  std::vector<std::unique_ptr<UnboundBuffer>> m_recvs;
+};
+
+// One segment a rank receives from its left neighbour at ring step `step`.
+struct Unit {
+  int step = 0;
+  size_t seg = 0;
+  Range elems;          // where the segment sits in its chunk's buffer coordinates
+  long reuseOf = -1;    // unit whose forward send reads this unit's target; must finish first
+};
+
+// Units of steps [0, steps), step j carrying chunk chunkOf(j), in receive order.
+std::vector<Unit> buildUnits(int steps, const std::function<Range(int)>& chunkOf, size_t segElems) {
+  std::vector<Unit> units;
+  for (int j = 0; j < steps; ++j) {
+    const Range chunk = chunkOf(j);
+    for (size_t k = 0, n = segmentCount(chunk, segElems); k < n; ++k) {
+      units.push_back({j, k, segmentRange(chunk, segElems, k), -1});
+    }
+  }
+  return units;
+}
+
+// The shared skeleton of every ring collective: receive the units in order with
+// kRecvDepth receives in flight; once unit i has landed, land(i) combines it and
+// returns the bytes to forward to the right neighbour as (step + 1, seg), or null.
+// Forwarding a segment as soon as it is ready pipelines the steps of the ring.
+void runRing(Transfers& io, int left, int right, const std::vector<Unit>& units, size_t elemBytes,
+             const std::function<uint64_t(int, size_t)>& slotOf,
+             const std::function<void*(size_t)>& target,
+             const std::function<const void*(size_t)>& land) {
+  std::vector<size_t> recvIds(units.size());
+  std::vector<long> forwardIds(units.size(), -1);
+  auto post = [&](size_t i) {
+    const Unit& u = units[i];
+    if (u.reuseOf >= 0 && forwardIds[static_cast<size_t>(u.reuseOf)] >= 0) {
+      io.waitSend(static_cast<size_t>(forwardIds[static_cast<size_t>(u.reuseOf)]));
+    }
+    recvIds[i] = io.recv(target(i), u.elems.length * elemBytes, left, slotOf(u.step, u.seg));
+  };
+  for (size_t i = 0; i < std::min(kRecvDepth, units.size()); ++i) post(i);
+  for (size_t i = 0; i < units.size(); ++i) {
+    const Unit& u = units[i];
+    io.waitRecv(recvIds[i]);
+    const void* forward = land(i);
+    if (i + kRecvDepth < units.size()) post(i + kRecvDepth);
+    if (forward) {
+      forwardIds[i] = static_cast<long>(
+          io.send(forward, u.elems.length * elemBytes, right, slotOf(u.step + 1, u.seg)));
+    }
+  }
+  io.waitAllSends();
+}
+
+}  // namespace
+
+GlooCommunicator::GlooCommunicator(std::shared_ptr<gloo::Context> context, int rank, int size,
+                                   std::string prefix, std::chrono::milliseconds timeout)
+    : m_context(std::move(context)),
+      m_rank(rank),
+      m_size(size),
+      m_prefix(std::move(prefix)),
+      m_timeout(timeout) {
+  if (size < 1 || rank < 0 || rank >= size) {
+    throw ConfigError("GlooCommunicator: rank " + std::to_string(rank) + " is not in a group of " +
+                      std::to_string(size));
+  }
+  if (size > 1 && !m_context) {
+    throw ConfigError("GlooCommunicator: a group of " + std::to_string(size) +
+                      " ranks needs a connected Gloo context");
+  }
+}
+
+GlooCommunicator::~GlooCommunicator() = default;
+
+template <typename Body>
+void GlooCommunicator::guarded(const char* op, Body&& body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    throw RunError(std::string("gloo ") + op + " failed on rank " + std::to_string(m_rank) +
+                   " of " + std::to_string(m_size) + " in group '" + m_prefix + "': " + e.what() +
+                   " (a peer stopped, or did not call the same collective within " +
+                   std::to_string(m_timeout.count()) + " ms; the group is unusable now)");
+  }
+}
+
+uint64_t GlooCommunicator::nextSlotBase() {
+  // 2^32 slots per call: (steps x segments per chunk) stays far below that.
+  return ++m_calls << 32;
+}
+
+void GlooCommunicator::allReduce(void* data, size_t count, DType dtype) {
+  if (m_size == 1 || count == 0) return;
+  guarded("allReduce", [&] { ringAllReduce(static_cast<char*>(data), count, dtype); });
+}
+
+void GlooCommunicator::reduceScatter(const void* input, void* output, size_t count, DType dtype) {
+  if (count == 0) return;
+  if (m_size == 1) {
+    if (input != output) std::memmove(output, input, count * dtypeSize(dtype));
+    return;
+  }
+  guarded("reduceScatter", [&] {
+    ringReduceScatter(static_cast<const char*>(input), static_cast<char*>(output), count, dtype);
+  });
+}
+
+void GlooCommunicator::allGather(const void* input, void* output, size_t count, DType dtype) {
+  if (count == 0) return;
+  if (m_size == 1) {
+    if (input != output) std::memmove(output, input, count * dtypeSize(dtype));
+    return;
+  }
+  guarded("allGather", [&] {
+    ringAllGather(static_cast<const char*>(input), static_cast<char*>(output), count, dtype);
+  });
+}
+
+void GlooCommunicator::broadcast(void* data, size_t count, DType dtype, int root) {
+  if (root < 0 || root >= m_size) {
+    throw ConfigError("gloo broadcast: root " + std::to_string(root) + " is not a rank of group '" +
+                      m_prefix + "' (size " + std::to_string(m_size) + ")");
+  }
+  if (m_size == 1 || count == 0) return;
+  guarded("broadcast", [&] { chainBroadcast(static_cast<char*>(data), count, dtype, root); });
+}
+
+void GlooCommunicator::barrier() {
+  if (m_size == 1) return;
+  // A one-element all-reduce: the sum reaches every rank only after every rank
+  // has contributed, which is exactly a barrier.
+  float one = 1.0f;
+  allReduce(&one, 1, DType::F32);
+  if (one != static_cast<float>(m_size)) {
+    throw RunError("gloo barrier on rank " + std::to_string(m_rank) + " of group '" + m_prefix +
+                   "' counted " + std::to_string(one) + " ranks, expected " +
+                   std::to_string(m_size));
+  }
+}
+
+// Reduce-scatter then all-gather, as one ring of 2(P-1) steps on P chunks. At
+// step j a rank receives chunk (rank - j - 1) and sends chunk (rank - j), which
+// it received at step j - 1: summed in during the first P - 1 steps (after which
+// it owns the full sum of chunk rank + 1), copied in place during the rest.
+// Chunks are distinct regions, so a chunk being sent is never being written.
+void GlooCommunicator::ringAllReduce(char* data, size_t count, DType dtype) {
+  const int P = m_size;
+  const int r = m_rank;
+  const size_t e = dtypeSize(dtype);
+  const size_t segElems = std::max<size_t>(1, kSegmentBytes / e);
+  const int steps = 2 * (P - 1);
+  const uint64_t base = nextSlotBase();
+  const uint64_t maxSegs = segmentCount(chunkRange(count, P, 0), segElems);
+  auto slotOf = [&](int step, size_t seg) { return base + static_cast<uint64_t>(step) * maxSegs + seg; };
+  auto chunkOf = [&](int step) { return chunkRange(count, P, wrap(r - step - 1, P)); };
+  const std::vector<Unit> units = buildUnits(steps, chunkOf, segElems);
+
+  std::vector<char> scratch(kRecvDepth * segElems * e);
+  Transfers io(*m_context, m_bytesSent, m_timeout);
+  const Range own = chunkRange(count, P, r);
+  for (size_t k = 0, n = segmentCount(own, segElems); k < n; ++k) {
+    const Range s = segmentRange(own, segElems, k);
+    io.send(data + s.offset * e, s.length * e, wrap(r + 1, P), slotOf(0, k));
+  }
+  auto target = [&](size_t i) -> void* {
+    const Unit& u = units[i];
+    if (u.step < P - 1) return scratch.data() + (i % kRecvDepth) * segElems * e;
+    return data + u.elems.offset * e;
+  };
+  auto land = [&](size_t i) -> const void* {
+    const Unit& u = units[i];
+    char* mine = data + u.elems.offset * e;
+    if (u.step < P - 1) reduceInto(mine, scratch.data() + (i % kRecvDepth) * segElems * e, u.elems.length, dtype);
+    return u.step + 1 < steps ? mine : nullptr;
+  };
+  runRing(io, wrap(r - 1, P), wrap(r + 1, P), units, e, slotOf, target, land);
+}
+
+// P - 1 steps; at step j a rank receives the partial sum of chunk (rank - j - 2)
+// and adds its own input chunk. The last step lands chunk `rank` straight in
+// output. Partial sums live in two chunk-sized work buffers by step parity; a
+// segment is overwritten only after its previous forward send completed.
+void GlooCommunicator::ringReduceScatter(const char* input, char* output, size_t count, DType dtype) {
+  const int P = m_size;
+  const int r = m_rank;
+  const size_t e = dtypeSize(dtype);
+  const size_t segElems = std::max<size_t>(1, kSegmentBytes / e);
+  const int steps = P - 1;
+  const uint64_t base = nextSlotBase();
+  const Range chunk{0, count};  // every chunk has `count` elements; units use chunk coordinates
+  const size_t segs = segmentCount(chunk, segElems);
+  auto slotOf = [&](int step, size_t seg) { return base + static_cast<uint64_t>(step) * segs + seg; };
+  std::vector<Unit> units = buildUnits(steps, [&](int) { return chunk; }, segElems);
+  for (size_t i = 2 * segs; i < units.size(); ++i) {
+    if (units[i].step + 1 < steps) units[i].reuseOf = static_cast<long>(i - 2 * segs);
+  }
+  auto chunkIndex = [&](int step) { return static_cast<size_t>(wrap(r - step - 2, P)); };
+
+  // In place (output inside input): the last step must not land on our own input
+  // chunk before it is added, so it lands in a staging copy.
+  const auto in = reinterpret_cast<uintptr_t>(input);
+  const auto outp = reinterpret_cast<uintptr_t>(output);
+  const bool aliased = outp < in + static_cast<size_t>(P) * count * e && in < outp + count * e;
+  std::vector<char> staged(aliased ? count * e : 0);
+  char* out = aliased ? staged.data() : output;
+  std::vector<char> work(static_cast<size_t>(std::min(2, P - 2)) * count * e);
+  Transfers io(*m_context, m_bytesSent, m_timeout);
+  const char* first = input + static_cast<size_t>(wrap(r - 1, P)) * count * e;
+  for (size_t k = 0; k < segs; ++k) {
+    const Range s = segmentRange(chunk, segElems, k);
+    io.send(first + s.offset * e, s.length * e, wrap(r + 1, P), slotOf(0, k));
+  }
+  auto target = [&](size_t i) -> char* {
+    const Unit& u = units[i];
+    if (u.step == steps - 1) return out + u.elems.offset * e;
+    return work.data() + (static_cast<size_t>(u.step % 2) * count + u.elems.offset) * e;
+  };
+  auto land = [&](size_t i) -> const void* {
+    const Unit& u = units[i];
+    char* sum = target(i);
+    reduceInto(sum, input + (chunkIndex(u.step) * count + u.elems.offset) * e, u.elems.length, dtype);
+    return u.step + 1 < steps ? sum : nullptr;
+  };
+  runRing(io, wrap(r - 1, P), wrap(r + 1, P), units, e, slotOf, target, land);
+  if (aliased) std::memcpy(output, staged.data(), count * e);
+}
+
+// P - 1 steps; at step j a rank receives chunk (rank - j - 1) into output and
+// forwards it at step j + 1. Its own chunk goes out from input at step 0.
+void GlooCommunicator::ringAllGather(const char* input, char* output, size_t count, DType dtype) {
+  const int P = m_size;
+  const int r = m_rank;
+  const size_t e = dtypeSize(dtype);
+  const size_t segElems = std::max<size_t>(1, kSegmentBytes / e);
+  const int steps = P - 1;
+  const uint64_t base = nextSlotBase();
+  const size_t segs = segmentCount({0, count}, segElems);
+  auto slotOf = [&](int step, size_t seg) { return base + static_cast<uint64_t>(step) * segs + seg; };
+  auto chunkOf = [&](int step) {
+    return Range{static_cast<size_t>(wrap(r - step - 1, P)) * count, count};
+  };
+  const std::vector<Unit> units = buildUnits(steps, chunkOf, segElems);
+
+  Transfers io(*m_context, m_bytesSent, m_timeout);
+  for (size_t k = 0; k < segs; ++k) {
+    const Range s = segmentRange({0, count}, segElems, k);
+    io.send(input + s.offset * e, s.length * e, wrap(r + 1, P), slotOf(0, k));
+  }
+  char* mine = output + static_cast<size_t>(r) * count * e;
+  if (mine != input) std::memmove(mine, input, count * e);
+  auto target = [&](size_t i) -> void* { return output + units[i].elems.offset * e; };
+  auto land = [&](size_t i) -> const void* {
+    return units[i].step + 1 < steps ? output + units[i].elems.offset * e : nullptr;
+  };
+  runRing(io, wrap(r - 1, P), wrap(r + 1, P), units, e, slotOf, target, land);
+}
+
+// A pipelined chain root -> root+1 -> ... -> root-1: hop h leaves the rank h
+// places after root. Every rank but the last sends the whole buffer once.
+void GlooCommunicator::chainBroadcast(char* data, size_t count, DType dtype, int root) {
+  const int P = m_size;
+  const int pos = wrap(m_rank - root, P);
+  const size_t e = dtypeSize(dtype);
+  const size_t segElems = std::max<size_t>(1, kSegmentBytes / e);
+  const uint64_t base = nextSlotBase();
+  const Range all{0, count};
+  const size_t segs = segmentCount(all, segElems);
+  auto slotOf = [&](int hop, size_t seg) { return base + static_cast<uint64_t>(hop) * segs + seg; };
+  const int right = wrap(m_rank + 1, P);
+
+  Transfers io(*m_context, m_bytesSent, m_timeout);
+  if (pos == 0) {
+    for (size_t k = 0; k < segs; ++k) {
+      const Range s = segmentRange(all, segElems, k);
+      io.send(data + s.offset * e, s.length * e, right, slotOf(0, k));
+    }
+    io.waitAllSends();
+    return;
+  }
+  std::vector<Unit> units = buildUnits(1, [&](int) { return all; }, segElems);
+  for (Unit& u : units) u.step = pos - 1;  // the hop that reaches this rank
+  auto target = [&](size_t i) -> void* { return data + units[i].elems.offset * e; };
+  auto land = [&](size_t i) -> const void* {
+    return pos + 1 < P ? data + units[i].elems.offset * e : nullptr;
+  };
+  runRing(io, wrap(m_rank - 1, P), right, units, e, slotOf, target, land);
+}
+
+std::vector<std::unique_ptr<Communicator>> createGlooGroup(int size, const std::string& prefix,
+                                                           int timeout_ms) {
+  if (size < 1) {
+    throw ConfigError("createGlooGroup('" + prefix + "'): size " + std::to_string(size) +
+                      " must be at least 1");
+  }
+  if (timeout_ms <= 0) {
+    throw ConfigError("createGlooGroup('" + prefix + "'): timeout_ms " +
+                      std::to_string(timeout_ms) + " must be positive");
+  }
+  const Millis timeout{timeout_ms};
+  std::vector<std::unique_ptr<Communicator>> group;
+  if (size == 1) {
+    group.push_back(std::make_unique<GlooCommunicator>(nullptr, 0, 1, prefix, timeout));
+    return group;
+  }
+
+  // A fresh store per group: it is only read during rendezvous, and a reused
+  // prefix then never sees a dead group's addresses. The prefix names the keys.
+  gloo::rendezvous::HashStore hashStore;
+  gloo::rendezvous::PrefixStore store(prefix, hashStore);
+  std::vector<std::shared_ptr<gloo::Context>> contexts(static_cast<size_t>(size));
+  std::vector<std::string> errors(static_cast<size_t>(size));
+  {
+    // connectFullMesh blocks until every rank has connected: one thread per rank.
+    std::vector<std::thread> threads;
+    threads.reserve(static_cast<size_t>(size));
+    for (int r = 0; r < size; ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          gloo::transport::tcp::attr attr;
+          attr.hostname = "127.0.0.1";
+          auto device = gloo::transport::tcp::CreateDevice(attr);
+          auto context = std::make_shared<gloo::rendezvous::Context>(r, size);
+          context->setTimeout(std::max(timeout, kMinConnectTimeout));
+          context->connectFullMesh(store, device);
+          context->setTimeout(timeout);
+          contexts[static_cast<size_t>(r)] = std::move(context);
+        } catch (const std::exception& e) {
+          errors[static_cast<size_t>(r)] = e.what();
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  for (int r = 0; r < size; ++r) {
+    if (!errors[static_cast<size_t>(r)].empty()) {
+      throw std::runtime_error("createGlooGroup('" + prefix + "', size " + std::to_string(size) +
+                               "): rank " + std::to_string(r) +
+                               " could not connect over TCP loopback: " +
+                               errors[static_cast<size_t>(r)]);
+    }
+  }
+  for (int r = 0; r < size; ++r) {
+    group.push_back(std::make_unique<GlooCommunicator>(std::move(contexts[static_cast<size_t>(r)]),
+                                                       r, size, prefix, timeout));
+  }
+  return group;
+}
+
+}  // namespace shardscope

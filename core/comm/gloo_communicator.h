@@ -1,0 +1,66 @@
+// Gloo backend of Communicator: ranks are threads of one process, linked by Gloo's
+// TCP transport over loopback. Collectives are rings built on Gloo point-to-point
+// sends (not Gloo's own algorithms) so that every byte put on the wire is counted
+// at the send and bf16 can be summed in fp32. After a collective throws, the group
+// is unusable: peers may be mid-collective with messages in flight.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "comm/communicator.h"
+
+namespace gloo {
+class Context;
+}
+
+namespace shardscope {
+
+class GlooCommunicator final : public Communicator {
+ public:
+  // `context` is connected to the other ranks of the group; null for a group of
+  // one (every collective is then a local copy). `timeout` bounds each wait for
+  // one point-to-point transfer, not the whole collective.
+  GlooCommunicator(std::shared_ptr<gloo::Context> context, int rank, int size, std::string prefix,
+                   std::chrono::milliseconds timeout);
+  ~GlooCommunicator() override;
+
+  int rank() const override { return m_rank; }
+  int size() const override { return m_size; }
+  std::string backendName() const override { return "gloo"; }
+
+  void allReduce(void* data, size_t count, DType dtype) override;
+  void reduceScatter(const void* input, void* output, size_t count, DType dtype) override;
+  void allGather(const void* input, void* output, size_t count, DType dtype) override;
+  void broadcast(void* data, size_t count, DType dtype, int root) override;
+  void barrier() override;
+
+  uint64_t bytesSent() const override { return m_bytesSent.load(std::memory_order_relaxed); }
+
+  const std::string& prefix() const { return m_prefix; }
+
+ private:
+  // Runs one collective's body; Gloo errors become RunError naming op, rank, group.
+  template <typename Body>
+  void guarded(const char* op, Body&& body);
+  // First slot of a fresh range for one collective call: calls never share slots.
+  uint64_t nextSlotBase();
+
+  void ringAllReduce(char* data, size_t count, DType dtype);
+  void ringReduceScatter(const char* input, char* output, size_t count, DType dtype);
+  void ringAllGather(const char* input, char* output, size_t count, DType dtype);
+  void chainBroadcast(char* data, size_t count, DType dtype, int root);
+
+  std::shared_ptr<gloo::Context> m_context;
+  int m_rank;
+  int m_size;
+  std::string m_prefix;
+  std::chrono::milliseconds m_timeout;
+  std::atomic<uint64_t> m_bytesSent{0};  // bytes, summed at each send call
+  uint64_t m_calls = 0;                  // collectives started (owned by the rank's thread)
+};
+
+}  // namespace shardscope

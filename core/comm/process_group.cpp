@@ -1,0 +1,62 @@
+#include "comm/process_group.h"
+
+namespace shardscope {
+
+ProcessGroup::ProcessGroup(int group_id, std::string name, Communicator& comm,
+                           CollectiveMonitor& monitor, RankContext& ctx)
+    : m_groupId(group_id), m_name(std::move(name)), m_comm(comm), m_monitor(monitor), m_ctx(ctx) {}
+
+template <class Fn>
+void ProcessGroup::run(EventKind kind, int64_t bytes, const CollectiveTag& tag, Lane lane, Fn&& fn) {
+  const Fingerprint fp{kind, m_groupId, tag.bucket, tag.unit, bytes, m_seq++};
+  m_ctx.setStatus(lane, "in " + describe(fp) + " on group " + m_name);
+  m_monitor.check(m_comm.rank(), fp);
+  Event fields;
+  fields.bytes = bytes;
+  fields.bucket = static_cast<int16_t>(tag.bucket);
+  fields.unit = static_cast<int16_t>(tag.unit);
+  fields.group = static_cast<int16_t>(m_groupId);
+  fields.seq = fp.seq;
+  fields.dep = tag.dep;
+  const uint64_t sent_before = m_comm.bytesSent();
+  {
+    ScopedEvent scope(m_ctx, lane, kind, fields);
+    fn();
+  }
+  const auto sent = static_cast<int64_t>(m_comm.bytesSent() - sent_before);
+  switch (kind) {
+    case EventKind::AllReduce: m_stepBytes.all_reduce += sent; break;
+    case EventKind::ReduceScatter: m_stepBytes.reduce_scatter += sent; break;
+    case EventKind::AllGather: m_stepBytes.all_gather += sent; break;
+    default: m_stepBytes.broadcast += sent; break;
+  }
+  m_ctx.setStatus(lane, "");
+}
+
+void ProcessGroup::allReduce(void* data, size_t count, DType dtype, const CollectiveTag& tag,
+                             Lane lane) {
+  run(EventKind::AllReduce, static_cast<int64_t>(count * dtypeSize(dtype)), tag, lane,
+      [&] { m_comm.allReduce(data, count, dtype); });
+}
+
+void ProcessGroup::reduceScatter(const void* input, void* output, size_t count, DType dtype,
+                                 const CollectiveTag& tag, Lane lane) {
+  const auto full = static_cast<int64_t>(count * m_comm.size() * dtypeSize(dtype));
+  run(EventKind::ReduceScatter, full, tag, lane,
+      [&] { m_comm.reduceScatter(input, output, count, dtype); });
+}
+
+void ProcessGroup::allGather(const void* input, void* output, size_t count, DType dtype,
+                             const CollectiveTag& tag, Lane lane) {
+  const auto full = static_cast<int64_t>(count * m_comm.size() * dtypeSize(dtype));
+  run(EventKind::AllGather, full, tag, lane,
+      [&] { m_comm.allGather(input, output, count, dtype); });
+}
+
+void ProcessGroup::broadcast(void* data, size_t count, DType dtype, int root, Lane lane) {
+  // Broadcast is setup-only (initial weights); traced as a copy on the lane.
+  run(EventKind::Copy, static_cast<int64_t>(count * dtypeSize(dtype)), {}, lane,
+      [&] { m_comm.broadcast(data, count, dtype, root); });
+}
+
+}  // namespace shardscope

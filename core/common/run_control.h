@@ -1,0 +1,52 @@
+// Shared stop switch of a run. The first error wins and is kept; every blocking
+// wait in the engine polls isAborted() so a failed or cancelled run unwinds
+// within one poll interval instead of hanging.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+#include "common/errors.h"
+
+namespace shardscope {
+
+class RunControl {
+ public:
+  static constexpr std::chrono::milliseconds kPoll{10};
+
+  // Records the error (first one only) and aborts. Returns true if it was first.
+  bool fail(const std::string& message);
+  void cancel();
+  bool isAborted() const { return m_aborted.load(std::memory_order_acquire); }
+  bool hasError() const;
+  std::string error() const;
+
+  // Waits on cv until pred() holds; throws RunAborted if the run aborts first.
+  // Returns false on timeout (timeout < 0: none).
+  template <class Pred>
+  bool waitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Pred pred,
+                 std::chrono::milliseconds timeout = std::chrono::milliseconds(-1)) const;
+
+ private:
+  std::atomic<bool> m_aborted{false};
+  mutable std::mutex m_mutex;
+  std::string m_error;
+  bool m_hasError = false;
+};
+
+template <class Pred>
+bool RunControl::waitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                           Pred pred, std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (isAborted()) throw RunAborted();
+    if (timeout.count() >= 0 && std::chrono::steady_clock::now() >= deadline) return false;
+    cv.wait_for(lock, kPoll);
+  }
+  return true;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,61 @@
+#include "device/cpu_stream.h"
+
+#include <exception>
+
+namespace shardscope {
+
+CpuStream::CpuStream(std::string name, RunControl& control)
+    : m_name(std::move(name)), m_control(control), m_worker([this] { workerLoop(); }) {}
+
+CpuStream::~CpuStream() {
+  {
+    std::lock_guard lock(m_mutex);
+    m_stopping = true;
+  }
+  m_cv.notify_all();
+  m_worker.join();
+}
+
+void CpuStream::enqueue(std::function<void()> task) {
+  {
+    std::lock_guard lock(m_mutex);
+    m_tasks.push_back(std::move(task));
+  }
+  m_cv.notify_one();
+}
+
+StreamEventPtr CpuStream::record(int32_t op_id) {
+  auto event = std::make_shared<StreamEvent>(op_id);
+  enqueue([event] { event->signal(); });
+  return event;
+}
+
+void CpuStream::waitEvent(StreamEventPtr event) {
+  enqueue([this, event] { event->wait(m_control); });
+}
+
+void CpuStream::synchronize() { record()->wait(m_control); }
+
+void CpuStream::workerLoop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(m_mutex);
+      m_cv.wait(lock, [&] { return m_stopping || !m_tasks.empty(); });
+      if (m_tasks.empty()) return;  // stopping and drained
+      task = std::move(m_tasks.front());
+      m_tasks.pop_front();
+    }
+    if (m_control.isAborted()) continue;  // drop work of a failed/cancelled run
+    try {
+      task();
+    } catch (const RunAborted&) {
+    } catch (const std::exception& e) {
+      m_control.fail(e.what());
+    } catch (...) {
+      m_control.fail("unknown error on stream " + m_name);
+    }
+  }
+}
+
+}  // namespace shardscope

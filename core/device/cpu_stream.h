@@ -1,0 +1,47 @@
+// A CPU stream: one worker thread running tasks in FIFO order, like a CUDA
+// stream. Streams of one rank run concurrently, so a bucket's all-reduce on the
+// comm stream really overlaps backward on the compute stream. A task that
+// throws fails the whole run (first error wins) and the stream drops the rest.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/run_control.h"
+#include "device/stream_event.h"
+
+namespace shardscope {
+
+class CpuStream {
+ public:
+  CpuStream(std::string name, RunControl& control);
+  ~CpuStream();
+  CpuStream(const CpuStream&) = delete;
+  CpuStream& operator=(const CpuStream&) = delete;
+
+  void enqueue(std::function<void()> task);
+  // Enqueues a fence that fires when every task before it has run.
+  StreamEventPtr record(int32_t op_id = -1);
+  // Enqueues a wait: later tasks run only after `event` fires.
+  void waitEvent(StreamEventPtr event);
+  // Host side: blocks until every task enqueued so far has run (throws RunAborted).
+  void synchronize();
+  const std::string& name() const { return m_name; }
+
+ private:
+  void workerLoop();
+
+  std::string m_name;
+  RunControl& m_control;
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::deque<std::function<void()>> m_tasks;
+  bool m_stopping = false;
+  std::thread m_worker;
+};
+
+}  // namespace shardscope

@@ -1,0 +1,45 @@
+// A fence between streams, with CUDA event semantics: a stream records it (the
+// event fires when the stream reaches that point), another stream or the host
+// waits on it. One-shot: record a new event for each dependency.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+#include "common/run_control.h"
+
+namespace shardscope {
+
+class StreamEvent {
+ public:
+  explicit StreamEvent(int32_t op_id = -1) : m_opId(op_id) {}
+  void signal() {
+    {
+      std::lock_guard lock(m_mutex);
+      m_signaled = true;
+    }
+    m_cv.notify_all();
+  }
+  bool isSignaled() const {
+    std::lock_guard lock(m_mutex);
+    return m_signaled;
+  }
+  // Blocks until signalled; throws RunAborted if the run aborts first.
+  void wait(const RunControl& control) const {
+    std::unique_lock lock(m_mutex);
+    control.waitUntil(lock, m_cv, [&] { return m_signaled; });
+  }
+  // op id of the last op enqueued before the record (for dependency arrows).
+  int32_t opId() const { return m_opId; }
+
+ private:
+  mutable std::mutex m_mutex;
+  mutable std::condition_variable m_cv;
+  bool m_signaled = false;
+  int32_t m_opId;
+};
+
+using StreamEventPtr = std::shared_ptr<StreamEvent>;
+
+}  // namespace shardscope

@@ -1,0 +1,78 @@
+// Everything one rank's threads share: its id, its event log, ledger and the
+// run-wide clock, stop switch and status board. Stream tasks capture a
+// reference to it; it outlives the rank's streams.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "comm/rank_status_board.h"
+#include "common/run_clock.h"
+#include "common/run_control.h"
+#include "memory/memory_ledger.h"
+#include "trace/event_log.h"
+
+namespace shardscope {
+
+struct RankContext {
+  RankContext(int rank_, int ranks_, const RunClock& clock_, RunControl& control_,
+              RankStatusBoard& board_)
+      : rank(rank_), ranks(ranks_), clock(clock_), control(control_), board(board_),
+        ledger(rank_, &log, &clock_) {}
+
+  int32_t newOp() { return m_nextOp.fetch_add(1, std::memory_order_relaxed); }
+  int currentStep() const { return m_step.load(std::memory_order_relaxed); }
+  void setStep(int step) {
+    m_step.store(step, std::memory_order_relaxed);
+    ledger.setStep(step);
+  }
+  void record(Event e) {
+    e.rank = static_cast<int16_t>(rank);
+    if (e.step < 0) e.step = currentStep();
+    log.record(e);
+  }
+  void instant(Lane lane, EventKind kind, Event e = {}) {
+    e.lane = lane;
+    e.kind = kind;
+    e.begin_ns = e.end_ns = clock.nowNs();
+    record(e);
+  }
+  void setStatus(Lane lane, std::string s) { board.set(rank, lane, std::move(s)); }
+
+  const int rank;
+  const int ranks;
+  const RunClock& clock;
+  RunControl& control;
+  RankStatusBoard& board;
+  EventLog log;
+  MemoryLedger ledger;
+
+ private:
+  std::atomic<int32_t> m_nextOp{0};
+  std::atomic<int> m_step{-1};
+};
+
+// Records a duration event from construction to destruction (RAII), on one lane.
+class ScopedEvent {
+ public:
+  ScopedEvent(RankContext& ctx, Lane lane, EventKind kind, Event fields = {})
+      : m_ctx(ctx), m_event(fields) {
+    m_event.lane = lane;
+    m_event.kind = kind;
+    if (m_event.op < 0) m_event.op = ctx.newOp();
+    m_event.begin_ns = ctx.clock.nowNs();
+  }
+  ~ScopedEvent() {
+    m_event.end_ns = m_ctx.clock.nowNs();
+    m_ctx.record(m_event);
+  }
+  ScopedEvent(const ScopedEvent&) = delete;
+  ScopedEvent& operator=(const ScopedEvent&) = delete;
+  Event& event() { return m_event; }
+
+ private:
+  RankContext& m_ctx;
+  Event m_event;
+};
+
+}  // namespace shardscope

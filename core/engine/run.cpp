@@ -1,0 +1,153 @@
+#include "engine/run.h"
+
+#include <chrono>
+
+#include "common/errors.h"
+#include "kernels/cpu_kernels.h"
+#include "parallel/strategy.h"
+
+namespace shardscope {
+
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+}
+
+Run::Run(RunConfig config)
+    : m_config((validate(config), std::move(config))),
+      m_spec(m_config.model),
+      m_data(m_config.model.io_dim, m_config.seed),
+      m_board(m_config.ranks) {
+  if (m_config.strategy == "ddp")
+    m_buckets = planBuckets(m_spec, static_cast<int64_t>(m_config.bucket_mb * kMiB),
+                            static_cast<int64_t>(m_config.first_bucket_mb * kMiB),
+                            static_cast<int>(sizeof(bf16)));
+  for (int r = 0; r < m_config.ranks; ++r)
+    m_contexts.push_back(std::make_unique<RankContext>(r, m_config.ranks, m_clock, m_control, m_board));
+  m_rankResults.resize(m_config.ranks);
+  m_finalMaster.assign(static_cast<size_t>(m_spec.numParams()), 0.0f);
+}
+
+Run::~Run() {
+  if (m_launcher.joinable()) {
+    m_control.cancel();
+    m_launcher.join();
+  }
+}
+
+void Run::start() {
+  if (m_started) throw RunError("a Run can be started once");
+  m_started = true;
+  m_launcher = std::thread([this] { launch(); });
+}
+
+void Run::launch() {
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    cpu::initBlasSingleThreaded();
+    // Gloo's own timeout only guards a peer dying mid-collective; the
+    // fingerprint check (m_config.timeout_ms) catches ranks that never arrive.
+    const int gloo_timeout_ms = std::max(30000, 4 * m_config.timeout_ms);
+    m_worldComms = createGlooGroup(m_config.ranks, "world", gloo_timeout_ms);
+    std::vector<int> members(m_config.ranks);
+    for (int r = 0; r < m_config.ranks; ++r) members[r] = r;
+    m_worldMonitor = std::make_unique<CollectiveMonitor>(
+        "world", members, m_board, m_control, std::chrono::milliseconds(m_config.timeout_ms));
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < m_config.ranks; ++r) ranks.emplace_back([this, r] { rankMain(r); });
+    for (auto& t : ranks) t.join();
+  } catch (const std::exception& e) {
+    m_control.fail(e.what());
+  }
+  m_wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m_finished.store(true);
+}
+
+void Run::rankMain(int rank) {
+  RankContext& ctx = *m_contexts[rank];
+  // Streams outlive the strategy's use of them but are stopped before its
+  // buffers go away: a failed step leaves tasks that reference them.
+  auto compute = std::make_unique<CpuStream>("rank" + std::to_string(rank) + ".compute", m_control);
+  auto comm = std::make_unique<CpuStream>("rank" + std::to_string(rank) + ".comm", m_control);
+  ProcessGroup world(0, "world", *m_worldComms[rank], *m_worldMonitor, ctx);
+  RankEnv env{ctx, m_config, m_spec, m_data, world, *compute, *comm};
+  std::unique_ptr<Strategy> strategy;
+  try {
+    strategy = makeStrategy(env);
+    strategy->setup();
+    for (int s = 0; s < m_config.steps; ++s) {
+      ctx.setStep(s);
+      ctx.instant(Lane::Host, EventKind::StepBegin);
+      const double loss = strategy->step(s);
+      ctx.instant(Lane::Host, EventKind::StepEnd);
+      std::lock_guard lock(m_mutex);
+      if (m_rankLosses.size() <= static_cast<size_t>(s)) {
+        m_rankLosses.resize(s + 1);
+        m_lossReports.resize(s + 1, 0);
+      }
+      m_rankLosses[s].resize(m_config.ranks, 0.0);
+      m_rankLosses[s][rank] = loss;
+      ++m_lossReports[s];
+    }
+    std::lock_guard lock(m_mutex);
+    RankResult& out = m_rankResults[rank];
+    out.rank = rank;
+    out.ledger = ctx.ledger.snapshot();
+    out.comm_bytes = strategy->stepCommBytes();
+    out.fire_order = strategy->lastFireOrder();
+    strategy->copyOwnedMaster(m_finalMaster);
+  } catch (const RunAborted&) {
+  } catch (const std::exception& e) {
+    Event err;
+    ctx.instant(Lane::Host, EventKind::Error, err);
+    m_control.fail(e.what());
+  }
+  compute.reset();
+  comm.reset();
+}
+
+RunResult Run::wait() {
+  if (m_launcher.joinable()) m_launcher.join();
+  if (m_control.hasError()) throw RunError(m_control.error());
+  if (m_control.isAborted()) throw RunAborted();
+  RunResult result;
+  result.config = m_config;
+  result.params = m_spec.numParams();
+  result.losses = losses();
+  result.ranks = m_rankResults;
+  result.buckets = m_buckets;
+  result.final_master = m_finalMaster;
+  result.wall_seconds = m_wallSeconds;
+  return result;
+}
+
+int Run::stepsDone() const { return static_cast<int>(losses().size()); }
+
+std::vector<double> Run::losses() const {
+  std::lock_guard lock(m_mutex);
+  std::vector<double> out;
+  for (size_t s = 0; s < m_rankLosses.size(); ++s) {
+    if (m_lossReports[s] != m_config.ranks) break;
+    double sum = 0;
+    for (double l : m_rankLosses[s]) sum += l;
+    out.push_back(sum / m_config.ranks);
+  }
+  return out;
+}
+
+RunTrace Run::trace() const {
+  RunTrace t;
+  t.strategy = m_config.strategy;
+  t.ranks = m_config.ranks;
+  t.params = m_spec.numParams();
+  for (const ParamInfo& p : m_spec.params()) t.param_names.push_back(p.name);
+  for (int s = 0; s < m_spec.segmentCount(); ++s) t.block_names.push_back(m_spec.segmentName(s));
+  for (const Bucket& b : m_buckets) {
+    BucketInfo info{b.index, b.elements * static_cast<int64_t>(sizeof(bf16)), {}};
+    for (const BucketPlanEntry& e : b.entries) info.params.push_back(m_spec.params()[e.param].name);
+    t.buckets.push_back(std::move(info));
+  }
+  for (const auto& ctx : m_contexts) t.events.push_back(ctx->log.snapshot());
+  return t;
+}
+
+}  // namespace shardscope

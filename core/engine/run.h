@@ -1,0 +1,93 @@
+// A Run owns P ranks (each a host thread plus its stream threads), their
+// communicators and event logs. start() returns at once; the ranks train in
+// the background while a UI drains eventLog(r); wait() joins and returns the
+// measured result or throws the run's one error (RunError).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/process_group.h"
+#include "common/run_clock.h"
+#include "common/run_control.h"
+#include "engine/rank_context.h"
+#include "engine/run_config.h"
+#include "model/model_spec.h"
+#include "model/teacher_data.h"
+#include "parallel/bucket_plan.h"
+#include "trace/run_trace.h"
+
+namespace shardscope {
+
+struct RankResult {
+  int rank = 0;
+  LedgerSnapshot ledger;        // measured by the allocator over the whole run
+  CommBytes comm_bytes;         // bytes this rank sent in the last step, measured at the sends
+  std::vector<int> fire_order;  // buckets in launch order, last step
+};
+
+struct RunResult {
+  RunConfig config;
+  int64_t params = 0;
+  std::vector<double> losses;   // per step: mean over ranks of the local mean loss
+  std::vector<RankResult> ranks;
+  std::vector<Bucket> buckets;  // DDP bucket plan (empty for other strategies)
+  std::vector<float> final_master;  // fp32 master weights after the last step (N)
+  double wall_seconds = 0;
+};
+
+class Run {
+ public:
+  explicit Run(RunConfig config);  // validates; throws ConfigError
+  ~Run();
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  void start();
+  RunResult wait();  // throws RunError if the run failed, RunAborted if cancelled
+  RunResult execute() {
+    start();
+    return wait();
+  }
+  void cancel() { m_control.cancel(); }
+  bool finished() const { return m_finished.load(); }
+
+  const RunConfig& config() const { return m_config; }
+  const ModelSpec& spec() const { return m_spec; }
+  const EventLog& eventLog(int rank) const { return m_contexts[rank]->log; }
+  int stepsDone() const;
+  std::vector<double> losses() const;  // completed steps so far
+  // Events recorded so far plus the run's metadata (names, buckets).
+  RunTrace trace() const;
+
+ private:
+  void launch();
+  void rankMain(int rank);
+
+  RunConfig m_config;
+  ModelSpec m_spec;
+  TeacherData m_data;
+  std::vector<Bucket> m_buckets;
+  RunClock m_clock;
+  RunControl m_control;
+  RankStatusBoard m_board;
+  std::vector<std::unique_ptr<RankContext>> m_contexts;
+  std::vector<std::unique_ptr<Communicator>> m_worldComms;
+  std::unique_ptr<CollectiveMonitor> m_worldMonitor;
+
+  mutable std::mutex m_mutex;
+  std::vector<std::vector<double>> m_rankLosses;  // [step][rank]
+  std::vector<int> m_lossReports;                  // [step] ranks that reported
+  std::vector<RankResult> m_rankResults;
+  std::vector<float> m_finalMaster;
+  std::thread m_launcher;
+  std::atomic<bool> m_finished{false};
+  bool m_started = false;
+  double m_wallSeconds = 0;
+};
+
+}  // namespace shardscope

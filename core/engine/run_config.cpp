@@ -1,0 +1,151 @@
+#include "engine/run_config.h"
+
+#include <charconv>
+#include <sstream>
+
+#include "common/errors.h"
+
+namespace shardscope {
+
+namespace {
+
+const char* const kStrategies[] = {"ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp"};
+const char* const kAvailable[] = {"ddp"};
+
+bool contains(const auto& list, const std::string& s) {
+  for (const char* x : list)
+    if (s == x) return true;
+  return false;
+}
+
+void requireRange(const char* flag, long long v, long long lo, long long hi, const char* hint = "") {
+  if (v < lo || v > hi) {
+    std::ostringstream os;
+    os << flag << " must be in " << lo << ".." << hi << ", got " << v << hint;
+    throw ConfigError(os.str());
+  }
+}
+
+long long parseInt(const std::string& flag, const std::string& text) {
+  long long v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw ConfigError(flag + " expects an integer, got '" + text + "'");
+  if (v < -(1LL << 31) || v > (1LL << 62))
+    throw ConfigError(flag + " value " + text + " is out of range (see --help for the allowed range)");
+  return v;
+}
+
+int parseInt32(const std::string& flag, const std::string& text) {
+  const long long v = parseInt(flag, text);
+  if (v > (1LL << 31) - 1)
+    throw ConfigError(flag + " value " + text + " is out of range (see --help for the allowed range)");
+  return static_cast<int>(v);
+}
+
+double parseDouble(const std::string& flag, const std::string& text) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw ConfigError(flag + " expects a number, got '" + text + "'");
+}
+
+}  // namespace
+
+void validate(const RunConfig& c) {
+  if (!contains(kStrategies, c.strategy))
+    throw ConfigError("--strategy must be one of ddp, zero1, zero2, zero3, fsdp, hsdp; got '" +
+                      c.strategy + "'");
+  if (!contains(kAvailable, c.strategy))
+    throw ConfigError("--strategy " + c.strategy +
+                      " is not yet available in this build; available: ddp");
+  requireRange("--ranks", c.ranks, 1, 64);
+  requireRange("--layers", c.model.layers, 1, 256);
+  requireRange("--hidden", c.model.hidden, 8, 8192);
+  requireRange("--steps", c.steps, 1, 100000);
+  requireRange("--batch", c.batch, 1, 1 << 20);
+  requireRange("--timeout-ms", c.timeout_ms, 100, 600000);
+  if (c.batch % c.ranks != 0) {
+    std::ostringstream os;
+    os << "--batch " << c.batch << " must be a multiple of --ranks " << c.ranks
+       << " (each rank takes batch/ranks samples); try --batch " << (c.batch / c.ranks + 1) * c.ranks;
+    throw ConfigError(os.str());
+  }
+  if (!(c.bucket_mb > 0.0 && c.bucket_mb <= 4096.0))
+    throw ConfigError("--bucket-mb must be in (0, 4096] MiB, got " + std::to_string(c.bucket_mb));
+  if (!(c.first_bucket_mb > 0.0 && c.first_bucket_mb <= 4096.0))
+    throw ConfigError("--first-bucket-mb must be in (0, 4096] MiB, got " +
+                      std::to_string(c.first_bucket_mb));
+  if (!(c.lr > 0.0 && c.lr < 10.0))
+    throw ConfigError("--lr must be in (0, 10), got " + std::to_string(c.lr));
+  if (c.inject_branch) {
+    requireRange("--inject-branch RANK", c.inject_branch->rank, 0, c.ranks - 1);
+    requireRange("--inject-branch BLOCK", c.inject_branch->block, 0, c.model.layers - 1);
+  }
+}
+
+std::string runUsage() {
+  return R"(usage: shardscope-cli run [flags]
+  --strategy NAME        ddp (zero1, zero2, zero3/fsdp, hsdp: coming)      [ddp]
+  --ranks P              data-parallel ranks, CPU threads, 1..64            [4]
+  --layers L             residual MLP blocks, 1..256                        [8]
+  --hidden D             hidden width (inner 4D), 8..8192                   [512]
+  --batch B              global batch, a multiple of P                      [32]
+  --steps S              training steps, 1..100000                          [3]
+  --bucket-mb X          DDP bucket cap in MiB (PyTorch bucket_cap_mb)      [25]
+  --first-bucket-mb X    cap of the first bucket in MiB                     [1]
+  --lr X                 AdamW learning rate                                [0.0001]
+  --seed N               data, init and teacher seed                        [1]
+  --timeout-ms T         collective fingerprint / readiness timeout         [3000]
+  --inject-branch R:L    rank R skips block L (a rank-dependent branch)
+  --trace FILE           write a Chrome/Perfetto trace (JSON)
+  --summary FILE         write the run summary (JSON)
+  --help                 this text
+exit codes: 0 ok, 2 bad input, 3 the run stopped (mismatch or hang)
+)";
+}
+
+RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
+  RunConfig c;
+  if (help) *help = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if (flag == "--help" || flag == "-h") {
+      if (help) *help = true;
+      return c;
+    }
+    if (flag.rfind("--", 0) != 0) throw ConfigError("unexpected argument '" + flag + "' (see --help)");
+    if (i + 1 >= args.size()) throw ConfigError(flag + " needs a value (see --help)");
+    const std::string& v = args[++i];
+    if (flag == "--strategy") c.strategy = v;
+    else if (flag == "--ranks") c.ranks = parseInt32(flag, v);
+    else if (flag == "--layers") c.model.layers = parseInt32(flag, v);
+    else if (flag == "--hidden") c.model.hidden = parseInt32(flag, v);
+    else if (flag == "--batch") c.batch = parseInt32(flag, v);
+    else if (flag == "--steps") c.steps = parseInt32(flag, v);
+    else if (flag == "--bucket-mb") c.bucket_mb = parseDouble(flag, v);
+    else if (flag == "--first-bucket-mb") c.first_bucket_mb = parseDouble(flag, v);
+    else if (flag == "--lr") c.lr = parseDouble(flag, v);
+    else if (flag == "--seed") {
+      const long long s = parseInt(flag, v);
+      requireRange("--seed", s, 0, (1LL << 62));
+      c.seed = static_cast<uint64_t>(s);
+    } else if (flag == "--timeout-ms") c.timeout_ms = parseInt32(flag, v);
+    else if (flag == "--inject-branch") {
+      const auto colon = v.find(':');
+      if (colon == std::string::npos)
+        throw ConfigError("--inject-branch expects RANK:BLOCK (e.g. 1:3), got '" + v + "'");
+      c.inject_branch = InjectBranch{parseInt32(flag, v.substr(0, colon)),
+                                     parseInt32(flag, v.substr(colon + 1))};
+    } else if (flag == "--trace") c.trace_path = v;
+    else if (flag == "--summary") c.summary_path = v;
+    else throw ConfigError("unknown flag " + flag + " (see --help)");
+  }
+  validate(c);
+  return c;
+}
+
+}  // namespace shardscope

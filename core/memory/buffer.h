@@ -1,0 +1,73 @@
+// A typed, ledger-tagged allocation: the only way engine code gets memory for
+// model state, communication buffers or activations, so the ledger sees every
+// byte. Move-only; the destructor books the free.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <span>
+#include <utility>
+
+#include "memory/memory_ledger.h"
+
+namespace shardscope {
+
+template <class T>
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(MemoryLedger& ledger, Category category, size_t count)
+      : m_ledger(&ledger), m_category(category), m_count(count) {
+    if (count == 0) return;
+    const size_t bytes = (count * sizeof(T) + 63) / 64 * 64;
+    m_data = static_cast<T*>(std::aligned_alloc(64, bytes));
+    if (!m_data) throw std::bad_alloc();
+    std::memset(static_cast<void*>(m_data), 0, count * sizeof(T));
+    m_ledger->onAlloc(m_category, static_cast<int64_t>(count * sizeof(T)));
+  }
+  ~Buffer() { reset(); }
+  Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+  Buffer& operator=(Buffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      m_ledger = std::exchange(o.m_ledger, nullptr);
+      m_category = o.m_category;
+      m_data = std::exchange(o.m_data, nullptr);
+      m_count = std::exchange(o.m_count, 0);
+    }
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void reset() {
+    if (m_data) {
+      m_ledger->onFree(m_category, static_cast<int64_t>(m_count * sizeof(T)));
+      std::free(m_data);
+    }
+    m_data = nullptr;
+    m_count = 0;
+  }
+
+  T* data() { return m_data; }
+  const T* data() const { return m_data; }
+  size_t size() const { return m_count; }
+  size_t bytes() const { return m_count * sizeof(T); }
+  bool empty() const { return m_count == 0; }
+  std::span<T> span() { return {m_data, m_count}; }
+  std::span<const T> span() const { return {m_data, m_count}; }
+  T& operator[](size_t i) { return m_data[i]; }
+  const T& operator[](size_t i) const { return m_data[i]; }
+  Category category() const { return m_category; }
+
+ private:
+  MemoryLedger* m_ledger = nullptr;
+  Category m_category = Category::Workspace;
+  T* m_data = nullptr;
+  size_t m_count = 0;
+};
+
+}  // namespace shardscope

@@ -1,0 +1,56 @@
+// Forward and backward of the residual-MLP model, one segment at a time, for one
+// rank's slice of the batch. Weights arrive as bf16 (the compute copy: full
+// params under DDP, a gathered unit under ZeRO-3), math runs in fp32, weight
+// grads leave as bf16 and each one fires onReady(param) the moment it is written.
+//   input:  x1 = xin·Wi^T + bi                       xin (B, io) -> (B, D)
+//   block:  y = x + W2·gelu(W1·LN(x) + b1) + b2      (B, D) -> (B, D), inner 4D
+//   head:   out = x·Wh^T + bh                        (B, D) -> (B, io); MSE vs teacher
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "memory/buffer.h"
+#include "model/model_spec.h"
+#include "tensor/bf16.h"
+
+namespace shardscope {
+
+class MlpModel {
+ public:
+  MlpModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch);
+
+  // Deterministic init of all parameters (fp32), identical on every rank.
+  static void initParams(const ModelSpec& spec, uint64_t seed, float* master);
+
+  void setInput(const float* x);  // (B, io)
+  // w: the segment's bf16 params, flat in registration order. skip: a rank-dependent
+  // branch that bypasses the block (y = x), so its params get no gradient.
+  void forward(int segment, const bf16* w, bool skip = false);
+  // After the head's forward: local mean-squared error, and seeds d(out).
+  double loss(const float* target);  // target (B, io)
+  // g: the segment's bf16 grads, same layout as w (overwritten).
+  void backward(int segment, const bf16* w, bf16* g, const std::function<void(int)>& onReady,
+                bool skip = false);
+
+  int localBatch() const { return m_batch; }
+  const float* output() const { return m_cur.data(); }
+
+ private:
+  struct Saved {
+    Buffer<float> in, ln, mean, rstd, h, a;
+  };
+  Buffer<float> weightsF32(int segment, const bf16* w);
+  void emitGrad(int param, const float* grad, bf16* g_segment, int64_t seg_offset,
+                const std::function<void(int)>& onReady);
+
+  const ModelSpec& m_spec;
+  MemoryLedger& m_ledger;
+  int m_batch;
+  Buffer<float> m_cur;   // activation flowing forward
+  Buffer<float> m_grad;  // d loss / d activation flowing backward
+  std::vector<Saved> m_saved;
+};
+
+}  // namespace shardscope

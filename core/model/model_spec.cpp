@@ -1,0 +1,48 @@
+#include "model/model_spec.h"
+
+namespace shardscope {
+
+ModelSpec::ModelSpec(const ModelShape& shape) : m_shape(shape) {
+  const int D = shape.hidden, F = 4 * shape.hidden;
+  m_segmentRanges.resize(segmentCount());
+  add("input.weight", D, shape.io_dim, 0);
+  add("input.bias", 1, D, 0);
+  for (int b = 0; b < shape.layers; ++b) {
+    const std::string p = "block" + std::to_string(b) + ".";
+    add(p + "ln.weight", 1, D, b + 1);
+    add(p + "ln.bias", 1, D, b + 1);
+    add(p + "fc1.weight", F, D, b + 1);
+    add(p + "fc1.bias", 1, F, b + 1);
+    add(p + "fc2.weight", D, F, b + 1);
+    add(p + "fc2.bias", 1, D, b + 1);
+  }
+  add("head.weight", shape.io_dim, D, shape.layers + 1);
+  add("head.bias", 1, shape.io_dim, shape.layers + 1);
+}
+
+void ModelSpec::add(const std::string& name, int rows, int cols, int segment) {
+  ParamInfo p{name, rows, cols, m_numParams, segment};
+  auto& range = m_segmentRanges[segment];
+  if (range.first == range.second) range.first = static_cast<int>(m_params.size());
+  range.second = static_cast<int>(m_params.size()) + 1;
+  m_numParams += p.numel();
+  m_params.push_back(std::move(p));
+}
+
+std::string ModelSpec::segmentName(int segment) const {
+  if (segment == 0) return "input";
+  if (segment == m_shape.layers + 1) return "head";
+  return "block" + std::to_string(segment - 1);
+}
+
+std::pair<int, int> ModelSpec::segmentParams(int segment) const {
+  return m_segmentRanges.at(segment);
+}
+
+int ModelSpec::paramIndex(const std::string& name) const {
+  for (size_t i = 0; i < m_params.size(); ++i)
+    if (m_params[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace shardscope

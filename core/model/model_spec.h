@@ -1,0 +1,50 @@
+// The residual-MLP model's parameter table: names, shapes and where each tensor
+// sits in the flat parameter vector (registration order). Layers ("segments")
+// are input projection, blocks 0..L-1, head; backward visits them in reverse, so
+// gradients become ready in reverse registration order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardscope {
+
+struct ParamInfo {
+  std::string name;    // e.g. "block3.fc2.weight"
+  int rows = 1;        // weight: (out, in); vectors: (1, n)
+  int cols = 1;
+  int64_t offset = 0;  // elements into the flat parameter vector
+  int segment = 0;     // 0 = input, 1..L = block0..L-1, L+1 = head
+  int64_t numel() const { return static_cast<int64_t>(rows) * cols; }
+};
+
+struct ModelShape {
+  int layers = 8;     // residual blocks
+  int hidden = 512;   // D; the block's inner width is 4D
+  int io_dim = 64;    // input features and regression targets
+};
+
+class ModelSpec {
+ public:
+  explicit ModelSpec(const ModelShape& shape);
+
+  const ModelShape& shape() const { return m_shape; }
+  const std::vector<ParamInfo>& params() const { return m_params; }
+  int64_t numParams() const { return m_numParams; }
+  int segmentCount() const { return m_shape.layers + 2; }
+  std::string segmentName(int segment) const;  // "input", "block3", "head"
+  // Index range [first, last) of the params of one segment.
+  std::pair<int, int> segmentParams(int segment) const;
+  int paramIndex(const std::string& name) const;  // -1 if unknown
+
+ private:
+  void add(const std::string& name, int rows, int cols, int segment);
+
+  ModelShape m_shape;
+  std::vector<ParamInfo> m_params;
+  std::vector<std::pair<int, int>> m_segmentRanges;
+  int64_t m_numParams = 0;
+};
+
+}  // namespace shardscope

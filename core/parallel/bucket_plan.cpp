@@ -1,0 +1,27 @@
+#include "parallel/bucket_plan.h"
+
+namespace shardscope {
+
+std::vector<Bucket> planBuckets(const ModelSpec& spec, int64_t cap_bytes, int64_t first_cap_bytes,
+                                int elem_bytes) {
+  std::vector<Bucket> buckets;
+  Bucket current;
+  const auto& params = spec.params();
+  for (int i = static_cast<int>(params.size()) - 1; i >= 0; --i) {
+    current.entries.push_back({i, current.elements});
+    current.elements += params[i].numel();
+    const int64_t cap = buckets.empty() ? first_cap_bytes : cap_bytes;
+    if (current.elements * elem_bytes >= cap) {
+      current.index = static_cast<int>(buckets.size());
+      buckets.push_back(std::move(current));
+      current = Bucket{};
+    }
+  }
+  if (!current.entries.empty()) {
+    current.index = static_cast<int>(buckets.size());
+    buckets.push_back(std::move(current));
+  }
+  return buckets;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,44 @@
+// The interface every data-parallel strategy implements on one rank. The Run
+// drives it from the rank's host thread: setup() once, then step() per training
+// step; the strategy enqueues work on the rank's streams and returns the local
+// loss when the step is complete on this rank.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "comm/process_group.h"
+#include "device/cpu_stream.h"
+#include "engine/rank_context.h"
+#include "engine/run_config.h"
+#include "model/model_spec.h"
+#include "model/teacher_data.h"
+
+namespace shardscope {
+
+struct RankEnv {
+  RankContext& ctx;
+  const RunConfig& config;
+  const ModelSpec& spec;
+  const TeacherData& data;
+  ProcessGroup& world;
+  CpuStream& compute;
+  CpuStream& comm;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual void setup() = 0;
+  virtual double step(int step) = 0;  // local mean loss of this rank's slice
+  // Writes the fp32 master weights this rank owns into `full` (size N); ranks
+  // own disjoint parts, DDP's rank 0 owns all.
+  virtual void copyOwnedMaster(std::vector<float>& full) const = 0;
+  virtual CommBytes stepCommBytes() const = 0;
+  // Buckets in the order this rank launched their collectives in the last step.
+  virtual std::vector<int> lastFireOrder() const { return {}; }
+};
+
+std::unique_ptr<Strategy> makeStrategy(RankEnv& env);
+
+}  // namespace shardscope

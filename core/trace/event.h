@@ -1,0 +1,69 @@
+// The one record every instrumented op writes: small, fixed-size and trivially
+// copyable so recording is a slot claim plus a 64-byte store (see EventLog).
+// Times are ns since run start on the run's clock; ids are -1 when not relevant.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+namespace shardscope {
+
+enum class Lane : uint8_t { Host = 0, Compute = 1, Comm = 2, Gather = 3, Reduce = 4 };
+inline constexpr int kLaneCount = 5;
+
+enum class EventKind : uint8_t {
+  Forward,        // X: one block/unit forward on the compute lane
+  Backward,       // X: one block/unit backward
+  Loss,           // X: loss forward + backward seed
+  AllReduce,      // X: bytes = buffer size; bucket or unit set
+  ReduceScatter,  // X: bytes = full (unsharded) buffer size
+  AllGather,      // X: bytes = full (gathered) buffer size
+  OptimizerStep,  // X: Adam on this rank's (shard of the) master weights
+  BucketReady,    // i: last gradient of a bucket arrived (host lane)
+  GradReady,      // i: one gradient ready (host lane), param index in `param`
+  Alloc,          // i+C: value = running bytes of `category` on this rank
+  Free,           // i+C
+  StepBegin,      // i: start of a training step (host lane)
+  StepEnd,        // i
+  Wait,           // X: a stream blocked on an event from another stream
+  Copy,           // X: bucket copy-in/copy-out, casts
+  Error,          // i: the rank stopped with an error
+};
+inline constexpr int kEventKindCount = 16;
+
+// Memory ledger categories (DESIGN.md "allocator = ledger").
+enum class Category : uint8_t {
+  Param, Grad, Master, AdamM, AdamV, Gathered, GradFull, Bucket, Activation, Workspace
+};
+inline constexpr int kCategoryCount = 10;
+
+struct Event {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;      // == begin_ns for instants
+  int64_t bytes = 0;       // payload bytes (collectives, alloc size)
+  int64_t value = 0;       // Alloc/Free: running bytes of the category after the op
+  int32_t step = -1;
+  int32_t seq = -1;        // collective sequence number within its group
+  int32_t op = -1;         // per-rank op id (ids an op for dependency arrows)
+  int32_t dep = -1;        // op id this op waited on or was launched by, or -1
+  int16_t rank = -1;
+  int16_t block = -1;      // model block index (compute) or -1
+  int16_t unit = -1;       // FSDP unit index or -1
+  int16_t bucket = -1;     // DDP/ZeRO bucket index or -1
+  int16_t group = -1;      // communicator group id (0 = world)
+  int16_t param = -1;      // parameter index (GradReady)
+  Lane lane = Lane::Host;
+  EventKind kind = EventKind::Forward;
+  Category category = Category::Workspace;
+  uint8_t flags = 0;
+};
+static_assert(std::is_trivially_copyable_v<Event>);
+static_assert(sizeof(Event) == 64, "Event must stay one cache line");
+
+std::string_view laneName(Lane lane);
+std::string_view eventKindName(EventKind kind);
+std::string_view categoryName(Category category);
+bool isInstant(EventKind kind);
+
+}  // namespace shardscope

@@ -1,0 +1,179 @@
+// nccl-tests style bandwidth table for the Gloo ring collectives, 4 ranks as
+// threads over TCP loopback. Every row is verified in the same run (#wrong).
+// algbw = S / t (1e9 B/s); busbw = algbw * 2(n-1)/n for all-reduce and
+// algbw * (n-1)/n for reduce-scatter / all-gather, S being the full tensor.
+// Usage: bench_allreduce [max MiB, default 64] [ranks, default 4]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "tensor/bf16.h"
+
+using namespace shardscope;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+enum class Op { AllReduce, ReduceScatter, AllGather };
+
+const char* opName(Op op) {
+  switch (op) {
+    case Op::AllReduce: return "all_reduce";
+    case Op::ReduceScatter: return "reduce_scatter";
+    case Op::AllGather: return "all_gather";
+  }
+  return "?";
+}
+
+void store(char* p, size_t i, float v, DType t) {
+  if (t == DType::F32) {
+    std::memcpy(p + i * 4, &v, 4);
+  } else {
+    const bf16 b = toBf16(v);
+    std::memcpy(p + i * 2, &b, 2);
+  }
+}
+
+float load(const char* p, size_t i, DType t) {
+  if (t == DType::F32) {
+    float v;
+    std::memcpy(&v, p + i * 4, 4);
+    return v;
+  }
+  bf16 b;
+  std::memcpy(&b, p + i * 2, 2);
+  return toFloat(b);
+}
+
+// Small integers: every partial sum is exact in bf16, so a check is exact.
+float pattern(int rank, size_t i) { return float((rank + 1) * int(i % 7 + 1)); }
+
+// Iterations for S bytes: about 256 MiB of payload per row, at least 3.
+int iterationsFor(size_t bytes) { return std::clamp(int((size_t(256) << 20) / bytes), 3, 20); }
+
+struct Row {
+  double us = 0;       // mean per-iteration time, slowest rank
+  size_t wrong = 0;    // elements that differ from the expected result, all ranks
+};
+
+// Runs one row: every rank checks one call against the expected result, warms up,
+// then times `iters` calls; the slowest rank's mean time is the row's time.
+Row runRow(std::vector<std::unique_ptr<Communicator>>& group, Op op, DType dtype, size_t bytes) {
+  const int P = int(group.size());
+  const size_t e = dtypeSize(dtype);
+  const size_t full = bytes / e;              // elements of the full tensor S
+  const size_t part = full / size_t(P);       // elements of one rank's chunk
+  const int iters = iterationsFor(bytes);
+  const int warmup = 2;
+  std::vector<double> seconds(static_cast<size_t>(P));
+  std::vector<size_t> wrong(static_cast<size_t>(P));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < P; ++r) {
+    threads.emplace_back([&, r] {
+      Communicator& comm = *group[size_t(r)];
+      const size_t inElems = op == Op::AllGather ? part : full;
+      const size_t outElems = op == Op::ReduceScatter ? part : full;
+      std::vector<char> in(inElems * e), out(op == Op::AllReduce ? 0 : outElems * e);
+      for (size_t i = 0; i < inElems; ++i) store(in.data(), i, pattern(r, i), dtype);
+      auto call = [&] {
+        switch (op) {
+          case Op::AllReduce: comm.allReduce(in.data(), full, dtype); break;
+          case Op::ReduceScatter: comm.reduceScatter(in.data(), out.data(), part, dtype); break;
+          case Op::AllGather: comm.allGather(in.data(), out.data(), part, dtype); break;
+        }
+      };
+      call();
+      size_t bad = 0;
+      const int sumRanks = P * (P + 1) / 2;
+      if (op == Op::AllReduce) {
+        for (size_t i = 0; i < full; ++i) bad += load(in.data(), i, dtype) != float(sumRanks * int(i % 7 + 1));
+      }
+      for (int k = 0; k < warmup; ++k) call();
+      comm.barrier();
+      const auto t0 = Clock::now();
+      for (int k = 0; k < iters; ++k) call();
+      seconds[size_t(r)] = std::chrono::duration<double>(Clock::now() - t0).count() / iters;
+      // Reduce-scatter and all-gather do not change their input: check the last timed call.
+      if (op == Op::ReduceScatter) {
+        for (size_t i = 0; i < part; ++i) {
+          bad += load(out.data(), i, dtype) != float(sumRanks * int((size_t(r) * part + i) % 7 + 1));
+        }
+      } else if (op == Op::AllGather) {
+        for (size_t i = 0; i < full; ++i) {
+          bad += load(out.data(), i, dtype) != pattern(int(i / part), i % part);
+        }
+      }
+      wrong[size_t(r)] = bad;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  Row row;
+  row.us = *std::max_element(seconds.begin(), seconds.end()) * 1e6;
+  for (size_t w : wrong) row.wrong += w;
+  return row;
+}
+
+// Single-thread memcpy of the same bytes, best of a few: the physical reference.
+double memcpyGBps(size_t bytes) {
+  std::vector<char> a(bytes, 1), b(bytes, 0);
+  double best = 1e30;
+  for (int k = 0; k < 5; ++k) {
+    const auto t0 = Clock::now();
+    std::memcpy(b.data(), a.data(), bytes);
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  volatile char sink = b[bytes / 2];
+  (void)sink;
+  return double(bytes) / best / 1e9;
+}
+
+void printTable(std::vector<std::unique_ptr<Communicator>>& group, Op op,
+                const std::vector<DType>& dtypes, const std::vector<size_t>& sizes) {
+  const int P = int(group.size());
+  const double factor = op == Op::AllReduce ? 2.0 * (P - 1) / P : double(P - 1) / P;
+  std::printf("\n# %s, %d ranks (threads), Gloo TCP loopback ring; busbw = algbw * %s\n",
+              opName(op), P, op == Op::AllReduce ? "2(n-1)/n" : "(n-1)/n");
+  std::printf("# %12s %12s %6s %12s %12s %12s %8s\n", "size(B)", "count", "type", "time(us)",
+              "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+  for (DType dtype : dtypes) {
+    for (size_t bytes : sizes) {
+      const Row row = runRow(group, op, dtype, bytes);
+      const double algbw = double(bytes) / (row.us * 1e-6) / 1e9;
+      std::printf("  %12zu %12zu %6s %12.1f %12.3f %12.3f %8zu\n", bytes, bytes / dtypeSize(dtype),
+                  dtype == DType::F32 ? "f32" : "bf16", row.us, algbw, algbw * factor, row.wrong);
+      std::fflush(stdout);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const size_t maxMiB = argc > 1 ? size_t(std::atoi(argv[1])) : 64;
+  const int ranks = argc > 2 ? std::atoi(argv[2]) : 4;
+  if (maxMiB < 1 || ranks < 2) {
+    std::fprintf(stderr, "usage: %s [max MiB >= 1] [ranks >= 2]\n", argv[0]);
+    return 2;
+  }
+  std::vector<size_t> sizes;
+  for (size_t s = size_t(1) << 20; s <= (maxMiB << 20); s *= 2) sizes.push_back(s);
+
+  auto group = createGlooGroup(ranks, "bench", 60000);
+  std::printf("# bench_allreduce: %d ranks, %u hardware threads\n", ranks,
+              std::thread::hardware_concurrency());
+  printTable(group, Op::AllReduce, {DType::F32, DType::BF16}, sizes);
+  printTable(group, Op::ReduceScatter, {DType::F32, DType::BF16}, sizes);
+  printTable(group, Op::AllGather, {DType::F32}, sizes);
+
+  std::printf("\n# single-thread memcpy of the same bytes (physical reference):\n#");
+  for (size_t bytes : sizes) std::printf(" %zuMiB %.2f GB/s |", bytes >> 20, memcpyGBps(bytes));
+  std::printf("\n");
+  return 0;
+}

@@ -1,0 +1,413 @@
+// Gloo ring collectives with ranks as threads, on inputs whose sums are small
+// integers (exact in bf16 at every partial sum), so results compare with ==.
+// bytesSent is checked against the ring formulas: 2(P-1)/P x bytes for
+// all-reduce, (P-1)/P x the full buffer for reduce-scatter and all-gather.
+#include <QtTest>
+
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "tensor/bf16.h"
+
+using namespace shardscope;
+
+namespace {
+
+using Group = std::vector<std::unique_ptr<Communicator>>;
+
+// Runs body(rank) on one thread per rank; rethrows the first rank's exception
+// here, after every thread has joined (QTest macros are main-thread only).
+void runRanks(int ranks, const std::function<void(int)>& body) {
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(ranks));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        body(r);
+      } catch (...) {
+        errors[static_cast<size_t>(r)] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+// Values as f32 or bf16 storage; every value used here is an integer <= 256.
+std::vector<char> encode(const std::vector<float>& values, DType dtype) {
+  std::vector<char> bytes(values.size() * dtypeSize(dtype));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (dtype == DType::F32) {
+      std::memcpy(bytes.data() + i * 4, &values[i], 4);
+    } else {
+      const bf16 b = toBf16(values[i]);
+      std::memcpy(bytes.data() + i * 2, &b, 2);
+    }
+  }
+  return bytes;
+}
+
+std::vector<float> decode(const std::vector<char>& bytes, DType dtype) {
+  const size_t e = dtypeSize(dtype);
+  std::vector<float> values(bytes.size() / e);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (dtype == DType::F32) {
+      std::memcpy(&values[i], bytes.data() + i * 4, 4);
+    } else {
+      bf16 b;
+      std::memcpy(&b, bytes.data() + i * 2, 2);
+      values[i] = toFloat(b);
+    }
+  }
+  return values;
+}
+
+// First index where got != want, or -1.
+long firstMismatch(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i] != want[i]) return static_cast<long>(i);
+  }
+  return -1;
+}
+
+const DType kDtypes[] = {DType::F32, DType::BF16};
+const char* name(DType t) { return t == DType::F32 ? "f32" : "bf16"; }
+
+}  // namespace
+
+class TestGlooCommunicator : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void allReduce_data();
+  void allReduce();
+  void reduceScatter_data();
+  void reduceScatter();
+  void reduceScatterInPlace();
+  void allGather_data();
+  void allGather();
+  void broadcast_data();
+  void broadcast();
+  void barrier_data();
+  void barrier();
+  void twoGroupsAtOnce();
+  void missingRankTimesOut();
+  void rejectsBadArguments();
+};
+
+void TestGlooCommunicator::allReduce_data() {
+  QTest::addColumn<int>("ranks");
+  QTest::addColumn<int>("count");
+  QTest::newRow("P1") << 1 << 1000;
+  QTest::newRow("P2") << 2 << 1000;
+  QTest::newRow("P3") << 3 << 999;
+  QTest::newRow("P4") << 4 << 1000;
+  QTest::newRow("P4 uneven 7") << 4 << 7;
+  QTest::newRow("P4 fewer elements than ranks") << 4 << 2;
+  QTest::newRow("P3 uneven 1001") << 3 << 1001;
+  // 3 x 2^18 + 3: chunks span two 512 KiB segments in bf16 and f32.
+  QTest::newRow("P3 multi-segment") << 3 << 3 * 262144 + 3;
+  QTest::newRow("P4 multi-segment") << 4 << 4 * 262144;
+}
+
+void TestGlooCommunicator::allReduce() {
+  QFETCH(int, ranks);
+  QFETCH(int, count);
+  const size_t n = static_cast<size_t>(count);
+  Group group = createGlooGroup(ranks, "allreduce", 10000);
+  QCOMPARE(int(group.size()), ranks);
+  for (DType dtype : kDtypes) {
+    // rank r holds (r + 1) * (i % 7 + 1): the sum is P(P+1)/2 * (i % 7 + 1) <= 70.
+    std::vector<std::vector<char>> data(static_cast<size_t>(ranks));
+    std::vector<uint64_t> sent(static_cast<size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) {
+      std::vector<float> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = float((r + 1) * int(i % 7 + 1));
+      data[size_t(r)] = encode(v, dtype);
+    }
+    runRanks(ranks, [&](int r) {
+      Communicator& comm = *group[size_t(r)];
+      const uint64_t before = comm.bytesSent();
+      comm.allReduce(data[size_t(r)].data(), n, dtype);
+      sent[size_t(r)] = comm.bytesSent() - before;
+    });
+    std::vector<float> want(n);
+    for (size_t i = 0; i < n; ++i) want[i] = float(ranks * (ranks + 1) / 2 * int(i % 7 + 1));
+    const size_t bytes = n * dtypeSize(dtype);
+    for (int r = 0; r < ranks; ++r) {
+      const long bad = firstMismatch(decode(data[size_t(r)], dtype), want);
+      QVERIFY2(bad < 0, qPrintable(QString("%1 rank %2: first wrong element %3")
+                                       .arg(name(dtype)).arg(r).arg(bad)));
+      const uint64_t s = sent[size_t(r)];
+      if (n % size_t(ranks) == 0) {
+        QCOMPARE(s, uint64_t(2 * (ranks - 1)) * bytes / uint64_t(ranks));
+      } else {  // uneven chunks: between the floor and ceiling chunk sizes
+        const uint64_t lo = uint64_t(2 * (ranks - 1)) * (n / size_t(ranks)) * dtypeSize(dtype);
+        const uint64_t hi = uint64_t(2 * (ranks - 1)) * (n / size_t(ranks) + 1) * dtypeSize(dtype);
+        QVERIFY2(s >= lo && s <= hi, qPrintable(QString("rank %1 sent %2, expected [%3, %4]")
+                                                    .arg(r).arg(s).arg(lo).arg(hi)));
+      }
+    }
+  }
+}
+
+void TestGlooCommunicator::reduceScatter_data() {
+  QTest::addColumn<int>("ranks");
+  QTest::addColumn<int>("count");
+  QTest::newRow("P1") << 1 << 64;
+  QTest::newRow("P2") << 2 << 1000;
+  QTest::newRow("P3") << 3 << 333;
+  QTest::newRow("P4") << 4 << 1000;
+  QTest::newRow("P4 multi-segment") << 4 << 300000;
+}
+
+void TestGlooCommunicator::reduceScatter() {
+  QFETCH(int, ranks);
+  QFETCH(int, count);
+  const size_t n = static_cast<size_t>(count);
+  const size_t P = static_cast<size_t>(ranks);
+  Group group = createGlooGroup(ranks, "reducescatter", 10000);
+  for (DType dtype : kDtypes) {
+    // input chunk c of rank r holds (r + 1) * (c + 1) + i % 3.
+    std::vector<std::vector<char>> in(P), out(P);
+    std::vector<uint64_t> sent(P);
+    for (size_t r = 0; r < P; ++r) {
+      std::vector<float> v(n * P);
+      for (size_t c = 0; c < P; ++c) {
+        for (size_t i = 0; i < n; ++i) v[c * n + i] = float((r + 1) * (c + 1) + i % 3);
+      }
+      in[r] = encode(v, dtype);
+      out[r].assign(n * dtypeSize(dtype), 0);
+    }
+    runRanks(ranks, [&](int r) {
+      Communicator& comm = *group[size_t(r)];
+      const uint64_t before = comm.bytesSent();
+      comm.reduceScatter(in[size_t(r)].data(), out[size_t(r)].data(), n, dtype);
+      sent[size_t(r)] = comm.bytesSent() - before;
+    });
+    for (size_t r = 0; r < P; ++r) {
+      std::vector<float> want(n);
+      for (size_t i = 0; i < n; ++i) want[i] = float(P * (P + 1) / 2 * (r + 1) + P * (i % 3));
+      const long bad = firstMismatch(decode(out[r], dtype), want);
+      QVERIFY2(bad < 0, qPrintable(QString("%1 rank %2: first wrong element %3")
+                                       .arg(name(dtype)).arg(r).arg(bad)));
+      QCOMPARE(sent[r], uint64_t(P - 1) * n * dtypeSize(dtype));
+    }
+  }
+}
+
+void TestGlooCommunicator::reduceScatterInPlace() {
+  // output = input + rank * count, as ZeRO shards a flat gradient buffer.
+  const int ranks = 3;
+  const size_t n = 500;
+  Group group = createGlooGroup(ranks, "rs-inplace", 10000);
+  std::vector<std::vector<float>> buf(ranks, std::vector<float>(n * ranks));
+  for (size_t r = 0; r < ranks; ++r) {
+    for (size_t j = 0; j < n * ranks; ++j) buf[r][j] = float(r + 1 + j % 5);
+  }
+  runRanks(ranks, [&](int r) {
+    float* base = buf[size_t(r)].data();
+    group[size_t(r)]->reduceScatter(base, base + size_t(r) * n, n, DType::F32);
+  });
+  for (size_t r = 0; r < ranks; ++r) {
+    for (size_t i = 0; i < n; ++i) {
+      const size_t j = r * n + i;
+      QCOMPARE(buf[r][j], float(6 + 3 * (j % 5)));
+    }
+  }
+}
+
+void TestGlooCommunicator::allGather_data() {
+  QTest::addColumn<int>("ranks");
+  QTest::addColumn<int>("count");
+  QTest::newRow("P1") << 1 << 100;
+  QTest::newRow("P2") << 2 << 1000;
+  QTest::newRow("P3") << 3 << 777;
+  QTest::newRow("P4") << 4 << 1000;
+  QTest::newRow("P4 multi-segment") << 4 << 300000;
+}
+
+void TestGlooCommunicator::allGather() {
+  QFETCH(int, ranks);
+  QFETCH(int, count);
+  const size_t n = static_cast<size_t>(count);
+  const size_t P = static_cast<size_t>(ranks);
+  Group group = createGlooGroup(ranks, "allgather", 10000);
+  for (DType dtype : kDtypes) {
+    std::vector<std::vector<char>> in(P), out(P);
+    std::vector<uint64_t> sent(P);
+    for (size_t r = 0; r < P; ++r) {
+      std::vector<float> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = float(10 * r + i % 5);
+      in[r] = encode(v, dtype);
+      out[r].assign(n * P * dtypeSize(dtype), 0);
+    }
+    runRanks(ranks, [&](int r) {
+      Communicator& comm = *group[size_t(r)];
+      const uint64_t before = comm.bytesSent();
+      comm.allGather(in[size_t(r)].data(), out[size_t(r)].data(), n, dtype);
+      sent[size_t(r)] = comm.bytesSent() - before;
+    });
+    std::vector<float> want(n * P);
+    for (size_t c = 0; c < P; ++c) {
+      for (size_t i = 0; i < n; ++i) want[c * n + i] = float(10 * c + i % 5);
+    }
+    for (size_t r = 0; r < P; ++r) {
+      const long bad = firstMismatch(decode(out[r], dtype), want);
+      QVERIFY2(bad < 0, qPrintable(QString("%1 rank %2: first wrong element %3")
+                                       .arg(name(dtype)).arg(r).arg(bad)));
+      QCOMPARE(sent[r], uint64_t(P - 1) * n * dtypeSize(dtype));
+    }
+  }
+}
+
+void TestGlooCommunicator::broadcast_data() {
+  QTest::addColumn<int>("ranks");
+  QTest::addColumn<int>("root");
+  QTest::newRow("P1") << 1 << 0;
+  QTest::newRow("P2 root 1") << 2 << 1;
+  QTest::newRow("P3 root 0") << 3 << 0;
+  QTest::newRow("P4 root 2") << 4 << 2;
+}
+
+void TestGlooCommunicator::broadcast() {
+  QFETCH(int, ranks);
+  QFETCH(int, root);
+  const size_t P = static_cast<size_t>(ranks);
+  Group group = createGlooGroup(ranks, "broadcast", 10000);
+  for (DType dtype : kDtypes) {
+    for (size_t n : {size_t(13), size_t(600000)}) {
+      std::vector<float> source(n);
+      for (size_t i = 0; i < n; ++i) source[i] = float(i % 11 + 1);
+      std::vector<std::vector<char>> data(P);
+      std::vector<uint64_t> sent(P);
+      for (size_t r = 0; r < P; ++r) {
+        data[r] = encode(int(r) == root ? source : std::vector<float>(n, 0.0f), dtype);
+      }
+      runRanks(ranks, [&](int r) {
+        Communicator& comm = *group[size_t(r)];
+        const uint64_t before = comm.bytesSent();
+        comm.broadcast(data[size_t(r)].data(), n, dtype, root);
+        sent[size_t(r)] = comm.bytesSent() - before;
+      });
+      uint64_t total = 0;
+      for (size_t r = 0; r < P; ++r) {
+        const long bad = firstMismatch(decode(data[r], dtype), source);
+        QVERIFY2(bad < 0, qPrintable(QString("%1 n=%2 rank %3: first wrong element %4")
+                                         .arg(name(dtype)).arg(n).arg(r).arg(bad)));
+        total += sent[r];
+      }
+      // A chain: every rank but the last one sends the buffer once.
+      QCOMPARE(total, uint64_t(P - 1) * n * dtypeSize(dtype));
+    }
+  }
+}
+
+void TestGlooCommunicator::barrier_data() {
+  QTest::addColumn<int>("ranks");
+  for (int p = 1; p <= 4; ++p) QTest::newRow(qPrintable(QString("P%1").arg(p))) << p;
+}
+
+void TestGlooCommunicator::barrier() {
+  QFETCH(int, ranks);
+  Group group = createGlooGroup(ranks, "barrier", 10000);
+  constexpr int kRounds = 5;
+  std::atomic<int> arrived[kRounds] = {};
+  std::atomic<int> early{0};  // ranks that left a barrier before all arrived
+  runRanks(ranks, [&](int r) {
+    for (int k = 0; k < kRounds; ++k) {
+      // The last rank dawdles, so a barrier that does not wait is caught.
+      if (r == ranks - 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      arrived[k].fetch_add(1);
+      group[size_t(r)]->barrier();
+      if (arrived[k].load() != ranks) early.fetch_add(1);
+    }
+  });
+  QCOMPARE(early.load(), 0);
+}
+
+void TestGlooCommunicator::twoGroupsAtOnce() {
+  // Two live groups (2 and 3 ranks) running collectives at the same time on 5
+  // threads, then a third group reusing the first prefix while both still exist.
+  Group a = createGlooGroup(2, "dp", 10000);
+  Group b = createGlooGroup(3, "tp", 10000);
+  const size_t n = 5000;
+  std::vector<std::vector<float>> data(5, std::vector<float>(n));
+  runRanks(5, [&](int t) {
+    std::vector<float>& v = data[size_t(t)];
+    for (size_t i = 0; i < n; ++i) v[i] = float(t + 1);
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      if (t < 2) {
+        a[size_t(t)]->allReduce(v.data(), n, DType::F32);
+      } else {
+        b[size_t(t - 2)]->allReduce(v.data(), n, DType::F32);
+      }
+    }
+  });
+  // Group a sums 1 + 2 = 3, three times: 3 * 2 * 2 = 12. Group b: 3 + 4 + 5 = 12, then x3 x3.
+  for (int t = 0; t < 5; ++t) {
+    QCOMPARE(data[size_t(t)][n - 1], t < 2 ? 12.0f : 108.0f);
+  }
+  Group again = createGlooGroup(2, "dp", 10000);
+  std::vector<float> x(2 * n);
+  runRanks(2, [&](int r) {
+    float v = float(r + 10);
+    again[size_t(r)]->allGather(&v, x.data() + r, 1, DType::F32);
+  });
+  QCOMPARE(x[0], 10.0f);
+  QCOMPARE(x[1], 11.0f);
+  QCOMPARE(a[0]->size(), 2);
+  QCOMPARE(b[2]->rank(), 2);
+  QCOMPARE(a[0]->backendName(), std::string("gloo"));
+}
+
+void TestGlooCommunicator::missingRankTimesOut() {
+  // Rank 2 never joins the all-reduce: ranks 0 and 1 must throw, not hang.
+  const int ranks = 3;
+  Group group = createGlooGroup(ranks, "late-group", 300);
+  std::vector<std::string> messages(ranks);
+  std::vector<float> data(1000, 1.0f);
+  std::vector<std::vector<float>> buffers(ranks, data);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        group[size_t(r)]->allReduce(buffers[size_t(r)].data(), data.size(), DType::F32);
+      } catch (const std::runtime_error& e) {
+        messages[size_t(r)] = e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int r = 0; r < 2; ++r) {
+    const QString m = QString::fromStdString(messages[size_t(r)]);
+    QVERIFY2(!m.isEmpty(), qPrintable(QString("rank %1 did not throw").arg(r)));
+    QVERIFY2(m.contains("allReduce") && m.contains(QString("rank %1").arg(r)) &&
+                 m.contains("late-group"),
+             qPrintable(m));
+  }
+}
+
+void TestGlooCommunicator::rejectsBadArguments() {
+  QVERIFY_THROWS_EXCEPTION(std::runtime_error, createGlooGroup(0, "x", 1000));
+  QVERIFY_THROWS_EXCEPTION(std::runtime_error, createGlooGroup(2, "x", 0));
+  Group one = createGlooGroup(1, "solo", 1000);
+  float v = 3.0f;
+  QVERIFY_THROWS_EXCEPTION(std::runtime_error, one[0]->broadcast(&v, 1, DType::F32, 1));
+  one[0]->allReduce(&v, 1, DType::F32);
+  one[0]->barrier();
+  QCOMPARE(v, 3.0f);
+  QCOMPARE(one[0]->bytesSent(), uint64_t(0));
+}
+
+QTEST_APPLESS_MAIN(TestGlooCommunicator)
+#include "test_gloo_communicator.moc"
