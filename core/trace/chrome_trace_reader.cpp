@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -265,7 +266,13 @@ class TraceParser {
     const auto& items = array(v, where, name);
     out.reserve(items.size());
     for (size_t i = 0; i < items.size(); ++i) {
-      if (!items[i].isString()) fail(where.field(std::string(name) + "[" + std::to_string(i) + "]"), "expected a string, got " + describe(items[i]));
+      if (!items[i].isString()) {
+        std::string field(name);
+        field += '[';
+        field += std::to_string(i);
+        field += ']';
+        fail(where.field(field), "expected a string, got " + describe(items[i]));
+      }
       out.push_back(items[i].asString());
     }
     return out;
@@ -312,7 +319,10 @@ class TraceParser {
         if (const JsonValue* blocks = items[i].find("blocks")) {
           const auto& list = array(*blocks, at, "blocks");
           for (size_t b = 0; b < list.size(); ++b) {
-            unit.blocks.push_back(static_cast<int>(integer(list[b], at, "blocks[" + std::to_string(b) + "]", 0, kInt32Max)));
+            if (!list[b].isInteger() || list[b].asInt64() < 0 || list[b].asInt64() > kInt16Max) {
+              fail(at.field("blocks"), "element " + std::to_string(b) + ": expected a block index in [0, 32767], got " + describe(list[b]));
+            }
+            unit.blocks.push_back(static_cast<int>(list[b].asInt64()));
           }
         }
         if (const JsonValue* params = items[i].find("params")) unit.params = integer(*params, at, "params", 0, kInt64Max);
@@ -362,14 +372,18 @@ RunTrace readChromeTrace(std::string_view json, const std::string& source) {
 }
 
 RunTrace readChromeTraceFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw TraceFormatError(path, "", "is a directory, not a trace file");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw TraceFormatError(path, "", std::string("cannot open: ") + std::strerror(errno));
-  file.seekg(0, std::ios::end);
-  const std::streamoff size = file.tellg();
-  if (size < 0) throw TraceFormatError(path, "", "cannot read (not a regular file?)");
-  file.seekg(0, std::ios::beg);
-  std::string text(static_cast<size_t>(size), '\0');
-  if (!file.read(text.data(), size)) throw TraceFormatError(path, "", "read failed after " + std::to_string(file.gcount()) + " bytes");
+  std::string text;
+  if (const auto size = std::filesystem::file_size(path, ec); !ec) text.reserve(static_cast<size_t>(size));
+  // Chunked reads also work for pipes and files that change size while read.
+  std::string chunk(size_t{1} << 20, '\0');
+  while (file.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || file.gcount() > 0) {
+    text.append(chunk.data(), static_cast<size_t>(file.gcount()));
+  }
+  if (file.bad()) throw TraceFormatError(path, "", "read failed after " + std::to_string(text.size()) + " bytes");
   if (text.empty()) throw TraceFormatError(path, "", "the file is empty");
   return readChromeTrace(text, path);
 }

@@ -248,6 +248,7 @@ JsonValue JsonParser::parseAt(size_t depth) {
         ++m_pos;
         return JsonValue(std::move(members));
       }
+      members.reserve(8);  // trace events have ~8 members: saves 3 regrowths per event
       while (true) {
         if (peekToken("a string key") != '"') fail("expected a string key, got " + describeNext());
         JsonMember member;

@@ -12,8 +12,19 @@ namespace shardscope {
 
 namespace {
 
-// Bytes that cannot appear raw inside a JSON string.
+// Bytes that cannot be copied into a JSON string unchecked: control characters,
+// quote, backslash, and non-ASCII (validated as UTF-8 on the slow path).
 constexpr bool needsEscape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80; }
+
+// Most strings (keys, names) are plain ASCII: detect that once and memcpy them.
+constexpr size_t kFastStringBytes = 256;
+bool isPlain(std::string_view text) {
+  if (text.size() > kFastStringBytes) return false;
+  for (const char c : text) {
+    if (needsEscape(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
 
 constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD";  // U+FFFD
 
@@ -115,9 +126,21 @@ JsonWriter& JsonWriter::key(std::string_view name) {
   if (m_stack.empty() || !m_stack.back().object) throw std::logic_error("JsonWriter: key() outside an object");
   Frame& frame = m_stack.back();
   if (frame.keyPending) throw std::logic_error("JsonWriter: two keys in a row");
-  if (frame.hasItems) put(',');
+  const bool comma = frame.hasItems;
   frame.hasItems = true;
   frame.keyPending = true;
+  if (m_indent == 0 && isPlain(name)) {  // fast path: ,"name": in one copy
+    char* out = reserve(name.size() + 4);
+    char* p = out;
+    if (comma) *p++ = ',';
+    *p++ = '"';
+    p += name.copy(p, name.size());
+    *p++ = '"';
+    *p++ = ':';
+    m_used += static_cast<size_t>(p - out);
+    return *this;
+  }
+  if (comma) put(',');
   if (m_indent > 0) newlineIndent(m_stack.size());
   writeString(name);
   put(':');
@@ -126,6 +149,14 @@ JsonWriter& JsonWriter::key(std::string_view name) {
 }
 
 void JsonWriter::writeString(std::string_view text) {
+  if (isPlain(text)) {
+    char* out = reserve(text.size() + 2);
+    out[0] = '"';
+    text.copy(out + 1, text.size());
+    out[text.size() + 1] = '"';
+    m_used += text.size() + 2;
+    return;
+  }
   put('"');
   size_t run = 0;  // start of the pending run of bytes that need no escaping
   for (size_t i = 0; i < text.size();) {

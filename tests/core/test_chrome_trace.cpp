@@ -452,6 +452,8 @@ void TestChromeTrace::readerRejectsBadFiles_data() {
   QTest::newRow("ranks string") << R"({"traceEvents":[],"metadata":{"ranks":"two"}})" << "metadata.ranks: expected an integer";
   QTest::newRow("bucket bytes negative") << R"({"traceEvents":[],"metadata":{"buckets":[{"index":0,"bytes":-5}]}})" << "metadata.buckets[0].bytes";
   QTest::newRow("block name not string") << R"({"traceEvents":[],"metadata":{"block_names":["a",1]}})" << "metadata.block_names[1]: expected a string";
+  QTest::newRow("unit block negative") << R"({"traceEvents":[],"metadata":{"units":[{"index":0,"blocks":[0,-2]}]}})"
+                                       << "metadata.units[0].blocks: element 1: expected a block index";
   QTest::newRow("config not object") << R"({"traceEvents":[],"metadata":{"config":"x"}})" << "metadata.config: expected an object";
   QTest::newRow("newer version") << R"({"traceEvents":[],"metadata":{"version":2}})" << "metadata.version";
   QTest::newRow("trailing comma") << R"({"traceEvents":[],})" << "line 1, column 19: expected a string key";
@@ -473,6 +475,14 @@ void TestChromeTrace::readerReportsMissingFile() {
   } catch (const TraceFormatError& e) {
     QVERIFY(QString(e.what()).contains("/nonexistent/run.trace.json"));
     QVERIFY(QString(e.what()).contains("cannot open"));
+  }
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  try {
+    (void)readChromeTraceFile(dir.path().toStdString());
+    QFAIL("no error for a directory");
+  } catch (const TraceFormatError& e) {
+    QVERIFY(QString(e.what()).contains("is a directory"));
   }
   // It is a ConfigError, so the CLI reports it as bad input (exit code 2).
   QVERIFY((std::is_base_of_v<ConfigError, TraceFormatError>));
