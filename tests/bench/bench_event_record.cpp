@@ -1,6 +1,7 @@
-// Cost of instrumentation: EventLog::record from one producer and from four
+// Cost of instrumentation: EventLog::record from one producer and from 2 or 4
 // producers sharing one rank's log (target <= 50 ns per event), and the Chrome
-// trace writer/reader on 1M events. Logs are recycled every 1M events so a long
+// trace writer/reader on 1M events. With threads, Time is wall time per event
+// summed over all threads (total events / elapsed). Logs are recycled every 1M events so a long
 // run does not hold gigabytes; chunk allocation stays inside the timed cost.
 #include <benchmark/benchmark.h>
 
@@ -8,6 +9,7 @@
 #include <sstream>
 #include <streambuf>
 #include <string>
+#include <vector>
 
 #include "trace/chrome_trace_reader.h"
 #include "trace/chrome_trace_writer.h"
@@ -46,24 +48,48 @@ void BM_RecordOneThread(benchmark::State& state) {
 }
 BENCHMARK(BM_RecordOneThread);
 
-// Four producers (a rank's host and stream threads) into one shared log. The
-// iteration count is fixed so the shared log stays bounded (4 x 1M events).
+// N producers (a rank's host and stream threads) into one shared log: every
+// record contends on the log's slot counter. The iteration count is fixed so the
+// shared log stays bounded (threads x 1M events).
 std::unique_ptr<EventLog> g_shared_log;
 void setupSharedLog(const benchmark::State&) { g_shared_log = std::make_unique<EventLog>(); }
 void teardownSharedLog(const benchmark::State&) { g_shared_log.reset(); }
 
-void BM_RecordFourThreads(benchmark::State& state) {
+void BM_RecordSharedLog(benchmark::State& state) {
   EventLog& log = *g_shared_log;
   int64_t i = 0;
   for (auto _ : state) log.record(sampleEvent(i++));
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_RecordFourThreads)
+BENCHMARK(BM_RecordSharedLog)
+    ->Threads(2)
     ->Threads(4)
     ->Iterations(kRecycleEvents)
     ->UseRealTime()
     ->Setup(setupSharedLog)
     ->Teardown(teardownSharedLog);
+
+// The same threads, each into its own log (one rank per thread): no contention,
+// so the gap to BM_RecordSharedLog is the cost of sharing a log.
+std::vector<std::unique_ptr<EventLog>> g_rank_logs;
+void setupRankLogs(const benchmark::State& state) {
+  g_rank_logs.clear();
+  for (int t = 0; t < state.threads(); ++t) g_rank_logs.push_back(std::make_unique<EventLog>());
+}
+void teardownRankLogs(const benchmark::State&) { g_rank_logs.clear(); }
+
+void BM_RecordLogPerThread(benchmark::State& state) {
+  EventLog& log = *g_rank_logs[static_cast<size_t>(state.thread_index())];
+  int64_t i = 0;
+  for (auto _ : state) log.record(sampleEvent(i++));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_RecordLogPerThread)
+    ->Threads(4)
+    ->Iterations(kRecycleEvents)
+    ->UseRealTime()
+    ->Setup(setupRankLogs)
+    ->Teardown(teardownRankLogs);
 
 // A step-like mix over 2 ranks: compute X events, collectives with args,
 // instants and Alloc/Free (which also write a counter with 10 categories).

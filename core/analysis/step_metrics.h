@@ -1,0 +1,28 @@
+// Per-rank, per-step timing read back from the events: step wall time, compute
+// and communication busy time, and exposed communication — communication time
+// not overlapped by the rank's compute (Holistic Trace Analysis' definition).
+#pragma once
+
+#include <vector>
+
+#include "trace/event.h"
+
+namespace shardscope {
+
+struct StepMetrics {
+  int rank = 0;
+  int step = 0;
+  int64_t wall_ns = 0;          // StepBegin -> StepEnd
+  int64_t compute_ns = 0;       // union of compute-lane work (forward, backward, optimizer, loss)
+  int64_t comm_ns = 0;          // union of collectives on any lane
+  int64_t exposed_comm_ns = 0;  // comm_ns minus its overlap with compute
+  int64_t wait_ns = 0;          // compute lane blocked on communication (Wait events)
+  double overlapPercent() const {
+    return comm_ns > 0 ? 100.0 * static_cast<double>(comm_ns - exposed_comm_ns) / comm_ns : 100.0;
+  }
+};
+
+// One entry per (rank, step) that has both StepBegin and StepEnd.
+std::vector<StepMetrics> computeStepMetrics(const std::vector<std::vector<Event>>& events_per_rank);
+
+}  // namespace shardscope
