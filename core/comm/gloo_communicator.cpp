@@ -34,7 +34,7 @@ using gloo::transport::UnboundBuffer;
 
 // Segment size: big enough to amortise per-message overhead, small enough that
 // the receive of segment k+1 overlaps the reduction of segment k.
-constexpr size_t kSegmentBytes = size_t{512} << 10;
+constexpr size_t kSegmentBytes = size_t{1} << 20;
 // Receives posted ahead of the one being consumed (double buffering).
 constexpr size_t kRecvDepth = 2;
 // Rendezvous may take longer than a short collective timeout on a loaded machine.
@@ -211,6 +211,14 @@ uint64_t GlooCommunicator::nextSlotBase() {
   return ++m_calls << 32;
 }
 
+char* GlooCommunicator::scratch(size_t bytes) {
+  if (bytes > m_scratchBytes) {
+    m_scratch.reset(new char[bytes]);  // left uninitialised: always written before read
+    m_scratchBytes = bytes;
+  }
+  return m_scratch.get();
+}
+
 void GlooCommunicator::allReduce(void* data, size_t count, DType dtype) {
   if (m_size == 1 || count == 0) return;
   guarded("allReduce", [&] { ringAllReduce(static_cast<char*>(data), count, dtype); });
@@ -277,7 +285,7 @@ void GlooCommunicator::ringAllReduce(char* data, size_t count, DType dtype) {
   auto chunkOf = [&](int step) { return chunkRange(count, P, wrap(r - step - 1, P)); };
   const std::vector<Unit> units = buildUnits(steps, chunkOf, segElems);
 
-  std::vector<char> scratch(kRecvDepth * segElems * e);
+  char* landing = scratch(kRecvDepth * segElems * e);
   Transfers io(*m_context, m_bytesSent, m_timeout);
   const Range own = chunkRange(count, P, r);
   for (size_t k = 0, n = segmentCount(own, segElems); k < n; ++k) {
@@ -286,13 +294,13 @@ void GlooCommunicator::ringAllReduce(char* data, size_t count, DType dtype) {
   }
   auto target = [&](size_t i) -> void* {
     const Unit& u = units[i];
-    if (u.step < P - 1) return scratch.data() + (i % kRecvDepth) * segElems * e;
+    if (u.step < P - 1) return landing + (i % kRecvDepth) * segElems * e;
     return data + u.elems.offset * e;
   };
   auto land = [&](size_t i) -> const void* {
     const Unit& u = units[i];
     char* mine = data + u.elems.offset * e;
-    if (u.step < P - 1) reduceInto(mine, scratch.data() + (i % kRecvDepth) * segElems * e, u.elems.length, dtype);
+    if (u.step < P - 1) reduceInto(mine, landing + (i % kRecvDepth) * segElems * e, u.elems.length, dtype);
     return u.step + 1 < steps ? mine : nullptr;
   };
   runRing(io, wrap(r - 1, P), wrap(r + 1, P), units, e, slotOf, target, land);
@@ -323,9 +331,9 @@ void GlooCommunicator::ringReduceScatter(const char* input, char* output, size_t
   const auto in = reinterpret_cast<uintptr_t>(input);
   const auto outp = reinterpret_cast<uintptr_t>(output);
   const bool aliased = outp < in + static_cast<size_t>(P) * count * e && in < outp + count * e;
-  std::vector<char> staged(aliased ? count * e : 0);
-  char* out = aliased ? staged.data() : output;
-  std::vector<char> work(static_cast<size_t>(std::min(2, P - 2)) * count * e);
+  const size_t workBytes = static_cast<size_t>(std::min(2, P - 2)) * count * e;
+  char* work = scratch(workBytes + (aliased ? count * e : 0));
+  char* out = aliased ? work + workBytes : output;
   Transfers io(*m_context, m_bytesSent, m_timeout);
   const char* first = input + static_cast<size_t>(wrap(r - 1, P)) * count * e;
   for (size_t k = 0; k < segs; ++k) {
@@ -335,7 +343,7 @@ void GlooCommunicator::ringReduceScatter(const char* input, char* output, size_t
   auto target = [&](size_t i) -> char* {
     const Unit& u = units[i];
     if (u.step == steps - 1) return out + u.elems.offset * e;
-    return work.data() + (static_cast<size_t>(u.step % 2) * count + u.elems.offset) * e;
+    return work + (static_cast<size_t>(u.step % 2) * count + u.elems.offset) * e;
   };
   auto land = [&](size_t i) -> const void* {
     const Unit& u = units[i];
@@ -344,7 +352,7 @@ void GlooCommunicator::ringReduceScatter(const char* input, char* output, size_t
     return u.step + 1 < steps ? sum : nullptr;
   };
   runRing(io, wrap(r - 1, P), wrap(r + 1, P), units, e, slotOf, target, land);
-  if (aliased) std::memcpy(output, staged.data(), count * e);
+  if (aliased) std::memcpy(output, out, count * e);
 }
 
 // P - 1 steps; at step j a rank receives chunk (rank - j - 1) into output and

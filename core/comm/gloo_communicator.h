@@ -48,6 +48,8 @@ class GlooCommunicator final : public Communicator {
   void guarded(const char* op, Body&& body);
   // First slot of a fresh range for one collective call: calls never share slots.
   uint64_t nextSlotBase();
+  // Receive and partial-sum space reused across calls (uninitialised, >= bytes).
+  char* scratch(size_t bytes);
 
   void ringAllReduce(char* data, size_t count, DType dtype);
   void ringReduceScatter(const char* input, char* output, size_t count, DType dtype);
@@ -61,6 +63,8 @@ class GlooCommunicator final : public Communicator {
   std::chrono::milliseconds m_timeout;
   std::atomic<uint64_t> m_bytesSent{0};  // bytes, summed at each send call
   uint64_t m_calls = 0;                  // collectives started (owned by the rank's thread)
+  std::unique_ptr<char[]> m_scratch;
+  size_t m_scratchBytes = 0;
 };
 
 }  // namespace shardscope

@@ -47,11 +47,9 @@ void Run::launch() {
     // Gloo's own timeout only guards a peer dying mid-collective; the
     // fingerprint check (m_config.timeout_ms) catches ranks that never arrive.
     const int gloo_timeout_ms = std::max(30000, 4 * m_config.timeout_ms);
-    m_worldComms = createGlooGroup(m_config.ranks, "world", gloo_timeout_ms);
-    std::vector<int> members(m_config.ranks);
-    for (int r = 0; r < m_config.ranks; ++r) members[r] = r;
-    m_worldMonitor = std::make_unique<CollectiveMonitor>(
-        "world", members, m_board, m_control, std::chrono::milliseconds(m_config.timeout_ms));
+    m_mesh = std::make_unique<CommMesh>(m_config.ranks,
+                                        m_config.isSharded() ? m_config.shardGroupSize() : 0, m_board,
+                                        m_control, m_config.timeout_ms, gloo_timeout_ms);
     std::vector<std::thread> ranks;
     for (int r = 0; r < m_config.ranks; ++r) ranks.emplace_back([this, r] { rankMain(r); });
     for (auto& t : ranks) t.join();
@@ -59,6 +57,7 @@ void Run::launch() {
     m_control.fail(e.what());
   }
   m_wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m_mesh.reset();  // rank threads are gone; close the connections now, not at ~Run
   m_finished.store(true);
 }
 
@@ -66,10 +65,26 @@ void Run::rankMain(int rank) {
   RankContext& ctx = *m_contexts[rank];
   // Streams outlive the strategy's use of them but are stopped before its
   // buffers go away: a failed step leaves tasks that reference them.
-  auto compute = std::make_unique<CpuStream>("rank" + std::to_string(rank) + ".compute", m_control);
-  auto comm = std::make_unique<CpuStream>("rank" + std::to_string(rank) + ".comm", m_control);
-  ProcessGroup world(0, "world", *m_worldComms[rank], *m_worldMonitor, ctx);
-  RankEnv env{ctx, m_config, m_spec, m_data, world, *compute, *comm};
+  const std::string prefix = "rank" + std::to_string(rank);
+  auto compute = std::make_unique<CpuStream>(prefix + ".compute", m_control);
+  auto comm = std::make_unique<CpuStream>(prefix + ".comm", m_control);
+  std::unique_ptr<CpuStream> gather_stream, reduce_stream;
+  const CommMesh::RankGroups ids = m_mesh->groupsOf(rank);
+  auto world = m_mesh->makeProcessGroup(ids.world, rank, ctx);
+  std::unique_ptr<ProcessGroup> gather, reduce, replicate;
+  RankEnv env{ctx, m_config, m_spec, m_data, *world, *compute, *comm};
+  if (m_config.isSharded()) {
+    gather_stream = std::make_unique<CpuStream>(prefix + ".gather", m_control);
+    reduce_stream = std::make_unique<CpuStream>(prefix + ".reduce", m_control);
+    gather = m_mesh->makeProcessGroup(ids.gather, rank, ctx);
+    reduce = m_mesh->makeProcessGroup(ids.reduce, rank, ctx);
+    if (ids.replicate >= 0) replicate = m_mesh->makeProcessGroup(ids.replicate, rank, ctx);
+    env.gather = gather.get();
+    env.reduce = reduce.get();
+    env.replicate = replicate.get();
+    env.gather_stream = gather_stream.get();
+    env.reduce_stream = reduce_stream.get();
+  }
   std::unique_ptr<Strategy> strategy;
   try {
     strategy = makeStrategy(env);
@@ -103,6 +118,8 @@ void Run::rankMain(int rank) {
   }
   compute.reset();
   comm.reset();
+  gather_stream.reset();
+  reduce_stream.reset();
 }
 
 RunResult Run::wait() {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/comm_mesh.h"
 #include "comm/communicator.h"
 #include "comm/process_group.h"
 #include "common/run_clock.h"
@@ -76,8 +77,7 @@ class Run {
   RunControl m_control;
   RankStatusBoard m_board;
   std::vector<std::unique_ptr<RankContext>> m_contexts;
-  std::vector<std::unique_ptr<Communicator>> m_worldComms;
-  std::unique_ptr<CollectiveMonitor> m_worldMonitor;
+  std::unique_ptr<CommMesh> m_mesh;
 
   mutable std::mutex m_mutex;
   std::vector<std::vector<double>> m_rankLosses;  // [step][rank]

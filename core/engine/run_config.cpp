@@ -10,7 +10,7 @@ namespace shardscope {
 namespace {
 
 const char* const kStrategies[] = {"ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp"};
-const char* const kAvailable[] = {"ddp"};
+const char* const kAvailable[] = {"ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp"};
 
 bool contains(const auto& list, const std::string& s) {
   for (const char* x : list)
@@ -53,7 +53,25 @@ double parseDouble(const std::string& flag, const std::string& text) {
   throw ConfigError(flag + " expects a number, got '" + text + "'");
 }
 
+Prefetch parsePrefetch(const std::string& v) {
+  if (v == "none") return Prefetch::None;
+  if (v == "forward") return Prefetch::Forward;
+  if (v == "backward") return Prefetch::Backward;
+  if (v == "both") return Prefetch::Both;
+  throw ConfigError("--prefetch must be one of none, forward, backward, both; got '" + v + "'");
+}
+
 }  // namespace
+
+std::string prefetchName(Prefetch p) {
+  switch (p) {
+    case Prefetch::None: return "none";
+    case Prefetch::Forward: return "forward";
+    case Prefetch::Backward: return "backward";
+    case Prefetch::Both: return "both";
+  }
+  return "?";
+}
 
 void validate(const RunConfig& c) {
   if (!contains(kStrategies, c.strategy))
@@ -81,6 +99,34 @@ void validate(const RunConfig& c) {
                       std::to_string(c.first_bucket_mb));
   if (!(c.lr > 0.0 && c.lr < 10.0))
     throw ConfigError("--lr must be in (0, 10), got " + std::to_string(c.lr));
+  const bool sharded = c.isSharded();
+  for (const auto& [given, flag] : {std::pair{c.unit_blocks.has_value(), "--unit-blocks"},
+                                    std::pair{c.prefetch.has_value(), "--prefetch"},
+                                    std::pair{c.reshard_after_forward.has_value(), "--reshard-after-forward"}}) {
+    if (given && !sharded)
+      throw ConfigError(std::string(flag) + " applies to --strategy zero3, fsdp or hsdp (FSDP units), not " +
+                        c.strategy);
+  }
+  if (c.unit_blocks) {
+    std::ostringstream hint;
+    hint << " (the model has --layers " << c.model.layers << " blocks; K groups K consecutive blocks per unit)";
+    requireRange("--unit-blocks", *c.unit_blocks, 1, c.model.layers, hint.str().c_str());
+  }
+  if (c.shard_group && c.strategy != "hsdp")
+    throw ConfigError("--shard-group applies to --strategy hsdp only, not " + c.strategy +
+                      " (zero3/fsdp shard over all --ranks)");
+  if (c.strategy == "hsdp") {
+    if (!c.shard_group)
+      throw ConfigError("--strategy hsdp needs --shard-group G (ranks per shard group, G divides --ranks)");
+    const int g = *c.shard_group;
+    if (g < 1 || g > c.ranks || c.ranks % g != 0) {
+      std::ostringstream os;
+      os << "--shard-group " << g << " must divide --ranks " << c.ranks << "; use one of";
+      for (int d = 1; d <= c.ranks; ++d)
+        if (c.ranks % d == 0) os << ' ' << d;
+      throw ConfigError(os.str());
+    }
+  }
   if (c.inject_branch) {
     requireRange("--inject-branch RANK", c.inject_branch->rank, 0, c.ranks - 1);
     requireRange("--inject-branch BLOCK", c.inject_branch->block, 0, c.model.layers - 1);
@@ -89,7 +135,7 @@ void validate(const RunConfig& c) {
 
 std::string runUsage() {
   return R"(usage: shardscope-cli run [flags]
-  --strategy NAME        ddp (zero1, zero2, zero3/fsdp, hsdp: coming)      [ddp]
+  --strategy NAME        ddp, zero1, zero2, zero3 (= fsdp), hsdp            [ddp]
   --ranks P              data-parallel ranks, CPU threads, 1..64            [4]
   --layers L             residual MLP blocks, 1..256                        [8]
   --hidden D             hidden width (inner 4D), 8..8192                   [512]
@@ -98,6 +144,11 @@ std::string runUsage() {
   --bucket-mb X          DDP bucket cap in MiB (PyTorch bucket_cap_mb)      [25]
   --first-bucket-mb X    cap of the first bucket in MiB                     [1]
   --lr X                 AdamW learning rate                                [0.0001]
+  --unit-blocks K        zero3/fsdp/hsdp: blocks per FSDP unit, 1..L        [1]
+  --prefetch MODE        zero3/fsdp/hsdp: none, forward, backward, both     [both]
+  --reshard-after-forward on|off  zero3/fsdp/hsdp: free gathered params
+                         after forward (off = SHARD_GRAD_OP)               [on]
+  --shard-group G        hsdp: ranks per shard group, divides P
   --seed N               data, init and teacher seed                        [1]
   --timeout-ms T         collective fingerprint / readiness timeout         [3000]
   --inject-branch R:L    rank R skips block L (a rank-dependent branch)
@@ -140,6 +191,13 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
         throw ConfigError("--inject-branch expects RANK:BLOCK (e.g. 1:3), got '" + v + "'");
       c.inject_branch = InjectBranch{parseInt32(flag, v.substr(0, colon)),
                                      parseInt32(flag, v.substr(colon + 1))};
+    } else if (flag == "--unit-blocks") c.unit_blocks = parseInt32(flag, v);
+    else if (flag == "--shard-group") c.shard_group = parseInt32(flag, v);
+    else if (flag == "--prefetch") c.prefetch = parsePrefetch(v);
+    else if (flag == "--reshard-after-forward") {
+      if (v != "on" && v != "off")
+        throw ConfigError("--reshard-after-forward must be on or off, got '" + v + "'");
+      c.reshard_after_forward = v == "on";
     } else if (flag == "--trace") c.trace_path = v;
     else if (flag == "--summary") c.summary_path = v;
     else throw ConfigError("unknown flag " + flag + " (see --help)");

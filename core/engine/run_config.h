@@ -16,6 +16,9 @@ struct InjectBranch {
   int block = 0;
 };
 
+enum class Prefetch { None, Forward, Backward, Both };
+std::string prefetchName(Prefetch p);
+
 struct RunConfig {
   std::string strategy = "ddp";
   int ranks = 4;
@@ -27,6 +30,19 @@ struct RunConfig {
   uint64_t seed = 1;
   double lr = 1e-4;
   int timeout_ms = 3000;   // collective fingerprint check / readiness timeout
+  // Sharded data parallel (zero3/fsdp/hsdp); unset = default, so a flag given
+  // to a strategy it does not apply to can be named in the error.
+  std::optional<int> unit_blocks;            // K consecutive blocks per FSDP unit [1]
+  std::optional<Prefetch> prefetch;          // [both]
+  std::optional<bool> reshard_after_forward; // [on]
+  std::optional<int> shard_group;            // hsdp: G ranks per shard group
+
+  bool isSharded() const { return strategy == "zero3" || strategy == "fsdp" || strategy == "hsdp"; }
+  int unitBlocks() const { return unit_blocks.value_or(1); }
+  Prefetch prefetchMode() const { return prefetch.value_or(Prefetch::Both); }
+  bool reshardAfterForward() const { return reshard_after_forward.value_or(true); }
+  // Ranks that shard one copy of the model state: P, or G under hsdp.
+  int shardGroupSize() const { return strategy == "hsdp" ? shard_group.value_or(ranks) : ranks; }
   std::optional<InjectBranch> inject_branch;
   std::string trace_path;
   std::string summary_path;

@@ -21,9 +21,17 @@ struct RankEnv {
   const RunConfig& config;
   const ModelSpec& spec;
   const TeacherData& data;
-  ProcessGroup& world;
+  ProcessGroup& world;  // all ranks, used on the comm stream
   CpuStream& compute;
   CpuStream& comm;
+  // Sharded strategies (zero3/fsdp/hsdp) only, else null: the shard group's
+  // communicators for the gather and reduce streams, and (hsdp) the group of
+  // ranks holding the same shard in the other replicas.
+  ProcessGroup* gather = nullptr;
+  ProcessGroup* reduce = nullptr;
+  ProcessGroup* replicate = nullptr;
+  CpuStream* gather_stream = nullptr;
+  CpuStream* reduce_stream = nullptr;
 };
 
 class Strategy {

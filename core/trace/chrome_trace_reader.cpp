@@ -56,7 +56,7 @@ std::string describe(const JsonValue& v) {
 struct Where {
   std::string_view container;
   size_t index = kNoIndex;
-  std::string_view member;  // optional sub-object, e.g. "args"
+  std::string_view member = {};  // optional sub-object, e.g. "args"
 
   std::string field(std::string_view name) const {
     std::string out(container);

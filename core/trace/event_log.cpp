@@ -1,26 +1,34 @@
 #include "trace/event_log.h"
 
+#include <cstdlib>
+#include <type_traits>
+
 namespace shardscope {
+
+static_assert(std::is_trivially_destructible_v<EventLog::Chunk>, "chunks are freed with std::free");
 
 EventLog::EventLog() : m_chunks(new std::atomic<Chunk*>[kMaxChunks]) {
   for (size_t i = 0; i < kMaxChunks; ++i) m_chunks[i].store(nullptr, std::memory_order_relaxed);
 }
 
 EventLog::~EventLog() {
-  for (size_t i = 0; i < kMaxChunks; ++i) delete m_chunks[i].load(std::memory_order_relaxed);
+  for (size_t i = 0; i < kMaxChunks; ++i) std::free(m_chunks[i].load(std::memory_order_relaxed));
 }
 
 EventLog::Chunk* EventLog::chunkFor(size_t chunk_index) {
   Chunk* chunk = m_chunks[chunk_index].load(std::memory_order_acquire);
   if (chunk) return chunk;
   // First writer into a chunk allocates it; a losing racer frees its copy.
-  auto* fresh = new Chunk();
-  for (auto& r : fresh->ready) r.store(0, std::memory_order_relaxed);
+  // calloc: the OS hands out zeroed pages lazily, so a fresh chunk costs no
+  // 530 KB memset on the producer's path; all-zero bytes are a valid "not
+  // ready" state for the lock-free uint8 atomics.
+  auto* fresh = static_cast<Chunk*>(std::calloc(1, sizeof(Chunk)));
+  if (!fresh) return nullptr;
   Chunk* expected = nullptr;
   if (m_chunks[chunk_index].compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) {
     return fresh;
   }
-  delete fresh;
+  std::free(fresh);
   return expected;
 }
 
@@ -32,6 +40,10 @@ void EventLog::record(const Event& event) {
     return;
   }
   Chunk* chunk = chunkFor(chunk_index);
+  if (!chunk) {
+    m_dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   const size_t i = slot % kChunkEvents;
   chunk->events[i] = event;
   chunk->ready[i].store(1, std::memory_order_release);

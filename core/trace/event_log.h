@@ -36,10 +36,13 @@ class EventLog {
   uint64_t dropped() const { return m_dropped.load(std::memory_order_relaxed); }
 
  private:
+ public:
   struct Chunk {
     Event events[kChunkEvents];
     std::atomic<uint8_t> ready[kChunkEvents];
   };
+
+ private:
   Chunk* chunkFor(size_t chunk_index);
 
   std::atomic<size_t> m_next{0};

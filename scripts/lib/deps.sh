@@ -7,7 +7,8 @@ SHARDSCOPE_DEB_PACKAGES=(
   build-essential          # g++ 12 with its libtsan/libasan/libubsan runtimes
   cmake ninja-build pkg-config
   qt6-base-dev qt6-svg-dev # Core, Gui, Widgets, PrintSupport, Test; Svg
-  libgl1-mesa-dev          # Qt6Gui's CMake package looks for OpenGL
+  libgl1-mesa-dev          # Qt6Gui's CMake package needs OpenGL
+  libxkbcommon-dev         # and looks for XKB (optional, but says "Could NOT find")
   libqcustomplot-dev libqcustomplot2.1-qt6
   libspdlog-dev libgloo-dev libopenblas-dev
   libbenchmark-dev         # tests/bench
@@ -22,11 +23,10 @@ shardscope_die() {
   exit 1
 }
 
-shardscope_jobs() {
-  local jobs=${SHARDSCOPE_JOBS:-$(nproc 2>/dev/null || echo 2)}
-  [[ $jobs =~ ^[1-9][0-9]*$ ]] || shardscope_die "SHARDSCOPE_JOBS must be a positive integer, not '$jobs'"
-  echo "$jobs"
-}
+# Parallel build and test jobs; checked here so a bad value stops at once.
+SHARDSCOPE_JOBS=${SHARDSCOPE_JOBS:-$(nproc 2>/dev/null || echo 2)}
+[[ $SHARDSCOPE_JOBS =~ ^[1-9][0-9]*$ ]] ||
+  shardscope_die "SHARDSCOPE_JOBS must be a positive integer, not '$SHARDSCOPE_JOBS'"
 
 # Prints the packages of SHARDSCOPE_DEB_PACKAGES that are not installed.
 shardscope_missing_packages() {
@@ -54,8 +54,10 @@ shardscope_ensure_deps() {
   fi
   shardscope_log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
-  apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+  # Wait for another apt (e.g. a boot-time update) instead of failing at once.
+  local lock=(-o DPkg::Lock::Timeout=300)
+  apt-get "${lock[@]}" update -q
+  apt-get "${lock[@]}" install -y -q --no-install-recommends "${missing[@]}" </dev/null
 }
 
 SHARDSCOPE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -72,5 +74,5 @@ shardscope_build_preset() {
   if ((!reuse)) || [[ ! -f $dir/build.ninja || $SHARDSCOPE_ROOT/CMakePresets.json -nt $dir/CMakeCache.txt ]]; then
     (cd "$SHARDSCOPE_ROOT" && cmake --preset "$preset") || return 1
   fi
-  (cd "$SHARDSCOPE_ROOT" && cmake --build --preset "$preset" -j "$(shardscope_jobs)" "$@")
+  (cd "$SHARDSCOPE_ROOT" && cmake --build --preset "$preset" -j "$SHARDSCOPE_JOBS" "$@")
 }

@@ -1,8 +1,8 @@
-// Cost of instrumentation: EventLog::record from one producer and from 2 or 4
+// Cost of instrumentation: EventLog::record from one producer, from 2 or 4
 // producers sharing one rank's log (target <= 50 ns per event), and the Chrome
-// trace writer/reader on 1M events. With threads, Time is wall time per event
-// summed over all threads (total events / elapsed). Logs are recycled every 1M events so a long
-// run does not hold gigabytes; chunk allocation stays inside the timed cost.
+// trace writer/reader on 1M events. With threads, Time is elapsed wall time per
+// event over all threads. Logs are recycled every 1M events so a long run does
+// not hold gigabytes; chunk allocation stays inside the timed cost.
 #include <benchmark/benchmark.h>
 
 #include <memory>

@@ -130,7 +130,13 @@ class TestCli : public QObject {
     QTest::newRow("ranks text") << QStringList{"run", "--ranks", "four"} << "--ranks expects an integer";
     QTest::newRow("batch not multiple") << QStringList{"run", "--ranks", "4", "--batch", "30"} << "--batch 30 must be a multiple of --ranks 4";
     QTest::newRow("unknown strategy") << QStringList{"run", "--strategy", "zero9"} << "--strategy must be one of";
-    QTest::newRow("strategy not yet") << QStringList{"run", "--strategy", "zero3"} << "not yet available";
+    QTest::newRow("unit-blocks with ddp") << QStringList{"run", "--strategy", "ddp", "--unit-blocks", "2"} << "--unit-blocks applies to --strategy zero3, fsdp or hsdp";
+    QTest::newRow("shard-group with zero3") << QStringList{"run", "--strategy", "zero3", "--shard-group", "2"} << "--shard-group applies to --strategy hsdp only";
+    QTest::newRow("hsdp without group") << QStringList{"run", "--strategy", "hsdp"} << "--strategy hsdp needs --shard-group";
+    QTest::newRow("shard-group divides") << QStringList{"run", "--strategy", "hsdp", "--ranks", "6", "--batch", "12", "--shard-group", "4"} << "--shard-group 4 must divide --ranks 6; use one of 1 2 3 6";
+    QTest::newRow("unit-blocks too big") << QStringList{"run", "--strategy", "zero3", "--layers", "4", "--unit-blocks", "5"} << "--unit-blocks must be in 1..4";
+    QTest::newRow("prefetch") << QStringList{"run", "--strategy", "zero3", "--prefetch", "sideways"} << "--prefetch must be one of none, forward, backward, both";
+    QTest::newRow("reshard") << QStringList{"run", "--strategy", "fsdp", "--reshard-after-forward", "maybe"} << "--reshard-after-forward must be on or off";
     QTest::newRow("unknown flag") << QStringList{"run", "--bogus", "1"} << "unknown flag --bogus";
     QTest::newRow("missing value") << QStringList{"run", "--steps"} << "--steps needs a value";
     QTest::newRow("bucket-mb") << QStringList{"run", "--bucket-mb", "-1"} << "--bucket-mb must be in";

@@ -1,0 +1,69 @@
+#include "comm/comm_mesh.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace shardscope {
+
+CommMesh::CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunControl& control,
+                   int timeout_ms, int transport_timeout_ms)
+    : m_ranks(ranks), m_shardGroup(shard_group) {
+  std::vector<int> all(ranks);
+  for (int r = 0; r < ranks; ++r) all[r] = r;
+  addGroup("world", all, board, control, timeout_ms, transport_timeout_ms);
+  if (shard_group <= 0) return;
+  const int replicas = ranks / shard_group;
+  for (int rep = 0; rep < replicas; ++rep) {
+    std::vector<int> members;
+    for (int s = 0; s < shard_group; ++s) members.push_back(rep * shard_group + s);
+    const std::string base = replicas > 1 ? "shard" + std::to_string(rep) : "world";
+    addGroup(base + ".gather", members, board, control, timeout_ms, transport_timeout_ms);
+    addGroup(base + ".reduce", members, board, control, timeout_ms, transport_timeout_ms);
+  }
+  if (replicas > 1) {
+    for (int s = 0; s < shard_group; ++s) {
+      std::vector<int> members;
+      for (int rep = 0; rep < replicas; ++rep) members.push_back(rep * shard_group + s);
+      addGroup("replica" + std::to_string(s), members, board, control, timeout_ms, transport_timeout_ms);
+    }
+  }
+}
+
+CommMesh::~CommMesh() {
+  // Tearing a Gloo group down costs time per connection; do the groups in parallel.
+  std::vector<std::thread> workers;
+  for (auto& group : m_comms)
+    for (auto& comm : group) workers.emplace_back([c = std::move(comm)]() mutable { c.reset(); });
+  for (auto& t : workers) t.join();
+}
+
+void CommMesh::addGroup(const std::string& name, std::vector<int> members, RankStatusBoard& board,
+                        RunControl& control, int timeout_ms, int transport_timeout_ms) {
+  const int id = static_cast<int>(m_specs.size());
+  m_comms.push_back(createGlooGroup(static_cast<int>(members.size()), name, transport_timeout_ms));
+  m_monitors.push_back(std::make_unique<CollectiveMonitor>(name, members, board, control,
+                                                           std::chrono::milliseconds(timeout_ms)));
+  m_specs.push_back({id, name, std::move(members)});
+}
+
+CommMesh::RankGroups CommMesh::groupsOf(int rank) const {
+  RankGroups g;
+  for (const CommGroupSpec& spec : m_specs) {
+    if (std::find(spec.members.begin(), spec.members.end(), rank) == spec.members.end()) continue;
+    if (spec.name == "world") g.world = spec.id;
+    else if (spec.name.ends_with(".gather")) g.gather = spec.id;
+    else if (spec.name.ends_with(".reduce")) g.reduce = spec.id;
+    else if (spec.name.starts_with("replica")) g.replicate = spec.id;
+  }
+  return g;
+}
+
+std::unique_ptr<ProcessGroup> CommMesh::makeProcessGroup(int id, int rank, RankContext& ctx) {
+  const CommGroupSpec& spec = m_specs.at(id);
+  const auto it = std::find(spec.members.begin(), spec.members.end(), rank);
+  const auto group_rank = static_cast<size_t>(it - spec.members.begin());
+  return std::make_unique<ProcessGroup>(id, spec.name, *m_comms[id][group_rank], *m_monitors[id], ctx);
+}
+
+}  // namespace shardscope

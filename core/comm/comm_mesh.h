@@ -1,0 +1,53 @@
+// The communicator groups of a run, as a 2-D mesh for hybrid sharding: ranks
+// r = replica * G + shard. "world" spans all ranks; each shard group (one
+// replica's G ranks) has a gather and a reduce communicator (one per stream,
+// so an all-gather and a reduce-scatter can be in flight at once); each
+// replicate group joins the ranks holding the same shard across replicas.
+// zero3/fsdp is the 1-D case G = P. Each group has its own fingerprint monitor.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/collective_monitor.h"
+#include "comm/communicator.h"
+#include "comm/process_group.h"
+#include "engine/rank_context.h"
+
+namespace shardscope {
+
+struct CommGroupSpec {
+  int id = 0;                // fingerprint / event group id
+  std::string name;          // "world", "shard0.gather", "replica1"
+  std::vector<int> members;  // global ranks, in group-rank order
+};
+
+class CommMesh {
+ public:
+  // shard_group = 0: only the world group (ddp, zero1, zero2).
+  CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunControl& control, int timeout_ms,
+           int transport_timeout_ms);
+  ~CommMesh();
+
+  const std::vector<CommGroupSpec>& groups() const { return m_specs; }
+  // Group ids of one rank's groups; -1 when the run has none of that kind.
+  struct RankGroups {
+    int world = -1, gather = -1, reduce = -1, replicate = -1;
+  };
+  RankGroups groupsOf(int rank) const;
+  // A rank's ProcessGroup on group `id` (creates it once per (rank, id)).
+  std::unique_ptr<ProcessGroup> makeProcessGroup(int id, int rank, RankContext& ctx);
+
+ private:
+  void addGroup(const std::string& name, std::vector<int> members, RankStatusBoard& board,
+                RunControl& control, int timeout_ms, int transport_timeout_ms);
+
+  int m_ranks;
+  int m_shardGroup;
+  std::vector<CommGroupSpec> m_specs;
+  std::vector<std::vector<std::unique_ptr<Communicator>>> m_comms;  // [group][group rank]
+  std::vector<std::unique_ptr<CollectiveMonitor>> m_monitors;       // [group]
+};
+
+}  // namespace shardscope

@@ -1,0 +1,95 @@
+#include "parallel/bucketed_strategy.h"
+
+#include "kernels/cpu_kernels.h"
+
+namespace shardscope {
+
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+}
+
+BucketedStrategy::BucketedStrategy(RankEnv& env, int pad_multiple, bool persistent_buckets)
+    : m_env(env), m_model(env.spec, env.ctx.ledger, env.config.batch / env.config.ranks) {
+  auto plan = planBuckets(env.spec, static_cast<int64_t>(env.config.bucket_mb * kMiB),
+                          static_cast<int64_t>(env.config.first_bucket_mb * kMiB),
+                          static_cast<int>(sizeof(bf16)));
+  m_reducer = std::make_unique<GradReducer>(env, std::move(plan), pad_multiple, persistent_buckets,
+                                            [this](int b, int32_t op) { launchBucket(b, op); });
+  if (env.config.inject_branch && env.config.inject_branch->rank == env.ctx.rank) {
+    m_skipHere = true;
+    m_skipSegment = env.config.inject_branch->block + 1;
+  }
+}
+
+void BucketedStrategy::setup() {
+  const auto n = static_cast<size_t>(m_env.spec.numParams());
+  m_params = Buffer<bf16>(m_env.ctx.ledger, Category::Param, n);
+  // As DDP's constructor: rank 0's initial state is broadcast to every replica.
+  m_initMaster.assign(n, 0.0f);
+  if (m_env.ctx.rank == 0) MlpModel::initParams(m_env.spec, m_env.config.seed, m_initMaster.data());
+  m_env.world.broadcast(m_initMaster.data(), n, DType::F32, 0, Lane::Comm);
+  cpu::f32ToBf16(m_initMaster.data(), m_params.data(), n);
+  setupState();
+  m_initMaster = {};
+}
+
+int64_t BucketedStrategy::segmentOffset(int segment) const {
+  return m_env.spec.params()[m_env.spec.segmentParams(segment).first].offset;
+}
+
+bf16* BucketedStrategy::segmentWeights(int segment) { return m_params.data() + segmentOffset(segment); }
+
+cpu::AdamConfig BucketedStrategy::adamConfig() const {
+  cpu::AdamConfig adam;
+  adam.lr = static_cast<float>(m_env.config.lr);
+  return adam;
+}
+
+double BucketedStrategy::step(int step) {
+  RankContext& ctx = m_env.ctx;
+  const ModelSpec& spec = m_env.spec;
+  const int local = m_model.localBatch(), io = spec.shape().io_dim;
+  m_env.world.resetStepBytes();
+  m_reducer->beginStep();
+
+  m_inputs = Buffer<float>(ctx.ledger, Category::Activation, static_cast<size_t>(local) * io);
+  m_targets = Buffer<float>(ctx.ledger, Category::Activation, static_cast<size_t>(local) * io);
+  m_env.data.batch(step, static_cast<int64_t>(ctx.rank) * local, local, m_inputs.data(), m_targets.data());
+
+  CpuStream& compute = m_env.compute;
+  compute.enqueue([this] { m_model.setInput(m_inputs.data()); });
+  for (int seg = 0; seg < spec.segmentCount(); ++seg) {
+    compute.enqueue([this, &ctx, seg] {
+      Event f;
+      f.block = static_cast<int16_t>(seg);
+      ScopedEvent scope(ctx, Lane::Compute, EventKind::Forward, f);
+      m_model.forward(seg, segmentWeights(seg), m_skipHere && seg == m_skipSegment);
+    });
+  }
+  compute.enqueue([this, &ctx] {
+    ScopedEvent scope(ctx, Lane::Compute, EventKind::Loss);
+    m_loss = m_model.loss(m_targets.data());
+  });
+  for (int seg = spec.segmentCount() - 1; seg >= 0; --seg) {
+    compute.enqueue([this, &ctx, &spec, seg] {
+      Event f;
+      f.block = static_cast<int16_t>(seg);
+      ScopedEvent scope(ctx, Lane::Compute, EventKind::Backward, f);
+      bf16* grads = segmentGrads(seg);
+      const int64_t base = segmentOffset(seg);
+      m_model.backward(
+          seg, segmentWeights(seg), grads,
+          [this, grads, base, &spec](int p) { m_reducer->onGradReady(p, grads + (spec.params()[p].offset - base)); },
+          m_skipHere && seg == m_skipSegment);
+      afterSegmentBackward(seg);
+    });
+  }
+  compute.synchronize();  // backward has run; the reducer's state is final
+  m_reducer->finishBackward();
+  finishStep(step);
+  m_inputs.reset();
+  m_targets.reset();
+  return m_loss;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,107 @@
+#include "parallel/zero_strategy.h"
+
+#include <cstring>
+
+#include "kernels/cpu_kernels.h"
+
+namespace shardscope {
+
+ZeroStrategy::ZeroStrategy(RankEnv& env, int stage)
+    : BucketedStrategy(env, env.ctx.ranks, /*persistent_buckets=*/stage == 1), m_stage(stage) {
+  m_layout = std::make_unique<BucketShardLayout>(env.spec, m_reducer->buckets(), env.ctx.ranks, env.ctx.rank);
+}
+
+void ZeroStrategy::setupState() {
+  MemoryLedger& ledger = m_env.ctx.ledger;
+  const auto shard = static_cast<size_t>(m_layout->shardElements());
+  m_grads = Buffer<bf16>(ledger, Category::Grad, m_stage == 1 ? static_cast<size_t>(m_env.spec.numParams()) : shard);
+  m_master = Buffer<float>(ledger, Category::Master, shard);
+  m_adamM = Buffer<float>(ledger, Category::AdamM, shard);
+  m_adamV = Buffer<float>(ledger, Category::AdamV, shard);
+  m_layout->gather(m_initMaster.data(), m_master.data());
+}
+
+bf16* ZeroStrategy::segmentGrads(int segment) {
+  if (m_stage == 1) return m_grads.data() + segmentOffset(segment);
+  // Stage 2 has no resident full gradients: backward writes a segment's into a
+  // transient buffer, the hooks copy them into buckets, and it is freed.
+  const auto [first, last] = m_env.spec.segmentParams(segment);
+  const ParamInfo& end = m_env.spec.params()[last - 1];
+  const int64_t n = end.offset + end.numel() - m_env.spec.params()[first].offset;
+  m_segmentGrads = Buffer<bf16>(m_env.ctx.ledger, Category::GradFull, static_cast<size_t>(n));
+  return m_segmentGrads.data();
+}
+
+void ZeroStrategy::afterSegmentBackward(int) {
+  if (m_stage == 2) m_segmentGrads.reset();
+}
+
+void ZeroStrategy::launchBucket(int b, int32_t ready_op) {
+  m_env.comm.enqueue([this, b, ready_op] {
+    RankContext& ctx = m_env.ctx;
+    Buffer<bf16>& bucket = m_reducer->bucketBuffer(b);
+    const auto chunk = static_cast<size_t>(m_layout->chunk(b));
+    if (m_stage == 2) {
+      // The reduced chunk lands straight in this rank's gradient shard.
+      m_env.world.reduceScatter(bucket.data(), m_grads.data() + m_layout->shardOffset(b), chunk, DType::BF16,
+                                {b, -1, ready_op}, Lane::Comm);
+      m_reducer->releaseBucket(b);  // the bucket's full gradients are gone
+      return;
+    }
+    Buffer<bf16> reduced(ctx.ledger, Category::Bucket, chunk);
+    m_env.world.reduceScatter(bucket.data(), reduced.data(), chunk, DType::BF16, {b, -1, ready_op}, Lane::Comm);
+    // Stage 1 keeps full gradients: the owned chunk is overwritten with the sum.
+    const auto [s0, s1] = m_layout->bucketSpans(b);
+    const int64_t base = m_layout->shardOffset(b);
+    for (size_t i = s0; i < s1; ++i) {
+      const ShardSpan& s = m_layout->spans()[i];
+      std::memcpy(m_grads.data() + s.flat_offset, reduced.data() + (s.shard_offset - base), sizeof(bf16) * s.count);
+    }
+  });
+}
+
+void ZeroStrategy::finishStep(int step) {
+  RankContext& ctx = m_env.ctx;
+  const auto shard = static_cast<size_t>(m_layout->shardElements());
+  auto param_shard = std::make_shared<Buffer<bf16>>(ctx.ledger, Category::Workspace, shard);
+  StreamEventPtr reduced = m_env.comm.record();
+  m_env.compute.enqueue([&ctx, reduced] {
+    Event w;
+    w.dep = reduced->opId();
+    ScopedEvent scope(ctx, Lane::Compute, EventKind::Wait, w);
+    reduced->wait(ctx.control);
+  });
+  m_env.compute.enqueue([this, &ctx, step, shard, param_shard] {
+    ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
+    const bf16* grads = m_grads.data();
+    Buffer<bf16> gathered;
+    if (m_stage == 1) {  // the owned chunk of the full gradients, in shard order
+      gathered = Buffer<bf16>(ctx.ledger, Category::Workspace, shard);
+      m_layout->gather(m_grads.data(), gathered.data());
+      grads = gathered.data();
+    }
+    cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), grads, param_shard->data(), shard,
+                  adamConfig(), step + 1);
+  });
+  // All-gather the updated parameters bucket by bucket (the all-reduce's second half).
+  StreamEventPtr updated = m_env.compute.record();
+  m_env.comm.waitEvent(updated);
+  for (const Bucket& b : m_reducer->buckets()) {
+    m_env.comm.enqueue([this, &ctx, &b, param_shard] {
+      const int index = b.index;
+      const auto chunk = static_cast<size_t>(m_layout->chunk(index));
+      Buffer<bf16> full(ctx.ledger, Category::Bucket, chunk * ctx.ranks);
+      m_env.world.allGather(param_shard->data() + m_layout->shardOffset(index), full.data(), chunk, DType::BF16,
+                            {index, -1, -1}, Lane::Comm);
+      for (const BucketPlanEntry& e : b.entries) {
+        const ParamInfo& p = m_env.spec.params()[e.param];
+        std::memcpy(m_params.data() + p.offset, full.data() + e.offset, sizeof(bf16) * p.numel());
+      }
+    });
+  }
+  m_env.comm.synchronize();
+}
+
+void ZeroStrategy::copyOwnedMaster(std::vector<float>& full) const { m_layout->scatter(m_master.data(), full.data()); }
+
+}  // namespace shardscope

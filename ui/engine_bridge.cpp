@@ -1,0 +1,104 @@
+#include "engine_bridge.h"
+
+#include "analysis/run_summary.h"
+#include "common/errors.h"
+#include "event_store.h"
+
+namespace shardscope {
+
+namespace {
+constexpr int kPollMs = 33;  // ~30 Hz: smooth enough, cheap next to the run itself
+}
+
+EngineBridge::EngineBridge(EventStore* store, QObject* parent) : QObject(parent), m_store(store) {
+  m_timer.setInterval(kPollMs);
+  connect(&m_timer, &QTimer::timeout, this, &EngineBridge::poll);
+}
+
+EngineBridge::~EngineBridge() {
+  m_timer.stop();
+  if (m_run && !m_done) m_run->cancel();
+  m_run.reset();  // Run's destructor joins its threads
+}
+
+void EngineBridge::start(const RunConfig& config) {
+  if (isRunning()) throw RunError("a run is already in progress; stop it first");
+  auto run = std::make_unique<Run>(config);  // validates: throws ConfigError
+  m_run.reset();
+  m_run = std::move(run);
+  m_config = config;
+  RunTrace meta = m_run->trace();  // metadata only: no event has been recorded yet
+  meta.config_json = configJson(config);
+  m_store->reset(meta);
+  m_cursors.assign(static_cast<size_t>(config.ranks), 0);
+  m_stepsDone = 0;
+  m_done = false;
+  m_cancelled = false;
+  m_elapsed = 0;
+  m_clock.start();
+  m_run->start();
+  m_timer.start();
+  emit runStarted();
+}
+
+void EngineBridge::cancel() {
+  if (!isRunning()) return;
+  m_cancelled = true;
+  m_run->cancel();
+}
+
+double EngineBridge::elapsedSeconds() const {
+  if (m_run && !m_done) return static_cast<double>(m_clock.nsecsElapsed()) * 1e-9;
+  return m_elapsed;
+}
+
+void EngineBridge::poll() {
+  if (!m_run || m_done) return;
+  // Read finished() before draining: every event recorded before the run
+  // ended is then published and this drain is the last one needed.
+  const bool finished = m_run->finished();
+  drain();
+  if (finished) finish();
+}
+
+void EngineBridge::drain() {
+  bool any = false;
+  for (size_t r = 0; r < m_cursors.size(); ++r) {
+    m_scratch.clear();
+    m_cursors[r] = m_run->eventLog(static_cast<int>(r)).readFrom(m_cursors[r], m_scratch);
+    if (m_scratch.empty()) continue;
+    m_store->appendEvents(static_cast<int>(r), m_scratch);
+    any = true;
+  }
+  std::vector<double> losses = m_run->losses();
+  const bool new_step = static_cast<int>(losses.size()) != m_stepsDone;
+  if (new_step) {
+    m_stepsDone = static_cast<int>(losses.size());
+    const double last = losses.empty() ? 0.0 : losses.back();
+    m_store->setLosses(std::move(losses));
+    emit progress(m_stepsDone, m_config.steps, last);
+  }
+  if (any || new_step) emit eventsAppended();
+}
+
+void EngineBridge::finish() {
+  m_timer.stop();
+  m_done = true;
+  m_elapsed = static_cast<double>(m_clock.nsecsElapsed()) * 1e-9;
+  bool ok = true;
+  QString message;
+  try {
+    const RunResult result = m_run->wait();  // returns at once: the run has finished
+    m_elapsed = result.wall_seconds;
+    message = tr("finished %1 steps in %2 s").arg(result.losses.size()).arg(result.wall_seconds, 0, 'f', 2);
+  } catch (const RunAborted&) {
+    ok = false;
+    message = m_cancelled ? tr("run stopped by the user") : tr("run aborted");
+  } catch (const std::exception& e) {
+    ok = false;
+    message = QString::fromStdString(e.what());
+  }
+  emit runFinished(ok, message);
+}
+
+}  // namespace shardscope

@@ -1,0 +1,69 @@
+// Owns the core Run behind the window and feeds its events to an EventStore:
+// a ~30 Hz timer drains every rank's lock-free EventLog from a per-rank cursor.
+// The UI thread never blocks on the run: Run::wait() is only called once
+// Run::finished() is true, so it merely joins threads that have already ended.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QMetaType>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+#include <memory>
+#include <vector>
+
+#include "engine/run.h"
+#include "engine/run_config.h"
+#include "trace/event.h"
+
+namespace shardscope {
+
+class EventStore;
+
+class EngineBridge : public QObject {
+  Q_OBJECT
+ public:
+  explicit EngineBridge(EventStore* store, QObject* parent = nullptr);
+  ~EngineBridge() override;  // cancels a live run and joins it
+
+  // Clears the store and starts a run. Throws ConfigError (validate()'s
+  // message) or RunError; nothing changes then.
+  void start(const RunConfig& config);
+  void cancel();
+
+  bool isRunning() const { return m_run && !m_done; }
+  bool hasRun() const { return m_run != nullptr; }
+  const RunConfig& config() const { return m_config; }
+  int stepsDone() const { return m_stepsDone; }
+  double elapsedSeconds() const;  // wall time of the current or last run
+
+  // Drains pending events now (the timer does this on its own).
+  void poll();
+
+ signals:
+  void runStarted();
+  void eventsAppended();
+  void progress(int steps_done, int steps, double last_loss);
+  // ok false: the run failed (message = the run's one error) or was cancelled.
+  void runFinished(bool ok, const QString& message);
+
+ private:
+  void drain();
+  void finish();
+
+  EventStore* m_store;
+  QTimer m_timer;
+  QElapsedTimer m_clock;
+  std::unique_ptr<Run> m_run;
+  RunConfig m_config;
+  std::vector<size_t> m_cursors;  // per rank: events already copied into the store
+  std::vector<Event> m_scratch;
+  int m_stepsDone = 0;
+  bool m_done = true;
+  bool m_cancelled = false;
+  double m_elapsed = 0;
+};
+
+}  // namespace shardscope
+
+Q_DECLARE_METATYPE(shardscope::RunConfig)

@@ -1,0 +1,68 @@
+// The experiment form: every RunConfig knob, checked by the core's validate()
+// on every edit, so the window refuses exactly what the CLI refuses, with the
+// same message. Spin boxes deliberately allow a little more than is valid:
+// the validator, not a silent clamp, tells the user the rule.
+#pragma once
+
+#include <QWidget>
+
+#include "engine/run_config.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QPushButton;
+class QSettings;
+class QSpinBox;
+
+namespace shardscope {
+
+class ExperimentPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ExperimentPanel(QWidget* parent = nullptr);
+
+  RunConfig config() const;
+  void setConfig(const RunConfig& config);
+  bool isValid() const { return m_error.isEmpty(); }
+  QString errorText() const { return m_error; }  // validate()'s message, empty when valid
+  QPushButton* runButton() const { return m_run; }
+  QPushButton* stopButton() const { return m_stop; }
+  void setRunning(bool running);
+
+  void saveSettings(QSettings& settings) const;
+  void restoreSettings(const QSettings& settings);
+
+ signals:
+  void runRequested();
+  void stopRequested();
+  void validityChanged(bool valid);
+
+ private:
+  void revalidate();
+
+  QComboBox* m_strategy;
+  QSpinBox* m_ranks;
+  QSpinBox* m_layers;
+  QSpinBox* m_hidden;
+  QSpinBox* m_batch;
+  QSpinBox* m_steps;
+  QDoubleSpinBox* m_bucketMb;
+  QDoubleSpinBox* m_firstBucketMb;
+  QDoubleSpinBox* m_lr;
+  QSpinBox* m_seed;
+  QSpinBox* m_timeoutMs;
+  QCheckBox* m_inject;
+  QSpinBox* m_injectRank;
+  QSpinBox* m_injectBlock;
+  QLabel* m_errorLabel;
+  QLabel* m_derived;
+  QPushButton* m_run;
+  QPushButton* m_stop;
+  QString m_error;
+  bool m_running = false;
+  bool m_loading = false;
+};
+
+}  // namespace shardscope

@@ -1,0 +1,32 @@
+// Loss per training step: the mean over ranks of each rank's local loss, as the
+// core reports it (Run::losses() while live). Traces carry no losses, so an
+// opened trace shows an explanatory empty state instead of a blank plot.
+#pragma once
+
+#include <QWidget>
+
+class QCustomPlot;
+class QCPGraph;
+class QLabel;
+
+namespace shardscope {
+
+class EventStore;
+
+class LossView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit LossView(const EventStore* store, QWidget* parent = nullptr);
+
+  void refresh();
+  QCustomPlot* plot() const { return m_plot; }
+  int pointCount() const;
+
+ private:
+  const EventStore* m_store;
+  QCustomPlot* m_plot;
+  QCPGraph* m_graph;
+  QLabel* m_empty;
+};
+
+}  // namespace shardscope

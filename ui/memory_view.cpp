@@ -1,0 +1,372 @@
+#include "memory_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSplitter>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <qcustomplot.h>
+
+#include "analysis/formulas.h"
+#include "event_store.h"
+#include "memory/memory_ledger.h"
+#include "palette.h"
+
+namespace shardscope {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kBarWidth = 0.36;
+constexpr double kMeasuredOffset = -0.19;  // measured bar left of the rank tick,
+constexpr double kPredictedOffset = 0.19;  // the seed's prediction right of it
+constexpr int kThrottleMs = 250;
+
+QString categoryTitle(Category c) {
+  const std::string_view n = categoryName(c);
+  return QString::fromLatin1(n.data(), static_cast<int>(n.size()));
+}
+
+void styleAxes(QCustomPlot* plot) {
+  QFont tick = plot->font();
+  tick.setPointSizeF(8);
+  for (QCPAxis* a : {plot->xAxis, plot->yAxis}) {
+    a->setTickLabelFont(tick);
+    a->setLabelFont(tick);
+    a->setBasePen(QPen(QColor(0xB0, 0xB5, 0xBC)));
+    a->setTickPen(QPen(QColor(0xB0, 0xB5, 0xBC)));
+    a->setSubTickPen(QPen(QColor(0xB0, 0xB5, 0xBC)));
+    a->grid()->setPen(QPen(Palette::grid(), 1, Qt::DotLine));
+  }
+  plot->setBackground(Palette::background());
+}
+
+}  // namespace
+
+MemoryView::MemoryView(const EventStore* store, QWidget* parent)
+    : QWidget(parent), m_store(store), m_throttle(new QTimer(this)) {
+  m_throttle->setSingleShot(true);
+  m_throttle->setInterval(kThrottleMs);
+  connect(m_throttle, &QTimer::timeout, this, &MemoryView::rebuild);
+
+  auto* controls = new QHBoxLayout;
+  controls->setContentsMargins(6, 4, 6, 0);
+  m_momentCombo = new QComboBox(this);
+  m_momentCombo->addItem(tr("at peak model state"));
+  m_momentCombo->addItem(tr("at timeline cursor"));
+  m_momentCombo->setToolTip(tr("Which moment the bars show. Click the timeline to place the cursor."));
+  m_rankCombo = new QComboBox(this);
+  m_rankCombo->setToolTip(tr("Rank shown in the memory-over-time plot"));
+  controls->addWidget(new QLabel(tr("Bars"), this));
+  controls->addWidget(m_momentCombo);
+  controls->addSpacing(12);
+  controls->addWidget(new QLabel(tr("Over time"), this));
+  controls->addWidget(m_rankCombo);
+  controls->addStretch(1);
+
+  m_summary = new QLabel(this);
+  m_summary->setWordWrap(true);
+  m_summary->setTextFormat(Qt::RichText);
+  m_summary->setContentsMargins(6, 2, 6, 2);
+  m_summary->setText(tr("<span style='color:#777'>Memory appears once a run allocates.</span>"));
+
+  // Bars: one QCPBars per category, stacked in ledger order.
+  m_bars = new QCustomPlot(this);
+  m_bars->setObjectName(QStringLiteral("memoryBars"));
+  m_bars->setMinimumHeight(200);
+  styleAxes(m_bars);
+  m_bars->yAxis->setLabel(tr("MiB per rank"));
+  m_bars->xAxis->grid()->setVisible(false);
+  m_bars->xAxis->setTickLength(0, 0);
+  m_bars->xAxis->setSubTicks(false);
+  for (int c = 0; c < kCategoryCount; ++c) {
+    auto* bars = new QCPBars(m_bars->xAxis, m_bars->yAxis);
+    const QColor color = Palette::category(static_cast<Category>(c));
+    bars->setName(categoryTitle(static_cast<Category>(c)));
+    bars->setBrush(color);
+    bars->setPen(QPen(color.darker(125), 0.8));
+    bars->setWidth(kBarWidth);
+    bars->setStackingGap(0);
+    if (c > 0) bars->moveAbove(m_stack[static_cast<size_t>(c - 1)]);
+    m_stack[static_cast<size_t>(c)] = bars;
+  }
+  m_predicted = new QCPBars(m_bars->xAxis, m_bars->yAxis);
+  m_predicted->setWidth(kBarWidth);
+  m_predicted->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.6));
+  m_predicted->setBrush(Qt::NoBrush);
+  m_predicted->setName(tr("seed prediction (model state)"));
+  m_bars->legend->setVisible(true);
+  m_bars->axisRect()->insetLayout()->take(m_bars->legend);
+  m_bars->plotLayout()->addElement(1, 0, m_bars->legend);
+  m_bars->plotLayout()->setRowStretchFactor(1, 0.001);
+  m_bars->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  m_bars->legend->setWrap(4);
+  m_bars->legend->setBorderPen(Qt::NoPen);
+  QFont legend_font = font();
+  legend_font.setPointSizeF(7.5);
+  m_bars->legend->setFont(legend_font);
+  m_bars->legend->setIconSize(12, 9);
+  m_bars->legend->setRowSpacing(0);
+  m_bars->legend->setColumnSpacing(6);
+
+  // Over time: cumulative step graphs, each filled down to the one below.
+  m_time = new QCustomPlot(this);
+  m_time->setObjectName(QStringLiteral("memoryTime"));
+  m_time->setMinimumHeight(160);
+  styleAxes(m_time);
+  m_time->xAxis->setLabel(tr("time (ms)"));
+  m_time->yAxis->setLabel(tr("MiB"));
+  for (int c = 0; c < kCategoryCount; ++c) {
+    auto* g = new QCPGraph(m_time->xAxis, m_time->yAxis);
+    QColor fill = Palette::category(static_cast<Category>(c));
+    g->setPen(Qt::NoPen);
+    g->setBrush(fill);
+    g->setLineStyle(QCPGraph::lsStepLeft);
+    if (c > 0) g->setChannelFillGraph(m_areas[static_cast<size_t>(c - 1)]);
+    m_areas[static_cast<size_t>(c)] = g;
+  }
+  m_totalLine = new QCPGraph(m_time->xAxis, m_time->yAxis);
+  m_totalLine->setPen(QPen(QColor(0x33, 0x33, 0x33), 1));
+  m_totalLine->setLineStyle(QCPGraph::lsStepLeft);
+  m_peakDot = new QCPItemTracer(m_time);
+  m_peakDot->setGraph(m_totalLine);
+  m_peakDot->setStyle(QCPItemTracer::tsCircle);
+  m_peakDot->setSize(7);
+  m_peakDot->setPen(QPen(Palette::cursor(), 1.5));
+  m_peakDot->setBrush(Qt::white);
+  m_peakDot->setVisible(false);
+  m_peakText = new QCPItemText(m_time);
+  m_peakText->position->setParentAnchor(m_peakDot->position);
+  m_peakText->position->setCoords(0, -12);
+  m_peakText->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+  m_peakText->setColor(Palette::cursor());
+  m_peakText->setFont(legend_font);
+  m_peakText->setBrush(QColor(255, 255, 255, 220));
+  m_peakText->setClipToAxisRect(false);
+  m_peakText->setVisible(false);
+  m_cursorLine = new QCPItemStraightLine(m_time);
+  m_cursorLine->setPen(QPen(Palette::cursor(), 1, Qt::DashLine));
+  m_cursorLine->setVisible(false);
+
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(m_bars);
+  split->addWidget(m_time);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  split->setChildrenCollapsible(false);
+
+  auto* box = new QVBoxLayout(this);
+  box->setContentsMargins(0, 0, 0, 0);
+  box->setSpacing(2);
+  box->addLayout(controls);
+  box->addWidget(m_summary);
+  box->addWidget(split, 1);
+
+  connect(m_momentCombo, &QComboBox::currentIndexChanged, this, [this] { rebuild(); });
+  connect(m_rankCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
+    if (index >= 0) m_rank = index;
+    rebuild();
+  });
+  rebuild();
+}
+
+void MemoryView::refresh(bool now) {
+  if (now) {
+    m_throttle->stop();
+    rebuild();
+  } else if (!m_throttle->isActive()) {
+    m_throttle->start();
+  }
+}
+
+void MemoryView::setCursorTime(std::optional<int64_t> ns) {
+  m_cursor = ns;
+  {
+    const QSignalBlocker block(m_momentCombo);
+    m_momentCombo->setCurrentIndex(ns ? 1 : 0);
+  }
+  rebuild();
+}
+
+void MemoryView::setSelectedRank(int rank) {
+  m_rank = std::max(0, rank);
+  if (m_rank < m_rankCombo->count()) m_rankCombo->setCurrentIndex(m_rank);
+  rebuild();
+}
+
+bool MemoryView::atCursor() const { return m_momentCombo->currentIndex() == 1 && m_cursor.has_value(); }
+
+std::array<int64_t, kCategoryCount> MemoryView::barBytes(int rank) const {
+  if (atCursor()) return m_series.at(rank, *m_cursor).bytes;
+  const MemorySample* peak = m_series.peakModelState(rank);
+  return peak ? peak->bytes : std::array<int64_t, kCategoryCount>{};
+}
+
+double MemoryView::predictedBytes() const {
+  const RunTrace& meta = m_store->meta();
+  if (meta.strategy.empty() || meta.params <= 0 || meta.ranks <= 0) return 0;
+  try {
+    return expectedModelStateBytesPerParam(meta.strategy, meta.ranks) * static_cast<double>(meta.params);
+  } catch (const std::exception&) {
+    return 0;  // a strategy the formulas do not know: no prediction bar
+  }
+}
+
+void MemoryView::rebuild() {
+  m_series.sync(*m_store);
+  const int ranks = m_series.rankCount();
+  if (m_rankCombo->count() != ranks) {
+    const QSignalBlocker block(m_rankCombo);
+    m_rankCombo->clear();
+    for (int r = 0; r < ranks; ++r) m_rankCombo->addItem(tr("rank %1").arg(r));
+    m_rank = std::clamp(m_rank, 0, std::max(0, ranks - 1));
+    if (ranks > 0) m_rankCombo->setCurrentIndex(m_rank);
+  }
+  rebuildBars();
+  rebuildTime();
+}
+
+void MemoryView::rebuildBars() {
+  const int ranks = m_series.rankCount();
+  const double predicted = predictedBytes();
+  m_bars->clearItems();
+  std::array<bool, kCategoryCount> used{};
+  double top = predicted / kMiB;
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  for (int c = 0; c < kCategoryCount; ++c) m_stack[static_cast<size_t>(c)]->data()->clear();
+  m_predicted->data()->clear();
+  for (int r = 0; r < ranks; ++r) {
+    const auto bytes = barBytes(r);
+    int64_t total = 0, state = 0;
+    for (int c = 0; c < kCategoryCount; ++c) {
+      const auto b = bytes[static_cast<size_t>(c)];
+      m_stack[static_cast<size_t>(c)]->addData(r + kMeasuredOffset, static_cast<double>(b) / kMiB);
+      used[static_cast<size_t>(c)] = used[static_cast<size_t>(c)] || b > 0;
+      total += b;
+      if (isModelState(static_cast<Category>(c))) state += b;
+    }
+    if (predicted > 0) m_predicted->addData(r + kPredictedOffset, predicted / kMiB);
+    top = std::max(top, static_cast<double>(total) / kMiB);
+    ticker->addTick(r, tr("rank %1").arg(r));
+    // Measured bytes/param over the model-state part: the number the seed predicts.
+    if (ranks <= 16 && m_store->meta().params > 0 && state > 0) {
+      auto* t = new QCPItemText(m_bars);
+      t->position->setCoords(r + kMeasuredOffset, static_cast<double>(total) / kMiB);
+      t->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+      t->setText(QString::number(static_cast<double>(state) / static_cast<double>(m_store->meta().params), 'f', 2) +
+                 QStringLiteral(" B/p"));
+      QFont f = m_bars->font();
+      f.setPointSizeF(7);
+      t->setFont(f);
+      t->setColor(QColor(0x33, 0x33, 0x33));
+      t->setPadding(QMargins(0, 0, 0, 2));
+    }
+  }
+  if (predicted > 0 && ranks > 0 && ranks <= 16) {
+    auto* t = new QCPItemText(m_bars);
+    t->position->setCoords((ranks - 1) + kPredictedOffset, predicted / kMiB);
+    t->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+    const double per_param = predicted / static_cast<double>(m_store->meta().params);
+    t->setText(QString::number(per_param, 'f', per_param == static_cast<int>(per_param) ? 0 : 2) +
+               QStringLiteral(" B/p seed"));
+    QFont f = m_bars->font();
+    f.setPointSizeF(7);
+    t->setFont(f);
+    t->setColor(QColor(0x55, 0x55, 0x55));
+    t->setPadding(QMargins(0, 0, 0, 2));
+  }
+  for (int c = 0; c < kCategoryCount; ++c) {
+    QCPBars* b = m_stack[static_cast<size_t>(c)];
+    if (used[static_cast<size_t>(c)])
+      b->addToLegend();
+    else
+      b->removeFromLegend();
+  }
+  if (predicted > 0)
+    m_predicted->addToLegend();
+  else
+    m_predicted->removeFromLegend();
+  m_bars->xAxis->setTicker(ticker);
+  m_bars->xAxis->setRange(-0.6, std::max(0.6, ranks - 0.4));
+  m_bars->yAxis->setRange(0, top > 0 ? top * 1.18 : 1.0);
+
+  // Summary for the selected rank: the seed's claim next to the measurement.
+  if (ranks == 0) {
+    m_summary->setText(tr("<span style='color:#777'>Memory appears once a run allocates.</span>"));
+  } else {
+    const int r = std::clamp(m_rank, 0, ranks - 1);
+    const auto bytes = barBytes(r);
+    int64_t state = 0, total = 0;
+    for (int c = 0; c < kCategoryCount; ++c) {
+      total += bytes[static_cast<size_t>(c)];
+      if (isModelState(static_cast<Category>(c))) state += bytes[static_cast<size_t>(c)];
+    }
+    const int64_t params = m_store->meta().params;
+    QString moment = atCursor() ? tr("at cursor %1 ms").arg(static_cast<double>(*m_cursor) * 1e-6, 0, 'f', 3)
+                                : tr("at peak model state");
+    QString text = tr("<b>rank %1</b> %2: model state <b>%3 MiB</b>").arg(r).arg(moment).arg(static_cast<double>(state) / kMiB, 0, 'f', 2);
+    if (params > 0)
+      text += tr(" = <b>%1 B/param</b> × %2 M").arg(static_cast<double>(state) / static_cast<double>(params), 0, 'f', 2)
+                  .arg(static_cast<double>(params) * 1e-6, 0, 'f', 2);
+    if (predicted > 0 && params > 0)
+      text += tr(" · seed (%1): %2 B/param").arg(QString::fromStdString(m_store->meta().strategy))
+                  .arg(predicted / static_cast<double>(params), 0, 'g', 4);
+    text += tr(" · all categories %1 MiB").arg(static_cast<double>(total) / kMiB, 0, 'f', 2);
+    m_summary->setText(text);
+  }
+  m_bars->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MemoryView::rebuildTime() {
+  const int ranks = m_series.rankCount();
+  const bool have = ranks > 0 && !m_series.samples(std::clamp(m_rank, 0, ranks - 1)).empty();
+  for (QCPGraph* g : m_areas) g->data()->clear();
+  m_totalLine->data()->clear();
+  m_peakDot->setVisible(false);
+  m_peakText->setVisible(false);
+  if (!have) {
+    m_cursorLine->setVisible(false);
+    m_time->replot(QCustomPlot::rpQueuedReplot);
+    return;
+  }
+  const int r = std::clamp(m_rank, 0, ranks - 1);
+  const auto& samples = m_series.samples(r);
+  const size_t n = samples.size() + 1;  // plus one at the run's end: steps need a right edge
+  QVector<double> keys(static_cast<qsizetype>(n));
+  std::array<QVector<double>, kCategoryCount> values;
+  for (auto& v : values) v.resize(static_cast<qsizetype>(n));
+  for (size_t i = 0; i < n; ++i) {
+    const MemorySample& s = samples[std::min(i, samples.size() - 1)];
+    const int64_t t = i < samples.size() ? s.t_ns : std::max(m_store->endNs(), s.t_ns);
+    keys[static_cast<qsizetype>(i)] = static_cast<double>(t) * 1e-6;
+    double running = 0;
+    for (int c = 0; c < kCategoryCount; ++c) {
+      running += static_cast<double>(s.bytes[static_cast<size_t>(c)]) / kMiB;
+      values[static_cast<size_t>(c)][static_cast<qsizetype>(i)] = running;
+    }
+  }
+  for (int c = 0; c < kCategoryCount; ++c) m_areas[static_cast<size_t>(c)]->setData(keys, values[static_cast<size_t>(c)], true);
+  m_totalLine->setData(keys, values[kCategoryCount - 1], true);
+
+  const MemorySample* peak = m_series.peakTotal(r);
+  const double peak_mib = static_cast<double>(peak->total()) / kMiB;
+  m_peakDot->setGraphKey(static_cast<double>(peak->t_ns) * 1e-6);
+  m_peakDot->setVisible(true);
+  m_peakText->setText(tr("peak %1 MiB").arg(peak_mib, 0, 'f', 1));
+  m_peakText->setVisible(true);
+  m_time->xAxis->setRange(keys.front(), std::max(keys.back(), keys.front() + 1e-3));
+  m_time->yAxis->setRange(0, std::max(peak_mib * 1.22, 1e-3));
+  if (m_cursor) {
+    const double x = static_cast<double>(*m_cursor) * 1e-6;
+    m_cursorLine->point1->setCoords(x, 0);
+    m_cursorLine->point2->setCoords(x, 1);
+    m_cursorLine->setVisible(true);
+  } else {
+    m_cursorLine->setVisible(false);
+  }
+  m_time->replot(QCustomPlot::rpQueuedReplot);
+}
+
+}  // namespace shardscope

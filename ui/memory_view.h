@@ -1,0 +1,70 @@
+// The memory ledger page: per rank, a stacked bar of every category at the
+// peak model-state moment (or at the timeline cursor), beside an outlined bar
+// with the seed's prediction (expectedModelStateBytesPerParam × N); below, the
+// selected rank's memory over time as stacked areas with the peak marked.
+// Bars are measured (replayed alloc/free events), never computed from formulas.
+#pragma once
+
+#include <QWidget>
+#include <array>
+#include <optional>
+
+#include "memory_series.h"
+
+class QComboBox;
+class QCustomPlot;
+class QCPBars;
+class QCPGraph;
+class QCPItemStraightLine;
+class QCPItemText;
+class QCPItemTracer;
+class QLabel;
+class QTimer;
+
+namespace shardscope {
+
+class EventStore;
+
+class MemoryView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit MemoryView(const EventStore* store, QWidget* parent = nullptr);
+
+  // New events: rebuilt at most ~4×/s while live (immediately if now is true).
+  void refresh(bool now = false);
+  void setCursorTime(std::optional<int64_t> ns);
+  void setSelectedRank(int rank);
+
+  // What the bars show for rank (bytes per category) and the prediction (bytes).
+  std::array<int64_t, kCategoryCount> barBytes(int rank) const;
+  double predictedBytes() const;
+  QCustomPlot* barsPlot() const { return m_bars; }
+  QCustomPlot* timePlot() const { return m_time; }
+  const MemorySeries& series() const { return m_series; }
+
+ private:
+  void rebuild();
+  void rebuildBars();
+  void rebuildTime();
+  bool atCursor() const;
+
+  const EventStore* m_store;
+  MemorySeries m_series;
+  QTimer* m_throttle;
+  QComboBox* m_rankCombo;
+  QComboBox* m_momentCombo;
+  QLabel* m_summary;
+  QCustomPlot* m_bars;
+  QCustomPlot* m_time;
+  std::array<QCPBars*, kCategoryCount> m_stack{};
+  QCPBars* m_predicted = nullptr;
+  std::array<QCPGraph*, kCategoryCount> m_areas{};
+  QCPGraph* m_totalLine = nullptr;
+  QCPItemTracer* m_peakDot = nullptr;
+  QCPItemText* m_peakText = nullptr;
+  QCPItemStraightLine* m_cursorLine = nullptr;
+  std::optional<int64_t> m_cursor;
+  int m_rank = 0;
+};
+
+}  // namespace shardscope

@@ -1,0 +1,96 @@
+#include "palette.h"
+
+namespace shardscope {
+
+namespace {
+// Okabe & Ito (2008), "Color Universal Design".
+const QColor kOrange(0xE6, 0x9F, 0x00);
+const QColor kSkyBlue(0x56, 0xB4, 0xE9);
+const QColor kGreen(0x00, 0x9E, 0x73);
+const QColor kYellow(0xF0, 0xE4, 0x42);
+const QColor kBlue(0x00, 0x72, 0xB2);
+const QColor kVermillion(0xD5, 0x5E, 0x00);
+const QColor kPurple(0xCC, 0x79, 0xA7);
+}  // namespace
+
+QColor Palette::kind(EventKind kind) {
+  switch (kind) {
+    case EventKind::Forward: return kSkyBlue;
+    case EventKind::Backward: return kBlue;
+    case EventKind::Loss: return QColor(0x4D, 0x4D, 0x4D);
+    case EventKind::AllReduce: return kOrange;
+    case EventKind::ReduceScatter: return kVermillion;
+    case EventKind::AllGather: return kGreen;
+    case EventKind::OptimizerStep: return kPurple;
+    case EventKind::Wait: return QColor(0xC8, 0xC8, 0xC8);
+    case EventKind::Copy: return kYellow;
+    case EventKind::BucketReady: return kOrange.darker(130);
+    case EventKind::GradReady: return QColor(0x80, 0x80, 0x80);
+    case EventKind::Error: return QColor(0xC0, 0x00, 0x00);
+    default: return QColor(0x99, 0x99, 0x99);
+  }
+}
+
+QColor Palette::category(Category category) {
+  switch (category) {
+    case Category::Param: return kBlue;
+    case Category::Grad: return kSkyBlue;
+    case Category::Master: return kGreen;
+    case Category::AdamM: return kOrange;
+    case Category::AdamV: return kYellow;
+    case Category::Gathered: return kPurple;
+    case Category::GradFull: return kVermillion;
+    case Category::Bucket: return QColor(0x6E, 0x6E, 0x6E);
+    case Category::Activation: return QColor(0xA8, 0xA8, 0xA8);
+    case Category::Workspace: return QColor(0xD9, 0xD9, 0xD9);
+  }
+  return Qt::gray;
+}
+
+QColor Palette::textOn(const QColor& fill) {
+  // Relative luminance (sRGB weights); 0.5 splits the Okabe–Ito set sensibly.
+  const double y = 0.2126 * fill.redF() + 0.7152 * fill.greenF() + 0.0722 * fill.blueF();
+  return y > 0.5 ? QColor(0x1A, 0x1A, 0x1A) : Qt::white;
+}
+
+QColor Palette::foldedMixed() { return QColor(0x9A, 0x9A, 0x9A); }
+QColor Palette::background() { return Qt::white; }
+QColor Palette::rankBand(int rank) { return rank % 2 ? QColor(0xF4, 0xF6, 0xF8) : QColor(0xFF, 0xFF, 0xFF); }
+QColor Palette::grid() { return QColor(0xE2, 0xE2, 0xE2); }
+QColor Palette::cursor() { return QColor(0xC0, 0x00, 0x40); }
+QColor Palette::step() { return QColor(0x50, 0x50, 0x50); }
+
+QString Palette::kindTitle(EventKind kind) {
+  switch (kind) {
+    case EventKind::Forward: return QStringLiteral("forward");
+    case EventKind::Backward: return QStringLiteral("backward");
+    case EventKind::Loss: return QStringLiteral("loss");
+    case EventKind::AllReduce: return QStringLiteral("all-reduce");
+    case EventKind::ReduceScatter: return QStringLiteral("reduce-scatter");
+    case EventKind::AllGather: return QStringLiteral("all-gather");
+    case EventKind::OptimizerStep: return QStringLiteral("optimizer step");
+    case EventKind::BucketReady: return QStringLiteral("bucket ready");
+    case EventKind::GradReady: return QStringLiteral("gradient ready");
+    case EventKind::Wait: return QStringLiteral("wait");
+    case EventKind::Copy: return QStringLiteral("copy");
+    case EventKind::Error: return QStringLiteral("error");
+    default: return QString::fromLatin1(eventKindName(kind).data(), static_cast<int>(eventKindName(kind).size()));
+  }
+}
+
+QString Palette::kindShort(EventKind kind) {
+  switch (kind) {
+    case EventKind::Forward: return QStringLiteral("fwd");
+    case EventKind::Backward: return QStringLiteral("bwd");
+    case EventKind::Loss: return QStringLiteral("loss");
+    case EventKind::AllReduce: return QStringLiteral("AR");
+    case EventKind::ReduceScatter: return QStringLiteral("RS");
+    case EventKind::AllGather: return QStringLiteral("AG");
+    case EventKind::OptimizerStep: return QStringLiteral("optimizer");
+    case EventKind::Wait: return QStringLiteral("wait");
+    case EventKind::Copy: return QStringLiteral("copy");
+    default: return kindTitle(kind);
+  }
+}
+
+}  // namespace shardscope

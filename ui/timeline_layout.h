@@ -1,0 +1,104 @@
+// The timeline's model: rows (rank × lane) indexed for fast culling, and the
+// draw items for one viewport. Layout runs before painting: boxes off screen
+// are never visited (binary search on begin and on the running max of end), and
+// consecutive boxes narrower than kMinBoxPx fold into one merged box, so a row
+// yields at most ~width / kMinBoxPx items whatever its event count. No widgets.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "trace/event.h"
+
+namespace shardscope {
+
+class EventStore;
+
+struct TimelineRow {
+  int rank = 0;
+  Lane lane = Lane::Compute;
+};
+
+struct TimelineDrawItem {
+  double x0 = 0;          // px from the viewport's left edge
+  double x1 = 0;
+  int row = 0;
+  int32_t event = -1;     // index into store.events(rank); first event of a fold
+  int32_t folded = 1;     // events merged into this box (1: a plain box)
+  EventKind kind = EventKind::Forward;
+  bool mixed = false;     // a fold of several kinds
+};
+
+struct TimelineMarker {
+  double x = 0;           // px from the viewport's left edge
+  int row = 0;
+  int32_t event = -1;
+  EventKind kind = EventKind::BucketReady;
+};
+
+class TimelineLayout {
+ public:
+  static constexpr double kMinBoxPx = 3.0;
+
+  // Ingests the store's new events (incremental; rebuilds after a store reset).
+  // Returns true when the set of rows changed.
+  bool sync(const EventStore& store);
+
+  const std::vector<TimelineRow>& rows() const { return m_rows; }
+  int rowOf(int rank, Lane lane) const;  // -1 when that lane has no row
+  // ns since run start of each step's first step_begin over all ranks (-1: not seen).
+  const std::vector<int64_t>& stepStarts() const { return m_stepStarts; }
+  // Bit (1 << kind) for every kind drawn so far (boxes and markers).
+  uint32_t kinds() const { return m_kinds; }
+
+  // Lays out the time window [t0, t1] (ns) over width_px for rows
+  // [first_row, last_row]. Results stay valid until the next layout().
+  void layout(double t0_ns, double t1_ns, double width_px, int first_row, int last_row);
+  const std::vector<TimelineDrawItem>& items() const { return m_items; }
+  const std::vector<TimelineMarker>& markers() const { return m_markers; }
+  // Items of one row as [first, last) into items() (rows are laid out in order).
+  std::pair<size_t, size_t> rowItems(int row) const;
+
+  // Hit tests against the last layout (x in px from the viewport's left edge).
+  const TimelineDrawItem* itemAt(int row, double x) const;
+  const TimelineMarker* markerAt(int row, double x, double tolerance_px) const;
+
+ private:
+  struct Lane1D {
+    std::vector<int32_t> index;   // into store.events(rank), sorted by begin
+    std::vector<int64_t> begin;   // ns, parallel to index
+    std::vector<int64_t> maxEnd;  // running max of end: monotonic, binary-searchable
+    bool sorted = true;
+    void push(int32_t i, int64_t b, int64_t e);
+    void sortIfNeeded(const std::vector<Event>& events);
+  };
+  struct LaneData {
+    Lane1D boxes;
+    Lane1D major;  // bucket_ready, error
+    Lane1D minor;  // grad_ready
+  };
+
+  void rebuildRows();
+  void layoutBoxes(int row, const Lane1D& lane, const std::vector<Event>& events);
+  void layoutMarkers(int row, const Lane1D& lane, const std::vector<Event>& events);
+  double px(int64_t t) const { return (static_cast<double>(t) - m_t0) * m_scale; }
+
+  const EventStore* m_store = nullptr;
+  uint64_t m_generation = ~0ull;
+  std::vector<size_t> m_cursors;            // per rank: events ingested
+  std::vector<std::vector<LaneData>> m_lanes;  // [rank][lane]
+  std::vector<TimelineRow> m_rows;
+  std::vector<int> m_rowOf;                 // [rank * kLaneCount + lane] -> row or -1
+  std::vector<int64_t> m_stepStarts;
+  uint32_t m_kinds = 0;
+
+  double m_t0 = 0;
+  double m_scale = 1;  // px per ns
+  double m_viewWidth = 0;  // px
+  std::vector<TimelineDrawItem> m_items;
+  std::vector<TimelineMarker> m_markers;
+  std::vector<std::pair<size_t, size_t>> m_rowItems;
+  std::vector<std::pair<size_t, size_t>> m_rowMarkers;
+};
+
+}  // namespace shardscope

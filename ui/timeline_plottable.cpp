@@ -1,0 +1,192 @@
+#include "timeline_plottable.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "event_store.h"
+#include "palette.h"
+#include "timeline_layout.h"
+
+namespace shardscope {
+
+namespace {
+constexpr double kNsPerMs = 1e6;
+constexpr double kMinLabelPx = 22.0;  // narrower boxes carry no text
+}  // namespace
+
+TimelinePlottable::TimelinePlottable(QCPAxis* key_axis, QCPAxis* value_axis, const EventStore* store,
+                                     TimelineLayout* layout)
+    : QCPAbstractPlottable(key_axis, value_axis), m_store(store), m_layout(layout) {
+  setSelectable(QCP::stNone);
+  setAntialiased(false);  // crisp box edges; text and markers turn it on locally
+}
+
+double TimelinePlottable::selectTest(const QPointF&, bool, QVariant*) const { return -1; }
+
+QCPRange TimelinePlottable::getKeyRange(bool& found, QCP::SignDomain) const {
+  found = !m_store->empty();
+  return QCPRange(static_cast<double>(m_store->beginNs()) / kNsPerMs,
+                  static_cast<double>(m_store->endNs()) / kNsPerMs);
+}
+
+QCPRange TimelinePlottable::getValueRange(bool& found, QCP::SignDomain, const QCPRange&) const {
+  found = !m_layout->rows().empty();
+  return QCPRange(-0.5, static_cast<double>(m_layout->rows().size()) - 0.5);
+}
+
+QString TimelinePlottable::label(int rank, int32_t event) const {
+  const Event& e = m_store->events(rank)[static_cast<size_t>(event)];
+  const QString prefix = Palette::kindShort(e.kind);
+  switch (e.kind) {
+    case EventKind::Forward:
+    case EventKind::Backward:
+      return e.block >= 0 ? prefix + ' ' + QString::fromStdString(m_store->blockName(e.block)) : prefix;
+    case EventKind::AllReduce:
+    case EventKind::ReduceScatter:
+    case EventKind::AllGather:
+    case EventKind::Copy:
+      if (e.bucket >= 0) return prefix + QStringLiteral(" b%1").arg(e.bucket);
+      if (e.unit >= 0) return prefix + QStringLiteral(" u%1").arg(e.unit);
+      return prefix;
+    default: return prefix;
+  }
+}
+
+QRectF TimelinePlottable::boxRect(const TimelineDrawItem& item, const QRect& clip) const {
+  const double a = mValueAxis->coordToPixel(item.row - kBoxHeight / 2);
+  const double b = mValueAxis->coordToPixel(item.row + kBoxHeight / 2);
+  const double left = std::max(clip.left() + item.x0, static_cast<double>(clip.left()) - 2.0);
+  const double right = std::min(clip.left() + item.x1, static_cast<double>(clip.right()) + 2.0);
+  return QRectF(QPointF(left, std::min(a, b)), QPointF(right, std::max(a, b)));
+}
+
+void TimelinePlottable::draw(QCPPainter* painter) {
+  const QRect clip = clipRect();
+  const QCPRange keys = mKeyAxis->range();
+  const QCPRange values = mValueAxis->range();
+  const int rows = static_cast<int>(m_layout->rows().size());
+  const int first_row = std::max(0, static_cast<int>(std::floor(values.lower + 0.5)));
+  const int last_row = std::min(rows - 1, static_cast<int>(std::ceil(values.upper - 0.5)));
+  m_layout->layout(keys.lower * kNsPerMs, keys.upper * kNsPerMs, clip.width(), first_row, last_row);
+  m_lastItems = m_layout->items().size() + m_layout->markers().size();
+
+  drawBands(painter, clip, first_row, last_row);
+  drawGrid(painter, clip);
+  drawBoxes(painter, clip);
+  drawMarkers(painter, clip);
+  drawSteps(painter, clip);
+  if (m_cursorNs) {
+    const double x = mKeyAxis->coordToPixel(static_cast<double>(*m_cursorNs) / kNsPerMs);
+    if (x >= clip.left() && x <= clip.right()) {
+      painter->setPen(QPen(Palette::cursor(), 1.5));
+      painter->drawLine(QPointF(x, clip.top()), QPointF(x, clip.bottom()));
+    }
+  }
+}
+
+void TimelinePlottable::drawBands(QCPPainter* painter, const QRect& clip, int first_row, int last_row) const {
+  const auto& rows = m_layout->rows();
+  painter->setPen(Qt::NoPen);
+  for (int row = first_row; row <= last_row; ++row) {
+    const double a = mValueAxis->coordToPixel(row - 0.5), b = mValueAxis->coordToPixel(row + 0.5);
+    const QRectF band(QPointF(clip.left(), std::min(a, b)), QPointF(clip.right() + 1, std::max(a, b)));
+    painter->fillRect(band, Palette::rankBand(rows[static_cast<size_t>(row)].rank));
+  }
+  // A firm line between rank groups, a faint one between lanes.
+  for (int row = first_row; row <= last_row; ++row) {
+    const bool group_start = row == 0 || rows[static_cast<size_t>(row - 1)].rank != rows[static_cast<size_t>(row)].rank;
+    const double y = std::round(mValueAxis->coordToPixel(row - 0.5));
+    painter->setPen(QPen(group_start ? QColor(0xB0, 0xB5, 0xBC) : QColor(0xEA, 0xEC, 0xEF), 1));
+    if (row > 0) painter->drawLine(QPointF(clip.left(), y), QPointF(clip.right(), y));
+  }
+}
+
+void TimelinePlottable::drawGrid(QCPPainter* painter, const QRect& clip) const {
+  painter->setPen(QPen(Palette::grid(), 1, Qt::DotLine));
+  for (double t : mKeyAxis->tickVector()) {
+    const double x = std::round(mKeyAxis->coordToPixel(t));
+    if (x > clip.left() && x < clip.right()) painter->drawLine(QPointF(x, clip.top()), QPointF(x, clip.bottom()));
+  }
+}
+
+void TimelinePlottable::drawSteps(QCPPainter* painter, const QRect& clip) const {
+  QFont font = painter->font();
+  font.setPointSizeF(7.5);
+  font.setBold(true);
+  painter->setFont(font);
+  const QFontMetricsF fm(font);
+  const auto& starts = m_layout->stepStarts();
+  for (size_t s = 0; s < starts.size(); ++s) {
+    if (starts[s] < 0) continue;
+    const double x = std::round(mKeyAxis->coordToPixel(static_cast<double>(starts[s]) / kNsPerMs));
+    if (x < clip.left() || x > clip.right()) continue;
+    painter->setPen(QPen(Palette::step(), 1, Qt::DashLine));
+    painter->drawLine(QPointF(x, clip.top()), QPointF(x, clip.bottom()));
+    const QString text = QStringLiteral("step %1").arg(s);
+    const QRectF box(x + 1, clip.top() + 1, fm.horizontalAdvance(text) + 8, fm.height() + 2);
+    painter->fillRect(box, QColor(255, 255, 255, 225));
+    painter->setPen(Palette::step());
+    painter->drawText(box, Qt::AlignCenter, text);
+  }
+}
+
+void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const {
+  QFont font = painter->font();
+  font.setPointSizeF(7.5);
+  painter->setFont(font);
+  const QFontMetricsF fm(font);
+  const auto& rows = m_layout->rows();
+  for (const TimelineDrawItem& item : m_layout->items()) {
+    const QRectF r = boxRect(item, clip);
+    if (r.width() <= 0) continue;
+    const QColor fill = item.mixed ? Palette::foldedMixed() : Palette::kind(item.kind);
+    if (item.folded > 1) {
+      // Folded boxes: the colour of what they hold, hatched, so they never
+      // pass for one long op.
+      painter->fillRect(r, fill.lighter(115));
+      painter->fillRect(r, QBrush(fill.darker(140), Qt::BDiagPattern));
+    } else {
+      painter->fillRect(r, fill);
+      if (r.width() >= 4) {
+        painter->setPen(QPen(fill.darker(135), 1));
+        painter->drawRect(r.adjusted(0, 0, -1, -1));
+      }
+    }
+    if (r.width() < kMinLabelPx) continue;
+    const int rank = rows[static_cast<size_t>(item.row)].rank;
+    QString text = item.folded > 1 ? QStringLiteral("%1 ops").arg(item.folded) : label(rank, item.event);
+    // Keep the label in view when the box starts left of the viewport.
+    const QRectF text_rect = r.intersected(QRectF(clip)).adjusted(3, 0, -3, 0);
+    text = fm.elidedText(text, Qt::ElideRight, text_rect.width());
+    if (text.isEmpty() || text == QStringLiteral("…")) continue;
+    painter->setPen(item.folded > 1 ? QColor(0x1A, 0x1A, 0x1A) : Palette::textOn(fill));
+    painter->drawText(text_rect, Qt::AlignVCenter | Qt::AlignLeft, text);
+  }
+}
+
+void TimelinePlottable::drawMarkers(QCPPainter* painter, const QRect& clip) const {
+  painter->setRenderHint(QPainter::Antialiasing, true);
+  for (const TimelineMarker& m : m_layout->markers()) {
+    const double x = clip.left() + m.x;
+    const double y = mValueAxis->coordToPixel(m.row);
+    const double half = std::abs(mValueAxis->coordToPixel(m.row + kBoxHeight / 2) - y);
+    const QColor c = Palette::kind(m.kind);
+    if (m.kind == EventKind::GradReady) {
+      painter->setPen(QPen(c, 1));
+      painter->drawLine(QPointF(x, y + half * 0.1), QPointF(x, y + half));
+      continue;
+    }
+    // bucket_ready / error: a downward triangle pointing at the instant.
+    const double s = std::clamp(half * 0.9, 4.0, 7.0);
+    const QPointF tri[3] = {{x - s, y - s}, {x + s, y - s}, {x, y + s * 0.6}};
+    painter->setPen(QPen(c.darker(150), 1));
+    painter->setBrush(c);
+    painter->drawPolygon(tri, 3);
+  }
+  painter->setBrush(Qt::NoBrush);
+  painter->setRenderHint(QPainter::Antialiasing, false);
+}
+
+void TimelinePlottable::drawLegendIcon(QCPPainter*, const QRectF&) const {}
+
+}  // namespace shardscope

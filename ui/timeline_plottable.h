@@ -1,0 +1,53 @@
+// Paints the timeline inside a QCustomPlot axis rect: rank bands, grid, step
+// lines, event boxes, instant markers and the cursor. It asks TimelineLayout
+// for the draw items of exactly the visible window on every draw, so painting
+// cost follows the pixel count, not the event count. Key axis: ms since run
+// start; value axis: row index (reversed, row 0 at the top).
+#pragma once
+
+#include <optional>
+#include <qcustomplot.h>
+
+namespace shardscope {
+
+class EventStore;
+class TimelineLayout;
+struct TimelineDrawItem;
+
+class TimelinePlottable : public QCPAbstractPlottable {
+  Q_OBJECT
+ public:
+  static constexpr double kBoxHeight = 0.72;  // of a row
+
+  TimelinePlottable(QCPAxis* key_axis, QCPAxis* value_axis, const EventStore* store,
+                    TimelineLayout* layout);
+
+  void setCursorNs(std::optional<int64_t> ns) { m_cursorNs = ns; }
+  // Box label ("fwd block3", "AR b1") for an event of rank.
+  QString label(int rank, int32_t event) const;
+  size_t lastItemCount() const { return m_lastItems; }
+
+  double selectTest(const QPointF& pos, bool only_selectable, QVariant* details = nullptr) const override;
+  QCPRange getKeyRange(bool& found, QCP::SignDomain domain = QCP::sdBoth) const override;
+  QCPRange getValueRange(bool& found, QCP::SignDomain domain = QCP::sdBoth,
+                         const QCPRange& key_range = QCPRange()) const override;
+
+ protected:
+  void draw(QCPPainter* painter) override;
+  void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override;
+
+ private:
+  void drawBands(QCPPainter* painter, const QRect& clip, int first_row, int last_row) const;
+  void drawGrid(QCPPainter* painter, const QRect& clip) const;
+  void drawSteps(QCPPainter* painter, const QRect& clip) const;
+  void drawBoxes(QCPPainter* painter, const QRect& clip) const;
+  void drawMarkers(QCPPainter* painter, const QRect& clip) const;
+  QRectF boxRect(const TimelineDrawItem& item, const QRect& clip) const;
+
+  const EventStore* m_store;
+  TimelineLayout* m_layout;
+  std::optional<int64_t> m_cursorNs;
+  size_t m_lastItems = 0;
+};
+
+}  // namespace shardscope

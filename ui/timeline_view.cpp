@@ -1,0 +1,397 @@
+#include "timeline_view.h"
+
+#include <QFileInfo>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QSvgGenerator>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <qcustomplot.h>
+
+#include "event_store.h"
+#include "palette.h"
+#include "timeline_plottable.h"
+
+namespace shardscope {
+
+namespace {
+
+constexpr double kNsPerMs = 1e6;
+constexpr double kMinRowPx = 20.0;  // below this rows scroll instead of shrinking
+
+// Legend order follows a step: compute, then communication, then the rest.
+constexpr EventKind kLegendOrder[] = {
+    EventKind::Forward, EventKind::Backward, EventKind::Loss, EventKind::AllReduce,
+    EventKind::ReduceScatter, EventKind::AllGather, EventKind::OptimizerStep, EventKind::Wait,
+    EventKind::Copy, EventKind::BucketReady, EventKind::GradReady, EventKind::Error};
+
+QString mib(int64_t bytes) { return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 2) + " MiB"; }
+
+QString duration(int64_t ns) {
+  if (ns < 10'000) return QStringLiteral("%1 ns").arg(ns);
+  if (ns < 10'000'000) return QString::number(static_cast<double>(ns) * 1e-3, 'f', 1) + QStringLiteral(" µs");
+  return QString::number(static_cast<double>(ns) * 1e-6, 'f', 2) + QStringLiteral(" ms");
+}
+
+QString timeMs(int64_t ns) { return QString::number(static_cast<double>(ns) * 1e-6, 'f', 3) + " ms"; }
+
+QString laneTitle(Lane lane) {
+  const std::string_view n = laneName(lane);
+  return QString::fromLatin1(n.data(), static_cast<int>(n.size()));
+}
+
+}  // namespace
+
+TimelineView::TimelineView(const EventStore* store, QWidget* parent)
+    : QWidget(parent), m_store(store), m_plot(new QCustomPlot(this)) {
+  auto* box = new QVBoxLayout(this);
+  box->setContentsMargins(0, 0, 0, 0);
+  box->addWidget(m_plot);
+  m_plot->setObjectName(QStringLiteral("timelinePlot"));
+  m_plot->setMinimumSize(320, 200);
+  m_plot->setBackground(Palette::background());
+  m_plot->setNoAntialiasingOnDrag(true);
+  m_plot->setPlottingHint(QCP::phCacheLabels, true);
+
+  QCPAxis* x = m_plot->xAxis;
+  QCPAxis* y = m_plot->yAxis;
+  x->setLabel(tr("time since run start (ms) · measured clock"));
+  x->grid()->setVisible(false);  // the plottable draws its grid above the rank bands
+  x->setSubTicks(false);
+  QFont tick_font = font();
+  tick_font.setPointSizeF(8);
+  x->setTickLabelFont(tick_font);
+  QFont label_font = font();
+  label_font.setPointSizeF(8.5);
+  x->setLabelFont(label_font);
+  x->setLabelColor(QColor(0x55, 0x55, 0x55));
+
+  m_rowTicker.reset(new QCPAxisTickerText);
+  y->setTicker(m_rowTicker);
+  y->setRangeReversed(true);
+  y->setSubTicks(false);
+  y->setTickLength(0, 0);
+  y->grid()->setVisible(false);
+  y->setTickLabelFont(tick_font);
+  y->setBasePen(QPen(QColor(0xB0, 0xB5, 0xBC)));
+  y->setRange(-0.5, 2.5);
+
+  m_timeline = new TimelinePlottable(x, y, m_store, &m_layout);
+  m_timeline->removeFromLegend();
+
+  // Legend in its own row above the plot, so exported figures carry it.
+  m_plot->legend->setVisible(true);
+  m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+  m_plot->plotLayout()->insertRow(0);
+  m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
+  m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
+  m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  m_plot->legend->setBorderPen(Qt::NoPen);
+  m_plot->legend->setBrush(Qt::NoBrush);
+  QFont legend_font = font();
+  legend_font.setPointSizeF(8);
+  m_plot->legend->setFont(legend_font);
+  m_plot->legend->setIconSize(14, 10);
+  m_plot->legend->setMargins(QMargins(4, 2, 4, 0));
+  m_plot->legend->setMaximumSize(QWIDGETSIZE_MAX, 24);
+
+  m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
+  m_plot->axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
+  m_plot->axisRect()->setRangeZoomFactor(0.8);
+  m_plot->setMouseTracking(true);
+
+  connect(x, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &TimelineView::onXRangeChanged);
+  connect(y, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &TimelineView::onYRangeChanged);
+  connect(m_plot, &QCustomPlot::mouseMove, this, &TimelineView::onMouseMove);
+  connect(m_plot, &QCustomPlot::mousePress, this, &TimelineView::onMousePress);
+  connect(m_plot, &QCustomPlot::mouseRelease, this, &TimelineView::onMouseRelease);
+  connect(m_plot, &QCustomPlot::mouseWheel, this, [this] { m_follow = false; });
+  connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { zoomToFit(); });
+
+  m_placeholder = new QLabel(
+      tr("No run yet.\nPress Run (Ctrl+R) to train live, or open a trace (Ctrl+O)."), m_plot);
+  m_placeholder->setAlignment(Qt::AlignCenter);
+  m_placeholder->setStyleSheet(QStringLiteral("color: #777; font-size: 11pt;"));
+  m_placeholder->setAttribute(Qt::WA_TransparentForMouseEvents);
+
+  setFocusPolicy(Qt::StrongFocus);
+  refresh();
+}
+
+void TimelineView::refresh() {
+  if (m_layout.sync(*m_store)) updateRows();
+  updateLegend();
+  m_placeholder->setVisible(m_store->empty());
+  m_placeholder->setGeometry(m_plot->rect());
+  if (m_follow && !m_store->empty()) zoomToFit();
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::updateRows() {
+  QMap<double, QString> ticks;
+  const auto& rows = m_layout.rows();
+  for (size_t i = 0; i < rows.size(); ++i)
+    ticks.insert(static_cast<double>(i), QStringLiteral("rank %1 · %2").arg(rows[i].rank).arg(laneTitle(rows[i].lane)));
+  m_rowTicker->setTicks(ticks);
+  fitRows();
+}
+
+void TimelineView::updateLegend() {
+  const uint32_t wanted = m_layout.kinds();
+  if (wanted == m_legendKinds) return;
+  // Rebuild the legend: empty plottables whose only job is an icon and a name.
+  for (int i = m_plot->plottableCount() - 1; i >= 0; --i)
+    if (m_plot->plottable(i) != m_timeline) m_plot->removePlottable(i);
+  m_legendKinds = wanted;
+  for (EventKind k : kLegendOrder) {
+    if (!(m_legendKinds & (1u << static_cast<unsigned>(k)))) continue;
+    const QColor c = Palette::kind(k);
+    if (k == EventKind::BucketReady || k == EventKind::GradReady || k == EventKind::Error) {
+      auto* g = new QCPGraph(m_plot->xAxis, m_plot->yAxis);
+      g->setLineStyle(QCPGraph::lsNone);
+      g->setScatterStyle(k == EventKind::GradReady
+                             ? QCPScatterStyle(QCPScatterStyle::ssPlus, c, 6)
+                             : QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, c.darker(150), c, 8));
+      g->setName(Palette::kindTitle(k));
+      continue;
+    }
+    auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+    b->setBrush(c);
+    b->setPen(QPen(c.darker(135)));
+    b->setName(Palette::kindTitle(k));
+  }
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::fitRows() {
+  const int rows = static_cast<int>(m_layout.rows().size());
+  if (rows == 0) return;
+  const int height = m_plot->axisRect()->rect().height();
+  const double fit = height > 0 ? std::max(1.0, std::floor(height / kMinRowPx)) : rows;
+  QCPRange r = m_plot->yAxis->range();
+  if (rows <= fit) {
+    r = QCPRange(-0.5, rows - 0.5);
+  } else {
+    const double top = std::clamp(r.lower, -0.5, rows - 0.5 - fit);
+    r = QCPRange(top, top + fit);
+  }
+  m_plot->yAxis->setRange(r);
+}
+
+void TimelineView::zoomToFit() {
+  if (m_store->empty()) return;
+  const double b = static_cast<double>(m_store->beginNs()) / kNsPerMs;
+  const double e = static_cast<double>(m_store->endNs()) / kNsPerMs;
+  const double pad = std::max((e - b) * 0.01, 1e-4);
+  m_plot->xAxis->setRange(b - pad, e + pad);
+  fitRows();
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::setCursorTime(std::optional<int64_t> ns) {
+  m_cursor = ns;
+  m_timeline->setCursorNs(ns);
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+size_t TimelineView::drawItemCount() const { return m_timeline->lastItemCount(); }
+
+void TimelineView::onXRangeChanged(const QCPRange& range) {
+  if (m_clamping || m_store->empty()) return;
+  // Keep the view on the run: at most the run plus a margin, at least 200 ns.
+  const double b = static_cast<double>(m_store->beginNs()) / kNsPerMs;
+  const double e = static_cast<double>(m_store->endNs()) / kNsPerMs;
+  const double total = std::max(e - b, 1e-3);
+  const double lo = b - total * 0.05, hi = e + total * 0.05;
+  QCPRange r = range;
+  if (r.size() < 2e-4) r = QCPRange(r.center() - 1e-4, r.center() + 1e-4);
+  if (r.size() > hi - lo) r = QCPRange(lo, hi);
+  if (r.lower < lo) r += lo - r.lower;
+  if (r.upper > hi) r -= r.upper - hi;
+  if (r.lower == range.lower && r.upper == range.upper) return;
+  m_clamping = true;
+  m_plot->xAxis->setRange(r);
+  m_clamping = false;
+}
+
+void TimelineView::onYRangeChanged(const QCPRange& range) {
+  if (m_clamping) return;
+  const double rows = static_cast<double>(m_layout.rows().size());
+  const double span = std::min(range.size(), std::max(rows, 1.0));
+  QCPRange r(range.lower, range.lower + span);
+  if (r.upper > rows - 0.5) r -= r.upper - (rows - 0.5);
+  if (r.lower < -0.5) r += -0.5 - r.lower;
+  if (r.lower == range.lower && r.upper == range.upper) return;
+  m_clamping = true;
+  m_plot->yAxis->setRange(r);
+  m_clamping = false;
+}
+
+void TimelineView::onMousePress(QMouseEvent* event) {
+  m_pressPos = event->pos();
+  m_follow = false;
+  QToolTip::hideText();
+}
+
+void TimelineView::onMouseRelease(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton || (event->pos() - m_pressPos).manhattanLength() > 3) return;
+  if (!m_plot->axisRect()->rect().contains(event->pos()) || m_store->empty()) return;
+  const double ms = m_plot->xAxis->pixelToCoord(event->pos().x());
+  const auto ns = static_cast<int64_t>(std::llround(ms * kNsPerMs));
+  setCursorTime(ns);
+  emit cursorChanged(ns);
+}
+
+void TimelineView::onMouseMove(QMouseEvent* event) {
+  if (event->buttons() != Qt::NoButton) return;
+  const QString text = tooltipAt(event->pos());
+  if (text.isEmpty())
+    QToolTip::hideText();
+  else
+    QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
+}
+
+QString TimelineView::tooltipAt(const QPoint& pos) const {
+  const QRect rect = m_plot->axisRect()->rect();
+  if (!rect.contains(pos) || m_layout.rows().empty()) return {};
+  const double y = m_plot->yAxis->pixelToCoord(pos.y());
+  const int row = static_cast<int>(std::lround(y));
+  if (row < 0 || row >= static_cast<int>(m_layout.rows().size())) return {};
+  if (std::abs(y - row) > TimelinePlottable::kBoxHeight / 2 + 0.05) return {};
+  const int rank = m_layout.rows()[static_cast<size_t>(row)].rank;
+  const double x = pos.x() - rect.left();
+  if (const TimelineMarker* m = m_layout.markerAt(row, x, 5.0)) return eventTooltip(rank, m->event);
+  if (const TimelineDrawItem* item = m_layout.itemAt(row, x))
+    return item->folded > 1 ? foldTooltip(*item) : eventTooltip(rank, item->event);
+  return {};
+}
+
+QString TimelineView::eventTooltip(int rank, int32_t index) const {
+  const Event& e = m_store->events(rank)[static_cast<size_t>(index)];
+  const RunTrace& meta = m_store->meta();
+  QString title = Palette::kindTitle(e.kind);
+  if (e.block >= 0) title += QStringLiteral(" · ") + QString::fromStdString(m_store->blockName(e.block));
+  if (e.bucket >= 0) title += QStringLiteral(" · bucket %1").arg(e.bucket);
+  if (e.unit >= 0) title += QStringLiteral(" · unit %1").arg(e.unit);
+  QStringList lines;
+  lines << QStringLiteral("<b>%1</b>").arg(title.toHtmlEscaped());
+  lines << QStringLiteral("rank %1 · %2 lane%3")
+               .arg(rank)
+               .arg(laneTitle(e.lane))
+               .arg(e.step >= 0 ? QStringLiteral(" · step %1").arg(e.step) : QString());
+  if (isInstant(e.kind)) {
+    lines << QStringLiteral("at %1").arg(timeMs(e.begin_ns));
+  } else {
+    lines << QStringLiteral("start %1 · duration <b>%2</b>").arg(timeMs(e.begin_ns), duration(e.end_ns - e.begin_ns));
+  }
+  if (e.kind == EventKind::GradReady && e.param >= 0 && static_cast<size_t>(e.param) < meta.param_names.size())
+    lines << QStringLiteral("parameter %1").arg(QString::fromStdString(meta.param_names[static_cast<size_t>(e.param)]));
+  if (e.bytes > 0) lines << QStringLiteral("bytes %1 (%2 B)").arg(mib(e.bytes)).arg(e.bytes);
+  const bool collective = e.kind == EventKind::AllReduce || e.kind == EventKind::ReduceScatter ||
+                          e.kind == EventKind::AllGather;
+  const int64_t dur = e.end_ns - e.begin_ns;
+  if (collective && dur > 0 && e.bytes > 0) {
+    // nccl-tests' definitions: algbw = S / t; busbw scales by the ring's traffic.
+    const int p = std::max(1, meta.ranks > 0 ? meta.ranks : m_store->rankCount());
+    const double algbw = static_cast<double>(e.bytes) / static_cast<double>(dur);  // bytes/ns = GB/s
+    const double factor = e.kind == EventKind::AllReduce ? 2.0 * (p - 1) / p : static_cast<double>(p - 1) / p;
+    lines << QStringLiteral("algbw <b>%1 GB/s</b> · busbw %2 GB/s (ring, %3 ranks)")
+                 .arg(algbw, 0, 'f', 2)
+                 .arg(algbw * factor, 0, 'f', 2)
+                 .arg(p);
+  }
+  if (e.bucket >= 0) {
+    for (const BucketInfo& b : meta.buckets) {
+      if (b.index != e.bucket || b.params.empty()) continue;
+      lines << QStringLiteral("bucket %1: %2 params, %3 … %4")
+                   .arg(b.index)
+                   .arg(b.params.size())
+                   .arg(QString::fromStdString(b.params.front()), QString::fromStdString(b.params.back()));
+    }
+  }
+  if (e.seq >= 0) lines << QStringLiteral("collective #%1 in group %2").arg(e.seq).arg(e.group);
+  return lines.join(QStringLiteral("<br>"));
+}
+
+QString TimelineView::foldTooltip(const TimelineDrawItem& item) const {
+  const QRect rect = m_plot->axisRect()->rect();
+  const double t0 = m_plot->xAxis->pixelToCoord(rect.left() + item.x0) * kNsPerMs;
+  const double t1 = m_plot->xAxis->pixelToCoord(rect.left() + item.x1) * kNsPerMs;
+  return QStringLiteral("<b>%1 ops folded</b> (%2)<br>%3 – %4<br><i>zoom in to separate them</i>")
+      .arg(item.folded)
+      .arg(item.mixed ? tr("several kinds") : Palette::kindTitle(item.kind))
+      .arg(timeMs(static_cast<int64_t>(t0)), timeMs(static_cast<int64_t>(t1)));
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* event) {
+  if (event->key() == Qt::Key_F) {
+    zoomToFit();
+    return;
+  }
+  if (event->key() == Qt::Key_Escape && m_cursor) {
+    setCursorTime(std::nullopt);
+    emit cursorChanged(-1);
+    return;
+  }
+  QWidget::keyPressEvent(event);
+}
+
+void TimelineView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  m_placeholder->setGeometry(m_plot->rect());
+  // The axis rect's height is known after the next layout pass.
+  QMetaObject::invokeMethod(this, [this] {
+    fitRows();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+  }, Qt::QueuedConnection);
+}
+
+bool TimelineView::exportFigure(const QString& path, int width, int height, QString* error) {
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  if (width < 16 || height < 16 || width > 20000 || height > 20000) {
+    if (error) *error = tr("figure size must be 16..20000 px per side, got %1 × %2").arg(width).arg(height);
+    return false;
+  }
+  // Show every row in the figure, as long as each stays legible.
+  const QCPRange rows_before = m_plot->yAxis->range();
+  const double rows = static_cast<double>(m_layout.rows().size());
+  if (rows > 0 && rows * 12.0 <= height) {
+    m_clamping = true;
+    m_plot->yAxis->setRange(-0.5, rows - 0.5);
+    m_clamping = false;
+  }
+  bool ok = false;
+  if (suffix == QLatin1String("png")) {
+    ok = m_plot->savePng(path, width, height);
+  } else if (suffix == QLatin1String("pdf")) {
+    ok = m_plot->savePdf(path, width, height, QCP::epNoCosmetic, QStringLiteral("ShardScope"),
+                         QStringLiteral("ShardScope timeline"));
+  } else if (suffix == QLatin1String("svg")) {
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(QSize(width, height));
+    svg.setViewBox(QRect(0, 0, width, height));
+    svg.setTitle(QStringLiteral("ShardScope timeline"));
+    QCPPainter painter;
+    ok = painter.begin(&svg);
+    if (ok) {
+      m_plot->toPainter(&painter, width, height);
+      ok = painter.end();
+    }
+  } else {
+    m_plot->yAxis->setRange(rows_before);
+    if (error) *error = tr("unknown figure format '%1' for %2: use .png, .svg or .pdf").arg(suffix, path);
+    return false;
+  }
+  m_clamping = true;
+  m_plot->yAxis->setRange(rows_before);
+  m_clamping = false;
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+  if (!ok && error) *error = tr("could not write %1 (check the folder exists and is writable)").arg(path);
+  return ok;
+}
+
+}  // namespace shardscope
