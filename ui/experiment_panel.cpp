@@ -91,12 +91,8 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   form->addRow(tr("timeout"), m_timeoutMs);
   auto* fault_box = group(tr("Fault injection"), &form, this);
   form->addRow(m_inject);
-  auto* inject_row = new QHBoxLayout;
-  inject_row->addWidget(new QLabel(tr("rank"), this));
-  inject_row->addWidget(m_injectRank, 1);
-  inject_row->addWidget(new QLabel(tr("block"), this));
-  inject_row->addWidget(m_injectBlock, 1);
-  form->addRow(inject_row);
+  form->addRow(tr("rank"), m_injectRank);
+  form->addRow(tr("skips block"), m_injectBlock);
 
   m_errorLabel = new QLabel(this);
   m_errorLabel->setObjectName(QStringLiteral("configError"));

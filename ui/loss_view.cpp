@@ -29,7 +29,7 @@ LossView::LossView(const EventStore* store, QWidget* parent)
     a->grid()->setPen(QPen(Palette::grid(), 1, Qt::DotLine));
   }
   m_plot->xAxis->setLabel(tr("step"));
-  m_plot->yAxis->setLabel(tr("loss (mean over ranks)"));
+  m_plot->yAxis->setLabel(tr("loss"));
   QSharedPointer<QCPAxisTickerFixed> steps(new QCPAxisTickerFixed);
   steps->setTickStep(1.0);
   steps->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);  // whole steps, thinned when many
@@ -41,6 +41,8 @@ LossView::LossView(const EventStore* store, QWidget* parent)
   m_graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QColor(0x00, 0x72, 0xB2), Qt::white, 6));
   m_graph->setAntialiased(true);
 
+  m_plot->yAxis->setTickLabelPadding(3);
+  m_plot->setToolTip(tr("Mean over ranks of each rank's local loss, per completed step"));
   m_empty = new QLabel(m_plot);
   m_empty->setAlignment(Qt::AlignCenter);
   m_empty->setStyleSheet(QStringLiteral("color: #777;"));

@@ -70,6 +70,9 @@ bool askFigureSize(QWidget* parent, int* width, int* height) {
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_bridge(new EngineBridge(&m_store, this)) {
   setWindowTitle(tr("ShardScope"));
   setObjectName(QStringLiteral("mainWindow"));
+  // Side docks run the full height; the loss dock sits under the timeline only.
+  setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+  setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
   setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks | QMainWindow::AllowNestedDocks);
 
   m_timeline = new TimelineView(&m_store, this);

@@ -131,7 +131,6 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
   m_totalLine->setPen(QPen(QColor(0x33, 0x33, 0x33), 1));
   m_totalLine->setLineStyle(QCPGraph::lsStepLeft);
   m_peakDot = new QCPItemTracer(m_time);
-  m_peakDot->setGraph(m_totalLine);
   m_peakDot->setStyle(QCPItemTracer::tsCircle);
   m_peakDot->setSize(7);
   m_peakDot->setPen(QPen(Palette::cursor(), 1.5));
@@ -264,18 +263,9 @@ void MemoryView::rebuildBars() {
       t->setPadding(QMargins(0, 0, 0, 2));
     }
   }
-  if (predicted > 0 && ranks > 0 && ranks <= 16) {
-    auto* t = new QCPItemText(m_bars);
-    t->position->setCoords((ranks - 1) + kPredictedOffset, predicted / kMiB);
-    t->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+  if (predicted > 0) {
     const double per_param = predicted / static_cast<double>(m_store->meta().params);
-    t->setText(QString::number(per_param, 'f', per_param == static_cast<int>(per_param) ? 0 : 2) +
-               QStringLiteral(" B/p seed"));
-    QFont f = m_bars->font();
-    f.setPointSizeF(7);
-    t->setFont(f);
-    t->setColor(QColor(0x55, 0x55, 0x55));
-    t->setPadding(QMargins(0, 0, 0, 2));
+    m_predicted->setName(tr("seed: %1 B/param × N (model state)").arg(per_param, 0, 'g', 4));
   }
   for (int c = 0; c < kCategoryCount; ++c) {
     QCPBars* b = m_stack[static_cast<size_t>(c)];
@@ -325,6 +315,7 @@ void MemoryView::rebuildTime() {
   for (QCPGraph* g : m_areas) g->data()->clear();
   m_totalLine->data()->clear();
   m_peakDot->setVisible(false);
+  m_peakDot->setGraph(nullptr);  // a tracer on an empty graph complains on every replot
   m_peakText->setVisible(false);
   if (!have) {
     m_cursorLine->setVisible(false);
@@ -352,6 +343,7 @@ void MemoryView::rebuildTime() {
 
   const MemorySample* peak = m_series.peakTotal(r);
   const double peak_mib = static_cast<double>(peak->total()) / kMiB;
+  m_peakDot->setGraph(m_totalLine);
   m_peakDot->setGraphKey(static_cast<double>(peak->t_ns) * 1e-6);
   m_peakDot->setVisible(true);
   m_peakText->setText(tr("peak %1 MiB").arg(peak_mib, 0, 'f', 1));

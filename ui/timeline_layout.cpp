@@ -48,6 +48,8 @@ bool TimelineLayout::sync(const EventStore& store) {
     m_lanes.clear();
     m_stepStarts.clear();
     m_kinds = 0;
+    m_drawnBegin = INT64_MAX;
+    m_drawnEnd = INT64_MIN;
     m_items.clear();
     m_markers.clear();
     m_rowItems.clear();
@@ -66,6 +68,12 @@ bool TimelineLayout::sync(const EventStore& store) {
       if (lane >= static_cast<size_t>(kLaneCount)) continue;
       LaneData& d = m_lanes[r][lane];
       const auto idx = static_cast<int32_t>(i);
+      const bool drawn = e.kind == EventKind::BucketReady || e.kind == EventKind::Error ||
+                         e.kind == EventKind::GradReady || !isInstant(e.kind);
+      if (drawn) {
+        m_drawnBegin = std::min(m_drawnBegin, e.begin_ns);
+        m_drawnEnd = std::max(m_drawnEnd, std::max(e.begin_ns, e.end_ns));
+      }
       switch (e.kind) {
         case EventKind::StepBegin:
           if (e.step >= 0) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "trace/event.h"
@@ -48,6 +49,10 @@ class TimelineLayout {
   int rowOf(int rank, Lane lane) const;  // -1 when that lane has no row
   // ns since run start of each step's first step_begin over all ranks (-1: not seen).
   const std::vector<int64_t>& stepStarts() const { return m_stepStarts; }
+  // ns range covered by boxes and markers (what "zoom to fit" shows: not the
+  // allocations before the first op). {0, 0} while there is none.
+  int64_t drawnBegin() const { return m_drawnEnd >= m_drawnBegin ? m_drawnBegin : 0; }
+  int64_t drawnEnd() const { return m_drawnEnd >= m_drawnBegin ? m_drawnEnd : 0; }
   // Bit (1 << kind) for every kind drawn so far (boxes and markers).
   uint32_t kinds() const { return m_kinds; }
 
@@ -91,6 +96,8 @@ class TimelineLayout {
   std::vector<int> m_rowOf;                 // [rank * kLaneCount + lane] -> row or -1
   std::vector<int64_t> m_stepStarts;
   uint32_t m_kinds = 0;
+  int64_t m_drawnBegin = INT64_MAX;
+  int64_t m_drawnEnd = INT64_MIN;
 
   double m_t0 = 0;
   double m_scale = 1;  // px per ns

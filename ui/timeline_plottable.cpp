@@ -110,23 +110,12 @@ void TimelinePlottable::drawGrid(QCPPainter* painter, const QRect& clip) const {
 }
 
 void TimelinePlottable::drawSteps(QCPPainter* painter, const QRect& clip) const {
-  QFont font = painter->font();
-  font.setPointSizeF(7.5);
-  font.setBold(true);
-  painter->setFont(font);
-  const QFontMetricsF fm(font);
-  const auto& starts = m_layout->stepStarts();
-  for (size_t s = 0; s < starts.size(); ++s) {
-    if (starts[s] < 0) continue;
-    const double x = std::round(mKeyAxis->coordToPixel(static_cast<double>(starts[s]) / kNsPerMs));
-    if (x < clip.left() || x > clip.right()) continue;
-    painter->setPen(QPen(Palette::step(), 1, Qt::DashLine));
-    painter->drawLine(QPointF(x, clip.top()), QPointF(x, clip.bottom()));
-    const QString text = QStringLiteral("step %1").arg(s);
-    const QRectF box(x + 1, clip.top() + 1, fm.horizontalAdvance(text) + 8, fm.height() + 2);
-    painter->fillRect(box, QColor(255, 255, 255, 225));
-    painter->setPen(Palette::step());
-    painter->drawText(box, Qt::AlignCenter, text);
+  // Labels live on the top axis (TimelineView's step ruler); here only the lines.
+  painter->setPen(QPen(Palette::step(), 1, Qt::DashLine));
+  for (int64_t start : m_layout->stepStarts()) {
+    if (start < 0) continue;
+    const double x = std::round(mKeyAxis->coordToPixel(static_cast<double>(start) / kNsPerMs));
+    if (x >= clip.left() && x <= clip.right()) painter->drawLine(QPointF(x, clip.top()), QPointF(x, clip.bottom()));
   }
 }
 

@@ -68,6 +68,24 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
   x->setLabelFont(label_font);
   x->setLabelColor(QColor(0x55, 0x55, 0x55));
 
+  // Top axis: a ruler naming each step at its first step_begin over all ranks.
+  m_stepTicker.reset(new QCPAxisTickerText);
+  QCPAxis* top = m_plot->xAxis2;
+  top->setVisible(true);
+  top->setTicker(m_stepTicker);
+  top->setSubTicks(false);
+  top->setTickLength(0, 5);
+  top->setTickLabelPadding(2);
+  top->setBasePen(QPen(QColor(0xB0, 0xB5, 0xBC)));
+  top->setTickPen(QPen(Palette::step()));
+  QFont step_font = font();
+  step_font.setPointSizeF(8);
+  step_font.setBold(true);
+  top->setTickLabelFont(step_font);
+  top->setTickLabelColor(Palette::step());
+  top->grid()->setVisible(false);
+  connect(x, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), top, qOverload<const QCPRange&>(&QCPAxis::setRange));
+
   m_rowTicker.reset(new QCPAxisTickerText);
   y->setTicker(m_rowTicker);
   y->setRangeReversed(true);
@@ -123,6 +141,11 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
 
 void TimelineView::refresh() {
   if (m_layout.sync(*m_store)) updateRows();
+  QMap<double, QString> steps;
+  const auto& starts = m_layout.stepStarts();
+  for (size_t s = 0; s < starts.size(); ++s)
+    if (starts[s] >= 0) steps.insert(static_cast<double>(starts[s]) / kNsPerMs, tr("step %1").arg(s));
+  m_stepTicker->setTicks(steps);
   updateLegend();
   m_placeholder->setVisible(m_store->empty());
   m_placeholder->setGeometry(m_plot->rect());
@@ -183,8 +206,10 @@ void TimelineView::fitRows() {
 
 void TimelineView::zoomToFit() {
   if (m_store->empty()) return;
-  const double b = static_cast<double>(m_store->beginNs()) / kNsPerMs;
-  const double e = static_cast<double>(m_store->endNs()) / kNsPerMs;
+  // The ops, not the allocations that precede them (setup would squeeze the steps).
+  const bool drawn = m_layout.drawnEnd() > m_layout.drawnBegin();
+  const double b = static_cast<double>(drawn ? m_layout.drawnBegin() : m_store->beginNs()) / kNsPerMs;
+  const double e = static_cast<double>(drawn ? m_layout.drawnEnd() : m_store->endNs()) / kNsPerMs;
   const double pad = std::max((e - b) * 0.01, 1e-4);
   m_plot->xAxis->setRange(b - pad, e + pad);
   fitRows();

@@ -66,6 +66,7 @@ class TimelineView : public QWidget {
   QCustomPlot* m_plot;
   TimelinePlottable* m_timeline;
   QSharedPointer<QCPAxisTickerText> m_rowTicker;
+  QSharedPointer<QCPAxisTickerText> m_stepTicker;
   QLabel* m_placeholder;
   std::optional<int64_t> m_cursor;
   QPoint m_pressPos;

@@ -14,10 +14,21 @@ double expectedModelStateBytesPerParam(const std::string& strategy, int ranks, i
   throw ConfigError("unknown strategy '" + strategy + "'");
 }
 
-CommBytes expectedCommBytes(const std::string& strategy, int64_t params, int ranks) {
+CommBytes expectedCommBytes(const std::string& strategy, int64_t params, int ranks, int shard_group,
+                            bool reshard_after_forward) {
   CommBytes b;
   if (ranks <= 1) return b;
   const double two_n = 2.0 * static_cast<double>(params);
+  const double gathers = reshard_after_forward ? 2.0 : 1.0;
+  if (strategy == "hsdp") {
+    const int g = shard_group > 0 ? shard_group : ranks;
+    const int replicas = ranks / g;
+    const double in_group = (g - 1.0) / g * two_n;
+    b.all_gather = static_cast<int64_t>(gathers * in_group);
+    b.reduce_scatter = static_cast<int64_t>(in_group);
+    b.all_reduce = static_cast<int64_t>(2.0 * (replicas - 1.0) / replicas * two_n / g);
+    return b;
+  }
   const double half = (ranks - 1.0) / ranks * two_n;  // one reduce-scatter or all-gather
   if (strategy == "ddp") {
     b.all_reduce = static_cast<int64_t>(2.0 * half);
@@ -26,7 +37,7 @@ CommBytes expectedCommBytes(const std::string& strategy, int64_t params, int ran
     b.all_gather = static_cast<int64_t>(half);
   } else if (strategy == "zero3" || strategy == "fsdp") {
     b.reduce_scatter = static_cast<int64_t>(half);
-    b.all_gather = static_cast<int64_t>(2.0 * half);
+    b.all_gather = static_cast<int64_t>(gathers * half);
   } else {
     throw ConfigError("no traffic formula for strategy '" + strategy + "'");
   }

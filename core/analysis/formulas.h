@@ -16,7 +16,12 @@ double expectedModelStateBytesPerParam(const std::string& strategy, int ranks, i
 // Bytes one rank sends per step for N parameters in bf16 (2N bytes):
 // ddp, zero1, zero2: 2(P-1)/P x 2N (all-reduce, or reduce-scatter + all-gather);
 // zero3: 3(P-1)/P x 2N (all-gather fwd + all-gather bwd + reduce-scatter).
-CommBytes expectedCommBytes(const std::string& strategy, int64_t params, int ranks);
+// hsdp (shard group G, R = P/G replicas): 2 all-gathers and a reduce-scatter
+// of (G-1)/G x 2N inside the group, plus an all-reduce of the 2N/G shard
+// across replicas, 2(R-1)/R x 2N/G. Without resharding after forward
+// (SHARD_GRAD_OP) the backward all-gather disappears: 2N instead of 3N.
+CommBytes expectedCommBytes(const std::string& strategy, int64_t params, int ranks, int shard_group = 0,
+                            bool reshard_after_forward = true);
 
 // Ring all-reduce of `bytes` on P ranks: each rank sends 2(P-1)/P x bytes.
 inline double ringAllReduceBytes(double bytes, int ranks) {

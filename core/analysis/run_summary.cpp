@@ -41,6 +41,12 @@ void writeConfig(JsonWriter& w, const RunConfig& c) {
   w.member("lr", c.lr);
   w.member("seed", c.seed);
   w.member("timeout_ms", c.timeout_ms);
+  if (c.isSharded()) {
+    w.member("unit_blocks", c.unitBlocks());
+    w.member("prefetch", prefetchName(c.prefetchMode()));
+    w.member("reshard_after_forward", c.reshardAfterForward());
+    w.member("shard_group", c.shardGroupSize());
+  }
   if (c.inject_branch) {
     w.key("inject_branch").beginObject();
     w.member("rank", c.inject_branch->rank);
@@ -56,7 +62,17 @@ std::string mib(int64_t bytes) {
   return os.str();
 }
 
+int64_t total(const CommBytes& b) { return b.all_reduce + b.reduce_scatter + b.all_gather; }
+
 }  // namespace
+
+double expectedBytesPerParam(const RunConfig& c) {
+  return expectedModelStateBytesPerParam(c.strategy, c.ranks, c.shardGroupSize());
+}
+
+CommBytes expectedComm(const RunConfig& c, int64_t params) {
+  return expectedCommBytes(c.strategy, params, c.ranks, c.shardGroupSize(), c.reshardAfterForward());
+}
 
 double modelStateBytesPerParam(const RankResult& rank, int64_t params) {
   return params > 0 ? static_cast<double>(rank.ledger.model_state_peak) / static_cast<double>(params)
@@ -90,8 +106,10 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     w.endObject();
   }
   w.endArray();
-  const double expected_bpp = expectedModelStateBytesPerParam(c.strategy, c.ranks);
-  const CommBytes expected_comm = expectedCommBytes(c.strategy, r.params, c.ranks);
+  const double expected_bpp = expectedBytesPerParam(c);
+  const CommBytes expected_comm = expectedComm(c, r.params);
+  w.member("padding_elements", r.padding_elements);
+  w.member("padding_bytes", r.padding_elements * static_cast<int64_t>(sizeof(uint16_t)));
   w.key("per_rank").beginArray();
   for (const RankResult& rank : r.ranks) {
     w.beginObject();
@@ -104,6 +122,7 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     w.member("total_peak_bytes", rank.ledger.total_peak);
     w.member("model_state_bytes_per_param", modelStateBytesPerParam(rank, r.params));
     w.member("expected_model_state_bytes_per_param", expected_bpp);
+    w.member("padding_bytes", rank.padding_state_bytes);
     w.key("comm_bytes");
     writeCommBytes(w, rank.comm_bytes);
     w.key("expected_comm_bytes");
@@ -121,6 +140,29 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     for (const BucketPlanEntry& e : b.entries) w.value(spec.params()[e.param].name);
     w.endArray();
     w.endObject();
+  }
+  w.endArray();
+  w.key("units").beginArray();
+  for (const UnitInfo& u : r.units) {
+    w.beginObject();
+    w.member("index", u.index);
+    w.key("blocks").beginArray();
+    for (int b : u.blocks) w.value(b);
+    w.endArray();
+    w.member("params", u.params);
+    w.endObject();
+  }
+  w.endArray();
+  w.key("unit_order").beginArray();
+  for (const RankResult& rank : r.ranks) {
+    w.beginArray();
+    for (const auto& [op, unit] : rank.unit_order) {
+      w.beginArray();
+      w.value(op);
+      w.value(unit);
+      w.endArray();
+    }
+    w.endArray();
   }
   w.endArray();
   w.key("bucket_fire_order").beginArray();
@@ -170,17 +212,39 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     }
     out << "\n";
   }
-  const double expected_bpp = expectedModelStateBytesPerParam(c.strategy, c.ranks);
-  const CommBytes expected = expectedCommBytes(c.strategy, r.params, c.ranks);
-  const int64_t expected_total = expected.all_reduce + expected.reduce_scatter + expected.all_gather;
-  out << "\nmodel state (param+grad+master+adam_m+adam_v) and traffic per rank, measured vs seed\n";
-  out << "  rank  bytes/param  expected   bytes sent/step   expected\n";
+  const double expected_bpp = expectedBytesPerParam(c);
+  const int64_t expected_total = total(expectedComm(c, r.params));
+  const int64_t ddp_total = total(expectedCommBytes("ddp", r.params, c.ranks));
+  out << "\nmodel state (param+grad+master+adam_m+adam_v) and bytes sent per rank per step, measured vs the seed\n";
+  out << "  rank  strategy  bytes/param  expected  padding(B)   bytes sent/step    expected  vs ddp 2N\n";
   for (const RankResult& rank : r.ranks) {
-    const int64_t sent = rank.comm_bytes.all_reduce + rank.comm_bytes.reduce_scatter + rank.comm_bytes.all_gather;
-    std::snprintf(line, sizeof line, "  %4d  %11.3f  %8.3f   %15lld   %8lld\n", rank.rank,
-                  modelStateBytesPerParam(rank, r.params), expected_bpp,
-                  static_cast<long long>(sent), static_cast<long long>(expected_total));
+    const int64_t sent = total(rank.comm_bytes);
+    char ratio[32] = "-";
+    if (ddp_total > 0) std::snprintf(ratio, sizeof ratio, "%.3fx", static_cast<double>(sent) / ddp_total);
+    std::snprintf(line, sizeof line, "  %4d  %8s  %11.3f  %8.3f  %10lld   %15lld  %10lld  %9s\n", rank.rank,
+                  c.strategy.c_str(), modelStateBytesPerParam(rank, r.params), expected_bpp,
+                  static_cast<long long>(rank.padding_state_bytes), static_cast<long long>(sent),
+                  static_cast<long long>(expected_total), ratio);
     out << line;
+  }
+  if (!r.units.empty()) {
+    out << "\nFSDP units (unit-blocks " << c.unitBlocks() << ", prefetch " << prefetchName(c.prefetchMode())
+        << ", reshard after forward " << (c.reshardAfterForward() ? "on" : "off") << ", shard group "
+        << c.shardGroupSize() << ")\n";
+    for (const UnitInfo& u : r.units) {
+      out << "  unit " << u.index << (u.index == 0 ? " (root: input, head)" : "") << "  " << u.params
+          << " params";
+      if (!u.blocks.empty()) {
+        out << "  blocks";
+        for (int b : u.blocks) out << ' ' << b;
+      }
+      out << "\n";
+    }
+    if (!r.ranks.empty()) {
+      out << "issue order on rank 0 (last step):";
+      for (const auto& [op, unit] : r.ranks[0].unit_order) out << ' ' << op << '(' << unit << ')';
+      out << "\n";
+    }
   }
   if (!r.buckets.empty()) {
     out << "\nbuckets (reverse parameter order; cap " << c.bucket_mb << " MiB, first " << c.first_bucket_mb

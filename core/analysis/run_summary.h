@@ -12,6 +12,9 @@
 namespace shardscope {
 
 double modelStateBytesPerParam(const RankResult& rank, int64_t params);
+// The seed's predictions for this run's strategy, ranks and shard group.
+double expectedBytesPerParam(const RunConfig& config);
+CommBytes expectedComm(const RunConfig& config, int64_t params);
 
 void writeSummaryJson(const RunResult& result, std::ostream& out);
 void writeSummaryFile(const RunResult& result, const std::string& path);  // throws RunError

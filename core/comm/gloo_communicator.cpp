@@ -1,8 +1,8 @@
-// Ring collectives over Gloo point-to-point transfers. Why not gloo::allreduce:
-// Gloo has no bf16 type and hides its sends, while ShardScope must sum bf16 in
-// fp32 and report the bytes each rank really sent. So data moves in segments
-// between ring neighbours (left -> me -> right); each segment is one send/recv
-// pair on its own slot, and bytesSent grows by exactly the bytes handed to send().
+// Ring collectives on Gloo point-to-point sends, not gloo::allreduce: Gloo has no
+// bf16 and hides its sends, while ShardScope sums bf16 in fp32 and reports the
+// bytes each rank really sent (counted at every send()). Segments move left -> me
+// -> right, one slot each; bf16 partial sums travel as bf16, so each hop rounds
+// (as NCCL does). Every rank must issue the same collectives in the same order.
 #include "comm/gloo_communicator.h"
 
 #include <gloo/common/error.h>
@@ -57,7 +57,9 @@ Range chunkRange(size_t count, int parts, int c) {
   return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
 }
 
-size_t segmentCount(const Range& r, size_t segElems) { return (r.length + segElems - 1) / segElems; }
+size_t segmentCount(const Range& r, size_t segElems) {
+  return (r.length + segElems - 1) / segElems;
+}
 
 Range segmentRange(const Range& r, size_t segElems, size_t k) {
   const size_t begin = k * segElems;
@@ -74,9 +76,9 @@ void reduceInto(void* y, const void* x, size_t n, DType dtype) {
 }
 
 // The point-to-point transfers of one collective call. Each transfer gets its own
-// unbound buffer, so each wait matches exactly one operation. Buffers it posted
-// into must outlive it (declare them before it): on an error it is destroyed with
-// transfers still pending, and Gloo then drops them.
+// unbound buffer, so each wait matches exactly one operation. Memory it posted
+// must outlive it: on an error it is destroyed with transfers still pending, and
+// Gloo then drops them (it holds only weak references to unbound buffers).
 class Transfers {
  public:
   Transfers(gloo::Context& context, std::atomic<uint64_t>& bytesSent, Millis timeout)
@@ -126,8 +128,9 @@ class Transfers {
 struct Unit {
   int step = 0;
   size_t seg = 0;
-  Range elems;          // where the segment sits in its chunk's buffer coordinates
-  long reuseOf = -1;    // unit whose forward send reads this unit's target; must finish first
+  Range elems;        // elements covered, as offsets in the collective's buffer layout
+  long reuseOf = -1;  // earlier unit whose forwarded send reads this unit's landing
+                      // memory: that send must finish before this receive is posted
 };
 
 // Units of steps [0, steps), step j carrying chunk chunkOf(j), in receive order.
@@ -281,7 +284,9 @@ void GlooCommunicator::ringAllReduce(char* data, size_t count, DType dtype) {
   const int steps = 2 * (P - 1);
   const uint64_t base = nextSlotBase();
   const uint64_t maxSegs = segmentCount(chunkRange(count, P, 0), segElems);
-  auto slotOf = [&](int step, size_t seg) { return base + static_cast<uint64_t>(step) * maxSegs + seg; };
+  auto slotOf = [&](int step, size_t seg) {
+    return base + static_cast<uint64_t>(step) * maxSegs + seg;
+  };
   auto chunkOf = [&](int step) { return chunkRange(count, P, wrap(r - step - 1, P)); };
   const std::vector<Unit> units = buildUnits(steps, chunkOf, segElems);
 
@@ -300,7 +305,9 @@ void GlooCommunicator::ringAllReduce(char* data, size_t count, DType dtype) {
   auto land = [&](size_t i) -> const void* {
     const Unit& u = units[i];
     char* mine = data + u.elems.offset * e;
-    if (u.step < P - 1) reduceInto(mine, landing + (i % kRecvDepth) * segElems * e, u.elems.length, dtype);
+    if (u.step < P - 1) {
+      reduceInto(mine, landing + (i % kRecvDepth) * segElems * e, u.elems.length, dtype);
+    }
     return u.step + 1 < steps ? mine : nullptr;
   };
   runRing(io, wrap(r - 1, P), wrap(r + 1, P), units, e, slotOf, target, land);
@@ -310,7 +317,8 @@ void GlooCommunicator::ringAllReduce(char* data, size_t count, DType dtype) {
 // and adds its own input chunk. The last step lands chunk `rank` straight in
 // output. Partial sums live in two chunk-sized work buffers by step parity; a
 // segment is overwritten only after its previous forward send completed.
-void GlooCommunicator::ringReduceScatter(const char* input, char* output, size_t count, DType dtype) {
+void GlooCommunicator::ringReduceScatter(const char* input, char* output, size_t count,
+                                         DType dtype) {
   const int P = m_size;
   const int r = m_rank;
   const size_t e = dtypeSize(dtype);
@@ -319,7 +327,9 @@ void GlooCommunicator::ringReduceScatter(const char* input, char* output, size_t
   const uint64_t base = nextSlotBase();
   const Range chunk{0, count};  // every chunk has `count` elements; units use chunk coordinates
   const size_t segs = segmentCount(chunk, segElems);
-  auto slotOf = [&](int step, size_t seg) { return base + static_cast<uint64_t>(step) * segs + seg; };
+  auto slotOf = [&](int step, size_t seg) {
+    return base + static_cast<uint64_t>(step) * segs + seg;
+  };
   std::vector<Unit> units = buildUnits(steps, [&](int) { return chunk; }, segElems);
   for (size_t i = 2 * segs; i < units.size(); ++i) {
     if (units[i].step + 1 < steps) units[i].reuseOf = static_cast<long>(i - 2 * segs);
@@ -348,7 +358,8 @@ void GlooCommunicator::ringReduceScatter(const char* input, char* output, size_t
   auto land = [&](size_t i) -> const void* {
     const Unit& u = units[i];
     char* sum = target(i);
-    reduceInto(sum, input + (chunkIndex(u.step) * count + u.elems.offset) * e, u.elems.length, dtype);
+    const char* own = input + (chunkIndex(u.step) * count + u.elems.offset) * e;
+    reduceInto(sum, own, u.elems.length, dtype);
     return u.step + 1 < steps ? sum : nullptr;
   };
   runRing(io, wrap(r - 1, P), wrap(r + 1, P), units, e, slotOf, target, land);
@@ -365,7 +376,9 @@ void GlooCommunicator::ringAllGather(const char* input, char* output, size_t cou
   const int steps = P - 1;
   const uint64_t base = nextSlotBase();
   const size_t segs = segmentCount({0, count}, segElems);
-  auto slotOf = [&](int step, size_t seg) { return base + static_cast<uint64_t>(step) * segs + seg; };
+  auto slotOf = [&](int step, size_t seg) {
+    return base + static_cast<uint64_t>(step) * segs + seg;
+  };
   auto chunkOf = [&](int step) {
     return Range{static_cast<size_t>(wrap(r - step - 1, P)) * count, count};
   };

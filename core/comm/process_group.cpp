@@ -18,6 +18,7 @@ void ProcessGroup::run(EventKind kind, int64_t bytes, const CollectiveTag& tag, 
   fields.group = static_cast<int16_t>(m_groupId);
   fields.seq = fp.seq;
   fields.dep = tag.dep;
+  fields.op = tag.op;
   const uint64_t sent_before = m_comm.bytesSent();
   {
     ScopedEvent scope(m_ctx, lane, kind, fields);

@@ -18,6 +18,7 @@ struct CollectiveTag {
   int bucket = -1;
   int unit = -1;
   int32_t dep = -1;  // op id that launched this collective (dependency arrow)
+  int32_t op = -1;   // preassigned op id (so others can depend on it), or -1
 };
 
 // Bytes sent by one rank, by collective kind.

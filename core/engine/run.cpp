@@ -4,6 +4,7 @@
 
 #include "common/errors.h"
 #include "kernels/cpu_kernels.h"
+#include "parallel/fsdp_units.h"
 #include "parallel/strategy.h"
 
 namespace shardscope {
@@ -17,10 +18,14 @@ Run::Run(RunConfig config)
       m_spec(m_config.model),
       m_data(m_config.model.io_dim, m_config.seed),
       m_board(m_config.ranks) {
-  if (m_config.strategy == "ddp")
+  if (m_config.isSharded()) {
+    const FsdpUnits units(m_spec, m_config.unitBlocks(), m_config.shardGroupSize());
+    for (const FsdpUnit& u : units.units()) m_units.push_back({u.index, u.blocks, u.elements});
+  } else {
     m_buckets = planBuckets(m_spec, static_cast<int64_t>(m_config.bucket_mb * kMiB),
                             static_cast<int64_t>(m_config.first_bucket_mb * kMiB),
                             static_cast<int>(sizeof(bf16)));
+  }
   for (int r = 0; r < m_config.ranks; ++r)
     m_contexts.push_back(std::make_unique<RankContext>(r, m_config.ranks, m_clock, m_control, m_board));
   m_rankResults.resize(m_config.ranks);
@@ -109,6 +114,9 @@ void Run::rankMain(int rank) {
     out.ledger = ctx.ledger.snapshot();
     out.comm_bytes = strategy->stepCommBytes();
     out.fire_order = strategy->lastFireOrder();
+    out.unit_order = strategy->lastUnitOrder();
+    out.padding_state_bytes = strategy->paddingStateBytes();
+    if (rank == 0) m_paddingElements = strategy->paddingElements();
     strategy->copyOwnedMaster(m_finalMaster);
   } catch (const RunAborted&) {
   } catch (const std::exception& e) {
@@ -132,6 +140,8 @@ RunResult Run::wait() {
   result.losses = losses();
   result.ranks = m_rankResults;
   result.buckets = m_buckets;
+  result.units = m_units;
+  result.padding_elements = m_paddingElements;
   result.final_master = m_finalMaster;
   result.wall_seconds = m_wallSeconds;
   return result;
@@ -163,6 +173,7 @@ RunTrace Run::trace() const {
     for (const BucketPlanEntry& e : b.entries) info.params.push_back(m_spec.params()[e.param].name);
     t.buckets.push_back(std::move(info));
   }
+  t.units = m_units;
   for (const auto& ctx : m_contexts) t.events.push_back(ctx->log.snapshot());
   return t;
 }

@@ -29,6 +29,8 @@ struct RankResult {
   LedgerSnapshot ledger;        // measured by the allocator over the whole run
   CommBytes comm_bytes;         // bytes this rank sent in the last step, measured at the sends
   std::vector<int> fire_order;  // buckets in launch order, last step
+  std::vector<std::pair<std::string, int>> unit_order;  // FSDP (op, unit) issue order, last step
+  int64_t padding_state_bytes = 0;  // model-state bytes spent on shard padding
 };
 
 struct RunResult {
@@ -36,7 +38,9 @@ struct RunResult {
   int64_t params = 0;
   std::vector<double> losses;   // per step: mean over ranks of the local mean loss
   std::vector<RankResult> ranks;
-  std::vector<Bucket> buckets;  // DDP bucket plan (empty for other strategies)
+  std::vector<Bucket> buckets;  // DDP/ZeRO-1/2 bucket plan
+  std::vector<UnitInfo> units;  // FSDP units (zero3, fsdp, hsdp)
+  int64_t padding_elements = 0; // flat-parameter padding, whole model
   std::vector<float> final_master;  // fp32 master weights after the last step (N)
   double wall_seconds = 0;
 };
@@ -73,6 +77,8 @@ class Run {
   ModelSpec m_spec;
   TeacherData m_data;
   std::vector<Bucket> m_buckets;
+  std::vector<UnitInfo> m_units;
+  int64_t m_paddingElements = 0;
   RunClock m_clock;
   RunControl m_control;
   RankStatusBoard m_board;

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/process_group.h"
@@ -45,6 +47,12 @@ class Strategy {
   virtual CommBytes stepCommBytes() const = 0;
   // Buckets in the order this rank launched their collectives in the last step.
   virtual std::vector<int> lastFireOrder() const { return {}; }
+  // Flat-parameter padding (elements, whole model) added so shards split evenly,
+  // and the model-state bytes this rank spends on its part of it.
+  virtual int64_t paddingElements() const { return 0; }
+  virtual int64_t paddingStateBytes() const { return 0; }
+  // FSDP: the (op, unit) pairs this rank issued in the last step, in issue order.
+  virtual std::vector<std::pair<std::string, int>> lastUnitOrder() const { return {}; }
 };
 
 std::unique_ptr<Strategy> makeStrategy(RankEnv& env);

@@ -102,6 +102,13 @@ void ZeroStrategy::finishStep(int step) {
   m_env.comm.synchronize();
 }
 
+int64_t ZeroStrategy::paddingStateBytes() const {
+  int64_t owned = 0;
+  for (const ShardSpan& s : m_layout->spans()) owned += s.count;
+  const int64_t pad = m_layout->shardElements() - owned;
+  return pad * (m_stage == 1 ? 12 : 14);  // master + m + v (+ the grad shard in stage 2)
+}
+
 void ZeroStrategy::copyOwnedMaster(std::vector<float>& full) const { m_layout->scatter(m_master.data(), full.data()); }
 
 }  // namespace shardscope

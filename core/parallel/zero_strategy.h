@@ -19,7 +19,8 @@ class ZeroStrategy : public BucketedStrategy {
   ZeroStrategy(RankEnv& env, int stage);
   void copyOwnedMaster(std::vector<float>& full) const override;
   CommBytes stepCommBytes() const override { return m_env.world.stepBytes(); }
-  int64_t paddingElements() const { return m_reducer->paddingElements(); }
+  int64_t paddingElements() const override { return m_reducer->paddingElements(); }
+  int64_t paddingStateBytes() const override;
 
  protected:
   void setupState() override;

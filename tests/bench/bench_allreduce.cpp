@@ -93,7 +93,9 @@ Row runRow(std::vector<std::unique_ptr<Communicator>>& group, Op op, DType dtype
       size_t bad = 0;
       const int sumRanks = P * (P + 1) / 2;
       if (op == Op::AllReduce) {
-        for (size_t i = 0; i < full; ++i) bad += load(in.data(), i, dtype) != float(sumRanks * int(i % 7 + 1));
+        for (size_t i = 0; i < full; ++i) {
+          bad += load(in.data(), i, dtype) != float(sumRanks * int(i % 7 + 1));
+        }
       }
       for (int k = 0; k < warmup; ++k) call();
       comm.barrier();
@@ -103,7 +105,8 @@ Row runRow(std::vector<std::unique_ptr<Communicator>>& group, Op op, DType dtype
       // Reduce-scatter and all-gather do not change their input: check the last timed call.
       if (op == Op::ReduceScatter) {
         for (size_t i = 0; i < part; ++i) {
-          bad += load(out.data(), i, dtype) != float(sumRanks * int((size_t(r) * part + i) % 7 + 1));
+          const size_t global = size_t(r) * part + i;
+          bad += load(out.data(), i, dtype) != float(sumRanks * int(global % 7 + 1));
         }
       } else if (op == Op::AllGather) {
         for (size_t i = 0; i < full; ++i) {

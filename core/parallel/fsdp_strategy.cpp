@@ -1,0 +1,291 @@
+#include "parallel/fsdp_strategy.h"
+
+#include <algorithm>
+
+#include "kernels/cpu_kernels.h"
+
+namespace shardscope {
+
+FsdpStrategy::FsdpStrategy(RankEnv& env)
+    : m_env(env),
+      m_units(env.spec, env.config.unitBlocks(), env.gather->groupSize()),
+      m_shard(m_units.shardOf(env.gather->groupRank())),
+      m_model(env.spec, env.ctx.ledger, env.config.batch / env.config.ranks),
+      m_prefetchForward(env.config.prefetchMode() == Prefetch::Forward ||
+                        env.config.prefetchMode() == Prefetch::Both),
+      m_prefetchBackward(env.config.prefetchMode() == Prefetch::Backward ||
+                         env.config.prefetchMode() == Prefetch::Both),
+      m_reshard(env.config.reshardAfterForward()) {
+  if (env.config.inject_branch && env.config.inject_branch->rank == env.ctx.rank)
+    m_skipSegment = env.config.inject_branch->block + 1;
+  const size_t n = m_units.units().size();
+  m_gathered.resize(n);
+  m_gradFull.resize(n);
+  m_gatheredEvent.resize(n);
+  m_freedEvent.resize(n);
+  m_gatherOp.assign(n, -1);
+  m_lastComputeOp.assign(n, -1);
+  m_live.assign(n, false);
+}
+
+void FsdpStrategy::setup() {
+  MemoryLedger& ledger = m_env.ctx.ledger;
+  const auto n = static_cast<size_t>(m_env.spec.numParams());
+  const auto s = static_cast<size_t>(m_shard.elements);
+  // As FSDP's sync_module_states: rank 0's initial weights reach every rank,
+  // then each keeps only its shard.
+  std::vector<float> init(n, 0.0f);
+  if (m_env.ctx.rank == 0) MlpModel::initParams(m_env.spec, m_env.config.seed, init.data());
+  m_env.world.broadcast(init.data(), n, DType::F32, 0, Lane::Comm);
+  m_paramShard = Buffer<bf16>(ledger, Category::Param, s);
+  m_gradShard = Buffer<bf16>(ledger, Category::Grad, s);
+  m_master = Buffer<float>(ledger, Category::Master, s);
+  m_adamM = Buffer<float>(ledger, Category::AdamM, s);
+  m_adamV = Buffer<float>(ledger, Category::AdamV, s);
+  for (const ShardSpan& span : m_shard.spans)
+    for (int64_t i = 0; i < span.count; ++i) m_master[span.shard_offset + i] = init[span.flat_offset + i];
+  cpu::f32ToBf16(m_master.data(), m_paramShard.data(), s);
+}
+
+bool FsdpStrategy::skipsUnit(int unit) const {
+  // A rank-dependent branch around a whole unit skips FSDP's hooks too: no
+  // all-gather, no reduce-scatter on this rank, so the ranks' collectives diverge.
+  const FsdpUnit& u = m_units.units()[unit];
+  return m_skipSegment >= 0 && u.segments.size() == 1 && u.segments[0] == m_skipSegment;
+}
+
+bf16* FsdpStrategy::gatheredSegment(int unit, int segment) {
+  const FsdpUnit& u = m_units.units()[unit];
+  for (size_t i = 0; i < u.segments.size(); ++i)
+    if (u.segments[i] == segment) return m_gathered[unit].data() + u.segment_offset[i];
+  return nullptr;
+}
+
+bf16* FsdpStrategy::gradSegment(int unit, int segment) {
+  const FsdpUnit& u = m_units.units()[unit];
+  for (size_t i = 0; i < u.segments.size(); ++i)
+    if (u.segments[i] == segment) return m_gradFull[unit].data() + u.segment_offset[i];
+  return nullptr;
+}
+
+void FsdpStrategy::issueGather(int unit, Phase phase) {
+  if (skipsUnit(unit) || m_live[unit]) return;
+  RankContext& ctx = m_env.ctx;
+  CpuStream& gather = *m_env.gather_stream;
+  const bool prefetching = phase == Phase::Forward ? m_prefetchForward : m_prefetchBackward;
+  int32_t dep = -1;
+  if (m_freedEvent[unit]) {
+    // Gathering a unit again (backward after forward): its old buffer must be
+    // gone first, and that free happens on the compute stream.
+    gather.waitEvent(m_freedEvent[unit]);
+    dep = m_freedEvent[unit]->opId();
+  }
+  if (!prefetching) {
+    // Without prefetch the gather starts only once the compute issued so far
+    // (the previous unit) has finished: every unit stalls on its own gather.
+    StreamEventPtr ev = m_env.compute.record();
+    gather.waitEvent(ev);
+    dep = *std::max_element(m_lastComputeOp.begin(), m_lastComputeOp.end());
+  } else if (unit > 0) {
+    // limit_all_gathers: a third block unit waits until the one gathered two
+    // before it in this phase has been freed.
+    const size_t k = m_phaseGathers.size();
+    if (k >= 2) {
+      const int older = m_phaseGathers[k - 2];
+      if (m_freedEvent[older]) {
+        gather.waitEvent(m_freedEvent[older]);
+        dep = m_freedEvent[older]->opId();
+      }
+    }
+  }
+  if (unit > 0) m_phaseGathers.push_back(unit);
+  const int32_t op = ctx.newOp();
+  m_gatherOp[unit] = op;
+  m_live[unit] = true;
+  m_freedEvent[unit] = nullptr;
+  m_order.emplace_back("all_gather", unit);
+  const FsdpUnit& u = m_units.units()[unit];
+  gather.enqueue([this, &ctx, unit, op, dep, &u] {
+    m_gathered[unit] = Buffer<bf16>(ctx.ledger, Category::Gathered, static_cast<size_t>(u.padded));
+    CollectiveTag tag;
+    tag.unit = unit;
+    tag.dep = dep;
+    tag.op = op;
+    m_env.gather->allGather(m_paramShard.data() + m_shard.unit_offset[unit], m_gathered[unit].data(),
+                            static_cast<size_t>(u.chunk()), DType::BF16, tag, Lane::Gather);
+  });
+  m_gatheredEvent[unit] = gather.record(op);
+}
+
+void FsdpStrategy::issueFree(int unit) {
+  if (skipsUnit(unit)) return;
+  RankContext& ctx = m_env.ctx;
+  m_env.compute.enqueue([this, unit] { m_gathered[unit].reset(); });
+  const int32_t op = ctx.newOp();
+  m_freedEvent[unit] = m_env.compute.record(op);
+  m_live[unit] = false;
+  m_order.emplace_back("free", unit);
+}
+
+void FsdpStrategy::issueCompute(int unit, const std::vector<int>& segments, Phase phase) {
+  if (skipsUnit(unit)) return;
+  RankContext& ctx = m_env.ctx;
+  StreamEventPtr gathered = m_gatheredEvent[unit];
+  const int32_t gather_op = m_gatherOp[unit];
+  m_env.compute.enqueue([&ctx, gathered, gather_op, unit] {
+    Event w;
+    w.dep = gather_op;
+    w.unit = static_cast<int16_t>(unit);
+    ScopedEvent scope(ctx, Lane::Compute, EventKind::Wait, w);
+    gathered->wait(ctx.control);
+  });
+  const FsdpUnit& u = m_units.units()[unit];
+  if (phase == Phase::Backward && segments.front() == u.segments.back()) {
+    // The unit's first backward segment: its full (unsharded) gradient appears.
+    m_env.compute.enqueue([this, &ctx, unit, &u] {
+      m_gradFull[unit] = Buffer<bf16>(ctx.ledger, Category::GradFull, static_cast<size_t>(u.padded));
+    });
+  }
+  for (int seg : segments) {
+    const int32_t op = ctx.newOp();
+    m_lastComputeOp[unit] = op;
+    m_order.emplace_back(phase == Phase::Forward ? "forward" : "backward", unit);
+    m_env.compute.enqueue([this, &ctx, unit, seg, op, phase, gather_op] {
+      Event f;
+      f.block = static_cast<int16_t>(seg);
+      f.unit = static_cast<int16_t>(unit);
+      f.op = op;
+      f.dep = gather_op;
+      const bool skip = seg == m_skipSegment;
+      if (phase == Phase::Forward) {
+        ScopedEvent scope(ctx, Lane::Compute, EventKind::Forward, f);
+        m_model.forward(seg, gatheredSegment(unit, seg), skip);
+      } else {
+        ScopedEvent scope(ctx, Lane::Compute, EventKind::Backward, f);
+        m_model.backward(seg, gatheredSegment(unit, seg), gradSegment(unit, seg), nullptr, skip);
+      }
+    });
+  }
+}
+
+void FsdpStrategy::issueReduce(int unit) {
+  if (skipsUnit(unit)) return;
+  RankContext& ctx = m_env.ctx;
+  const int32_t bwd_op = m_lastComputeOp[unit];
+  m_env.reduce_stream->waitEvent(m_env.compute.record(bwd_op));
+  m_order.emplace_back("reduce_scatter", unit);
+  const FsdpUnit& u = m_units.units()[unit];
+  m_env.reduce_stream->enqueue([this, &ctx, unit, bwd_op, &u] {
+    Buffer<bf16>& full = m_gradFull[unit];
+    // Pre-divide by the world size: the shard-group sum (and, for HSDP, the
+    // sum across replicas) then yields the mean gradient, as in DDP.
+    if (ctx.ranks > 1) cpu::scaleBf16InPlace(full.data(), 1.0f / static_cast<float>(ctx.ranks), full.size());
+    bf16* shard = m_gradShard.data() + m_shard.unit_offset[unit];
+    const auto chunk = static_cast<size_t>(u.chunk());
+    CollectiveTag tag;
+    tag.unit = unit;
+    tag.dep = bwd_op;
+    m_env.reduce->reduceScatter(full.data(), shard, chunk, DType::BF16, tag, Lane::Reduce);
+    full.reset();
+    if (m_env.replicate) m_env.replicate->allReduce(shard, chunk, DType::BF16, tag, Lane::Reduce);
+  });
+}
+
+double FsdpStrategy::step(int step) {
+  RankContext& ctx = m_env.ctx;
+  const ModelSpec& spec = m_env.spec;
+  const int local = m_model.localBatch(), io = spec.shape().io_dim;
+  const int L = spec.shape().layers;
+  const int n_units = static_cast<int>(m_units.units().size());
+  for (ProcessGroup* pg : {m_env.gather, m_env.reduce, m_env.replicate})
+    if (pg) pg->resetStepBytes();
+  m_order.clear();
+  std::fill(m_lastComputeOp.begin(), m_lastComputeOp.end(), -1);
+
+  m_inputs = Buffer<float>(ctx.ledger, Category::Activation, static_cast<size_t>(local) * io);
+  m_targets = Buffer<float>(ctx.ledger, Category::Activation, static_cast<size_t>(local) * io);
+  m_env.data.batch(step, static_cast<int64_t>(ctx.rank) * local, local, m_inputs.data(), m_targets.data());
+  m_env.compute.enqueue([this] { m_model.setInput(m_inputs.data()); });
+
+  // Forward: root (input projection), block units in order, root (head).
+  m_phaseGathers.clear();
+  issueGather(0, Phase::Forward);
+  for (int u = 0; u < n_units; ++u) {
+    const int next = u + 1 < n_units ? u + 1 : -1;
+    if (next >= 0 && m_prefetchForward) issueGather(next, Phase::Forward);  // before unit u computes
+    issueCompute(u, u == 0 ? std::vector<int>{0} : m_units.units()[u].segments, Phase::Forward);
+    if (u > 0 && m_reshard) issueFree(u);
+    if (next >= 0 && !m_prefetchForward) issueGather(next, Phase::Forward);  // after unit u computed
+  }
+  issueCompute(0, {L + 1}, Phase::Forward);
+  m_env.compute.enqueue([this, &ctx] {
+    ScopedEvent scope(ctx, Lane::Compute, EventKind::Loss);
+    m_loss = m_model.loss(m_targets.data());
+  });
+  if (m_reshard) issueFree(0);
+
+  // Backward, in reverse: root (head), block units U..1, root (input projection).
+  m_phaseGathers.clear();
+  std::vector<std::pair<int, std::vector<int>>> order;
+  order.push_back({0, {L + 1}});
+  for (int u = n_units - 1; u >= 1; --u) {
+    auto segs = m_units.units()[u].segments;
+    std::reverse(segs.begin(), segs.end());
+    order.push_back({u, segs});
+  }
+  order.push_back({0, {0}});
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int u = order[i].first;
+    issueGather(u, Phase::Backward);  // no-op when still live (prefetched, or not resharded)
+    const int next = i + 1 < order.size() && order[i + 1].first != u ? order[i + 1].first : -1;
+    if (next >= 0 && m_prefetchBackward) issueGather(next, Phase::Backward);  // BACKWARD_PRE
+    issueCompute(u, order[i].second, Phase::Backward);
+    const bool unit_done = u != 0 || order[i].second.front() == 0;
+    if (unit_done) {
+      issueReduce(u);
+      issueFree(u);
+    }
+  }
+
+  // Update: each rank steps only its shard, once every reduce-scatter is done.
+  StreamEventPtr reduced = m_env.reduce_stream->record();
+  m_env.compute.enqueue([&ctx, reduced] {
+    ScopedEvent scope(ctx, Lane::Compute, EventKind::Wait);
+    reduced->wait(ctx.control);
+  });
+  m_env.compute.enqueue([this, &ctx, step] {
+    ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
+    cpu::AdamConfig adam;
+    adam.lr = static_cast<float>(m_env.config.lr);
+    cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_gradShard.data(), m_paramShard.data(),
+                  m_master.size(), adam, step + 1);
+  });
+  m_env.compute.synchronize();
+  m_env.gather_stream->synchronize();
+  m_inputs.reset();
+  m_targets.reset();
+  m_lastOrder = m_order;
+  return m_loss;
+}
+
+void FsdpStrategy::copyOwnedMaster(std::vector<float>& full) const {
+  // Under HSDP every replica holds the same shard; replica 0 reports it.
+  if (m_env.replicate && m_env.replicate->groupRank() != 0) return;
+  for (const ShardSpan& span : m_shard.spans)
+    for (int64_t i = 0; i < span.count; ++i) full[span.flat_offset + i] = m_master[span.shard_offset + i];
+}
+
+int64_t FsdpStrategy::paddingStateBytes() const {
+  int64_t owned = 0;
+  for (const ShardSpan& s : m_shard.spans) owned += s.count;
+  return (m_shard.elements - owned) * 16;  // param, grad, master, m, v of padding
+}
+
+CommBytes FsdpStrategy::stepCommBytes() const {
+  CommBytes total;
+  for (ProcessGroup* pg : {m_env.gather, m_env.reduce, m_env.replicate})
+    if (pg) total += pg->stepBytes();
+  return total;
+}
+
+}  // namespace shardscope
