@@ -276,9 +276,9 @@ void FsdpStrategy::copyOwnedMaster(std::vector<float>& full) const {
 }
 
 int64_t FsdpStrategy::paddingStateBytes() const {
-  int64_t owned = 0;
-  for (const ShardSpan& s : m_shard.spans) owned += s.count;
-  return (m_shard.elements - owned) * 16;  // param, grad, master, m, v of padding
+  // Every rank holds S elements of each of the five states and S·G = N + padding.
+  const int64_t group = m_env.gather->groupSize();
+  return 16 * (m_shard.elements * group - m_env.spec.numParams()) / group;
 }
 
 CommBytes FsdpStrategy::stepCommBytes() const {

@@ -103,10 +103,11 @@ void ZeroStrategy::finishStep(int step) {
 }
 
 int64_t ZeroStrategy::paddingStateBytes() const {
-  int64_t owned = 0;
-  for (const ShardSpan& s : m_layout->spans()) owned += s.count;
-  const int64_t pad = m_layout->shardElements() - owned;
-  return pad * (m_stage == 1 ? 12 : 14);  // master + m + v (+ the grad shard in stage 2)
+  // Every rank holds S elements per sharded tensor and S·P = N + padding, so
+  // each pays padding/P of them: in master, m, v (and the grad shard in stage 2).
+  const int64_t ranks = m_env.ctx.ranks;
+  const int64_t excess = m_layout->shardElements() * ranks - m_env.spec.numParams();
+  return (m_stage == 1 ? 12 : 14) * excess / ranks;
 }
 
 void ZeroStrategy::copyOwnedMaster(std::vector<float>& full) const { m_layout->scatter(m_master.data(), full.data()); }
