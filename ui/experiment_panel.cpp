@@ -67,6 +67,12 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   m_timeoutMs->setSuffix(tr(" ms"));
   m_bucketMb->setSuffix(tr(" MiB"));
   m_firstBucketMb->setSuffix(tr(" MiB"));
+  // Object names follow the CLI flags (tests and style sheets find fields by them).
+  const std::pair<QWidget*, const char*> names[] = {
+      {m_strategy, "strategy"}, {m_ranks, "ranks"}, {m_layers, "layers"}, {m_hidden, "hidden"},
+      {m_batch, "batch"}, {m_steps, "steps"}, {m_bucketMb, "bucket-mb"}, {m_firstBucketMb, "first-bucket-mb"},
+      {m_lr, "lr"}, {m_seed, "seed"}, {m_timeoutMs, "timeout-ms"}};
+  for (const auto& [widget, name] : names) widget->setObjectName(QString::fromLatin1(name));
   m_inject = new QCheckBox(tr("rank skips a block"), this);
   m_inject->setToolTip(tr("--inject-branch R:L: a rank-dependent branch. DDP then hangs on a bucket; "
                           "ShardScope reports the ranks, op and bucket instead."));

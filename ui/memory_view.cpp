@@ -152,8 +152,8 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(m_bars);
   split->addWidget(m_time);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
   split->setChildrenCollapsible(false);
 
   auto* box = new QVBoxLayout(this);

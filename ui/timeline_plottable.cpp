@@ -166,7 +166,7 @@ void TimelinePlottable::drawMarkers(QCPPainter* painter, const QRect& clip) cons
       continue;
     }
     // bucket_ready / error: a downward triangle pointing at the instant.
-    const double s = std::clamp(half * 0.9, 4.0, 7.0);
+    const double s = std::clamp(half * 0.5, 3.5, 5.5);
     const QPointF tri[3] = {{x - s, y - s}, {x + s, y - s}, {x, y + s * 0.6}};
     painter->setPen(QPen(c.darker(150), 1));
     painter->setBrush(c);
