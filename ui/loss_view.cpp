@@ -47,6 +47,8 @@ LossView::LossView(const EventStore* store, QWidget* parent)
   m_empty->setAlignment(Qt::AlignCenter);
   m_empty->setStyleSheet(QStringLiteral("color: #777;"));
   m_empty->setAttribute(Qt::WA_TransparentForMouseEvents);
+  auto* overlay = new QVBoxLayout(m_plot);  // keeps the message centred as the plot resizes
+  overlay->addWidget(m_empty);
   refresh();
 }
 
@@ -62,7 +64,8 @@ void LossView::refresh() {
   m_graph->setData(keys, values, true);
   if (losses.empty()) {
     m_empty->setText(m_store->empty() ? tr("Loss per step appears while a run trains.")
-                                      : tr("No losses recorded in this trace."));
+                     : m_fromTrace    ? tr("No losses recorded in this trace.")
+                                      : tr("No training step has completed yet."));
     m_plot->xAxis->setRange(-0.5, 2.5);
     m_plot->yAxis->setRange(0, 1);
   } else {
@@ -71,8 +74,10 @@ void LossView::refresh() {
     m_plot->xAxis->setRange(-0.5, std::max(2.5, static_cast<double>(losses.size()) - 0.5));
     m_plot->yAxis->setRange(*lo - pad, *hi + pad);
   }
+  // An empty plot with made-up axes reads as data: show only the message.
+  m_plot->xAxis->setVisible(!losses.empty());
+  m_plot->yAxis->setVisible(!losses.empty());
   m_empty->setVisible(losses.empty());
-  m_empty->setGeometry(m_plot->rect());
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

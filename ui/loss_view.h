@@ -19,6 +19,8 @@ class LossView : public QWidget {
   explicit LossView(const EventStore* store, QWidget* parent = nullptr);
 
   void refresh();
+  // Traces carry no losses: the empty state says so instead of "not yet".
+  void setFromTrace(bool from_trace) { m_fromTrace = from_trace; }
   QCustomPlot* plot() const { return m_plot; }
   int pointCount() const;
 
@@ -27,6 +29,7 @@ class LossView : public QWidget {
   QCustomPlot* m_plot;
   QCPGraph* m_graph;
   QLabel* m_empty;
+  bool m_fromTrace = false;
 };
 
 }  // namespace shardscope

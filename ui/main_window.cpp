@@ -255,6 +255,7 @@ bool MainWindow::openTrace(const QString& path, QString* error) {
     return false;
   }
   m_store.setFromTrace(std::move(trace));
+  m_loss->setFromTrace(true);
   m_source = QFileInfo(path).fileName();
   setWindowTitle(tr("ShardScope — %1").arg(m_source));
   m_banner->setVisible(false);
@@ -264,8 +265,9 @@ bool MainWindow::openTrace(const QString& path, QString* error) {
   refreshViews();
   m_timeline->setFollowLive(false);
   m_memory->refresh(true);
-  m_progress->setRange(0, 1);
-  m_progress->setValue(0);
+  const int steps = static_cast<int>(m_timeline->layout().stepStarts().size());
+  m_progress->setRange(0, std::max(steps, 1));
+  m_progress->setValue(steps);
   updateActions();
   updateStatus();
   return true;
@@ -317,6 +319,7 @@ void MainWindow::onExportFigure() {
 
 void MainWindow::onRunStarted() {
   m_source = tr("live run");
+  m_loss->setFromTrace(false);
   setWindowTitle(tr("ShardScope — live run"));
   m_banner->setVisible(false);
   m_timeline->setCursorTime(std::nullopt);

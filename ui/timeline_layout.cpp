@@ -14,6 +14,9 @@ constexpr Lane kLaneOrder[] = {Lane::Compute, Lane::Gather, Lane::Reduce, Lane::
 
 bool alwaysShown(Lane lane) { return lane == Lane::Compute || lane == Lane::Comm || lane == Lane::Host; }
 
+// The host lane only carries instants: a thinner row keeps the boxes large.
+double rowHeight(Lane lane) { return lane == Lane::Host ? 0.6 : 1.0; }
+
 }  // namespace
 
 void TimelineLayout::Lane1D::push(int32_t i, int64_t b, int64_t e) {
@@ -121,13 +124,20 @@ void TimelineLayout::rebuildRows() {
       const bool used = !d.boxes.index.empty() || !d.major.index.empty() || !d.minor.index.empty();
       if (!used && !alwaysShown(lane)) continue;
       m_rowOf[r * kLaneCount + static_cast<size_t>(lane)] = static_cast<int>(m_rows.size());
-      m_rows.push_back({static_cast<int>(r), lane});
+      m_rows.push_back({static_cast<int>(r), lane, totalHeight(), rowHeight(lane)});
     }
 }
 
 int TimelineLayout::rowOf(int rank, Lane lane) const {
   const size_t k = static_cast<size_t>(rank) * kLaneCount + static_cast<size_t>(lane);
   return rank >= 0 && k < m_rowOf.size() ? m_rowOf[k] : -1;
+}
+
+int TimelineLayout::rowAt(double y) const {
+  if (m_rows.empty()) return -1;
+  const auto it = std::upper_bound(m_rows.begin(), m_rows.end(), y,
+                                   [](double v, const TimelineRow& r) { return v < r.top; });
+  return std::max(0, static_cast<int>(it - m_rows.begin()) - 1);
 }
 
 void TimelineLayout::layout(double t0_ns, double t1_ns, double width_px, int first_row, int last_row) {

@@ -18,6 +18,9 @@ class EventStore;
 struct TimelineRow {
   int rank = 0;
   Lane lane = Lane::Compute;
+  double top = 0;     // y units from the top of the timeline (the y axis is reversed)
+  double height = 1;  // y units: 1 for lanes with boxes, less for the host's instants
+  double center() const { return top + height / 2; }
 };
 
 struct TimelineDrawItem {
@@ -47,6 +50,9 @@ class TimelineLayout {
 
   const std::vector<TimelineRow>& rows() const { return m_rows; }
   int rowOf(int rank, Lane lane) const;  // -1 when that lane has no row
+  double totalHeight() const { return m_rows.empty() ? 0 : m_rows.back().top + m_rows.back().height; }
+  // Row whose band holds y (clamped to the first/last row); -1 without rows.
+  int rowAt(double y) const;
   // ns since run start of each step's first step_begin over all ranks (-1: not seen).
   const std::vector<int64_t>& stepStarts() const { return m_stepStarts; }
   // ns range covered by boxes and markers (what "zoom to fit" shows: not the

@@ -31,7 +31,7 @@ QCPRange TimelinePlottable::getKeyRange(bool& found, QCP::SignDomain) const {
 
 QCPRange TimelinePlottable::getValueRange(bool& found, QCP::SignDomain, const QCPRange&) const {
   found = !m_layout->rows().empty();
-  return QCPRange(-0.5, static_cast<double>(m_layout->rows().size()) - 0.5);
+  return QCPRange(0, m_layout->totalHeight());
 }
 
 QString TimelinePlottable::label(int rank, int32_t event) const {
@@ -53,8 +53,9 @@ QString TimelinePlottable::label(int rank, int32_t event) const {
 }
 
 QRectF TimelinePlottable::boxRect(const TimelineDrawItem& item, const QRect& clip) const {
-  const double a = mValueAxis->coordToPixel(item.row - kBoxHeight / 2);
-  const double b = mValueAxis->coordToPixel(item.row + kBoxHeight / 2);
+  const TimelineRow& row = m_layout->rows()[static_cast<size_t>(item.row)];
+  const double a = mValueAxis->coordToPixel(row.center() - kBoxHeight * row.height / 2);
+  const double b = mValueAxis->coordToPixel(row.center() + kBoxHeight * row.height / 2);
   const double left = std::max(clip.left() + item.x0, static_cast<double>(clip.left()) - 2.0);
   const double right = std::min(clip.left() + item.x1, static_cast<double>(clip.right()) + 2.0);
   return QRectF(QPointF(left, std::min(a, b)), QPointF(right, std::max(a, b)));
@@ -64,9 +65,8 @@ void TimelinePlottable::draw(QCPPainter* painter) {
   const QRect clip = clipRect();
   const QCPRange keys = mKeyAxis->range();
   const QCPRange values = mValueAxis->range();
-  const int rows = static_cast<int>(m_layout->rows().size());
-  const int first_row = std::max(0, static_cast<int>(std::floor(values.lower + 0.5)));
-  const int last_row = std::min(rows - 1, static_cast<int>(std::ceil(values.upper - 0.5)));
+  const int first_row = std::max(0, m_layout->rowAt(values.lower));
+  const int last_row = m_layout->rowAt(values.upper);  // -1 without rows: nothing to draw
   m_layout->layout(keys.lower * kNsPerMs, keys.upper * kNsPerMs, clip.width(), first_row, last_row);
   m_lastItems = m_layout->items().size() + m_layout->markers().size();
 
@@ -88,14 +88,15 @@ void TimelinePlottable::drawBands(QCPPainter* painter, const QRect& clip, int fi
   const auto& rows = m_layout->rows();
   painter->setPen(Qt::NoPen);
   for (int row = first_row; row <= last_row; ++row) {
-    const double a = mValueAxis->coordToPixel(row - 0.5), b = mValueAxis->coordToPixel(row + 0.5);
+    const TimelineRow& r = rows[static_cast<size_t>(row)];
+    const double a = mValueAxis->coordToPixel(r.top), b = mValueAxis->coordToPixel(r.top + r.height);
     const QRectF band(QPointF(clip.left(), std::min(a, b)), QPointF(clip.right() + 1, std::max(a, b)));
-    painter->fillRect(band, Palette::rankBand(rows[static_cast<size_t>(row)].rank));
+    painter->fillRect(band, Palette::rankBand(r.rank));
   }
   // A firm line between rank groups, a faint one between lanes.
   for (int row = first_row; row <= last_row; ++row) {
     const bool group_start = row == 0 || rows[static_cast<size_t>(row - 1)].rank != rows[static_cast<size_t>(row)].rank;
-    const double y = std::round(mValueAxis->coordToPixel(row - 0.5));
+    const double y = std::round(mValueAxis->coordToPixel(rows[static_cast<size_t>(row)].top));
     painter->setPen(QPen(group_start ? QColor(0xB0, 0xB5, 0xBC) : QColor(0xEA, 0xEC, 0xEF), 1));
     if (row > 0) painter->drawLine(QPointF(clip.left(), y), QPointF(clip.right(), y));
   }
@@ -130,10 +131,11 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const 
     if (r.width() <= 0) continue;
     const QColor fill = item.mixed ? Palette::foldedMixed() : Palette::kind(item.kind);
     if (item.folded > 1) {
-      // Folded boxes: the colour of what they hold, hatched, so they never
-      // pass for one long op.
-      painter->fillRect(r, fill.lighter(115));
-      painter->fillRect(r, QBrush(fill.darker(140), Qt::BDiagPattern));
+      // Folded boxes: the colour of what they hold, striped, so they never
+      // pass for one long op. Stripes are lines, not a pattern brush: SVG
+      // export has no pattern support.
+      painter->fillRect(r, fill.lighter(118));
+      drawStripes(painter, r, fill.darker(150));
     } else {
       painter->fillRect(r, fill);
       if (r.width() >= 4) {
@@ -153,12 +155,25 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const 
   }
 }
 
+void TimelinePlottable::drawStripes(QCPPainter* painter, const QRectF& r, const QColor& color) {
+  constexpr double kGap = 5.0;
+  const double w = r.width(), h = r.height();
+  painter->setPen(QPen(color, 1));
+  // Lines of slope -1: x = k - h + t, y = h - t (local), clipped to [0, w].
+  for (double k = std::fmod(r.left(), kGap); k < w + h; k += kGap) {
+    const double t0 = std::max(0.0, h - k), t1 = std::min(h, w - k + h);
+    if (t0 >= t1) continue;
+    painter->drawLine(QPointF(r.left() + k - h + t0, r.top() + h - t0), QPointF(r.left() + k - h + t1, r.top() + h - t1));
+  }
+}
+
 void TimelinePlottable::drawMarkers(QCPPainter* painter, const QRect& clip) const {
   painter->setRenderHint(QPainter::Antialiasing, true);
   for (const TimelineMarker& m : m_layout->markers()) {
     const double x = clip.left() + m.x;
-    const double y = mValueAxis->coordToPixel(m.row);
-    const double half = std::abs(mValueAxis->coordToPixel(m.row + kBoxHeight / 2) - y);
+    const TimelineRow& row = m_layout->rows()[static_cast<size_t>(m.row)];
+    const double y = mValueAxis->coordToPixel(row.center());
+    const double half = std::abs(mValueAxis->coordToPixel(row.center() + kBoxHeight * row.height / 2) - y);
     const QColor c = Palette::kind(m.kind);
     if (m.kind == EventKind::GradReady) {
       painter->setPen(QPen(c, 1));

@@ -42,6 +42,7 @@ class TimelinePlottable : public QCPAbstractPlottable {
   void drawSteps(QCPPainter* painter, const QRect& clip) const;
   void drawBoxes(QCPPainter* painter, const QRect& clip) const;
   void drawMarkers(QCPPainter* painter, const QRect& clip) const;
+  static void drawStripes(QCPPainter* painter, const QRectF& r, const QColor& color);
   QRectF boxRect(const TimelineDrawItem& item, const QRect& clip) const;
 
   const EventStore* m_store;

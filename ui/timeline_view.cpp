@@ -1,6 +1,9 @@
 #include "timeline_view.h"
 
+#include <QBuffer>
+#include <QFile>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QSvgGenerator>
@@ -94,7 +97,7 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
   y->grid()->setVisible(false);
   y->setTickLabelFont(tick_font);
   y->setBasePen(QPen(QColor(0xB0, 0xB5, 0xBC)));
-  y->setRange(-0.5, 2.5);
+  y->setRange(0, 3);
 
   m_timeline = new TimelinePlottable(x, y, m_store, &m_layout);
   m_timeline->removeFromLegend();
@@ -134,6 +137,8 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
   m_placeholder->setAlignment(Qt::AlignCenter);
   m_placeholder->setStyleSheet(QStringLiteral("color: #777; font-size: 11pt;"));
   m_placeholder->setAttribute(Qt::WA_TransparentForMouseEvents);
+  auto* overlay = new QVBoxLayout(m_plot);  // keeps the message centred as the plot resizes
+  overlay->addWidget(m_placeholder);
 
   setFocusPolicy(Qt::StrongFocus);
   refresh();
@@ -148,7 +153,6 @@ void TimelineView::refresh() {
   m_stepTicker->setTicks(steps);
   updateLegend();
   m_placeholder->setVisible(m_store->empty());
-  m_placeholder->setGeometry(m_plot->rect());
   if (m_follow && !m_store->empty()) zoomToFit();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -157,7 +161,7 @@ void TimelineView::updateRows() {
   QMap<double, QString> ticks;
   const auto& rows = m_layout.rows();
   for (size_t i = 0; i < rows.size(); ++i)
-    ticks.insert(static_cast<double>(i), QStringLiteral("rank %1 · %2").arg(rows[i].rank).arg(laneTitle(rows[i].lane)));
+    ticks.insert(rows[i].center(), QStringLiteral("rank %1 · %2").arg(rows[i].rank).arg(laneTitle(rows[i].lane)));
   m_rowTicker->setTicks(ticks);
   fitRows();
 }
@@ -190,18 +194,20 @@ void TimelineView::updateLegend() {
 }
 
 void TimelineView::fitRows() {
-  const int rows = static_cast<int>(m_layout.rows().size());
-  if (rows == 0) return;
+  const double total = m_layout.totalHeight();
+  if (total <= 0) return;
   const int height = m_plot->axisRect()->rect().height();
-  const double fit = height > 0 ? std::max(1.0, std::floor(height / kMinRowPx)) : rows;
+  const double fit = height > 0 ? std::max(1.0, height / kMinRowPx) : total;
   QCPRange r = m_plot->yAxis->range();
-  if (rows <= fit) {
-    r = QCPRange(-0.5, rows - 0.5);
+  if (total <= fit) {
+    r = QCPRange(0, total);
   } else {
-    const double top = std::clamp(r.lower, -0.5, rows - 0.5 - fit);
+    const double top = std::clamp(r.lower, 0.0, total - fit);
     r = QCPRange(top, top + fit);
   }
+  m_clamping = true;
   m_plot->yAxis->setRange(r);
+  m_clamping = false;
 }
 
 void TimelineView::zoomToFit() {
@@ -244,11 +250,10 @@ void TimelineView::onXRangeChanged(const QCPRange& range) {
 
 void TimelineView::onYRangeChanged(const QCPRange& range) {
   if (m_clamping) return;
-  const double rows = static_cast<double>(m_layout.rows().size());
-  const double span = std::min(range.size(), std::max(rows, 1.0));
-  QCPRange r(range.lower, range.lower + span);
-  if (r.upper > rows - 0.5) r -= r.upper - (rows - 0.5);
-  if (r.lower < -0.5) r += -0.5 - r.lower;
+  const double total = std::max(m_layout.totalHeight(), 1.0);
+  QCPRange r(range.lower, range.lower + std::min(range.size(), total));
+  if (r.upper > total) r -= r.upper - total;
+  if (r.lower < 0) r += -r.lower;
   if (r.lower == range.lower && r.upper == range.upper) return;
   m_clamping = true;
   m_plot->yAxis->setRange(r);
@@ -283,10 +288,11 @@ QString TimelineView::tooltipAt(const QPoint& pos) const {
   const QRect rect = m_plot->axisRect()->rect();
   if (!rect.contains(pos) || m_layout.rows().empty()) return {};
   const double y = m_plot->yAxis->pixelToCoord(pos.y());
-  const int row = static_cast<int>(std::lround(y));
-  if (row < 0 || row >= static_cast<int>(m_layout.rows().size())) return {};
-  if (std::abs(y - row) > TimelinePlottable::kBoxHeight / 2 + 0.05) return {};
-  const int rank = m_layout.rows()[static_cast<size_t>(row)].rank;
+  const int row = m_layout.rowAt(y);
+  if (row < 0 || y < 0 || y > m_layout.totalHeight()) return {};
+  const TimelineRow& r = m_layout.rows()[static_cast<size_t>(row)];
+  if (std::abs(y - r.center()) > r.height * (TimelinePlottable::kBoxHeight / 2 + 0.05)) return {};
+  const int rank = r.rank;
   const double x = pos.x() - rect.left();
   if (const TimelineMarker* m = m_layout.markerAt(row, x, 5.0)) return eventTooltip(rank, m->event);
   if (const TimelineDrawItem* item = m_layout.itemAt(row, x))
@@ -366,7 +372,6 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
 
 void TimelineView::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
-  m_placeholder->setGeometry(m_plot->rect());
   // The axis rect's height is known after the next layout pass.
   QMetaObject::invokeMethod(this, [this] {
     fitRows();
@@ -382,10 +387,10 @@ bool TimelineView::exportFigure(const QString& path, int width, int height, QStr
   }
   // Show every row in the figure, as long as each stays legible.
   const QCPRange rows_before = m_plot->yAxis->range();
-  const double rows = static_cast<double>(m_layout.rows().size());
-  if (rows > 0 && rows * 12.0 <= height) {
+  const double total = m_layout.totalHeight();
+  if (total > 0 && total * 12.0 <= height) {
     m_clamping = true;
-    m_plot->yAxis->setRange(-0.5, rows - 0.5);
+    m_plot->yAxis->setRange(0, total);
     m_clamping = false;
   }
   bool ok = false;
@@ -395,8 +400,10 @@ bool TimelineView::exportFigure(const QString& path, int width, int height, QStr
     ok = m_plot->savePdf(path, width, height, QCP::epNoCosmetic, QStringLiteral("ShardScope"),
                          QStringLiteral("ShardScope timeline"));
   } else if (suffix == QLatin1String("svg")) {
+    QBuffer buffer;
     QSvgGenerator svg;
-    svg.setFileName(path);
+    svg.setOutputDevice(&buffer);
+    svg.setResolution(96);  // fonts at the screen's size relative to the boxes
     svg.setSize(QSize(width, height));
     svg.setViewBox(QRect(0, 0, width, height));
     svg.setTitle(QStringLiteral("ShardScope timeline"));
@@ -405,6 +412,18 @@ bool TimelineView::exportFigure(const QString& path, int width, int height, QStr
     if (ok) {
       m_plot->toPainter(&painter, width, height);
       ok = painter.end();
+    }
+    if (ok) {
+      // QSvgGenerator states the size in mm; the figure was asked for in px.
+      QByteArray data = buffer.data();
+      static const QRegularExpression size_attrs(QStringLiteral("<svg width=\"[0-9.]+mm\" height=\"[0-9.]+mm\""));
+      const QString head = QString::fromUtf8(data.left(512));
+      const QRegularExpressionMatch m = size_attrs.match(head);
+      if (m.hasMatch())
+        data.replace(m.capturedStart(), m.capturedLength(),
+                     QStringLiteral("<svg width=\"%1\" height=\"%2\"").arg(width).arg(height).toUtf8());
+      QFile file(path);
+      ok = file.open(QIODevice::WriteOnly) && file.write(data) == data.size();
     }
   } else {
     m_plot->yAxis->setRange(rows_before);

@@ -47,6 +47,12 @@ void CommMesh::addGroup(const std::string& name, std::vector<int> members, RankS
   m_specs.push_back({id, name, std::move(members)});
 }
 
+void CommMesh::abortAll() {
+  for (auto& group : m_comms)
+    for (auto& comm : group)
+      if (comm) comm->abort();
+}
+
 CommMesh::RankGroups CommMesh::groupsOf(int rank) const {
   RankGroups g;
   for (const CommGroupSpec& spec : m_specs) {

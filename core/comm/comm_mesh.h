@@ -38,6 +38,8 @@ class CommMesh {
   RankGroups groupsOf(int rank) const;
   // A rank's ProcessGroup on group `id` (creates it once per (rank, id)).
   std::unique_ptr<ProcessGroup> makeProcessGroup(int id, int rank, RankContext& ctx);
+  // Wakes every collective blocked in any group (any thread).
+  void abortAll();
 
  private:
   void addGroup(const std::string& name, std::vector<int> members, RankStatusBoard& board,

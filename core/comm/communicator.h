@@ -34,6 +34,10 @@ class Communicator {
   // Bytes this rank has put on the wire (sent to peers) since construction:
   // counted at each point-to-point send, not derived from a formula.
   virtual uint64_t bytesSent() const = 0;
+
+  // Any thread: wakes a collective blocked in this communicator and makes every
+  // later one throw, so a stopped run never waits out a transport timeout.
+  virtual void abort() {}
 };
 
 // Creates a connected group of `size` communicators, one per rank, for ranks

@@ -81,12 +81,18 @@ void reduceInto(void* y, const void* x, size_t n, DType dtype) {
 // Gloo then drops them (it holds only weak references to unbound buffers).
 class Transfers {
  public:
-  Transfers(gloo::Context& context, std::atomic<uint64_t>& bytesSent, Millis timeout)
-      : m_context(context), m_bytesSent(bytesSent), m_timeout(timeout) {}
+  Transfers(gloo::Context& context, std::atomic<uint64_t>& bytesSent, Millis timeout, AbortState& abort)
+      : m_context(context), m_bytesSent(bytesSent), m_timeout(timeout), m_abort(abort) {}
+  ~Transfers() {
+    std::lock_guard lock(m_abort.mutex);
+    for (auto& b : m_sends) if (b) m_abort.live.erase(b.get());
+    for (auto& b : m_recvs) if (b) m_abort.live.erase(b.get());
+  }
 
   size_t send(const void* data, size_t bytes, int dst, uint64_t slot) {
     // Gloo's buffer type is read-write; a send only reads it.
     auto buf = m_context.createUnboundBuffer(const_cast<void*>(data), bytes);
+    track(buf.get());
     buf->send(dst, slot);
     m_bytesSent.fetch_add(bytes, std::memory_order_relaxed);
     m_sends.push_back(std::move(buf));
@@ -95,6 +101,7 @@ class Transfers {
 
   size_t recv(void* data, size_t bytes, int src, uint64_t slot) {
     auto buf = m_context.createUnboundBuffer(data, bytes);
+    track(buf.get());
     buf->recv(src, slot);
     m_recvs.push_back(std::move(buf));
     return m_recvs.size() - 1;
@@ -102,14 +109,14 @@ class Transfers {
 
   void waitRecv(size_t id) {
     if (!m_recvs[id]) return;
-    if (!m_recvs[id]->waitRecv(m_timeout)) throw std::runtime_error("receive was aborted");
-    m_recvs[id].reset();
+    if (!m_recvs[id]->waitRecv(m_timeout)) throw std::runtime_error("receive was aborted (run stopped)");
+    untrack(m_recvs[id]);
   }
 
   void waitSend(size_t id) {
     if (!m_sends[id]) return;
-    if (!m_sends[id]->waitSend(m_timeout)) throw std::runtime_error("send was aborted");
-    m_sends[id].reset();
+    if (!m_sends[id]->waitSend(m_timeout)) throw std::runtime_error("send was aborted (run stopped)");
+    untrack(m_sends[id]);
   }
 
   void waitAllSends() {
@@ -117,9 +124,23 @@ class Transfers {
   }
 
  private:
+  // Registered buffers can be interrupted by abort(); registering checks the
+  // flag under the same lock, so no buffer slips in after an abort.
+  void track(UnboundBuffer* buf) {
+    std::lock_guard lock(m_abort.mutex);
+    if (m_abort.aborted) throw std::runtime_error("communicator aborted (run stopped)");
+    m_abort.live.insert(buf);
+  }
+  void untrack(std::unique_ptr<UnboundBuffer>& buf) {
+    std::lock_guard lock(m_abort.mutex);
+    m_abort.live.erase(buf.get());
+    buf.reset();
+  }
+
   gloo::Context& m_context;
   std::atomic<uint64_t>& m_bytesSent;
   Millis m_timeout;
+  AbortState& m_abort;
   std::vector<std::unique_ptr<UnboundBuffer>> m_sends;
   std::vector<std::unique_ptr<UnboundBuffer>> m_recvs;
 };
@@ -196,6 +217,15 @@ GlooCommunicator::GlooCommunicator(std::shared_ptr<gloo::Context> context, int r
 }
 
 GlooCommunicator::~GlooCommunicator() = default;
+
+void GlooCommunicator::abort() {
+  std::lock_guard lock(m_abort.mutex);
+  m_abort.aborted = true;
+  for (UnboundBuffer* buf : m_abort.live) {
+    buf->abortWaitRecv();
+    buf->abortWaitSend();
+  }
+}
 
 template <typename Body>
 void GlooCommunicator::guarded(const char* op, Body&& body) {
@@ -291,7 +321,7 @@ void GlooCommunicator::ringAllReduce(char* data, size_t count, DType dtype) {
   const std::vector<Unit> units = buildUnits(steps, chunkOf, segElems);
 
   char* landing = scratch(kRecvDepth * segElems * e);
-  Transfers io(*m_context, m_bytesSent, m_timeout);
+  Transfers io(*m_context, m_bytesSent, m_timeout, m_abort);
   const Range own = chunkRange(count, P, r);
   for (size_t k = 0, n = segmentCount(own, segElems); k < n; ++k) {
     const Range s = segmentRange(own, segElems, k);
@@ -344,7 +374,7 @@ void GlooCommunicator::ringReduceScatter(const char* input, char* output, size_t
   const size_t workBytes = static_cast<size_t>(std::min(2, P - 2)) * count * e;
   char* work = scratch(workBytes + (aliased ? count * e : 0));
   char* out = aliased ? work + workBytes : output;
-  Transfers io(*m_context, m_bytesSent, m_timeout);
+  Transfers io(*m_context, m_bytesSent, m_timeout, m_abort);
   const char* first = input + static_cast<size_t>(wrap(r - 1, P)) * count * e;
   for (size_t k = 0; k < segs; ++k) {
     const Range s = segmentRange(chunk, segElems, k);
@@ -384,7 +414,7 @@ void GlooCommunicator::ringAllGather(const char* input, char* output, size_t cou
   };
   const std::vector<Unit> units = buildUnits(steps, chunkOf, segElems);
 
-  Transfers io(*m_context, m_bytesSent, m_timeout);
+  Transfers io(*m_context, m_bytesSent, m_timeout, m_abort);
   for (size_t k = 0; k < segs; ++k) {
     const Range s = segmentRange({0, count}, segElems, k);
     io.send(input + s.offset * e, s.length * e, wrap(r + 1, P), slotOf(0, k));
@@ -411,7 +441,7 @@ void GlooCommunicator::chainBroadcast(char* data, size_t count, DType dtype, int
   auto slotOf = [&](int hop, size_t seg) { return base + static_cast<uint64_t>(hop) * segs + seg; };
   const int right = wrap(m_rank + 1, P);
 
-  Transfers io(*m_context, m_bytesSent, m_timeout);
+  Transfers io(*m_context, m_bytesSent, m_timeout, m_abort);
   if (pos == 0) {
     for (size_t k = 0; k < segs; ++k) {
       const Range s = segmentRange(all, segElems, k);

@@ -9,15 +9,28 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 
 #include "comm/communicator.h"
 
 namespace gloo {
 class Context;
+namespace transport {
+class UnboundBuffer;
 }
+}  // namespace gloo
 
 namespace shardscope {
+
+// The point-to-point buffers a collective has in flight, so abort() can wake
+// their waits (Gloo's abortWaitRecv/abortWaitSend) from another thread.
+struct AbortState {
+  std::mutex mutex;
+  bool aborted = false;
+  std::unordered_set<gloo::transport::UnboundBuffer*> live;
+};
 
 class GlooCommunicator final : public Communicator {
  public:
@@ -39,6 +52,7 @@ class GlooCommunicator final : public Communicator {
   void barrier() override;
 
   uint64_t bytesSent() const override { return m_bytesSent.load(std::memory_order_relaxed); }
+  void abort() override;
 
   const std::string& prefix() const { return m_prefix; }
 
@@ -63,6 +77,7 @@ class GlooCommunicator final : public Communicator {
   std::chrono::milliseconds m_timeout;
   std::atomic<uint64_t> m_bytesSent{0};  // bytes, summed at each send call
   uint64_t m_calls = 0;                  // collectives started (owned by the rank's thread)
+  AbortState m_abort;
   std::unique_ptr<char[]> m_scratch;
   size_t m_scratchBytes = 0;
 };

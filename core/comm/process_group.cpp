@@ -9,8 +9,6 @@ ProcessGroup::ProcessGroup(int group_id, std::string name, Communicator& comm,
 template <class Fn>
 void ProcessGroup::run(EventKind kind, int64_t bytes, const CollectiveTag& tag, Lane lane, Fn&& fn) {
   const Fingerprint fp{kind, m_groupId, tag.bucket, tag.unit, bytes, m_seq++};
-  m_ctx.setStatus(lane, "in " + describe(fp) + " on group " + m_name);
-  m_monitor.check(m_comm.rank(), fp);
   Event fields;
   fields.bytes = bytes;
   fields.bucket = static_cast<int16_t>(tag.bucket);
@@ -21,7 +19,13 @@ void ProcessGroup::run(EventKind kind, int64_t bytes, const CollectiveTag& tag, 
   fields.op = tag.op;
   const uint64_t sent_before = m_comm.bytesSent();
   {
+    // The collective starts when its stream reaches it, as a NCCL kernel does:
+    // the event spans waiting for the peers (the fingerprint check; its share
+    // goes in `value`) and the transfer itself.
     ScopedEvent scope(m_ctx, lane, kind, fields);
+    m_ctx.setStatus(lane, "in " + describe(fp) + " on group " + m_name);
+    m_monitor.check(m_comm.rank(), fp);
+    scope.event().value = m_ctx.clock.nowNs() - scope.event().begin_ns;
     fn();
   }
   const auto sent = static_cast<int64_t>(m_comm.bytesSent() - sent_before);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -17,10 +18,15 @@ class RunControl {
  public:
   static constexpr std::chrono::milliseconds kPoll{10};
 
-  // Records the error (first one only) and aborts. Returns true if it was first.
+  // Records the error (the first one, unless the run was already cancelled) and
+  // aborts. Returns true if it was recorded.
   bool fail(const std::string& message);
   void cancel();
   bool isAborted() const { return m_aborted.load(std::memory_order_acquire); }
+  // Called once, on the thread that aborts, when the run first fails or is
+  // cancelled (e.g. to wake collectives blocked in a transport). Set it before
+  // the run starts; clear it (nullptr) before what it touches goes away.
+  void setAbortHandler(std::function<void()> handler);
   bool hasError() const;
   std::string error() const;
 
@@ -34,6 +40,10 @@ class RunControl {
   std::atomic<bool> m_aborted{false};
   mutable std::mutex m_mutex;
   std::string m_error;
+  std::mutex m_handlerMutex;
+  std::function<void()> m_abortHandler;
+  bool m_handlerRan = false;
+  void runAbortHandler();
   bool m_hasError = false;
 };
 

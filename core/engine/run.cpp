@@ -55,6 +55,8 @@ void Run::launch() {
     m_mesh = std::make_unique<CommMesh>(m_config.ranks,
                                         m_config.isSharded() ? m_config.shardGroupSize() : 0, m_board,
                                         m_control, m_config.timeout_ms, gloo_timeout_ms);
+    m_control.setAbortHandler([this] { m_mesh->abortAll(); });
+    if (m_control.isAborted()) m_mesh->abortAll();  // cancelled while connecting
     std::vector<std::thread> ranks;
     for (int r = 0; r < m_config.ranks; ++r) ranks.emplace_back([this, r] { rankMain(r); });
     for (auto& t : ranks) t.join();
@@ -62,6 +64,7 @@ void Run::launch() {
     m_control.fail(e.what());
   }
   m_wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m_control.setAbortHandler(nullptr);
   m_mesh.reset();  // rank threads are gone; close the connections now, not at ~Run
   m_finished.store(true);
 }

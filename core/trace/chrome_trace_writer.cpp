@@ -133,9 +133,12 @@ class RankWriter {
     if (memory || e.category != Category::Workspace) arg("category").value(categoryName(e.category));
     if (memory || e.value != 0) arg("value").value(e.value);
     if (e.flags != 0) arg("flags").value(static_cast<int>(e.flags));
-    const int64_t dur = e.end_ns - e.begin_ns;
-    // bytes per ns == 10^9 bytes per s: algbw in GB/s (nccl-tests convention).
-    if (isCollective(e.kind) && dur > 0) arg("GB/s").fixed(static_cast<double>(e.bytes) / static_cast<double>(dur), 3);
+    // A collective's `value` is the part of it spent waiting for peers; the
+    // rate is over the transfer. bytes per ns == 10^9 bytes per s: algbw in GB/s
+    // (nccl-tests convention).
+    const int64_t transfer = e.end_ns - e.begin_ns - (isCollective(e.kind) ? e.value : 0);
+    if (isCollective(e.kind) && transfer > 0)
+      arg("GB/s").fixed(static_cast<double>(e.bytes) / static_cast<double>(transfer), 3);
     if (open) m_out.endObject();
   }
 

@@ -42,7 +42,8 @@ struct Event {
   int64_t begin_ns = 0;
   int64_t end_ns = 0;      // == begin_ns for instants
   int64_t bytes = 0;       // payload bytes (collectives, alloc size)
-  int64_t value = 0;       // Alloc/Free: running bytes of the category after the op
+  int64_t value = 0;       // Alloc/Free: running bytes of the category after the op;
+                           // collectives: ns of the span spent waiting for peers
   int32_t step = -1;
   int32_t seq = -1;        // collective sequence number within its group
   int32_t op = -1;         // per-rank op id (ids an op for dependency arrows)

@@ -1,0 +1,362 @@
+// UI layer tests, offscreen: the bridge drains a real run into the store, the
+// timeline folds a million events into a bounded number of draw items, the
+// memory bars reproduce DDP's 16 bytes/param, the experiment form refuses what
+// the CLI refuses with the same message, and figures export at the asked size.
+#include <QCheckBox>
+#include <QFile>
+#include <QImage>
+#include <QLabel>
+#include <QProcess>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QSvgRenderer>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <qcustomplot.h>
+#include <numeric>
+#include <set>
+
+#include "analysis/formulas.h"
+#include "engine/run.h"
+#include "engine_bridge.h"
+#include "event_store.h"
+#include "experiment_panel.h"
+#include "main_window.h"
+#include "memory/memory_ledger.h"
+#include "memory_view.h"
+#include "timeline_layout.h"
+#include "timeline_view.h"
+
+using namespace shardscope;
+
+namespace {
+
+RunConfig tinyConfig() {
+  RunConfig c;
+  c.ranks = 2;
+  c.model.layers = 2;
+  c.model.hidden = 32;
+  c.batch = 4;
+  c.steps = 2;
+  c.timeout_ms = 20000;  // CI machines are slow and shared: no false hang reports
+  return c;
+}
+
+// rows × lanes of back-to-back 100 ns compute boxes, `per_rank` per rank.
+void fillSynthetic(EventStore& store, int ranks, int per_rank) {
+  RunTrace meta;
+  meta.strategy = "ddp";
+  meta.ranks = ranks;
+  meta.block_names = {"input", "block0", "head"};
+  store.reset(meta);
+  std::vector<Event> events(static_cast<size_t>(per_rank));
+  for (int r = 0; r < ranks; ++r) {
+    for (int i = 0; i < per_rank; ++i) {
+      Event& e = events[static_cast<size_t>(i)];
+      e.begin_ns = int64_t{100} * i;
+      e.end_ns = e.begin_ns + 90;
+      e.rank = static_cast<int16_t>(r);
+      e.lane = Lane::Compute;
+      e.kind = i % 2 ? EventKind::Backward : EventKind::Forward;
+      e.block = static_cast<int16_t>(i % 3);
+      e.step = 0;
+    }
+    store.appendEvents(r, events);
+  }
+}
+
+int countKind(const std::vector<Event>& events, EventKind kind) {
+  return static_cast<int>(std::count_if(events.begin(), events.end(), [&](const Event& e) { return e.kind == kind; }));
+}
+
+bool nonBlank(const QImage& image) {
+  std::set<QRgb> colours;
+  for (int y = 0; y < image.height(); y += 3)
+    for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
+  return colours.size() > 8;
+}
+
+}  // namespace
+
+class TestUi : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // QSettings stay out of the user's config
+    QCoreApplication::setOrganizationName(QStringLiteral("ShardScopeTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_ui"));
+  }
+
+  void bridgeDrainsRealRun() {
+    EventStore store;
+    EngineBridge bridge(&store);
+    QSignalSpy appended(&bridge, &EngineBridge::eventsAppended);
+    QSignalSpy finished(&bridge, &EngineBridge::runFinished);
+    const RunConfig config = tinyConfig();
+    bridge.start(config);
+    QVERIFY(bridge.isRunning());
+    QVERIFY(finished.wait(120000));
+    QCOMPARE(finished.count(), 1);
+    QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(finished.at(0).at(1).toString()));
+    QVERIFY(appended.count() >= 1);
+    QVERIFY(!bridge.isRunning());
+
+    QCOMPARE(store.rankCount(), 2);
+    QCOMPARE(store.meta().strategy, std::string("ddp"));
+    QVERIFY(store.meta().params > 0);
+    QCOMPARE(store.losses().size(), size_t{2});
+    const int segments = config.model.layers + 2;
+    for (int r = 0; r < 2; ++r) {
+      const auto& events = store.events(r);
+      for (const Event& e : events) QCOMPARE(static_cast<int>(e.rank), r);
+      QCOMPARE(countKind(events, EventKind::Forward), segments * config.steps);
+      QCOMPARE(countKind(events, EventKind::Backward), segments * config.steps);
+      QVERIFY(countKind(events, EventKind::AllReduce) >= config.steps);
+      QCOMPARE(countKind(events, EventKind::StepBegin), config.steps);
+    }
+    QVERIFY(store.endNs() > store.beginNs());
+  }
+
+  void bridgeCancelReportsStop() {
+    EventStore store;
+    EngineBridge bridge(&store);
+    QSignalSpy finished(&bridge, &EngineBridge::runFinished);
+    RunConfig config = tinyConfig();
+    config.steps = 100000;  // long enough to still be running when cancelled
+    bridge.start(config);
+    QTRY_VERIFY_WITH_TIMEOUT(bridge.stepsDone() >= 1, 60000);
+    bridge.cancel();
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(finished.at(0).at(0).toBool(), false);
+    QVERIFY(finished.at(0).at(1).toString().contains(QStringLiteral("stopped")));
+    QVERIFY(store.losses().size() < size_t{100000});
+  }
+
+  void badConfigThrowsBeforeStarting() {
+    EventStore store;
+    EngineBridge bridge(&store);
+    RunConfig config = tinyConfig();
+    config.batch = 3;
+    QVERIFY_THROWS_EXCEPTION(ConfigError, bridge.start(config));
+    QVERIFY(!bridge.hasRun());
+  }
+
+  void layoutFoldsMillionEvents() {
+    EventStore store;
+    fillSynthetic(store, 2, 500'000);
+    TimelineLayout layout;
+    QVERIFY(layout.sync(store));
+    QCOMPARE(layout.rows().size(), size_t{6});  // compute, comm, host per rank
+    const double width = 1000;
+    const int rows = static_cast<int>(layout.rows().size());
+    layout.layout(0, 50e6, width, 0, rows - 1);
+    const size_t bound = static_cast<size_t>(rows * (width / TimelineLayout::kMinBoxPx + 2));
+    QVERIFY2(layout.items().size() <= bound, qPrintable(QString::number(layout.items().size())));
+    // Folding loses nothing: the folds of a row account for every event in view.
+    const int row = layout.rowOf(0, Lane::Compute);
+    const auto [first, last] = layout.rowItems(row);
+    int64_t covered = 0;
+    for (size_t k = first; k < last; ++k) covered += layout.items()[k].folded;
+    QCOMPARE(covered, int64_t{500'000});
+    QVERIFY(layout.items()[first].folded > 1);
+    // Zoomed in to 20 boxes (2 µs over 1000 px), every box stands alone.
+    layout.layout(1'000'000, 1'002'000, width, row, row);
+    const auto [a, b] = layout.rowItems(row);
+    QVERIFY(b - a >= 20 && b - a <= 21);
+    for (size_t k = a; k < b; ++k) QCOMPARE(layout.items()[k].folded, 1);
+  }
+
+  void timelineViewBoundsDrawItems() {
+    EventStore store;
+    fillSynthetic(store, 2, 500'000);
+    TimelineView view(&store);
+    view.resize(1200, 600);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.refresh();
+    view.zoomToFit();
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const int width = view.plot()->axisRect()->width();
+    const size_t rows = view.layout().rows().size();
+    QVERIFY(width > 100);
+    QVERIFY(view.drawItemCount() > 0);
+    QVERIFY2(view.drawItemCount() <= rows * (static_cast<size_t>(width) / 3 + 2),
+             qPrintable(QStringLiteral("%1 items for %2 px × %3 rows").arg(view.drawItemCount()).arg(width).arg(rows)));
+    // Zoom in on two boxes: the tooltip names the op under the mouse.
+    view.plot()->xAxis->setRange(1.0, 1.0 + 200e-6);  // ms: 200 ns
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const QRect rect = view.plot()->axisRect()->rect();
+    const auto& compute = view.layout().rows()[static_cast<size_t>(view.layout().rowOf(0, Lane::Compute))];
+    const int y = static_cast<int>(view.plot()->yAxis->coordToPixel(compute.center()));
+    const int x = static_cast<int>(view.plot()->xAxis->coordToPixel(1.0 + 40e-6));
+    QVERIFY(rect.contains(x, y));
+    const QString tip = view.tooltipAt(QPoint(x, y));
+    QVERIFY2(tip.contains(QStringLiteral("forward")) && tip.contains(QStringLiteral("90 ns")), qPrintable(tip));
+  }
+
+  void tooltipShowsCollectiveBandwidth() {
+    EventStore store;
+    RunTrace meta;
+    meta.strategy = "ddp";
+    meta.ranks = 4;
+    store.reset(meta);
+    Event ar;
+    ar.begin_ns = 0;
+    ar.end_ns = 1'000'000;  // 1 ms
+    ar.bytes = 4'000'000;   // 4 MB in 1 ms: algbw 4 GB/s, busbw 4 × 2·3/4 = 6 GB/s
+    ar.lane = Lane::Comm;
+    ar.kind = EventKind::AllReduce;
+    ar.bucket = 1;
+    ar.rank = 0;
+    store.appendEvents(0, std::span<const Event>(&ar, 1));
+    TimelineView view(&store);
+    view.resize(900, 400);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.refresh();
+    view.zoomToFit();
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const auto& comm = view.layout().rows()[static_cast<size_t>(view.layout().rowOf(0, Lane::Comm))];
+    const int y = static_cast<int>(view.plot()->yAxis->coordToPixel(comm.center()));
+    const int x = static_cast<int>(view.plot()->xAxis->coordToPixel(0.5));
+    const QString tip = view.tooltipAt(QPoint(x, y));
+    QVERIFY2(tip.contains(QStringLiteral("all-reduce · bucket 1")), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("4.00 GB/s")) && tip.contains(QStringLiteral("6.00 GB/s")), qPrintable(tip));
+  }
+
+  void memoryBarsShowSixteenBytesPerParamForDdp() {
+    Run run(tinyConfig());
+    const RunResult result = run.execute();
+    EventStore store;
+    store.setFromTrace(run.trace());
+    MemoryView view(&store);
+    view.refresh(true);
+    const double n = static_cast<double>(result.params);
+    QCOMPARE(view.predictedBytes(), expectedModelStateBytesPerParam("ddp", 2) * n);
+    QCOMPARE(view.predictedBytes(), 16.0 * n);
+    // Read back what the plot holds: the model-state segments of each rank's stack.
+    for (int r = 0; r < 2; ++r) {
+      double state_mib = 0;
+      for (int i = 0; i < view.barsPlot()->plottableCount(); ++i) {
+        auto* bars = qobject_cast<QCPBars*>(view.barsPlot()->plottable(i));
+        QVERIFY(bars);
+        bool is_state = false;
+        for (int c = 0; c < kCategoryCount; ++c)
+          if (bars->name() == QString::fromLatin1(categoryName(static_cast<Category>(c)).data()))
+            is_state = isModelState(static_cast<Category>(c));
+        if (!is_state) continue;
+        QVERIFY(bars->data()->size() == 2);
+        state_mib += (bars->data()->begin() + r)->value;
+      }
+      QCOMPARE(qRound64(state_mib * 1024.0 * 1024.0), static_cast<qint64>(16 * result.params));
+      QCOMPARE(result.ranks[static_cast<size_t>(r)].ledger.model_state_peak, int64_t{16} * result.params);
+    }
+    // Before the first allocation the cursor shows an empty ledger.
+    view.setCursorTime(store.beginNs() - 1);
+    const auto before = view.barBytes(0);
+    QCOMPARE(std::accumulate(before.begin(), before.end(), int64_t{0}), int64_t{0});
+  }
+
+  void experimentPanelRefusesWhatTheCliRefuses() {
+    ExperimentPanel panel;
+    QVERIFY(panel.isValid());
+    QVERIFY(panel.runButton()->isEnabled());
+    panel.findChild<QSpinBox*>(QStringLiteral("ranks"))->setValue(4);
+    panel.findChild<QSpinBox*>(QStringLiteral("batch"))->setValue(30);  // as a user typing
+    QVERIFY(!panel.isValid());
+    QVERIFY(!panel.runButton()->isEnabled());
+    auto* label = panel.findChild<QLabel*>(QStringLiteral("configError"));
+    QVERIFY(label);
+    QCOMPARE(label->text(), panel.errorText());
+
+    QProcess cli;
+    cli.start(QStringLiteral(SHARDSCOPE_CLI_PATH), {"run", "--ranks", "4", "--batch", "30"});
+    QVERIFY(cli.waitForFinished(30000));
+    QCOMPARE(cli.exitCode(), 2);
+    const QString cli_error = QString::fromUtf8(cli.readAllStandardError()).trimmed();
+    QCOMPARE(cli_error, QStringLiteral("error: ") + panel.errorText());
+    QVERIFY(panel.errorText().contains(QStringLiteral("--batch 30")));
+
+    panel.findChild<QSpinBox*>(QStringLiteral("batch"))->setValue(32);
+    QVERIFY(panel.isValid());
+    QVERIFY(panel.runButton()->isEnabled());
+    panel.setRunning(true);
+    QVERIFY(!panel.runButton()->isEnabled());
+  }
+
+  void exportWritesFiguresOfRequestedSize() {
+    EventStore store;
+    fillSynthetic(store, 2, 2000);
+    TimelineView view(&store);
+    view.resize(1000, 500);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.refresh();
+    view.zoomToFit();
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QString error;
+
+    const QString png = dir.filePath(QStringLiteral("t.png"));
+    QVERIFY2(view.exportFigure(png, 820, 460, &error), qPrintable(error));
+    const QImage image(png);
+    QCOMPARE(image.size(), QSize(820, 460));
+    QVERIFY(nonBlank(image));
+
+    const QString svg = dir.filePath(QStringLiteral("t.svg"));
+    QVERIFY2(view.exportFigure(svg, 700, 400, &error), qPrintable(error));
+    QSvgRenderer renderer(svg);
+    QVERIFY(renderer.isValid());
+    QCOMPARE(renderer.defaultSize(), QSize(700, 400));
+    QImage rendered(700, 400, QImage::Format_ARGB32);
+    rendered.fill(Qt::white);
+    QPainter painter(&rendered);
+    renderer.render(&painter);
+    painter.end();
+    QVERIFY(nonBlank(rendered));
+
+    const QString pdf = dir.filePath(QStringLiteral("t.pdf"));
+    QVERIFY2(view.exportFigure(pdf, 640, 360, &error), qPrintable(error));
+    QFile file(pdf);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray bytes = file.readAll();
+    QVERIFY(bytes.startsWith("%PDF"));
+    QVERIFY(bytes.size() > 2000);
+    QVERIFY(bytes.contains("/MediaBox [0 0 640.000000 360.000000]"));  // points, as asked
+
+    QVERIFY(!view.exportFigure(dir.filePath(QStringLiteral("t.bmp")), 640, 360, &error));
+    QVERIFY(error.contains(QStringLiteral(".png, .svg or .pdf")));
+  }
+
+  void mainWindowOpensExportedTraceAndReportsBadOnes() {
+    MainWindow window;
+    window.setPersistSettings(false);
+    QTemporaryDir dir;
+    Run run(tinyConfig());
+    run.execute();
+    window.store().setFromTrace(run.trace());
+    const size_t events = window.store().eventCount();
+    const QString path = dir.filePath(QStringLiteral("run.trace.json"));
+    QString error;
+    QVERIFY2(window.exportTrace(path, &error), qPrintable(error));
+    window.store().clear();
+    QVERIFY2(window.openTrace(path, &error), qPrintable(error));
+    QCOMPARE(window.store().eventCount(), events);
+    QCOMPARE(window.store().rankCount(), 2);
+    QVERIFY(window.timeline()->layout().rows().size() >= 6);
+
+    const QString bad = dir.filePath(QStringLiteral("bad.json"));
+    QFile file(bad);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("{\"traceEvents\": [");
+    file.close();
+    QVERIFY(!window.openTrace(bad, &error));
+    QVERIFY2(error.contains(QStringLiteral("bad.json")), qPrintable(error));
+    QCOMPARE(window.store().eventCount(), events);  // a bad file leaves the open one alone
+  }
+};
+
+QTEST_MAIN(TestUi)
+#include "test_ui.moc"
