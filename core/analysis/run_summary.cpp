@@ -33,7 +33,14 @@ void writeConfig(JsonWriter& w, const RunConfig& c) {
   w.member("ranks", c.ranks);
   w.member("layers", c.model.layers);
   w.member("hidden", c.model.hidden);
-  w.member("io_dim", c.model.io_dim);
+  w.member("model", c.model.kind == ModelKind::Gpt ? "gpt" : "mlp");
+  if (c.model.kind == ModelKind::Gpt) {
+    w.member("heads", c.model.heads);
+    w.member("seq", c.model.seq);
+    w.member("vocab", c.model.vocab);
+  } else {
+    w.member("io_dim", c.model.io_dim);
+  }
   w.member("batch", c.batch);
   w.member("steps", c.steps);
   w.member("bucket_mb", c.bucket_mb);

@@ -3,6 +3,8 @@
 #include <ostream>
 
 #include "analysis/run_summary.h"
+#include "cli/calc_command.h"
+#include "cli/profiles_command.h"
 #include "common/errors.h"
 #include "engine/run.h"
 #include "trace/chrome_trace_writer.h"
@@ -17,6 +19,8 @@ const char* const kUsage = R"(usage: shardscope-cli COMMAND [flags]
 commands:
   run       run real training steps on CPU ranks and report what they measured
   devices   list visible CUDA devices, their memory and the NCCL version
+  calc      model-state memory per rank for each stage, and which stage fits (calc --help)
+  profiles  hardware profiles for modeled timelines; --calibrate measures this machine
   help      this text (run --help lists the run flags)
 )";
 
@@ -93,6 +97,8 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   try {
     if (args[0] == "run") return commandRun(rest, out, err);
     if (args[0] == "devices") return commandDevices(rest, out, err, hooks);
+    if (args[0] == "calc") return commandCalc(rest, out, err);
+    if (args[0] == "profiles") return commandProfiles(rest, out, err);
     if (args[0] == "--version") {
       out << "shardscope-cli " << SHARDSCOPE_VERSION << "\n";
       return kExitOk;
@@ -104,7 +110,7 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     err << "error: " << e.what() << "\n";
     return kExitRunFailed;
   }
-  err << "error: unknown command '" << args[0] << "'; commands: run, devices, help\n";
+  err << "error: unknown command '" << args[0] << "'; commands: run, devices, calc, profiles, help\n";
   return kExitBadInput;
 }
 

@@ -16,7 +16,6 @@ constexpr double kMiB = 1024.0 * 1024.0;
 Run::Run(RunConfig config)
     : m_config((validate(config), std::move(config))),
       m_spec(m_config.model),
-      m_data(m_config.model.io_dim, m_config.seed),
       m_board(m_config.ranks) {
   if (m_config.isSharded()) {
     const FsdpUnits units(m_spec, m_config.unitBlocks(), m_config.shardGroupSize());
@@ -80,7 +79,7 @@ void Run::rankMain(int rank) {
   const CommMesh::RankGroups ids = m_mesh->groupsOf(rank);
   auto world = m_mesh->makeProcessGroup(ids.world, rank, ctx);
   std::unique_ptr<ProcessGroup> gather, reduce, replicate;
-  RankEnv env{ctx, m_config, m_spec, m_data, *world, *compute, *comm};
+  RankEnv env{ctx, m_config, m_spec, *world, *compute, *comm};
   if (m_config.isSharded()) {
     gather_stream = std::make_unique<CpuStream>(prefix + ".gather", m_control);
     reduce_stream = std::make_unique<CpuStream>(prefix + ".reduce", m_control);

@@ -18,7 +18,6 @@
 #include "engine/rank_context.h"
 #include "engine/run_config.h"
 #include "model/model_spec.h"
-#include "model/teacher_data.h"
 #include "parallel/bucket_plan.h"
 #include "trace/run_trace.h"
 
@@ -75,7 +74,6 @@ class Run {
 
   RunConfig m_config;
   ModelSpec m_spec;
-  TeacherData m_data;
   std::vector<Bucket> m_buckets;
   std::vector<UnitInfo> m_units;
   int64_t m_paddingElements = 0;

@@ -83,6 +83,17 @@ void validate(const RunConfig& c) {
   requireRange("--ranks", c.ranks, 1, 64);
   requireRange("--layers", c.model.layers, 1, 256);
   requireRange("--hidden", c.model.hidden, 8, 8192);
+  if (c.model.kind == ModelKind::Gpt) {
+    requireRange("--heads", c.model.heads, 1, 256);
+    requireRange("--seq", c.model.seq, 1, 4096);
+    requireRange("--vocab", c.model.vocab, 256, 1 << 20, " (byte-level tokens need 256 ids)");
+    if (c.model.hidden % c.model.heads != 0) {
+      std::ostringstream os;
+      os << "--hidden " << c.model.hidden << " must be a multiple of --heads " << c.model.heads
+         << " (head dim = hidden / heads)";
+      throw ConfigError(os.str());
+    }
+  }
   requireRange("--steps", c.steps, 1, 100000);
   requireRange("--batch", c.batch, 1, 1 << 20);
   requireRange("--timeout-ms", c.timeout_ms, 100, 600000);
@@ -137,9 +148,12 @@ std::string runUsage() {
   return R"(usage: shardscope-cli run [flags]
   --strategy NAME        ddp, zero1, zero2, zero3 (= fsdp), hsdp            [ddp]
   --ranks P              data-parallel ranks, CPU threads, 1..64            [4]
-  --layers L             residual MLP blocks, 1..256                        [8]
+  --model KIND           mlp (residual MLP, regression) or gpt (attention +
+                         MLP blocks on a byte-level text corpus)            [mlp]
+  --layers L             blocks, 1..256                                     [8]
   --hidden D             hidden width (inner 4D), 8..8192                   [512]
-  --batch B              global batch, a multiple of P                      [32]
+  --heads H, --seq T, --vocab V   gpt: heads, tokens per sample, vocab  [4, 64, 256]
+  --batch B              global batch (samples), a multiple of P            [32]
   --steps S              training steps, 1..100000                          [3]
   --bucket-mb X          DDP bucket cap in MiB (PyTorch bucket_cap_mb)      [25]
   --first-bucket-mb X    cap of the first bucket in MiB                     [1]
@@ -175,6 +189,13 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
     else if (flag == "--ranks") c.ranks = parseInt32(flag, v);
     else if (flag == "--layers") c.model.layers = parseInt32(flag, v);
     else if (flag == "--hidden") c.model.hidden = parseInt32(flag, v);
+    else if (flag == "--model") {
+      if (v == "mlp") c.model.kind = ModelKind::Mlp;
+      else if (v == "gpt") c.model.kind = ModelKind::Gpt;
+      else throw ConfigError("--model must be mlp or gpt, got '" + v + "'");
+    } else if (flag == "--heads") c.model.heads = parseInt32(flag, v);
+    else if (flag == "--seq") c.model.seq = parseInt32(flag, v);
+    else if (flag == "--vocab") c.model.vocab = parseInt32(flag, v);
     else if (flag == "--batch") c.batch = parseInt32(flag, v);
     else if (flag == "--steps") c.steps = parseInt32(flag, v);
     else if (flag == "--bucket-mb") c.bucket_mb = parseDouble(flag, v);

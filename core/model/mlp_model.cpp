@@ -12,8 +12,9 @@ namespace {
 constexpr uint64_t kInitStream = 0x1417;
 }
 
-MlpModel::MlpModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch)
-    : m_spec(spec), m_ledger(ledger), m_batch(local_batch), m_saved(spec.segmentCount()) {}
+MlpModel::MlpModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch, uint64_t seed)
+    : m_spec(spec), m_ledger(ledger), m_batch(local_batch), m_data(spec.shape().io_dim, seed),
+      m_saved(spec.segmentCount()) {}
 
 void MlpModel::initParams(const ModelSpec& spec, uint64_t seed, float* master) {
   const auto& params = spec.params();
@@ -35,10 +36,23 @@ void MlpModel::initParams(const ModelSpec& spec, uint64_t seed, float* master) {
   }
 }
 
-void MlpModel::setInput(const float* x) {
+void MlpModel::loadBatch(int step, int64_t first) {
   const size_t n = static_cast<size_t>(m_batch) * m_spec.shape().io_dim;
   m_cur = Buffer<float>(m_ledger, Category::Activation, n);
-  std::memcpy(m_cur.data(), x, n * sizeof(float));
+  m_targets = Buffer<float>(m_ledger, Category::Activation, n);
+  m_data.batch(step, first, m_batch, m_cur.data(), m_targets.data());
+}
+
+void MlpModel::releaseBatch() {
+  m_cur.reset();
+  m_grad.reset();
+  m_targets.reset();
+}
+
+double MlpModel::forwardFlops(int segment) const {
+  const double B = m_batch, D = m_spec.shape().hidden, io = m_spec.shape().io_dim;
+  if (segment == 0 || segment == m_spec.shape().layers + 1) return 2.0 * B * D * io;
+  return 2.0 * 2.0 * B * D * 4.0 * D;  // two GEMMs (B,D)x(D,4D) and (B,4D)x(4D,D)
 }
 
 Buffer<float> MlpModel::weightsF32(int segment, const bf16* w) {
@@ -95,10 +109,10 @@ void MlpModel::forward(int segment, const bf16* w, bool skip) {
   }
 }
 
-double MlpModel::loss(const float* target) {
+double MlpModel::loss() {
   const int B = m_batch, io = m_spec.shape().io_dim;
   m_grad = Buffer<float>(m_ledger, Category::Activation, static_cast<size_t>(B) * io);
-  const double l = cpu::mseLoss(m_cur.data(), target, m_grad.data(), B, io, B);
+  const double l = cpu::mseLoss(m_cur.data(), m_targets.data(), m_grad.data(), B, io, B);
   m_cur.reset();
   return l;
 }
@@ -178,6 +192,14 @@ void MlpModel::backward(int segment, const bf16* w, bf16* g,
   emitGrad(first + 1, dbeta.data(), g, base, onReady);
   m_grad = std::move(dx);
   s = Saved{};
+}
+
+std::unique_ptr<Model> makeModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch, uint64_t seed) {
+  return std::make_unique<MlpModel>(spec, ledger, local_batch, seed);
+}
+
+void initModelParams(const ModelSpec& spec, uint64_t seed, float* master) {
+  MlpModel::initParams(spec, seed, master);
 }
 
 }  // namespace shardscope

@@ -12,30 +12,28 @@
 #include <vector>
 
 #include "memory/buffer.h"
+#include "model/model.h"
 #include "model/model_spec.h"
+#include "model/teacher_data.h"
 #include "tensor/bf16.h"
 
 namespace shardscope {
 
-class MlpModel {
+class MlpModel : public Model {
  public:
-  MlpModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch);
+  MlpModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch, uint64_t seed);
 
   // Deterministic init of all parameters (fp32), identical on every rank.
   static void initParams(const ModelSpec& spec, uint64_t seed, float* master);
 
-  void setInput(const float* x);  // (B, io)
-  // w: the segment's bf16 params, flat in registration order. skip: a rank-dependent
-  // branch that bypasses the block (y = x), so its params get no gradient.
-  void forward(int segment, const bf16* w, bool skip = false);
-  // After the head's forward: local mean-squared error, and seeds d(out).
-  double loss(const float* target);  // target (B, io)
-  // g: the segment's bf16 grads, same layout as w (overwritten).
+  void loadBatch(int step, int64_t first) override;
+  void releaseBatch() override;
+  void forward(int segment, const bf16* w, bool skip = false) override;
+  double loss() override;  // mean squared error against the teacher
   void backward(int segment, const bf16* w, bf16* g, const std::function<void(int)>& onReady,
-                bool skip = false);
-
-  int localBatch() const { return m_batch; }
-  const float* output() const { return m_cur.data(); }
+                bool skip = false) override;
+  int localBatch() const override { return m_batch; }
+  double forwardFlops(int segment) const override;
 
  private:
   struct Saved {
@@ -48,6 +46,8 @@ class MlpModel {
   const ModelSpec& m_spec;
   MemoryLedger& m_ledger;
   int m_batch;
+  TeacherData m_data;
+  Buffer<float> m_targets;  // (B, io)
   Buffer<float> m_cur;   // activation flowing forward
   Buffer<float> m_grad;  // d loss / d activation flowing backward
   std::vector<Saved> m_saved;

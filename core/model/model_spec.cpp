@@ -5,6 +5,29 @@ namespace shardscope {
 ModelSpec::ModelSpec(const ModelShape& shape) : m_shape(shape) {
   const int D = shape.hidden, F = 4 * shape.hidden;
   m_segmentRanges.resize(segmentCount());
+  if (shape.kind == ModelKind::Gpt) {
+    add("wte.weight", shape.vocab, D, 0);
+    add("wpe.weight", shape.seq, D, 0);
+    for (int b = 0; b < shape.layers; ++b) {
+      const std::string p = "block" + std::to_string(b) + ".";
+      add(p + "ln1.weight", 1, D, b + 1);
+      add(p + "ln1.bias", 1, D, b + 1);
+      add(p + "attn.qkv.weight", 3 * D, D, b + 1);
+      add(p + "attn.qkv.bias", 1, 3 * D, b + 1);
+      add(p + "attn.proj.weight", D, D, b + 1);
+      add(p + "attn.proj.bias", 1, D, b + 1);
+      add(p + "ln2.weight", 1, D, b + 1);
+      add(p + "ln2.bias", 1, D, b + 1);
+      add(p + "fc1.weight", F, D, b + 1);
+      add(p + "fc1.bias", 1, F, b + 1);
+      add(p + "fc2.weight", D, F, b + 1);
+      add(p + "fc2.bias", 1, D, b + 1);
+    }
+    add("lnf.weight", 1, D, shape.layers + 1);
+    add("lnf.bias", 1, D, shape.layers + 1);
+    add("lm_head.weight", shape.vocab, D, shape.layers + 1);
+    return;
+  }
   add("input.weight", D, shape.io_dim, 0);
   add("input.bias", 1, D, 0);
   for (int b = 0; b < shape.layers; ++b) {
@@ -30,7 +53,7 @@ void ModelSpec::add(const std::string& name, int rows, int cols, int segment) {
 }
 
 std::string ModelSpec::segmentName(int segment) const {
-  if (segment == 0) return "input";
+  if (segment == 0) return m_shape.kind == ModelKind::Gpt ? "embed" : "input";
   if (segment == m_shape.layers + 1) return "head";
   return "block" + std::to_string(segment - 1);
 }

@@ -1,7 +1,10 @@
-// The residual-MLP model's parameter table: names, shapes and where each tensor
-// sits in the flat parameter vector (registration order). Layers ("segments")
-// are input projection, blocks 0..L-1, head; backward visits them in reverse, so
-// gradients become ready in reverse registration order.
+// A model's parameter table: names, shapes and where each tensor sits in the
+// flat parameter vector (registration order). Segments are the input (mlp:
+// projection; gpt: token + position embeddings), blocks 0..L-1, and the head
+// (mlp: projection; gpt: final LN + LM head); backward visits them in reverse,
+// so gradients become ready in reverse registration order.
+//   gpt block: ln1.{weight,bias}, attn.qkv.{weight (3D,D), bias}, attn.proj.{weight (D,D), bias},
+//              ln2.{weight,bias}, fc1.{weight (4D,D), bias}, fc2.{weight (D,4D), bias}
 #pragma once
 
 #include <cstdint>
@@ -19,10 +22,16 @@ struct ParamInfo {
   int64_t numel() const { return static_cast<int64_t>(rows) * cols; }
 };
 
+enum class ModelKind { Mlp, Gpt };
+
 struct ModelShape {
+  ModelKind kind = ModelKind::Mlp;
   int layers = 8;     // residual blocks
   int hidden = 512;   // D; the block's inner width is 4D
-  int io_dim = 64;    // input features and regression targets
+  int io_dim = 64;    // mlp: input features and regression targets
+  int heads = 4;      // gpt: attention heads (head dim D / heads)
+  int seq = 64;       // gpt: tokens per sample (T)
+  int vocab = 256;    // gpt: vocabulary (byte-level tokens need >= 256)
 };
 
 class ModelSpec {

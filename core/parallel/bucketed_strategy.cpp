@@ -9,7 +9,8 @@ constexpr double kMiB = 1024.0 * 1024.0;
 }
 
 BucketedStrategy::BucketedStrategy(RankEnv& env, int pad_multiple, bool persistent_buckets)
-    : m_env(env), m_model(env.spec, env.ctx.ledger, env.config.batch / env.config.ranks) {
+    : m_env(env),
+      m_model(makeModel(env.spec, env.ctx.ledger, env.config.batch / env.config.ranks, env.config.seed)) {
   auto plan = planBuckets(env.spec, static_cast<int64_t>(env.config.bucket_mb * kMiB),
                           static_cast<int64_t>(env.config.first_bucket_mb * kMiB),
                           static_cast<int>(sizeof(bf16)));
@@ -26,7 +27,7 @@ void BucketedStrategy::setup() {
   m_params = Buffer<bf16>(m_env.ctx.ledger, Category::Param, n);
   // As DDP's constructor: rank 0's initial state is broadcast to every replica.
   m_initMaster.assign(n, 0.0f);
-  if (m_env.ctx.rank == 0) MlpModel::initParams(m_env.spec, m_env.config.seed, m_initMaster.data());
+  if (m_env.ctx.rank == 0) initModelParams(m_env.spec, m_env.config.seed, m_initMaster.data());
   m_env.world.broadcast(m_initMaster.data(), n, DType::F32, 0, Lane::Comm);
   cpu::f32ToBf16(m_initMaster.data(), m_params.data(), n);
   setupState();
@@ -48,27 +49,23 @@ cpu::AdamConfig BucketedStrategy::adamConfig() const {
 double BucketedStrategy::step(int step) {
   RankContext& ctx = m_env.ctx;
   const ModelSpec& spec = m_env.spec;
-  const int local = m_model.localBatch(), io = spec.shape().io_dim;
+  const int64_t first = static_cast<int64_t>(ctx.rank) * m_model->localBatch();
   m_env.world.resetStepBytes();
   m_reducer->beginStep();
 
-  m_inputs = Buffer<float>(ctx.ledger, Category::Activation, static_cast<size_t>(local) * io);
-  m_targets = Buffer<float>(ctx.ledger, Category::Activation, static_cast<size_t>(local) * io);
-  m_env.data.batch(step, static_cast<int64_t>(ctx.rank) * local, local, m_inputs.data(), m_targets.data());
-
   CpuStream& compute = m_env.compute;
-  compute.enqueue([this] { m_model.setInput(m_inputs.data()); });
+  compute.enqueue([this, step, first] { m_model->loadBatch(step, first); });
   for (int seg = 0; seg < spec.segmentCount(); ++seg) {
     compute.enqueue([this, &ctx, seg] {
       Event f;
       f.block = static_cast<int16_t>(seg);
       ScopedEvent scope(ctx, Lane::Compute, EventKind::Forward, f);
-      m_model.forward(seg, segmentWeights(seg), m_skipHere && seg == m_skipSegment);
+      m_model->forward(seg, segmentWeights(seg), m_skipHere && seg == m_skipSegment);
     });
   }
   compute.enqueue([this, &ctx] {
     ScopedEvent scope(ctx, Lane::Compute, EventKind::Loss);
-    m_loss = m_model.loss(m_targets.data());
+    m_loss = m_model->loss();
   });
   for (int seg = spec.segmentCount() - 1; seg >= 0; --seg) {
     compute.enqueue([this, &ctx, &spec, seg] {
@@ -77,7 +74,7 @@ double BucketedStrategy::step(int step) {
       ScopedEvent scope(ctx, Lane::Compute, EventKind::Backward, f);
       bf16* grads = segmentGrads(seg);
       const int64_t base = segmentOffset(seg);
-      m_model.backward(
+      m_model->backward(
           seg, segmentWeights(seg), grads,
           [this, grads, base, &spec](int p) { m_reducer->onGradReady(p, grads + (spec.params()[p].offset - base)); },
           m_skipHere && seg == m_skipSegment);
@@ -87,8 +84,7 @@ double BucketedStrategy::step(int step) {
   compute.synchronize();  // backward has run; the reducer's state is final
   m_reducer->finishBackward();
   finishStep(step);
-  m_inputs.reset();
-  m_targets.reset();
+  m_model->releaseBatch();
   return m_loss;
 }
 

@@ -9,7 +9,7 @@
 
 #include "kernels/cpu_kernels.h"
 #include "memory/buffer.h"
-#include "model/mlp_model.h"
+#include "model/model.h"
 #include "parallel/grad_reducer.h"
 #include "parallel/strategy.h"
 
@@ -44,14 +44,13 @@ class BucketedStrategy : public Strategy {
   cpu::AdamConfig adamConfig() const;
 
   RankEnv& m_env;
-  MlpModel m_model;
+  std::unique_ptr<Model> m_model;
   Buffer<bf16> m_params;           // full bf16 compute weights (N)
   std::vector<float> m_initMaster; // only during setup()
   std::unique_ptr<GradReducer> m_reducer;
   double m_loss = 0;
 
  private:
-  Buffer<float> m_inputs, m_targets;  // (B/P, io): members, as queued tasks read them
   bool m_skipHere = false;
   int m_skipSegment = -1;
 };

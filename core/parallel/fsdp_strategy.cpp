@@ -10,7 +10,7 @@ FsdpStrategy::FsdpStrategy(RankEnv& env)
     : m_env(env),
       m_units(env.spec, env.config.unitBlocks(), env.gather->groupSize()),
       m_shard(m_units.shardOf(env.gather->groupRank())),
-      m_model(env.spec, env.ctx.ledger, env.config.batch / env.config.ranks),
+      m_model(makeModel(env.spec, env.ctx.ledger, env.config.batch / env.config.ranks, env.config.seed)),
       m_prefetchForward(env.config.prefetchMode() == Prefetch::Forward ||
                         env.config.prefetchMode() == Prefetch::Both),
       m_prefetchBackward(env.config.prefetchMode() == Prefetch::Backward ||
@@ -35,7 +35,7 @@ void FsdpStrategy::setup() {
   // As FSDP's sync_module_states: rank 0's initial weights reach every rank,
   // then each keeps only its shard.
   std::vector<float> init(n, 0.0f);
-  if (m_env.ctx.rank == 0) MlpModel::initParams(m_env.spec, m_env.config.seed, init.data());
+  if (m_env.ctx.rank == 0) initModelParams(m_env.spec, m_env.config.seed, init.data());
   m_env.world.broadcast(init.data(), n, DType::F32, 0, Lane::Comm);
   m_paramShard = Buffer<bf16>(ledger, Category::Param, s);
   m_gradShard = Buffer<bf16>(ledger, Category::Grad, s);
@@ -159,10 +159,10 @@ void FsdpStrategy::issueCompute(int unit, const std::vector<int>& segments, Phas
       const bool skip = seg == m_skipSegment;
       if (phase == Phase::Forward) {
         ScopedEvent scope(ctx, Lane::Compute, EventKind::Forward, f);
-        m_model.forward(seg, gatheredSegment(unit, seg), skip);
+        m_model->forward(seg, gatheredSegment(unit, seg), skip);
       } else {
         ScopedEvent scope(ctx, Lane::Compute, EventKind::Backward, f);
-        m_model.backward(seg, gatheredSegment(unit, seg), gradSegment(unit, seg), nullptr, skip);
+        m_model->backward(seg, gatheredSegment(unit, seg), gradSegment(unit, seg), nullptr, skip);
       }
     });
   }
@@ -194,7 +194,7 @@ void FsdpStrategy::issueReduce(int unit) {
 double FsdpStrategy::step(int step) {
   RankContext& ctx = m_env.ctx;
   const ModelSpec& spec = m_env.spec;
-  const int local = m_model.localBatch(), io = spec.shape().io_dim;
+  const int64_t first = static_cast<int64_t>(ctx.rank) * m_model->localBatch();
   const int L = spec.shape().layers;
   const int n_units = static_cast<int>(m_units.units().size());
   for (ProcessGroup* pg : {m_env.gather, m_env.reduce, m_env.replicate})
@@ -202,10 +202,7 @@ double FsdpStrategy::step(int step) {
   m_order.clear();
   std::fill(m_lastComputeOp.begin(), m_lastComputeOp.end(), -1);
 
-  m_inputs = Buffer<float>(ctx.ledger, Category::Activation, static_cast<size_t>(local) * io);
-  m_targets = Buffer<float>(ctx.ledger, Category::Activation, static_cast<size_t>(local) * io);
-  m_env.data.batch(step, static_cast<int64_t>(ctx.rank) * local, local, m_inputs.data(), m_targets.data());
-  m_env.compute.enqueue([this] { m_model.setInput(m_inputs.data()); });
+  m_env.compute.enqueue([this, step, first] { m_model->loadBatch(step, first); });
 
   // Forward: root (input projection), block units in order, root (head).
   m_phaseGathers.clear();
@@ -220,7 +217,7 @@ double FsdpStrategy::step(int step) {
   issueCompute(0, {L + 1}, Phase::Forward);
   m_env.compute.enqueue([this, &ctx] {
     ScopedEvent scope(ctx, Lane::Compute, EventKind::Loss);
-    m_loss = m_model.loss(m_targets.data());
+    m_loss = m_model->loss();
   });
   if (m_reshard) issueFree(0);
 
@@ -262,8 +259,7 @@ double FsdpStrategy::step(int step) {
   });
   m_env.compute.synchronize();
   m_env.gather_stream->synchronize();
-  m_inputs.reset();
-  m_targets.reset();
+  m_model->releaseBatch();
   m_lastOrder = m_order;
   return m_loss;
 }

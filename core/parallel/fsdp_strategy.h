@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "memory/buffer.h"
-#include "model/mlp_model.h"
+#include "model/model.h"
 #include "parallel/fsdp_units.h"
 #include "parallel/strategy.h"
 
@@ -48,13 +48,12 @@ class FsdpStrategy : public Strategy {
   RankEnv& m_env;
   FsdpUnits m_units;
   FsdpUnits::Shard m_shard;
-  MlpModel m_model;
+  std::unique_ptr<Model> m_model;
   const bool m_prefetchForward, m_prefetchBackward, m_reshard;
   int m_skipSegment = -1;  // inject-branch on this rank
 
   Buffer<bf16> m_paramShard, m_gradShard;
   Buffer<float> m_master, m_adamM, m_adamV;
-  Buffer<float> m_inputs, m_targets;
   std::vector<Buffer<bf16>> m_gathered, m_gradFull;  // per unit, transient
 
   // Issue bookkeeping (host thread only).

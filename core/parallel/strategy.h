@@ -14,7 +14,6 @@
 #include "engine/rank_context.h"
 #include "engine/run_config.h"
 #include "model/model_spec.h"
-#include "model/teacher_data.h"
 
 namespace shardscope {
 
@@ -22,7 +21,6 @@ struct RankEnv {
   RankContext& ctx;
   const RunConfig& config;
   const ModelSpec& spec;
-  const TeacherData& data;
   ProcessGroup& world;  // all ranks, used on the comm stream
   CpuStream& compute;
   CpuStream& comm;

@@ -12,7 +12,7 @@
 #include "analysis/run_summary.h"
 #include "common/errors.h"
 #include "engine/run.h"
-#include "model/mlp_model.h"
+#include "model/model.h"
 #include "parallel/bucket_plan.h"
 
 using namespace shardscope;
@@ -36,7 +36,7 @@ RunConfig smallConfig(int ranks) {
 std::vector<float> initialMaster(const RunConfig& c) {
   ModelSpec spec(c.model);
   std::vector<float> m(static_cast<size_t>(spec.numParams()));
-  MlpModel::initParams(spec, c.seed, m.data());
+  initModelParams(spec, c.seed, m.data());
   return m;
 }
 

@@ -14,7 +14,7 @@
 #include "analysis/run_summary.h"
 #include "common/errors.h"
 #include "engine/run.h"
-#include "model/mlp_model.h"
+#include "model/model.h"
 #include "parallel/fsdp_units.h"
 
 using namespace shardscope;
@@ -96,7 +96,7 @@ class TestStrategies : public QObject {
       QVERIFY2(std::abs(got.losses[s] - ref.losses[s]) <= 1e-3 * std::abs(ref.losses[s]),
                qPrintable(QString("step %1: %2 vs ddp %3").arg(s).arg(got.losses[s]).arg(ref.losses[s])));
     std::vector<float> init(ref.final_master.size());
-    MlpModel::initParams(ModelSpec(c.model), c.seed, init.data());
+    initModelParams(ModelSpec(c.model), c.seed, init.data());
     const double rel = relativeUpdateError(init, got.final_master, ref.final_master);
     QVERIFY2(rel < 0.05, qPrintable(QString("relative update error %1").arg(rel)));
     for (size_t i = 0; i < init.size(); ++i)

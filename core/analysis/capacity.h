@@ -1,0 +1,53 @@
+// Capacity calculator: model-state memory per rank for each sharding stage, from
+// the seed's bytes/param formulas (analysis/formulas.h). Per-rank bytes count a
+// shard as ceil(N / P) params, as a padded flat shard holds, so "fits" is exact
+// integer arithmetic and 70B on 14 ranks fits 80 GB. Activations are not counted.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardscope {
+
+inline constexpr double kBytesPerGb = 1e9;  // capacities here are decimal GB, as datasheets print
+
+struct CapacityInput {
+  int64_t params = 0;          // N
+  int ranks = 1;               // P
+  int shard_group = 0;         // G for hsdp; 0 = no hsdp row
+  double capacity_bytes = 80 * kBytesPerGb;  // per rank
+};
+
+struct StageCapacity {
+  std::string stage;                 // "ddp", "zero1", "zero2", "hsdp", "zero3"
+  double bytes_per_param = 0;        // the seed formula at P (or G)
+  int64_t bytes_per_rank = 0;        // model states on one rank
+  bool fits = false;                 // bytes_per_rank <= capacity_bytes
+};
+
+struct CapacityReport {
+  CapacityInput input;
+  // Least sharding first: ddp, zero1, zero2, then hsdp (shards over G <= P)
+  // when a shard group is given, then zero3.
+  std::vector<StageCapacity> stages;
+  std::optional<std::string> smallest_fitting_stage;  // first of `stages` that fits
+  // Smallest P at which zero3 fits: ceil(N / floor(C / 16)), about 16 N / C;
+  // 0 when not even one param's 16 bytes fit in C.
+  int64_t zero3_min_ranks = 0;
+};
+
+// Throws ConfigError on params < 1, ranks < 1, capacity <= 0, or a shard group
+// that does not divide ranks.
+CapacityReport computeCapacity(const CapacityInput& input);
+
+// A parameter count as people write it: 124439808, 7e9, 7B, 70b, 124M, 1.5T, 350K
+// (K 1e3, M 1e6, B 1e9, T 1e12). Must be a whole number in 1..1e15; throws a
+// ConfigError naming `flag` otherwise.
+int64_t parseParamCount(const std::string& flag, const std::string& text);
+
+// Model-state bytes on one rank for `stage` (ddp, zero1, zero2, zero3, fsdp, hsdp).
+int64_t modelStateBytesPerRank(const std::string& stage, int64_t params, int ranks, int shard_group = 0);
+
+}  // namespace shardscope

@@ -1,0 +1,232 @@
+#include "cli/calc_command.h"
+
+#include <charconv>
+#include <cmath>
+#include <iomanip>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+#include "analysis/capacity.h"
+#include "common/errors.h"
+#include "model/model_presets.h"
+#include "trace/json_writer.h"
+
+namespace shardscope {
+
+namespace {
+
+constexpr int kExitOk = 0, kExitBadInput = 2;
+constexpr int kMaxRanks = 1'000'000;
+constexpr double kMaxCapacityGb = 1e6;
+
+const char* const kActivationNote =
+    "model states only (bf16 params and grads, fp32 master weights, Adam m and v); activations, "
+    "temporary buffers (DDP gradient buckets, zero3's gathered layers) and the CUDA context are extra";
+
+struct CalcArgs {
+  std::optional<int64_t> params;
+  const ModelPreset* model = nullptr;
+  std::optional<int> ranks;
+  double capacity_gb = 80;
+  int shard_group = 0;
+  bool json = false;
+  bool help = false;
+};
+
+int parseCount(const std::string& flag, const std::string& text, int lo, int hi) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && end == text.data() + text.size() && (v < lo || v > hi)))
+    throw ConfigError(flag + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + text);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw ConfigError(flag + " expects an integer, got '" + text + "'");
+  return v;
+}
+
+double parseGb(const std::string& flag, const std::string& text) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
+    throw ConfigError(flag + " expects a number of GB (1 GB = 1e9 bytes), got '" + text + "'");
+  if (!(v > 0) || v > kMaxCapacityGb)
+    throw ConfigError(flag + " must be in (0, 1e6] GB, got " + text);
+  return v;
+}
+
+CalcArgs parseCalcArgs(const std::vector<std::string>& args) {
+  CalcArgs c;
+  std::vector<std::string> seen;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if (flag == "--help" || flag == "-h") {
+      c.help = true;
+      return c;
+    }
+    if (flag == "--json") {
+      c.json = true;
+      continue;
+    }
+    if (flag.rfind("--", 0) != 0) throw ConfigError("unexpected argument '" + flag + "' (see calc --help)");
+    for (const std::string& s : seen)
+      if (s == flag) throw ConfigError(flag + " is given twice");
+    seen.push_back(flag);
+    if (i + 1 >= args.size()) throw ConfigError(flag + " needs a value (see calc --help)");
+    const std::string& v = args[++i];
+    if (flag == "--params") c.params = parseParamCount(flag, v);
+    else if (flag == "--model") c.model = &findModelPreset(v);
+    else if (flag == "--ranks") c.ranks = parseCount(flag, v, 1, kMaxRanks);
+    else if (flag == "--capacity-gb") c.capacity_gb = parseGb(flag, v);
+    else if (flag == "--shard-group") c.shard_group = parseCount(flag, v, 1, kMaxRanks);
+    else throw ConfigError("unknown flag " + flag + " (see calc --help)");
+  }
+  if (c.params && c.model) throw ConfigError("give either --params or --model, not both");
+  if (!c.params && !c.model) throw ConfigError("calc needs --params N (e.g. 7B) or --model PRESET (see calc --help)");
+  if (!c.ranks) throw ConfigError("calc needs --ranks P (data-parallel ranks, 1.." + std::to_string(kMaxRanks) + ")");
+  if (c.shard_group > *c.ranks)
+    throw ConfigError("--shard-group " + std::to_string(c.shard_group) + " must be at most --ranks " +
+                      std::to_string(*c.ranks) + " and divide it");
+  return c;
+}
+
+std::string withCommas(int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string gb(double bytes, int decimals = 2) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(decimals) << bytes / kBytesPerGb;
+  return os.str();
+}
+
+std::string shortNumber(double x) {  // 80, 79.5, 0.125
+  std::ostringstream os;
+  os << std::setprecision(6) << x;
+  return os.str();
+}
+
+void printText(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
+  const CapacityInput& in = r.input;
+  const std::string cap = shortNumber(a.capacity_gb) + " GB";
+  if (a.model) {
+    const ModelPreset& m = *a.model;
+    out << m.name << ": " << withCommas(in.params) << " params (" << m.layers << " layers, hidden " << m.hidden
+        << ", ffn " << m.ffn << ", " << m.heads << " heads / " << m.kv_heads << " KV heads, vocab " << m.vocab
+        << ", seq " << m.seq << ")\n";
+  } else {
+    out << "model: " << withCommas(in.params) << " params\n";
+  }
+  out << "model states: bf16 param 2 + bf16 grad 2 + fp32 master 4 + Adam m 4 + Adam v 4 = 16 bytes/param unsharded\n";
+  out << in.ranks << " ranks";
+  if (in.shard_group > 0) out << " (hsdp: shard groups of " << in.shard_group << ", " << in.ranks / in.shard_group << " replicas)";
+  out << ", capacity " << cap << " per rank (1 GB = 1e9 bytes)\n\n";
+
+  out << std::left << std::setw(8) << "stage" << std::right << std::setw(12) << "bytes/param" << std::setw(12)
+      << "GB/rank" << "   fits " << cap << "\n";
+  for (const StageCapacity& s : r.stages) {
+    out << std::left << std::setw(8) << s.stage << std::right << std::setw(12) << std::fixed << std::setprecision(3)
+        << s.bytes_per_param << std::setw(12) << gb(static_cast<double>(s.bytes_per_rank)) << "   "
+        << (s.fits ? "yes" : "no") << "\n";
+  }
+  out.unsetf(std::ios::floatfield);
+  out << "\n";
+  if (r.smallest_fitting_stage)
+    out << "smallest stage that fits " << cap << " per rank: " << *r.smallest_fitting_stage << "\n";
+  else
+    out << "no stage fits " << cap << " per rank on " << in.ranks << " ranks\n";
+  if (r.zero3_min_ranks > 0) {
+    out << "zero3 fits " << cap << " from " << r.zero3_min_ranks << " ranks up (16 B/param x "
+        << shortNumber(static_cast<double>(in.params)) << " / " << shortNumber(in.capacity_bytes) << " B = "
+        << shortNumber(16.0 * static_cast<double>(in.params) / in.capacity_bytes) << ", rounded up)\n";
+  } else {
+    out << "zero3 never fits " << cap << ": one param's 16 bytes exceed it\n";
+  }
+  out << "note: " << kActivationNote << ".\n";
+}
+
+void printJson(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
+  const CapacityInput& in = r.input;
+  {
+    JsonWriter w(out, 2);
+    w.beginObject();
+    w.member("params", in.params);
+    w.key("model");
+    if (a.model) w.value(a.model->name);
+    else w.null();
+    w.member("ranks", in.ranks);
+    w.key("shard_group");
+    if (in.shard_group > 0) w.value(in.shard_group);
+    else w.null();
+    w.member("capacity_gb", a.capacity_gb);
+    w.member("bytes_per_gb", kBytesPerGb);
+    w.key("stages").beginArray();
+    for (const StageCapacity& s : r.stages) {
+      w.beginObject();
+      w.member("stage", s.stage);
+      w.member("bytes_per_param", s.bytes_per_param);
+      w.member("bytes_per_rank", s.bytes_per_rank);
+      w.member("gb_per_rank", static_cast<double>(s.bytes_per_rank) / kBytesPerGb);
+      w.member("fits", s.fits);
+      w.endObject();
+    }
+    w.endArray();
+    w.key("smallest_fitting_stage");
+    if (r.smallest_fitting_stage) w.value(*r.smallest_fitting_stage);
+    else w.null();
+    w.key("zero3_min_ranks");
+    if (r.zero3_min_ranks > 0) w.value(r.zero3_min_ranks);
+    else w.null();
+    w.member("activations_included", false);
+    w.member("note", kActivationNote);
+    w.endObject();
+  }
+  out << "\n";
+}
+
+}  // namespace
+
+std::string calcUsage() {
+  std::string presets;
+  for (const ModelPreset& p : modelPresets()) presets += (presets.empty() ? "" : ", ") + p.name;
+  return R"(usage: shardscope-cli calc (--params N | --model PRESET) --ranks P [flags]
+Model-state memory per rank (bf16 params + grads, fp32 master, Adam m, v:
+16 bytes/param unsharded) for ddp, zero1, zero2, zero3 and hsdp; activations extra.
+  --params N         parameter count: 124M, 7B, 7e9, 70B, 1.5T or a plain number
+  --model PRESET     )" + presets + R"(
+  --ranks P          data-parallel ranks, 1..1000000
+  --capacity-gb C    memory per rank in GB (1 GB = 1e9 bytes)                 [80]
+  --shard-group G    add an hsdp row: shard within groups of G (G divides P)
+  --json             print one JSON object instead of the table
+  --help             this text
+exit codes: 0 ok, 2 bad input
+)";
+}
+
+int commandCalc(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  try {
+    const CalcArgs a = parseCalcArgs(args);
+    if (a.help) {
+      out << calcUsage();
+      return kExitOk;
+    }
+    CapacityInput in;
+    in.params = a.model ? a.model->params() : *a.params;
+    in.ranks = *a.ranks;
+    in.shard_group = a.shard_group;
+    in.capacity_bytes = a.capacity_gb * kBytesPerGb;
+    const CapacityReport report = computeCapacity(in);
+    if (a.json) printJson(a, report, out);
+    else printText(a, report, out);
+    return kExitOk;
+  } catch (const ConfigError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+}
+
+}  // namespace shardscope

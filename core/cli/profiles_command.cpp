@@ -1,0 +1,164 @@
+#include "cli/profiles_command.h"
+
+#include <filesystem>
+#include <iomanip>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+#include "common/errors.h"
+#include "model/cpu_calibration.h"
+#include "model/hardware_profile.h"
+#include "trace/json_writer.h"
+
+namespace shardscope {
+
+namespace {
+
+constexpr int kExitOk = 0, kExitBadInput = 2;
+
+const char* const kUsage = R"(usage: shardscope-cli profiles [--json] [--calibrate]
+Hardware profiles for modeled timelines: resources/profiles/*.json (set
+SHARDSCOPE_RESOURCES to use another resources folder) and this-cpu, measured
+on this machine and cached.
+  --json        print one JSON object (figures in the files' units)
+  --calibrate   measure this machine again (about a second) and rewrite the cache
+  --help        this text
+exit codes: 0 ok, 2 a bad flag or a profile that fails validation
+)";
+
+struct Entry {
+  std::string name;
+  std::optional<HardwareProfile> profile;
+  std::string error;  // when the profile did not load
+};
+
+std::string fig(double x) {  // 4 significant digits: 989, 3350, 0.0812
+  std::ostringstream os;
+  os << std::setprecision(4) << x;
+  return os.str();
+}
+
+bool cacheExists() {
+  std::error_code ec;
+  const std::string path = thisCpuCachePath();
+  return !path.empty() && std::filesystem::is_regular_file(path, ec);
+}
+
+// this-cpu is loaded only when cached: listing never measures.
+std::vector<Entry> loadAll() {
+  std::vector<Entry> entries;
+  for (const std::string& name : listProfiles()) {
+    Entry e{name, std::nullopt, ""};
+    if (name != kThisCpuProfile || cacheExists()) {
+      try {
+        e.profile = loadProfile(name);
+      } catch (const ConfigError& error) {
+        e.error = error.what();
+      }
+    }
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+void printRow(const HardwareProfile& p, std::ostream& out) {
+  out << std::left << std::setw(16) << p.name << std::right << std::setw(9) << fig(p.device.bf16_flops / 1e12)
+      << std::setw(6) << fig(p.device.compute_efficiency) << std::setw(9) << fig(p.device.mem_bandwidth / 1e9)
+      << std::setw(8) << fig(p.device.mem_capacity / 1e9) << std::setw(6) << p.gpus_per_node << std::setw(10)
+      << fig(p.intra_node.bandwidth / 1e9) << std::setw(7) << fig(p.intra_node.latency * 1e6) << std::setw(10)
+      << fig(p.inter_node.bandwidth / 1e9) << std::setw(7) << fig(p.inter_node.latency * 1e6) << "\n";
+}
+
+void printHeader(std::ostream& out) {
+  out << std::left << std::setw(16) << "name" << std::right << std::setw(9) << "TFLOPS" << std::setw(6) << "eff"
+      << std::setw(9) << "mem GB/s" << std::setw(8) << "mem GB" << std::setw(6) << "/node" << std::setw(10)
+      << "intra GB/s" << std::setw(7) << "us" << std::setw(10) << "inter GB/s" << std::setw(7) << "us" << "\n";
+}
+
+int calibrate(bool json, std::ostream& out, std::ostream& err) {
+  const HardwareProfile p = calibrateThisCpu();
+  std::string path;
+  try {
+    path = writeThisCpuCache(p);
+  } catch (const ConfigError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (json) {
+    writeProfileJson(p, out);
+    return kExitOk;
+  }
+  printHeader(out);
+  printRow(p, out);
+  out << "this-cpu measured and written to " << path << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int commandProfiles(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  bool json = false, recalibrate = false;
+  for (const std::string& a : args) {
+    if (a == "--json") {
+      json = true;
+    } else if (a == "--calibrate") {
+      recalibrate = true;
+    } else if (a == "--help" || a == "-h") {
+      out << kUsage;
+      return kExitOk;
+    } else {
+      err << "error: profiles takes --json, --calibrate or --help, got '" << a << "'\n";
+      return kExitBadInput;
+    }
+  }
+  if (recalibrate) return calibrate(json, out, err);
+
+  const std::vector<Entry> entries = loadAll();
+  bool failed = false;
+  if (json) {
+    {
+      JsonWriter w(out, 2);
+      w.beginObject();
+      w.member("profiles_dir", profilesDir());
+      w.member("this_cpu_cache", thisCpuCachePath());
+      w.key("profiles").beginArray();
+      for (const Entry& e : entries)
+        if (e.profile) writeProfileJson(*e.profile, w);
+      w.endArray();
+      w.key("not_calibrated").beginArray();
+      for (const Entry& e : entries)
+        if (!e.profile && e.error.empty()) w.value(e.name);
+      w.endArray();
+      w.key("errors").beginArray();
+      for (const Entry& e : entries) {
+        if (e.error.empty()) continue;
+        w.beginObject().member("name", e.name).member("error", e.error).endObject();
+      }
+      w.endArray();
+      w.endObject();
+    }
+    out << "\n";
+    for (const Entry& e : entries) failed |= !e.error.empty();
+    return failed ? kExitBadInput : kExitOk;
+  }
+
+  out << "profiles in " << profilesDir() << " (TFLOPS dense bf16 peak; eff = fraction of it GEMMs reach;\n"
+      << "GB = 1e9 bytes; link GB/s per direction per GPU, us per message)\n";
+  printHeader(out);
+  for (const Entry& e : entries) {
+    if (e.profile) {
+      printRow(*e.profile, out);
+    } else if (e.error.empty()) {
+      out << std::left << std::setw(16) << e.name << "not measured yet: run `shardscope-cli profiles --calibrate`"
+          << " (or any use of it measures it, about a second)\n";
+    } else {
+      out << std::left << std::setw(16) << e.name << "INVALID (see below)\n";
+      err << "error: " << e.error << "\n";
+      failed = true;
+    }
+  }
+  return failed ? kExitBadInput : kExitOk;
+}
+
+}  // namespace shardscope

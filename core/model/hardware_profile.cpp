@@ -1,0 +1,314 @@
+#include "model/hardware_profile.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "common/errors.h"
+#include "model/cpu_calibration.h"
+#include "trace/json_value.h"
+#include "trace/json_writer.h"
+
+#ifndef SHARDSCOPE_RESOURCE_DIR
+#define SHARDSCOPE_RESOURCE_DIR "resources"
+#endif
+
+namespace shardscope {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kTera = 1e12, kGiga = 1e9, kMicro = 1e-6;
+
+// One numeric leaf of the document: where it sits, its unit (for messages and
+// for the SI conversion) and the accepted range. The upper bounds are far
+// above any real part, so they only catch a value written in the wrong unit.
+struct NumberField {
+  const char* key;
+  const char* unit;  // as it reads after "must be a number in (lo, hi]"
+  double scale;      // JSON unit -> SI
+  double lo;
+  bool lo_inclusive;
+  double hi;
+};
+
+const NumberField kDeviceFields[] = {
+    {"bf16_tflops", "TFLOPS, dense BF16 peak", kTera, 0, false, 1e5},
+    {"mem_bandwidth_gb_per_s", "GB/s, 1 GB = 1e9 bytes", kGiga, 0, false, 1e6},
+    {"mem_capacity_gb", "GB, 1 GB = 1e9 bytes", kGiga, 0, false, 1e5},
+    {"compute_efficiency", "fraction of peak reached by GEMMs", 1.0, 0, false, 1.0},
+};
+const NumberField kLinkFields[] = {
+    {"bandwidth_gb_per_s", "GB/s per direction per GPU", kGiga, 0, false, 1e5},
+    {"latency_us", "microseconds per message", kMicro, 0, true, 1e6},
+};
+const std::vector<std::string> kRootKeys = {"name",       "description",   "device", "intra_node",
+                                            "inter_node", "gpus_per_node", "sources"};
+constexpr int kMaxGpusPerNode = 4096;
+
+// Levenshtein distance, to suggest the key a typo meant.
+size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string describe(const JsonValue& v) {
+  std::string text = v.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  if (v.isNumber()) return text;
+  return text + " (" + std::string(JsonValue::typeName(v.type())) + ")";
+}
+
+class ProfileReader {
+ public:
+  explicit ProfileReader(std::string file) : m_file(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ConfigError("profile " + m_file + ": " + what);
+  }
+
+  // Rejects unknown and repeated keys of `object` (at `path`, "" for the root).
+  void checkKeys(const JsonValue& object, const std::string& path, const std::vector<std::string>& allowed) const {
+    std::vector<std::string> seen;
+    for (const JsonMember& m : object.asObject()) {
+      const std::string where = path.empty() ? m.key : path + "." + m.key;
+      if (std::find(seen.begin(), seen.end(), m.key) != seen.end()) fail(where + " appears twice");
+      seen.push_back(m.key);
+      if (std::find(allowed.begin(), allowed.end(), m.key) != allowed.end()) continue;
+      std::string best;
+      size_t best_distance = 4;  // suggest only near misses
+      std::string list;
+      for (const std::string& k : allowed) {
+        list += (list.empty() ? "" : ", ") + k;
+        const size_t d = editDistance(m.key, k);
+        if (d < best_distance) best_distance = d, best = k;
+      }
+      fail("unknown key '" + where + "'" + (best.empty() ? "" : " (did you mean '" + best + "'?)") +
+           "; allowed keys" + (path.empty() ? "" : " in " + path) + ": " + list);
+    }
+  }
+
+  const JsonValue& require(const JsonValue& object, const std::string& path, const std::string& key,
+                           const char* what) const {
+    const JsonValue* v = object.find(key);
+    if (!v) fail(join(path, key) + " is missing (" + what + ")");
+    return *v;
+  }
+
+  const JsonValue& requireObject(const JsonValue& root, const std::string& key, const char* what) const {
+    const JsonValue& v = require(root, "", key, what);
+    if (!v.isObject()) fail(key + " must be an object (" + what + "), got " + describe(v));
+    return v;
+  }
+
+  double number(const JsonValue& object, const std::string& path, const NumberField& f) const {
+    const JsonValue& v = require(object, path, f.key, f.unit);
+    const std::string where = join(path, f.key);
+    const std::string range = std::string(f.lo_inclusive ? "[" : "(") + format(f.lo) + ", " + format(f.hi) + "]";
+    if (!v.isNumber()) fail(where + " must be a number in " + range + " (" + f.unit + "), got " + describe(v));
+    const double x = v.asDouble();
+    const bool low = f.lo_inclusive ? x < f.lo : x <= f.lo;
+    if (low && f.lo == 0 && !f.lo_inclusive)
+      fail(where + " must be a positive number (" + f.unit + "), got " + describe(v));
+    if (low || x > f.hi)
+      fail(where + " must be a number in " + range + " (" + f.unit + "), got " + describe(v) +
+           (x > f.hi ? "; check the unit" : ""));
+    return x * f.scale;
+  }
+
+  std::string string(const JsonValue& root, const std::string& key, bool non_empty) const {
+    const JsonValue& v = require(root, "", key, "text");
+    if (!v.isString()) fail(key + " must be a string, got " + describe(v));
+    if (non_empty && v.asString().empty()) fail(key + " must not be empty");
+    return v.asString();
+  }
+
+  const std::string& file() const { return m_file; }
+
+ private:
+  static std::string join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  static std::string format(double x) {
+    std::ostringstream os;
+    os << x;
+    return os.str();
+  }
+
+  std::string m_file;
+};
+
+template <size_t N>
+std::vector<std::string> keysOf(const NumberField (&fields)[N]) {
+  std::vector<std::string> keys;
+  for (const NumberField& f : fields) keys.push_back(f.key);
+  return keys;
+}
+
+HardwareProfile::Link readLink(const ProfileReader& r, const JsonValue& root, const std::string& key,
+                               const char* what) {
+  const JsonValue& link = r.requireObject(root, key, what);
+  r.checkKeys(link, key, keysOf(kLinkFields));
+  HardwareProfile::Link out;
+  out.bandwidth = r.number(link, key, kLinkFields[0]);
+  out.latency = r.number(link, key, kLinkFields[1]);
+  return out;
+}
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string readFile(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw ConfigError("profile " + path + ": is a directory, not a JSON file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError("profile " + path + ": cannot be opened (does it exist and is it readable?)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool validName(const std::string& name) {
+  if (name.empty() || name.size() > 100) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                    c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> fileProfiles() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(profilesDir(), ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path p = it->path();
+    if (p.extension() == ".json" && p.stem() != kThisCpuProfile) names.push_back(p.stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+HardwareProfile parseProfile(const std::string& json_text, const std::string& file) {
+  const ProfileReader r(file);
+  JsonValue root;
+  try {
+    root = JsonValue::parse(json_text);
+  } catch (const JsonParseError& e) {
+    throw ConfigError("profile " + file + ":" + std::to_string(e.line()) + ":" + std::to_string(e.column()) +
+                      ": " + e.what());
+  }
+  if (!root.isObject()) r.fail("the document must be a JSON object, got " + describe(root));
+  r.checkKeys(root, "", kRootKeys);
+
+  HardwareProfile p;
+  p.name = r.string(root, "name", true);
+  if (!validName(p.name)) r.fail("name must use only letters, digits, '-', '_' and '.', got '" + p.name + "'");
+  if (endsWith(file, ".json")) {
+    const std::string stem = fs::path(file).stem().string();
+    if (stem != p.name)
+      r.fail("name is '" + p.name + "' but the file is " + stem + ".json; rename one so they match");
+  }
+  p.description = r.string(root, "description", false);
+
+  const JsonValue& device = r.requireObject(root, "device", "the accelerator's figures");
+  r.checkKeys(device, "device", keysOf(kDeviceFields));
+  p.device.bf16_flops = r.number(device, "device", kDeviceFields[0]);
+  p.device.mem_bandwidth = r.number(device, "device", kDeviceFields[1]);
+  p.device.mem_capacity = r.number(device, "device", kDeviceFields[2]);
+  p.device.compute_efficiency = r.number(device, "device", kDeviceFields[3]);
+
+  p.intra_node = readLink(r, root, "intra_node", "the link between GPUs of one node");
+  p.inter_node = readLink(r, root, "inter_node", "the link between nodes");
+
+  const JsonValue& gpus = r.require(root, "", "gpus_per_node", "an integer");
+  if (!gpus.isInteger() || gpus.asInt64() < 1 || gpus.asInt64() > kMaxGpusPerNode)
+    r.fail("gpus_per_node must be an integer in 1.." + std::to_string(kMaxGpusPerNode) + ", got " + describe(gpus));
+  p.gpus_per_node = static_cast<int>(gpus.asInt64());
+
+  const JsonValue& sources = r.require(root, "", "sources", "an array of citations");
+  if (!sources.isArray()) r.fail("sources must be an array of strings (citations), got " + describe(sources));
+  for (size_t i = 0; i < sources.asArray().size(); ++i) {
+    const JsonValue& s = sources.asArray()[i];
+    if (!s.isString() || s.asString().empty())
+      r.fail("sources[" + std::to_string(i) + "] must be a non-empty string, got " + describe(s));
+    p.sources.push_back(s.asString());
+  }
+  return p;
+}
+
+std::string profilesDir() {
+  const char* env = std::getenv("SHARDSCOPE_RESOURCES");
+  const std::string base = env && *env ? env : SHARDSCOPE_RESOURCE_DIR;
+  return (fs::path(base) / "profiles").string();
+}
+
+std::vector<std::string> listProfiles() {
+  std::vector<std::string> names = fileProfiles();
+  names.push_back(kThisCpuProfile);
+  return names;
+}
+
+HardwareProfile loadProfile(const std::string& name_or_path) {
+  if (endsWith(name_or_path, ".json")) return parseProfile(readFile(name_or_path), name_or_path);
+  if (name_or_path == kThisCpuProfile) return loadOrCalibrateThisCpu();
+  const std::string path = (fs::path(profilesDir()) / (name_or_path + ".json")).string();
+  std::error_code ec;
+  if (!validName(name_or_path) || !fs::is_regular_file(path, ec)) {
+    std::string list;
+    for (const std::string& n : listProfiles()) list += (list.empty() ? "" : ", ") + n;
+    throw ConfigError("unknown profile '" + name_or_path + "'; available: " + list + " (from " + profilesDir() +
+                      "; set SHARDSCOPE_RESOURCES to use another resources folder, or give a path ending in .json)");
+  }
+  return parseProfile(readFile(path), path);
+}
+
+void writeProfileJson(const HardwareProfile& p, JsonWriter& w) {
+  w.beginObject();
+  w.member("name", p.name);
+  w.member("description", p.description);
+  w.key("device").beginObject();
+  w.member(kDeviceFields[0].key, p.device.bf16_flops / kTera);
+  w.member(kDeviceFields[1].key, p.device.mem_bandwidth / kGiga);
+  w.member(kDeviceFields[2].key, p.device.mem_capacity / kGiga);
+  w.member(kDeviceFields[3].key, p.device.compute_efficiency);
+  w.endObject();
+  for (const auto& [key, link] : {std::pair{"intra_node", &p.intra_node}, std::pair{"inter_node", &p.inter_node}}) {
+    w.key(key).beginObject();
+    w.member(kLinkFields[0].key, link->bandwidth / kGiga);
+    w.member(kLinkFields[1].key, link->latency / kMicro);
+    w.endObject();
+  }
+  w.member("gpus_per_node", p.gpus_per_node);
+  w.key("sources").beginArray();
+  for (const std::string& s : p.sources) w.value(s);
+  w.endArray();
+  w.endObject();
+}
+
+void writeProfileJson(const HardwareProfile& p, std::ostream& out) {
+  {
+    JsonWriter w(out, 2);
+    writeProfileJson(p, w);
+  }
+  out << "\n";
+}
+
+}  // namespace shardscope

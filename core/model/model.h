@@ -1,0 +1,43 @@
+// What strategies need from a model: per-segment forward and backward on bf16
+// weights of one rank's slice of the batch, the loss, and the cost of each
+// segment (for the modeled clock). Strategies never look inside a segment;
+// the residual MLP and the GPT block are two implementations.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "memory/memory_ledger.h"
+#include "model/model_spec.h"
+#include "tensor/bf16.h"
+
+namespace shardscope {
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // Samples [first, first + localBatch()) of the global batch of `step` become
+  // this rank's input and target (activation memory until releaseBatch()).
+  virtual void loadBatch(int step, int64_t first) = 0;
+  virtual void releaseBatch() = 0;
+  // w: the segment's bf16 params, flat in registration order. skip: a
+  // rank-dependent branch that bypasses a block (y = x; no gradients).
+  virtual void forward(int segment, const bf16* w, bool skip = false) = 0;
+  // After the last segment's forward: this rank's mean loss; seeds backward.
+  virtual double loss() = 0;
+  // g: the segment's bf16 grads, same layout as w (overwritten); onReady(param)
+  // fires the moment each parameter's gradient is written.
+  virtual void backward(int segment, const bf16* w, bf16* g, const std::function<void(int)>& onReady,
+                        bool skip = false) = 0;
+  virtual int localBatch() const = 0;
+  // FLOPs of one segment's forward on this rank's batch (backward: 2x).
+  virtual double forwardFlops(int segment) const = 0;
+};
+
+// The model the spec describes (ModelShape::kind), for one rank's local batch.
+std::unique_ptr<Model> makeModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch, uint64_t seed);
+// Deterministic initial fp32 weights, identical on every rank.
+void initModelParams(const ModelSpec& spec, uint64_t seed, float* master);
+
+}  // namespace shardscope
