@@ -133,7 +133,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   box->addLayout(buttons);
   box->addStretch(1);
 
-  setConfig(RunConfig{});
+  setConfig(defaultConfig());
 
   const auto changed = [this] { revalidate(); };
   connect(m_strategy, &QComboBox::currentIndexChanged, this, changed);
@@ -143,6 +143,18 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   connect(m_inject, &QCheckBox::toggled, this, changed);
   connect(m_run, &QPushButton::clicked, this, &ExperimentPanel::runRequested);
   connect(m_stop, &QPushButton::clicked, this, &ExperimentPanel::stopRequested);
+}
+
+RunConfig ExperimentPanel::defaultConfig() {
+  RunConfig c;
+  c.ranks = 4;
+  c.model.layers = 6;
+  c.model.hidden = 256;
+  c.batch = 32;
+  c.steps = 4;
+  c.bucket_mb = 1.0;
+  c.first_bucket_mb = 0.25;
+  return c;
 }
 
 RunConfig ExperimentPanel::config() const {
@@ -244,7 +256,7 @@ void ExperimentPanel::saveSettings(QSettings& s) const {
 }
 
 void ExperimentPanel::restoreSettings(const QSettings& s) {
-  const RunConfig d;
+  const RunConfig d = defaultConfig();
   const QString g = QStringLiteral("experiment/");
   if (!s.contains(g + "strategy")) return;
   RunConfig c;

@@ -23,6 +23,10 @@ class ExperimentPanel : public QWidget {
  public:
   explicit ExperimentPanel(QWidget* parent = nullptr);
 
+  // First-launch experiment: trains in seconds on CPU threads, and its 1 MiB
+  // buckets make several all-reduces overlap backward (the CLI keeps PyTorch's 25).
+  static RunConfig defaultConfig();
+
   RunConfig config() const;
   void setConfig(const RunConfig& config);
   bool isValid() const { return m_error.isEmpty(); }

@@ -7,6 +7,7 @@
 
 #include "event_store.h"
 #include "palette.h"
+#include "plot_style.h"
 
 namespace shardscope {
 
@@ -17,17 +18,7 @@ LossView::LossView(const EventStore* store, QWidget* parent)
   box->addWidget(m_plot);
   m_plot->setObjectName(QStringLiteral("lossPlot"));
   m_plot->setMinimumHeight(120);
-  m_plot->setBackground(Palette::background());
-  QFont tick = font();
-  tick.setPointSizeF(8);
-  for (QCPAxis* a : {m_plot->xAxis, m_plot->yAxis}) {
-    a->setTickLabelFont(tick);
-    a->setLabelFont(tick);
-    a->setBasePen(QPen(QColor(0xB0, 0xB5, 0xBC)));
-    a->setTickPen(QPen(QColor(0xB0, 0xB5, 0xBC)));
-    a->setSubTickPen(QPen(QColor(0xB0, 0xB5, 0xBC)));
-    a->grid()->setPen(QPen(Palette::grid(), 1, Qt::DotLine));
-  }
+  PlotStyle::styleAxes(m_plot);
   m_plot->xAxis->setLabel(tr("step"));
   m_plot->yAxis->setLabel(tr("loss"));
   QSharedPointer<QCPAxisTickerFixed> steps(new QCPAxisTickerFixed);
@@ -56,6 +47,10 @@ int LossView::pointCount() const { return m_graph->dataCount(); }
 
 void LossView::refresh() {
   const std::vector<double>& losses = m_store->losses();
+  // Called at the bridge's poll rate: replot only when a step completed.
+  if (losses.size() == m_shown && m_store->generation() == m_generation && !losses.empty()) return;
+  m_shown = losses.size();
+  m_generation = m_store->generation();
   QVector<double> keys, values;
   for (size_t s = 0; s < losses.size(); ++s) {
     keys << static_cast<double>(s);

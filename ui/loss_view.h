@@ -4,6 +4,8 @@
 #pragma once
 
 #include <QWidget>
+#include <cstddef>
+#include <cstdint>
 
 class QCustomPlot;
 class QCPGraph;
@@ -30,6 +32,8 @@ class LossView : public QWidget {
   QCPGraph* m_graph;
   QLabel* m_empty;
   bool m_fromTrace = false;
+  size_t m_shown = ~size_t{0};      // losses plotted at the last refresh
+  uint64_t m_generation = ~0ull;  // store generation at the last refresh
 };
 
 }  // namespace shardscope

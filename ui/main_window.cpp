@@ -114,7 +114,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_bridge(new Engi
   updateStatus();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+  // The bridge's run must stop before the store and views it feeds go away
+  // (children are otherwise deleted after this class's members).
+  delete m_bridge;
+}
 
 void MainWindow::createDocks() {
   m_panel = new ExperimentPanel(this);
@@ -168,6 +172,10 @@ void MainWindow::createActions() {
   m_fitAction->setShortcut(QKeySequence(Qt::Key_F));
   m_fitAction->setToolTip(tr("Show the whole run (F, or double-click the timeline)"));
   connect(m_fitAction, &QAction::triggered, m_timeline, &TimelineView::zoomToFit);
+  m_stepsAction = new QAction(tr("Zoom to &steps"), this);
+  m_stepsAction->setShortcut(QKeySequence(tr("Shift+F")));
+  m_stepsAction->setToolTip(tr("Show the training steps without the setup (Shift+F)"));
+  connect(m_stepsAction, &QAction::triggered, m_timeline, &TimelineView::zoomToSteps);
 
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(open);
@@ -180,6 +188,7 @@ void MainWindow::createActions() {
   run->addAction(m_stopAction);
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(m_fitAction);
+  view->addAction(m_stepsAction);
   view->addSeparator();
   for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
   view->addSeparator();
@@ -202,6 +211,7 @@ void MainWindow::createActions() {
   bar->addAction(m_stopAction);
   bar->addSeparator();
   bar->addAction(m_fitAction);
+  bar->addAction(m_stepsAction);
   bar->addSeparator();
   bar->addAction(open);
   bar->addAction(m_exportTraceAction);
@@ -376,6 +386,7 @@ void MainWindow::updateActions() {
   m_runAction->setEnabled(!running && m_panel->isValid());
   m_stopAction->setEnabled(running);
   m_fitAction->setEnabled(!m_store.empty());
+  m_stepsAction->setEnabled(!m_store.empty());
   m_exportTraceAction->setEnabled(!m_store.empty() && !running);
   m_exportFigureAction->setEnabled(!m_store.empty());
 }
@@ -390,6 +401,7 @@ void MainWindow::updateStatus() {
                   .arg(static_cast<double>(meta.params) * 1e-6, 0, 'f', 2)
                   .arg(QLocale().toString(static_cast<qulonglong>(m_store.eventCount())));
   m_sourceLabel->setText(source);
+  m_progress->setFormat(m_store.empty() ? tr("no steps") : tr("%v / %m steps"));
   const auto& losses = m_store.losses();
   const bool live = m_bridge->hasRun() && m_source == tr("live run");
   m_stepLabel->setText(live ? tr("step %1 / %2").arg(losses.size()).arg(m_bridge->config().steps) : tr("step –"));

@@ -79,6 +79,7 @@ class MainWindow : public QMainWindow {
   QAction* m_runAction = nullptr;
   QAction* m_stopAction = nullptr;
   QAction* m_fitAction = nullptr;
+  QAction* m_stepsAction = nullptr;
   QAction* m_exportTraceAction = nullptr;
   QAction* m_exportFigureAction = nullptr;
 

@@ -13,6 +13,7 @@
 #include "event_store.h"
 #include "memory/memory_ledger.h"
 #include "palette.h"
+#include "plot_style.h"
 
 namespace shardscope {
 
@@ -27,20 +28,6 @@ constexpr int kThrottleMs = 250;
 QString categoryTitle(Category c) {
   const std::string_view n = categoryName(c);
   return QString::fromLatin1(n.data(), static_cast<int>(n.size()));
-}
-
-void styleAxes(QCustomPlot* plot) {
-  QFont tick = plot->font();
-  tick.setPointSizeF(8);
-  for (QCPAxis* a : {plot->xAxis, plot->yAxis}) {
-    a->setTickLabelFont(tick);
-    a->setLabelFont(tick);
-    a->setBasePen(QPen(QColor(0xB0, 0xB5, 0xBC)));
-    a->setTickPen(QPen(QColor(0xB0, 0xB5, 0xBC)));
-    a->setSubTickPen(QPen(QColor(0xB0, 0xB5, 0xBC)));
-    a->grid()->setPen(QPen(Palette::grid(), 1, Qt::DotLine));
-  }
-  plot->setBackground(Palette::background());
 }
 
 }  // namespace
@@ -76,7 +63,7 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
   m_bars = new QCustomPlot(this);
   m_bars->setObjectName(QStringLiteral("memoryBars"));
   m_bars->setMinimumHeight(200);
-  styleAxes(m_bars);
+  PlotStyle::styleAxes(m_bars);
   m_bars->yAxis->setLabel(tr("MiB per rank"));
   m_bars->xAxis->grid()->setVisible(false);
   m_bars->xAxis->setTickLength(0, 0);
@@ -97,10 +84,9 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
   m_predicted->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.6));
   m_predicted->setBrush(Qt::NoBrush);
   m_predicted->setName(tr("seed prediction (model state)"));
-  m_bars->legend->setVisible(true);
-  m_bars->axisRect()->insetLayout()->take(m_bars->legend);
-  m_bars->plotLayout()->addElement(1, 0, m_bars->legend);
-  m_bars->plotLayout()->setRowStretchFactor(1, 0.001);
+  // Legend below the bars while it has items (PlotStyle::updateLegendRow).
+  for (int i = 0; i < m_bars->plottableCount(); ++i) m_bars->plottable(i)->removeFromLegend();
+  m_bars->legend->setVisible(false);
   m_bars->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
   m_bars->legend->setWrap(4);
   m_bars->legend->setBorderPen(Qt::NoPen);
@@ -115,7 +101,7 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
   m_time = new QCustomPlot(this);
   m_time->setObjectName(QStringLiteral("memoryTime"));
   m_time->setMinimumHeight(160);
-  styleAxes(m_time);
+  PlotStyle::styleAxes(m_time);
   m_time->xAxis->setLabel(tr("time (ms)"));
   m_time->yAxis->setLabel(tr("MiB"));
   for (int c = 0; c < kCategoryCount; ++c) {
@@ -248,9 +234,9 @@ void MemoryView::rebuildBars() {
     }
     if (predicted > 0) m_predicted->addData(r + kPredictedOffset, predicted / kMiB);
     top = std::max(top, static_cast<double>(total) / kMiB);
-    ticker->addTick(r, tr("rank %1").arg(r));
+    ticker->addTick(r, ranks <= 8 ? tr("rank %1").arg(r) : QString::number(r));
     // Measured bytes/param over the model-state part: the number the seed predicts.
-    if (ranks <= 16 && m_store->meta().params > 0 && state > 0) {
+    if (ranks <= 8 && m_store->meta().params > 0 && state > 0) {
       auto* t = new QCPItemText(m_bars);
       t->position->setCoords(r + kMeasuredOffset, static_cast<double>(total) / kMiB);
       t->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
@@ -278,7 +264,14 @@ void MemoryView::rebuildBars() {
     m_predicted->addToLegend();
   else
     m_predicted->removeFromLegend();
+  PlotStyle::updateLegendRow(m_bars, false);
+  // Without data the axes would only show made-up ranges.
+  for (QCustomPlot* plot : {m_bars, m_time}) {
+    plot->xAxis->setVisible(ranks > 0);
+    plot->yAxis->setVisible(ranks > 0);
+  }
   m_bars->xAxis->setTicker(ticker);
+  m_bars->xAxis->setLabel(ranks > 8 ? tr("rank") : QString());
   m_bars->xAxis->setRange(-0.6, std::max(0.6, ranks - 0.4));
   m_bars->yAxis->setRange(0, top > 0 ? top * 1.18 : 1.0);
 

@@ -34,20 +34,22 @@ QCPRange TimelinePlottable::getValueRange(bool& found, QCP::SignDomain, const QC
   return QCPRange(0, m_layout->totalHeight());
 }
 
-QString TimelinePlottable::label(int rank, int32_t event) const {
+QString TimelinePlottable::label(int rank, int32_t event, bool compact) const {
   const Event& e = m_store->events(rank)[static_cast<size_t>(event)];
   const QString prefix = Palette::kindShort(e.kind);
+  const auto join = [&](const QString& what) { return compact ? what : prefix + ' ' + what; };
   switch (e.kind) {
     case EventKind::Forward:
     case EventKind::Backward:
-      return e.block >= 0 ? prefix + ' ' + QString::fromStdString(m_store->blockName(e.block)) : prefix;
+      return e.block >= 0 ? join(QString::fromStdString(m_store->blockName(e.block))) : prefix;
     case EventKind::AllReduce:
     case EventKind::ReduceScatter:
     case EventKind::AllGather:
     case EventKind::Copy:
-      if (e.bucket >= 0) return prefix + QStringLiteral(" b%1").arg(e.bucket);
-      if (e.unit >= 0) return prefix + QStringLiteral(" u%1").arg(e.unit);
+      if (e.bucket >= 0) return join(QStringLiteral("b%1").arg(e.bucket));
+      if (e.unit >= 0) return join(QStringLiteral("u%1").arg(e.unit));
       return prefix;
+    case EventKind::OptimizerStep: return compact ? QStringLiteral("opt") : prefix;
     default: return prefix;
   }
 }
@@ -145,11 +147,13 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const 
     }
     if (r.width() < kMinLabelPx) continue;
     const int rank = rows[static_cast<size_t>(item.row)].rank;
-    QString text = item.folded > 1 ? QStringLiteral("%1 ops").arg(item.folded) : label(rank, item.event);
     // Keep the label in view when the box starts left of the viewport.
     const QRectF text_rect = r.intersected(QRectF(clip)).adjusted(3, 0, -3, 0);
+    QString text = item.folded > 1 ? QStringLiteral("%1 ops").arg(item.folded) : label(rank, item.event);
+    if (fm.horizontalAdvance(text) > text_rect.width() && item.folded == 1) text = label(rank, item.event, true);
     text = fm.elidedText(text, Qt::ElideRight, text_rect.width());
-    if (text.isEmpty() || text == QStringLiteral("…")) continue;
+    // "bl…" says nothing the colour does not: elided labels keep 3+ characters.
+    if (text.isEmpty() || (text.endsWith(QChar(0x2026)) && text.size() < 4)) continue;
     painter->setPen(item.folded > 1 ? QColor(0x1A, 0x1A, 0x1A) : Palette::textOn(fill));
     painter->drawText(text_rect, Qt::AlignVCenter | Qt::AlignLeft, text);
   }

@@ -23,8 +23,9 @@ class TimelinePlottable : public QCPAbstractPlottable {
                     TimelineLayout* layout);
 
   void setCursorNs(std::optional<int64_t> ns) { m_cursorNs = ns; }
-  // Box label ("fwd block3", "AR b1") for an event of rank.
-  QString label(int rank, int32_t event) const;
+  // Box label ("fwd block3", "AR b1") for an event of rank; compact drops
+  // what the colour already says ("block3", "b1", "opt").
+  QString label(int rank, int32_t event, bool compact = false) const;
   size_t lastItemCount() const { return m_lastItems; }
 
   double selectTest(const QPointF& pos, bool only_selectable, QVariant* details = nullptr) const override;

@@ -6,6 +6,8 @@
 #include <QRegularExpression>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QScrollBar>
+#include <QWheelEvent>
 #include <QSvgGenerator>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -15,6 +17,7 @@
 
 #include "event_store.h"
 #include "palette.h"
+#include "plot_style.h"
 #include "timeline_plottable.h"
 
 namespace shardscope {
@@ -29,6 +32,43 @@ constexpr EventKind kLegendOrder[] = {
     EventKind::Forward, EventKind::Backward, EventKind::Loss, EventKind::AllReduce,
     EventKind::ReduceScatter, EventKind::AllGather, EventKind::OptimizerStep, EventKind::Wait,
     EventKind::Copy, EventKind::BucketReady, EventKind::GradReady, EventKind::Error};
+
+// Top ruler: "step N" at each step's start, thinned to every 2nd, 5th, 10th …
+// step so labels stay ~60 px apart at any zoom.
+class StepTicker : public QCPAxisTicker {
+ public:
+  StepTicker(const TimelineLayout* layout, const QCPAxis* axis) : m_layout(layout), m_axis(axis) {}
+
+  void generate(const QCPRange& range, const QLocale&, QChar, int, QVector<double>& ticks, QVector<double>* sub_ticks,
+                QVector<QString>* labels) override {
+    ticks.clear();
+    if (sub_ticks) sub_ticks->clear();
+    if (labels) labels->clear();
+    const auto& starts = m_layout->stepStarts();
+    const int steps = static_cast<int>(starts.size());
+    if (steps == 0 || range.size() <= 0) return;
+    const double px_per_ms = m_axis->axisRect()->width() / range.size();
+    const double mean_step_ms = steps > 1 && starts.back() > starts.front()
+                                    ? static_cast<double>(starts.back() - starts.front()) / kNsPerMs / (steps - 1)
+                                    : range.size();
+    int stride = 1;
+    for (int k : {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000}) {
+      stride = k;
+      if (mean_step_ms * px_per_ms * k >= 60.0) break;
+    }
+    for (int s = 0; s < steps; s += stride) {
+      if (starts[static_cast<size_t>(s)] < 0) continue;
+      const double t = static_cast<double>(starts[static_cast<size_t>(s)]) / kNsPerMs;
+      if (t < range.lower || t > range.upper) continue;
+      ticks << t;
+      if (labels) *labels << QStringLiteral("step %1").arg(s);
+    }
+  }
+
+ private:
+  const TimelineLayout* m_layout;
+  const QCPAxis* m_axis;
+};
 
 QString mib(int64_t bytes) { return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 2) + " MiB"; }
 
@@ -49,9 +89,13 @@ QString laneTitle(Lane lane) {
 
 TimelineView::TimelineView(const EventStore* store, QWidget* parent)
     : QWidget(parent), m_store(store), m_plot(new QCustomPlot(this)) {
-  auto* box = new QVBoxLayout(this);
+  m_rowScroll = new QScrollBar(Qt::Vertical, this);
+  m_rowScroll->setVisible(false);
+  auto* box = new QHBoxLayout(this);
   box->setContentsMargins(0, 0, 0, 0);
-  box->addWidget(m_plot);
+  box->setSpacing(0);
+  box->addWidget(m_plot, 1);
+  box->addWidget(m_rowScroll);
   m_plot->setObjectName(QStringLiteral("timelinePlot"));
   m_plot->setMinimumSize(320, 200);
   m_plot->setBackground(Palette::background());
@@ -72,10 +116,9 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
   x->setLabelColor(QColor(0x55, 0x55, 0x55));
 
   // Top axis: a ruler naming each step at its first step_begin over all ranks.
-  m_stepTicker.reset(new QCPAxisTickerText);
   QCPAxis* top = m_plot->xAxis2;
   top->setVisible(true);
-  top->setTicker(m_stepTicker);
+  top->setTicker(QSharedPointer<QCPAxisTicker>(new StepTicker(&m_layout, top)));
   top->setSubTicks(false);
   top->setTickLength(0, 5);
   top->setTickLabelPadding(2);
@@ -102,12 +145,8 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
   m_timeline = new TimelinePlottable(x, y, m_store, &m_layout);
   m_timeline->removeFromLegend();
 
-  // Legend in its own row above the plot, so exported figures carry it.
-  m_plot->legend->setVisible(true);
-  m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-  m_plot->plotLayout()->insertRow(0);
-  m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
-  m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
+  // Legend in its own row above the plot (see updateLegend), so exported figures carry it.
+  m_plot->legend->setVisible(false);
   m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
   m_plot->legend->setBorderPen(Qt::NoPen);
   m_plot->legend->setBrush(Qt::NoBrush);
@@ -129,8 +168,13 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
   connect(m_plot, &QCustomPlot::mouseMove, this, &TimelineView::onMouseMove);
   connect(m_plot, &QCustomPlot::mousePress, this, &TimelineView::onMousePress);
   connect(m_plot, &QCustomPlot::mouseRelease, this, &TimelineView::onMouseRelease);
-  connect(m_plot, &QCustomPlot::mouseWheel, this, [this] { m_follow = false; });
   connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { zoomToFit(); });
+  connect(m_rowScroll, &QScrollBar::valueChanged, this, [this](int value) {
+    const double span = m_plot->yAxis->range().size();
+    m_plot->yAxis->setRange(value / 100.0, value / 100.0 + span);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+  });
+  m_plot->installEventFilter(this);
 
   m_placeholder = new QLabel(
       tr("No run yet.\nPress Run (Ctrl+R) to train live, or open a trace (Ctrl+O)."), m_plot);
@@ -146,14 +190,10 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
 
 void TimelineView::refresh() {
   if (m_layout.sync(*m_store)) updateRows();
-  QMap<double, QString> steps;
-  const auto& starts = m_layout.stepStarts();
-  for (size_t s = 0; s < starts.size(); ++s)
-    if (starts[s] >= 0) steps.insert(static_cast<double>(starts[s]) / kNsPerMs, tr("step %1").arg(s));
-  m_stepTicker->setTicks(steps);
   updateLegend();
   m_placeholder->setVisible(m_store->empty());
-  if (m_follow && !m_store->empty()) zoomToFit();
+  for (QCPAxis* axis : {m_plot->xAxis, m_plot->xAxis2, m_plot->yAxis}) axis->setVisible(!m_store->empty());
+  if (m_follow && !m_store->empty()) zoomToSteps();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -190,12 +230,19 @@ void TimelineView::updateLegend() {
     b->setPen(QPen(c.darker(135)));
     b->setName(Palette::kindTitle(k));
   }
+  PlotStyle::updateLegendRow(m_plot, true);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void TimelineView::fitRows() {
   const double total = m_layout.totalHeight();
   if (total <= 0) return;
+  // Lay out now (as replot would) so the axis rect's height reflects the
+  // axes and legend just shown or hidden.
+  QCPLayoutGrid* grid = m_plot->plotLayout();
+  grid->update(QCPLayoutElement::upPreparation);
+  grid->update(QCPLayoutElement::upMargins);
+  grid->update(QCPLayoutElement::upLayout);
   const int height = m_plot->axisRect()->rect().height();
   const double fit = height > 0 ? std::max(1.0, height / kMinRowPx) : total;
   QCPRange r = m_plot->yAxis->range();
@@ -216,6 +263,21 @@ void TimelineView::zoomToFit() {
   const bool drawn = m_layout.drawnEnd() > m_layout.drawnBegin();
   const double b = static_cast<double>(drawn ? m_layout.drawnBegin() : m_store->beginNs()) / kNsPerMs;
   const double e = static_cast<double>(drawn ? m_layout.drawnEnd() : m_store->endNs()) / kNsPerMs;
+  const double pad = std::max((e - b) * 0.01, 1e-4);
+  m_plot->xAxis->setRange(b - pad, e + pad);
+  fitRows();
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::zoomToSteps() {
+  const auto& starts = m_layout.stepStarts();
+  const auto first = std::find_if(starts.begin(), starts.end(), [](int64_t t) { return t >= 0; });
+  if (first == starts.end() || m_layout.drawnEnd() <= *first) {
+    zoomToFit();
+    return;
+  }
+  const double b = static_cast<double>(*first) / kNsPerMs;
+  const double e = static_cast<double>(m_layout.drawnEnd()) / kNsPerMs;
   const double pad = std::max((e - b) * 0.01, 1e-4);
   m_plot->xAxis->setRange(b - pad, e + pad);
   fitRows();
@@ -249,15 +311,52 @@ void TimelineView::onXRangeChanged(const QCPRange& range) {
 }
 
 void TimelineView::onYRangeChanged(const QCPRange& range) {
-  if (m_clamping) return;
-  const double total = std::max(m_layout.totalHeight(), 1.0);
-  QCPRange r(range.lower, range.lower + std::min(range.size(), total));
-  if (r.upper > total) r -= r.upper - total;
-  if (r.lower < 0) r += -r.lower;
-  if (r.lower == range.lower && r.upper == range.upper) return;
-  m_clamping = true;
-  m_plot->yAxis->setRange(r);
-  m_clamping = false;
+  if (!m_clamping) {
+    const double total = std::max(m_layout.totalHeight(), 1.0);
+    QCPRange r(range.lower, range.lower + std::min(range.size(), total));
+    if (r.upper > total) r -= r.upper - total;
+    if (r.lower < 0) r += -r.lower;
+    if (r.lower != range.lower || r.upper != range.upper) {
+      m_clamping = true;
+      m_plot->yAxis->setRange(r);
+      m_clamping = false;
+    }
+  }
+  syncScrollBar();
+}
+
+void TimelineView::syncScrollBar() {
+  const double total = m_layout.totalHeight();
+  const QCPRange r = m_plot->yAxis->range();
+  const bool needed = !m_store->empty() && total - r.size() > 1e-6;
+  const QSignalBlocker block(m_rowScroll);
+  m_rowScroll->setVisible(needed);
+  if (!needed) return;
+  // Hundredths of a row unit: smooth enough, and integral as QScrollBar wants.
+  m_rowScroll->setRange(0, static_cast<int>(std::lround((total - r.size()) * 100)));
+  m_rowScroll->setPageStep(static_cast<int>(std::lround(r.size() * 100)));
+  m_rowScroll->setSingleStep(100);
+  m_rowScroll->setValue(static_cast<int>(std::lround(r.lower * 100)));
+}
+
+void TimelineView::scrollRows(double delta) {
+  m_plot->yAxis->setRange(m_plot->yAxis->range() + delta);  // clamped in onYRangeChanged
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool TimelineView::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_plot && event->type() == QEvent::Wheel) {
+    auto* wheel = static_cast<QWheelEvent*>(event);
+    const bool over_labels = wheel->position().x() < m_plot->axisRect()->left();
+    if (wheel->modifiers() & Qt::ShiftModifier || over_labels) {
+      const QPoint d = wheel->angleDelta();
+      const int steps = d.y() != 0 ? d.y() : d.x();  // Shift turns the wheel horizontal on some systems
+      scrollRows(-steps / 120.0 * 1.5);
+      return true;
+    }
+    m_follow = false;
+  }
+  return QWidget::eventFilter(watched, event);
 }
 
 void TimelineView::onMousePress(QMouseEvent* event) {

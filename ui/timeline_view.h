@@ -1,7 +1,8 @@
 // The timeline page: ranks × lanes over time, as in Nsight Systems / Perfetto.
-// Owns its QCustomPlot and a TimelineLayout; wheel zooms time only, drag pans,
-// double-click or F fits, a click sets the cursor that the memory view follows.
-// While a run is live the view follows its end until the user zooms or pans.
+// Wheel zooms time only, drag pans, double-click or F fits, a click sets the
+// cursor the memory view follows. Rows never shrink below a legible height:
+// past that they scroll (scroll bar, Shift+wheel, wheel over the labels).
+// While a run is live the view follows its steps until the user zooms or pans.
 #pragma once
 
 #include <QWidget>
@@ -14,6 +15,7 @@ class QCPAxisTickerText;
 class QCPRange;
 class QLabel;
 class QMouseEvent;
+class QScrollBar;
 
 namespace shardscope {
 
@@ -27,7 +29,8 @@ class TimelineView : public QWidget {
 
   // The store gained events (or was reset): update rows and repaint soon.
   void refresh();
-  void zoomToFit();
+  void zoomToFit();    // every op, setup included
+  void zoomToSteps();  // from the first step_begin to the end: the training itself
   void setFollowLive(bool follow) { m_follow = follow; }
   void setCursorTime(std::optional<int64_t> ns);  // ns since run start
   std::optional<int64_t> cursorTime() const { return m_cursor; }
@@ -47,6 +50,7 @@ class TimelineView : public QWidget {
 
  protected:
   void keyPressEvent(QKeyEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
 
  private:
@@ -58,6 +62,8 @@ class TimelineView : public QWidget {
   void updateRows();
   void updateLegend();
   void fitRows();
+  void syncScrollBar();
+  void scrollRows(double delta);  // y units; positive scrolls down
   QString eventTooltip(int rank, int32_t event) const;
   QString foldTooltip(const TimelineDrawItem& item) const;
 
@@ -66,8 +72,8 @@ class TimelineView : public QWidget {
   QCustomPlot* m_plot;
   TimelinePlottable* m_timeline;
   QSharedPointer<QCPAxisTickerText> m_rowTicker;
-  QSharedPointer<QCPAxisTickerText> m_stepTicker;
   QLabel* m_placeholder;
+  QScrollBar* m_rowScroll;
   std::optional<int64_t> m_cursor;
   QPoint m_pressPos;
   uint32_t m_legendKinds = 0;  // bit per EventKind already in the legend

@@ -1,5 +1,6 @@
 #include "analysis/run_summary.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -48,6 +49,8 @@ void writeConfig(JsonWriter& w, const RunConfig& c) {
   w.member("lr", c.lr);
   w.member("seed", c.seed);
   w.member("timeout_ms", c.timeout_ms);
+  w.member("clock", c.clock == ClockKind::Modeled ? "modeled" : "measured");
+  if (c.clock == ClockKind::Modeled) w.member("profile", c.profileName());
   if (c.isSharded()) {
     w.member("unit_blocks", c.unitBlocks());
     w.member("prefetch", prefetchName(c.prefetchMode()));
@@ -105,6 +108,25 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
   w.key("config");
   writeConfig(w, c);
   w.member("wall_seconds", r.wall_seconds);
+  w.member("clock", c.clock == ClockKind::Modeled ? "modeled" : "measured");
+  if (!r.profile.empty()) w.member("profile", r.profile);
+  w.key("last_step").beginObject();
+  {
+    int64_t step = 0, exposed = 0, comm = 0;
+    for (const StepMetrics& m : r.last_step) {
+      step = std::max(step, m.wall_ns);
+      exposed += m.exposed_comm_ns;
+      comm += m.comm_ns;
+    }
+    const double n = r.last_step.empty() ? 1.0 : double(r.last_step.size());
+    w.member("step_ns", step);
+    w.member("exposed_comm_ns", static_cast<int64_t>(exposed / n));
+    w.member("comm_ns", static_cast<int64_t>(comm / n));
+    w.member("overlap_percent", comm > 0 ? 100.0 * double(comm - exposed) / double(comm) : 100.0);
+    w.member("flops_per_rank", r.flops_per_step_per_rank);
+    if (r.peak_flops > 0) w.member("mfu", r.mfu());
+  }
+  w.endObject();
   w.key("steps").beginArray();
   for (size_t s = 0; s < r.losses.size(); ++s) {
     w.beginObject();
@@ -130,6 +152,12 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     w.member("model_state_bytes_per_param", modelStateBytesPerParam(rank, r.params));
     w.member("expected_model_state_bytes_per_param", expected_bpp);
     w.member("padding_bytes", rank.padding_state_bytes);
+    for (const StepMetrics& m : r.last_step) {
+      if (m.rank != rank.rank) continue;
+      w.member("step_ns", m.wall_ns);
+      w.member("exposed_comm_ns", m.exposed_comm_ns);
+      w.member("overlap_percent", m.overlapPercent());
+    }
     w.key("comm_bytes");
     writeCommBytes(w, rank.comm_bytes);
     w.key("expected_comm_bytes");
@@ -269,6 +297,20 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
       out << "  rank " << rank.rank << ":";
       for (int b : rank.fire_order) out << ' ' << b;
       out << "\n";
+    }
+  }
+  if (!r.last_step.empty()) {
+    const bool modeled = c.clock == ClockKind::Modeled;
+    out << "\nlast step on the " << (modeled ? "modeled clock (" + r.profile + ")" : std::string("measured clock (this machine)"))
+        << "\n  rank   step(ms)  compute(ms)  comm(ms)  exposed comm(ms)  overlap\n";
+    for (const StepMetrics& m : r.last_step) {
+      std::snprintf(line, sizeof line, "  %4d %10.3f %12.3f %9.3f %17.3f  %6.1f%%\n", m.rank, m.wall_ns / 1e6,
+                    m.compute_ns / 1e6, m.comm_ns / 1e6, m.exposed_comm_ns / 1e6, m.overlapPercent());
+      out << line;
+    }
+    if (r.peak_flops > 0) {
+      std::snprintf(line, sizeof line, "  MFU %.1f%% of %s's bf16 peak\n", 100.0 * r.mfu(), r.profile.c_str());
+      out << line;
     }
   }
   std::snprintf(line, sizeof line, "\nwall time %.2f s\n", r.wall_seconds);

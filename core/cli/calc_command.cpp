@@ -140,9 +140,11 @@ void printText(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
   else
     out << "no stage fits " << cap << " per rank on " << in.ranks << " ranks\n";
   if (r.zero3_min_ranks > 0) {
-    out << "zero3 fits " << cap << " from " << r.zero3_min_ranks << " ranks up (16 B/param x "
-        << shortNumber(static_cast<double>(in.params)) << " / " << shortNumber(in.capacity_bytes) << " B = "
-        << shortNumber(16.0 * static_cast<double>(in.params) / in.capacity_bytes) << ", rounded up)\n";
+    const double total = 16.0 * static_cast<double>(in.params);
+    std::ostringstream ratio;
+    ratio << std::fixed << std::setprecision(2) << total / in.capacity_bytes;
+    out << "zero3 fits " << cap << " from " << r.zero3_min_ranks << " ranks up (" << gb(total) << " GB of model states / "
+        << cap << " = " << ratio.str() << ", rounded up)\n";
   } else {
     out << "zero3 never fits " << cap << ": one param's 16 bytes exceed it\n";
   }
@@ -163,7 +165,7 @@ void printJson(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
     if (in.shard_group > 0) w.value(in.shard_group);
     else w.null();
     w.member("capacity_gb", a.capacity_gb);
-    w.member("bytes_per_gb", kBytesPerGb);
+    w.member("bytes_per_gb", static_cast<int64_t>(kBytesPerGb));
     w.key("stages").beginArray();
     for (const StageCapacity& s : r.stages) {
       w.beginObject();

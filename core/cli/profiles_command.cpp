@@ -62,18 +62,22 @@ std::vector<Entry> loadAll() {
   return entries;
 }
 
+// Column widths shared by the header and the rows.
+constexpr int kName = 16, kCol = 9, kWide = 12;
+
 void printRow(const HardwareProfile& p, std::ostream& out) {
-  out << std::left << std::setw(16) << p.name << std::right << std::setw(9) << fig(p.device.bf16_flops / 1e12)
-      << std::setw(6) << fig(p.device.compute_efficiency) << std::setw(9) << fig(p.device.mem_bandwidth / 1e9)
-      << std::setw(8) << fig(p.device.mem_capacity / 1e9) << std::setw(6) << p.gpus_per_node << std::setw(10)
-      << fig(p.intra_node.bandwidth / 1e9) << std::setw(7) << fig(p.intra_node.latency * 1e6) << std::setw(10)
-      << fig(p.inter_node.bandwidth / 1e9) << std::setw(7) << fig(p.inter_node.latency * 1e6) << "\n";
+  out << std::left << std::setw(kName) << p.name << std::right << std::setw(kCol) << fig(p.device.bf16_flops / 1e12)
+      << std::setw(6) << fig(p.device.compute_efficiency) << std::setw(kCol) << fig(p.device.mem_bandwidth / 1e9)
+      << std::setw(kCol) << fig(p.device.mem_capacity / 1e9) << std::setw(6) << p.gpus_per_node << std::setw(kWide)
+      << fig(p.intra_node.bandwidth / 1e9) << std::setw(kCol) << fig(p.intra_node.latency * 1e6) << std::setw(kWide)
+      << fig(p.inter_node.bandwidth / 1e9) << std::setw(kCol) << fig(p.inter_node.latency * 1e6) << "\n";
 }
 
 void printHeader(std::ostream& out) {
-  out << std::left << std::setw(16) << "name" << std::right << std::setw(9) << "TFLOPS" << std::setw(6) << "eff"
-      << std::setw(9) << "mem GB/s" << std::setw(8) << "mem GB" << std::setw(6) << "/node" << std::setw(10)
-      << "intra GB/s" << std::setw(7) << "us" << std::setw(10) << "inter GB/s" << std::setw(7) << "us" << "\n";
+  out << std::left << std::setw(kName) << "name" << std::right << std::setw(kCol) << "TFLOPS" << std::setw(6) << "eff"
+      << std::setw(kCol) << "mem GB/s" << std::setw(kCol) << "mem GB" << std::setw(6) << "/node" << std::setw(kWide)
+      << "intra GB/s" << std::setw(kCol) << "intra us" << std::setw(kWide) << "inter GB/s" << std::setw(kCol)
+      << "inter us" << "\n";
 }
 
 int calibrate(bool json, std::ostream& out, std::ostream& err) {
@@ -150,10 +154,10 @@ int commandProfiles(const std::vector<std::string>& args, std::ostream& out, std
     if (e.profile) {
       printRow(*e.profile, out);
     } else if (e.error.empty()) {
-      out << std::left << std::setw(16) << e.name << "not measured yet: run `shardscope-cli profiles --calibrate`"
+      out << std::left << std::setw(kName) << e.name << "not measured yet: run `shardscope-cli profiles --calibrate`"
           << " (or any use of it measures it, about a second)\n";
     } else {
-      out << std::left << std::setw(16) << e.name << "INVALID (see below)\n";
+      out << std::left << std::setw(kName) << e.name << "INVALID (see below)\n";
       err << "error: " << e.error << "\n";
       failed = true;
     }

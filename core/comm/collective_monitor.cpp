@@ -1,5 +1,6 @@
 #include "comm/collective_monitor.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "common/errors.h"
@@ -35,12 +36,14 @@ CollectiveMonitor::CollectiveMonitor(std::string group_name, std::vector<int> me
       m_control(control),
       m_timeout(timeout) {}
 
-void CollectiveMonitor::check(int group_rank, const Fingerprint& fp) {
+int64_t CollectiveMonitor::check(int group_rank, const Fingerprint& fp, int64_t arrival_ns) {
   const int n = static_cast<int>(m_members.size());
   std::unique_lock lock(m_mutex);
   auto& slots = m_posted[fp.seq];
   if (slots.empty()) slots.resize(n);
   slots[group_rank] = fp;
+  auto& latest = m_latestArrival[fp.seq];
+  latest = std::max(latest, arrival_ns);
   m_cv.notify_all();
   auto all_posted = [&] {
     for (const auto& s : m_posted[fp.seq])
@@ -61,10 +64,13 @@ void CollectiveMonitor::check(int group_rank, const Fingerprint& fp) {
       throw RunError(os.str());
     }
   }
+  const int64_t start = m_latestArrival[fp.seq];
   if (++m_released[fp.seq] == n) {  // last one out forgets the slot
     m_posted.erase(fp.seq);
     m_released.erase(fp.seq);
+    m_latestArrival.erase(fp.seq);
   }
+  return start;
 }
 
 std::string CollectiveMonitor::hangReport(const Fingerprint& fp,

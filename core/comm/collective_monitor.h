@@ -38,8 +38,10 @@ class CollectiveMonitor {
                     RunControl& control, std::chrono::milliseconds timeout);
 
   // Called by group rank `group_rank` before its collective. Returns when all
-  // members posted the same fingerprint; throws RunError otherwise.
-  void check(int group_rank, const Fingerprint& fp);
+  // members posted the same fingerprint — with the latest of their modeled
+  // arrival times, when the collective can really start — or throws RunError.
+  int64_t check(int group_rank, const Fingerprint& fp, int64_t arrival_ns = 0);
+  const std::vector<int>& members() const { return m_members; }
 
  private:
   std::string hangReport(const Fingerprint& fp, const std::vector<std::optional<Fingerprint>>& posted) const;
@@ -52,6 +54,7 @@ class CollectiveMonitor {
   std::mutex m_mutex;
   std::condition_variable m_cv;
   std::map<int, std::vector<std::optional<Fingerprint>>> m_posted;  // seq -> per group rank
+  std::map<int, int64_t> m_latestArrival;                            // seq -> max arrival
   std::map<int, int> m_released;                                    // seq -> ranks done
 };
 

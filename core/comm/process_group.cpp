@@ -24,9 +24,14 @@ void ProcessGroup::run(EventKind kind, int64_t bytes, const CollectiveTag& tag, 
     // goes in `value`) and the transfer itself.
     ScopedEvent scope(m_ctx, lane, kind, fields);
     m_ctx.setStatus(lane, "in " + describe(fp) + " on group " + m_name);
-    m_monitor.check(m_comm.rank(), fp);
+    const int64_t start = m_monitor.check(m_comm.rank(), fp, m_ctx.clock.nowNs());
+    m_ctx.clock.advanceTo(start);  // modeled: a collective starts when its last rank arrives
     scope.event().value = m_ctx.clock.nowNs() - scope.event().begin_ns;
     fn();
+    if (m_ctx.cost) {
+      const double sent_now = static_cast<double>(m_comm.bytesSent() - sent_before);
+      m_ctx.clock.advance(m_ctx.cost->collectiveNs(kind, sent_now, m_monitor.members()));
+    }
   }
   const auto sent = static_cast<int64_t>(m_comm.bytesSent() - sent_before);
   switch (kind) {

@@ -4,8 +4,11 @@
 
 namespace shardscope {
 
-CpuStream::CpuStream(std::string name, RunControl& control)
-    : m_name(std::move(name)), m_control(control), m_worker([this] { workerLoop(); }) {}
+CpuStream::CpuStream(std::string name, RunControl& control, int slot)
+    : m_name(std::move(name)), m_control(control) {
+  m_cursor.op_base = slot >= 0 ? slot << 24 : -1;
+  m_worker = std::thread([this] { workerLoop(); });
+}
 
 CpuStream::~CpuStream() {
   {
@@ -19,7 +22,7 @@ CpuStream::~CpuStream() {
 void CpuStream::enqueue(std::function<void()> task) {
   {
     std::lock_guard lock(m_mutex);
-    m_tasks.push_back(std::move(task));
+    m_tasks.push_back({std::move(task), cursorNow()});
   }
   m_cv.notify_one();
 }
@@ -37,8 +40,9 @@ void CpuStream::waitEvent(StreamEventPtr event) {
 void CpuStream::synchronize() { record()->wait(m_control); }
 
 void CpuStream::workerLoop() {
+  setCurrentCursor(&m_cursor);
   for (;;) {
-    std::function<void()> task;
+    Task task;
     {
       std::unique_lock lock(m_mutex);
       m_cv.wait(lock, [&] { return m_stopping || !m_tasks.empty(); });
@@ -48,7 +52,8 @@ void CpuStream::workerLoop() {
     }
     if (m_control.isAborted()) continue;  // drop work of a failed/cancelled run
     try {
-      task();
+      cursorAdvanceTo(task.issued_at);
+      task.fn();
     } catch (const RunAborted&) {
     } catch (const std::exception& e) {
       m_control.fail(e.what());

@@ -12,13 +12,15 @@
 #include <thread>
 
 #include "common/run_control.h"
+#include "common/timeline.h"
 #include "device/stream_event.h"
 
 namespace shardscope {
 
 class CpuStream {
  public:
-  CpuStream(std::string name, RunControl& control);
+  // slot: this stream's op-id slot (see TimelineCursor); streams of one rank differ.
+  CpuStream(std::string name, RunControl& control, int slot = -1);
   ~CpuStream();
   CpuStream(const CpuStream&) = delete;
   CpuStream& operator=(const CpuStream&) = delete;
@@ -33,13 +35,18 @@ class CpuStream {
   const std::string& name() const { return m_name; }
 
  private:
+  struct Task {
+    std::function<void()> fn;
+    int64_t issued_at;  // the issuing thread's modeled time: a task never starts earlier
+  };
   void workerLoop();
 
   std::string m_name;
+  TimelineCursor m_cursor;
   RunControl& m_control;
   std::mutex m_mutex;
   std::condition_variable m_cv;
-  std::deque<std::function<void()>> m_tasks;
+  std::deque<Task> m_tasks;
   bool m_stopping = false;
   std::thread m_worker;
 };

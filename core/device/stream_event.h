@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "common/run_control.h"
+#include "common/timeline.h"
 
 namespace shardscope {
 
@@ -18,6 +19,7 @@ class StreamEvent {
     {
       std::lock_guard lock(m_mutex);
       m_signaled = true;
+      m_time = cursorNow();  // the recording stream's modeled time
     }
     m_cv.notify_all();
   }
@@ -29,6 +31,7 @@ class StreamEvent {
   void wait(const RunControl& control) const {
     std::unique_lock lock(m_mutex);
     control.waitUntil(lock, m_cv, [&] { return m_signaled; });
+    cursorAdvanceTo(m_time);  // the waiter cannot go on before the event happened
   }
   // op id of the last op enqueued before the record (for dependency arrows).
   int32_t opId() const { return m_opId; }
@@ -37,6 +40,7 @@ class StreamEvent {
   mutable std::mutex m_mutex;
   mutable std::condition_variable m_cv;
   bool m_signaled = false;
+  int64_t m_time = 0;
   int32_t m_opId;
 };
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "comm/rank_status_board.h"
+#include "engine/cost_model.h"
 #include "common/run_clock.h"
 #include "common/run_control.h"
 #include "memory/memory_ledger.h"
@@ -20,7 +21,11 @@ struct RankContext {
       : rank(rank_), ranks(ranks_), clock(clock_), control(control_), board(board_),
         ledger(rank_, &log, &clock_) {}
 
-  int32_t newOp() { return m_nextOp.fetch_add(1, std::memory_order_relaxed); }
+  // Ids from the calling thread's cursor slot, so they are the same every run.
+  int32_t newOp() {
+    if (TimelineCursor* c = currentCursor(); c && c->op_base >= 0) return c->op_base + c->op_next++;
+    return (31 << 24) + m_nextOp.fetch_add(1, std::memory_order_relaxed);
+  }
   int currentStep() const { return m_step.load(std::memory_order_relaxed); }
   void setStep(int step) {
     m_step.store(step, std::memory_order_relaxed);
@@ -38,6 +43,13 @@ struct RankContext {
     record(e);
   }
   void setStatus(Lane lane, std::string s) { board.set(rank, lane, std::move(s)); }
+  // Modeled clock: the calling thread's current op costs this much (no-op when measured).
+  void chargeCompute(double flops, double bytes) const {
+    if (cost) clock.advance(cost->computeNs(flops, bytes));
+  }
+  void chargeMemory(double bytes) const {
+    if (cost) clock.advance(cost->memoryNs(bytes));
+  }
 
   const int rank;
   const int ranks;
@@ -46,6 +58,7 @@ struct RankContext {
   RankStatusBoard& board;
   EventLog log;
   MemoryLedger ledger;
+  const CostModel* cost = nullptr;  // set when the run's clock is modeled
 
  private:
   std::atomic<int32_t> m_nextOp{0};

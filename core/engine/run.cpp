@@ -3,7 +3,9 @@
 #include <chrono>
 
 #include "common/errors.h"
+#include "analysis/ledger_replay.h"
 #include "kernels/cpu_kernels.h"
+#include "model/model.h"
 #include "parallel/fsdp_units.h"
 #include "parallel/strategy.h"
 
@@ -16,7 +18,9 @@ constexpr double kMiB = 1024.0 * 1024.0;
 Run::Run(RunConfig config)
     : m_config((validate(config), std::move(config))),
       m_spec(m_config.model),
+      m_clock(m_config.clock == ClockKind::Modeled),
       m_board(m_config.ranks) {
+  if (m_clock.modeled()) m_cost = std::make_unique<CostModel>(loadProfile(m_config.profileName()));
   if (m_config.isSharded()) {
     const FsdpUnits units(m_spec, m_config.unitBlocks(), m_config.shardGroupSize());
     for (const FsdpUnit& u : units.units()) m_units.push_back({u.index, u.blocks, u.elements});
@@ -27,6 +31,7 @@ Run::Run(RunConfig config)
   }
   for (int r = 0; r < m_config.ranks; ++r)
     m_contexts.push_back(std::make_unique<RankContext>(r, m_config.ranks, m_clock, m_control, m_board));
+  for (auto& ctx : m_contexts) ctx->cost = m_cost.get();
   m_rankResults.resize(m_config.ranks);
   m_finalMaster.assign(static_cast<size_t>(m_spec.numParams()), 0.0f);
 }
@@ -70,19 +75,22 @@ void Run::launch() {
 
 void Run::rankMain(int rank) {
   RankContext& ctx = *m_contexts[rank];
+  TimelineCursor host_cursor;  // slot 0; streams take 1..4
+  host_cursor.op_base = 0;
+  setCurrentCursor(&host_cursor);
   // Streams outlive the strategy's use of them but are stopped before its
   // buffers go away: a failed step leaves tasks that reference them.
   const std::string prefix = "rank" + std::to_string(rank);
-  auto compute = std::make_unique<CpuStream>(prefix + ".compute", m_control);
-  auto comm = std::make_unique<CpuStream>(prefix + ".comm", m_control);
+  auto compute = std::make_unique<CpuStream>(prefix + ".compute", m_control, 1);
+  auto comm = std::make_unique<CpuStream>(prefix + ".comm", m_control, 2);
   std::unique_ptr<CpuStream> gather_stream, reduce_stream;
   const CommMesh::RankGroups ids = m_mesh->groupsOf(rank);
   auto world = m_mesh->makeProcessGroup(ids.world, rank, ctx);
   std::unique_ptr<ProcessGroup> gather, reduce, replicate;
   RankEnv env{ctx, m_config, m_spec, *world, *compute, *comm};
   if (m_config.isSharded()) {
-    gather_stream = std::make_unique<CpuStream>(prefix + ".gather", m_control);
-    reduce_stream = std::make_unique<CpuStream>(prefix + ".reduce", m_control);
+    gather_stream = std::make_unique<CpuStream>(prefix + ".gather", m_control, 3);
+    reduce_stream = std::make_unique<CpuStream>(prefix + ".reduce", m_control, 4);
     gather = m_mesh->makeProcessGroup(ids.gather, rank, ctx);
     reduce = m_mesh->makeProcessGroup(ids.reduce, rank, ctx);
     if (ids.replicate >= 0) replicate = m_mesh->makeProcessGroup(ids.replicate, rank, ctx);
@@ -130,6 +138,7 @@ void Run::rankMain(int rank) {
   comm.reset();
   gather_stream.reset();
   reduce_stream.reset();
+  setCurrentCursor(nullptr);
 }
 
 RunResult Run::wait() {
@@ -141,12 +150,38 @@ RunResult Run::wait() {
   result.params = m_spec.numParams();
   result.losses = losses();
   result.ranks = m_rankResults;
+  if (m_clock.modeled()) {
+    // Allocation order across threads is real-time order; the modeled ledger
+    // is the replay in modeled-time order (deterministic).
+    for (RankResult& rank : result.ranks) {
+      std::vector<Event> events = m_contexts[rank.rank]->log.snapshot();
+      sortEvents(events);
+      rank.ledger = replayLedger(events);
+    }
+  }
   result.buckets = m_buckets;
   result.units = m_units;
   result.padding_elements = m_paddingElements;
   result.final_master = m_finalMaster;
   result.wall_seconds = m_wallSeconds;
+  const RunTrace t = trace();
+  for (const StepMetrics& m : computeStepMetrics(t.events))
+    if (m.step == m_config.steps - 1) result.last_step.push_back(m);
+  MemoryLedger scratch(0, nullptr, nullptr);
+  const auto model = makeModel(m_spec, scratch, m_config.batch / m_config.ranks, m_config.seed);
+  for (int s = 0; s < m_spec.segmentCount(); ++s) result.flops_per_step_per_rank += 3.0 * model->forwardFlops(s);
+  if (m_cost) {
+    result.peak_flops = m_cost->profile().device.bf16_flops;
+    result.profile = m_cost->profile().name;
+  }
   return result;
+}
+
+double RunResult::mfu() const {
+  if (peak_flops <= 0 || last_step.empty()) return 0.0;
+  int64_t step_ns = 0;
+  for (const StepMetrics& m : last_step) step_ns = std::max(step_ns, m.wall_ns);
+  return step_ns > 0 ? flops_per_step_per_rank / (peak_flops * step_ns * 1e-9) : 0.0;
 }
 
 int Run::stepsDone() const { return static_cast<int>(losses().size()); }
@@ -176,7 +211,13 @@ RunTrace Run::trace() const {
     t.buckets.push_back(std::move(info));
   }
   t.units = m_units;
-  for (const auto& ctx : m_contexts) t.events.push_back(ctx->log.snapshot());
+  for (const auto& ctx : m_contexts) {
+    t.events.push_back(ctx->log.snapshot());
+    if (m_clock.modeled()) {
+      sortEvents(t.events.back());
+      replayLedger(t.events.back());
+    }
+  }
   return t;
 }
 

@@ -10,11 +10,13 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/step_metrics.h"
 #include "comm/comm_mesh.h"
 #include "comm/communicator.h"
 #include "comm/process_group.h"
 #include "common/run_clock.h"
 #include "common/run_control.h"
+#include "engine/cost_model.h"
 #include "engine/rank_context.h"
 #include "engine/run_config.h"
 #include "model/model_spec.h"
@@ -42,6 +44,12 @@ struct RunResult {
   int64_t padding_elements = 0; // flat-parameter padding, whole model
   std::vector<float> final_master;  // fp32 master weights after the last step (N)
   double wall_seconds = 0;
+  // Timing of the last step per rank, on the run's clock (measured or modeled).
+  std::vector<StepMetrics> last_step;
+  double flops_per_step_per_rank = 0;  // forward + backward (3x forward) of the local batch
+  double peak_flops = 0;               // the profile's bf16 peak (modeled clock), else 0
+  std::string profile;                 // modeled clock's profile name, else ""
+  double mfu() const;                  // model FLOPs utilisation of the last step (modeled)
 };
 
 class Run {
@@ -78,6 +86,7 @@ class Run {
   std::vector<UnitInfo> m_units;
   int64_t m_paddingElements = 0;
   RunClock m_clock;
+  std::unique_ptr<CostModel> m_cost;  // modeled clock only
   RunControl m_control;
   RankStatusBoard m_board;
   std::vector<std::unique_ptr<RankContext>> m_contexts;

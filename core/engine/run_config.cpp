@@ -110,6 +110,8 @@ void validate(const RunConfig& c) {
                       std::to_string(c.first_bucket_mb));
   if (!(c.lr > 0.0 && c.lr < 10.0))
     throw ConfigError("--lr must be in (0, 10), got " + std::to_string(c.lr));
+  if (c.profile && c.clock != ClockKind::Modeled)
+    throw ConfigError("--profile applies to --clock modeled (a measured run takes this machine's time)");
   const bool sharded = c.isSharded();
   for (const auto& [given, flag] : {std::pair{c.unit_blocks.has_value(), "--unit-blocks"},
                                     std::pair{c.prefetch.has_value(), "--prefetch"},
@@ -166,6 +168,10 @@ std::string runUsage() {
   --seed N               data, init and teacher seed                        [1]
   --timeout-ms T         collective fingerprint / readiness timeout         [3000]
   --inject-branch R:L    rank R skips block L (a rank-dependent branch)
+  --clock KIND           measured (this machine's time) or modeled (op costs
+                         under a hardware profile; deterministic)           [measured]
+  --profile NAME         modeled clock's hardware: h100-sxm, h200, a100-40gb-pcie,
+                         rtx4090-pcie, cluster-25gbe, this-cpu, or a .json  [h100-sxm]
   --trace FILE           write a Chrome/Perfetto trace (JSON)
   --summary FILE         write the run summary (JSON)
   --help                 this text
@@ -219,7 +225,12 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
       if (v != "on" && v != "off")
         throw ConfigError("--reshard-after-forward must be on or off, got '" + v + "'");
       c.reshard_after_forward = v == "on";
-    } else if (flag == "--trace") c.trace_path = v;
+    } else if (flag == "--clock") {
+      if (v == "measured") c.clock = ClockKind::Measured;
+      else if (v == "modeled") c.clock = ClockKind::Modeled;
+      else throw ConfigError("--clock must be measured or modeled, got '" + v + "'");
+    } else if (flag == "--profile") c.profile = v;
+    else if (flag == "--trace") c.trace_path = v;
     else if (flag == "--summary") c.summary_path = v;
     else throw ConfigError("unknown flag " + flag + " (see --help)");
   }

@@ -17,6 +17,7 @@ struct InjectBranch {
 };
 
 enum class Prefetch { None, Forward, Backward, Both };
+enum class ClockKind { Measured, Modeled };
 std::string prefetchName(Prefetch p);
 
 struct RunConfig {
@@ -44,6 +45,11 @@ struct RunConfig {
   // Ranks that shard one copy of the model state: P, or G under hsdp.
   int shardGroupSize() const { return strategy == "hsdp" ? shard_group.value_or(ranks) : ranks; }
   std::optional<InjectBranch> inject_branch;
+  // measured: CPU wall time. modeled: op costs priced under a hardware
+  // profile (deterministic; what the profile's GPUs would do).
+  ClockKind clock = ClockKind::Measured;
+  std::optional<std::string> profile;  // modeled only [h100-sxm]
+  std::string profileName() const { return profile.value_or("h100-sxm"); }
   std::string trace_path;
   std::string summary_path;
 };

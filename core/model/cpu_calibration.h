@@ -2,7 +2,7 @@
 // CPU runs can be set beside what the engine measures. The figures are
 // achieved rates (compute_efficiency is 1), single-threaded per rank like the
 // engine's streams, and fp32 sgemm stands in for "bf16" (CPUs have no bf16
-// GEMM units the engine uses). Measured once (< 1 s) and cached as JSON.
+// GEMM units the engine uses). Measured once (about a second), cached as JSON.
 #pragma once
 
 #include <string>
@@ -16,7 +16,7 @@ inline constexpr const char* kThisCpuProfile = "this-cpu";
 // Measures this machine: single-thread OpenBLAS sgemm 512^3 (best of 5),
 // memcpy of 64 MiB (best of 5; bytes read + written, as HBM figures count),
 // and a 2-rank Gloo group over TCP loopback (one 16 MiB f32 all-reduce for
-// bandwidth, 100 two-element all-reduces for the per-step latency). Touches
+// bandwidth, 100 two-element all-reduces in 5 batches for the per-step latency). Touches
 // no files. Throws std::runtime_error if the loopback group cannot connect.
 HardwareProfile calibrateThisCpu();
 

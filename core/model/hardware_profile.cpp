@@ -90,12 +90,15 @@ class ProfileReader {
       seen.push_back(m.key);
       if (std::find(allowed.begin(), allowed.end(), m.key) != allowed.end()) continue;
       std::string best;
-      size_t best_distance = 4;  // suggest only near misses
+      size_t best_distance = std::max<size_t>(2, m.key.size() / 3) + 1;  // suggest only near misses
       std::string list;
       for (const std::string& k : allowed) {
         list += (list.empty() ? "" : ", ") + k;
         const size_t d = editDistance(m.key, k);
-        if (d < best_distance) best_distance = d, best = k;
+        if (d < best_distance) {
+          best_distance = d;
+          best = k;
+        }
       }
       fail("unknown key '" + where + "'" + (best.empty() ? "" : " (did you mean '" + best + "'?)") +
            "; allowed keys" + (path.empty() ? "" : " in " + path) + ": " + list);
@@ -136,8 +139,6 @@ class ProfileReader {
     if (non_empty && v.asString().empty()) fail(key + " must not be empty");
     return v.asString();
   }
-
-  const std::string& file() const { return m_file; }
 
  private:
   static std::string join(const std::string& path, const std::string& key) {

@@ -194,12 +194,4 @@ void MlpModel::backward(int segment, const bf16* w, bf16* g,
   s = Saved{};
 }
 
-std::unique_ptr<Model> makeModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch, uint64_t seed) {
-  return std::make_unique<MlpModel>(spec, ledger, local_batch, seed);
-}
-
-void initModelParams(const ModelSpec& spec, uint64_t seed, float* master) {
-  MlpModel::initParams(spec, seed, master);
-}
-
 }  // namespace shardscope

@@ -62,6 +62,15 @@ std::pair<int, int> ModelSpec::segmentParams(int segment) const {
   return m_segmentRanges.at(segment);
 }
 
+int64_t ModelSpec::segmentOffset(int segment) const {
+  return m_params[m_segmentRanges.at(segment).first].offset;
+}
+
+int64_t ModelSpec::segmentElements(int segment) const {
+  const ParamInfo& end = m_params[m_segmentRanges.at(segment).second - 1];
+  return end.offset + end.numel() - segmentOffset(segment);
+}
+
 int ModelSpec::paramIndex(const std::string& name) const {
   for (size_t i = 0; i < m_params.size(); ++i)
     if (m_params[i].name == name) return static_cast<int>(i);

@@ -45,6 +45,8 @@ class ModelSpec {
   std::string segmentName(int segment) const;  // "input", "block3", "head"
   // Index range [first, last) of the params of one segment.
   std::pair<int, int> segmentParams(int segment) const;
+  int64_t segmentOffset(int segment) const;    // flat offset of its first parameter
+  int64_t segmentElements(int segment) const;  // parameters in the segment
   int paramIndex(const std::string& name) const;  // -1 if unknown
 
  private:

@@ -34,9 +34,7 @@ void BucketedStrategy::setup() {
   m_initMaster = {};
 }
 
-int64_t BucketedStrategy::segmentOffset(int segment) const {
-  return m_env.spec.params()[m_env.spec.segmentParams(segment).first].offset;
-}
+int64_t BucketedStrategy::segmentOffset(int segment) const { return m_env.spec.segmentOffset(segment); }
 
 bf16* BucketedStrategy::segmentWeights(int segment) { return m_params.data() + segmentOffset(segment); }
 
@@ -60,7 +58,9 @@ double BucketedStrategy::step(int step) {
       Event f;
       f.block = static_cast<int16_t>(seg);
       ScopedEvent scope(ctx, Lane::Compute, EventKind::Forward, f);
-      m_model->forward(seg, segmentWeights(seg), m_skipHere && seg == m_skipSegment);
+      const bool skip = m_skipHere && seg == m_skipSegment;
+      m_model->forward(seg, segmentWeights(seg), skip);
+      if (!skip) ctx.chargeCompute(m_model->forwardFlops(seg), 2.0 * m_env.spec.segmentElements(seg));
     });
   }
   compute.enqueue([this, &ctx] {
@@ -74,10 +74,19 @@ double BucketedStrategy::step(int step) {
       ScopedEvent scope(ctx, Lane::Compute, EventKind::Backward, f);
       bf16* grads = segmentGrads(seg);
       const int64_t base = segmentOffset(seg);
+      const bool skip = m_skipHere && seg == m_skipSegment;
+      // Modeled clock: backward (2x forward FLOPs) is spread over the segment's
+      // gradients by size, so each ready hook fires at its gradient's time.
+      const double elements = double(m_env.spec.segmentElements(seg));
+      const double flops = 2.0 * m_model->forwardFlops(seg);
       m_model->backward(
           seg, segmentWeights(seg), grads,
-          [this, grads, base, &spec](int p) { m_reducer->onGradReady(p, grads + (spec.params()[p].offset - base)); },
-          m_skipHere && seg == m_skipSegment);
+          [this, grads, base, &spec, &ctx, elements, flops](int p) {
+            const double share = double(spec.params()[p].numel()) / elements;
+            ctx.chargeCompute(flops * share, 4.0 * spec.params()[p].numel());
+            m_reducer->onGradReady(p, grads + (spec.params()[p].offset - base));
+          },
+          skip);
       afterSegmentBackward(seg);
     });
   }

@@ -30,6 +30,7 @@ void DdpStrategy::launchBucket(int b, int32_t ready_op) {
       const ParamInfo& p = m_env.spec.params()[e.param];
       std::memcpy(m_grads.data() + p.offset, buf.data() + e.offset, sizeof(bf16) * p.numel());
     }
+    ctx.chargeMemory(2.0 * buf.bytes());
   });
 }
 
@@ -47,6 +48,7 @@ void DdpStrategy::finishStep(int step) {
     ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
     cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_grads.data(), m_params.data(),
                   m_master.size(), adamConfig(), step + 1);
+    ctx.chargeMemory(kAdamBytesPerElement * double(m_master.size()));
   });
   m_env.compute.synchronize();
 }

@@ -157,12 +157,15 @@ void FsdpStrategy::issueCompute(int unit, const std::vector<int>& segments, Phas
       f.op = op;
       f.dep = gather_op;
       const bool skip = seg == m_skipSegment;
+      const double weight_bytes = 2.0 * double(m_env.spec.segmentElements(seg));
       if (phase == Phase::Forward) {
         ScopedEvent scope(ctx, Lane::Compute, EventKind::Forward, f);
         m_model->forward(seg, gatheredSegment(unit, seg), skip);
+        if (!skip) ctx.chargeCompute(m_model->forwardFlops(seg), weight_bytes);
       } else {
         ScopedEvent scope(ctx, Lane::Compute, EventKind::Backward, f);
         m_model->backward(seg, gatheredSegment(unit, seg), gradSegment(unit, seg), nullptr, skip);
+        if (!skip) ctx.chargeCompute(2.0 * m_model->forwardFlops(seg), 2.0 * weight_bytes);
       }
     });
   }
@@ -180,6 +183,7 @@ void FsdpStrategy::issueReduce(int unit) {
     // Pre-divide by the world size: the shard-group sum (and, for HSDP, the
     // sum across replicas) then yields the mean gradient, as in DDP.
     if (ctx.ranks > 1) cpu::scaleBf16InPlace(full.data(), 1.0f / static_cast<float>(ctx.ranks), full.size());
+    ctx.chargeMemory(2.0 * full.bytes());
     bf16* shard = m_gradShard.data() + m_shard.unit_offset[unit];
     const auto chunk = static_cast<size_t>(u.chunk());
     CollectiveTag tag;
@@ -256,6 +260,7 @@ double FsdpStrategy::step(int step) {
     adam.lr = static_cast<float>(m_env.config.lr);
     cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_gradShard.data(), m_paramShard.data(),
                   m_master.size(), adam, step + 1);
+    ctx.chargeMemory(kAdamBytesPerElement * double(m_master.size()));
   });
   m_env.compute.synchronize();
   m_env.gather_stream->synchronize();

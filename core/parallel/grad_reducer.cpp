@@ -54,6 +54,7 @@ void GradReducer::onGradReady(int param, const bf16* grad) {
   bf16* dst = m_buffers[b].data() + m_buckets[b].entries[m_entryOf[param]].offset;
   std::memcpy(dst, grad, sizeof(bf16) * p.numel());
   if (ctx.ranks > 1) cpu::scaleBf16InPlace(dst, 1.0f / static_cast<float>(ctx.ranks), p.numel());
+  ctx.chargeMemory(4.0 * p.numel());  // read the gradient, write the bucket slot
   m_arrived[param] = 1;
   Event g;
   g.param = static_cast<int16_t>(param);

@@ -17,6 +17,10 @@
 
 namespace shardscope {
 
+// Memory traffic of one AdamW element: read master, m, v (fp32) and the bf16
+// grad; write master, m, v and the bf16 param (modeled clock).
+inline constexpr double kAdamBytesPerElement = 4 * 3 + 2 + 4 * 3 + 2;
+
 struct RankEnv {
   RankContext& ctx;
   const RunConfig& config;

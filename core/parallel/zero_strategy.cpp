@@ -25,10 +25,8 @@ bf16* ZeroStrategy::segmentGrads(int segment) {
   if (m_stage == 1) return m_grads.data() + segmentOffset(segment);
   // Stage 2 has no resident full gradients: backward writes a segment's into a
   // transient buffer, the hooks copy them into buckets, and it is freed.
-  const auto [first, last] = m_env.spec.segmentParams(segment);
-  const ParamInfo& end = m_env.spec.params()[last - 1];
-  const int64_t n = end.offset + end.numel() - m_env.spec.params()[first].offset;
-  m_segmentGrads = Buffer<bf16>(m_env.ctx.ledger, Category::GradFull, static_cast<size_t>(n));
+  m_segmentGrads = Buffer<bf16>(m_env.ctx.ledger, Category::GradFull,
+                                static_cast<size_t>(m_env.spec.segmentElements(segment)));
   return m_segmentGrads.data();
 }
 
@@ -82,6 +80,7 @@ void ZeroStrategy::finishStep(int step) {
     }
     cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), grads, param_shard->data(), shard,
                   adamConfig(), step + 1);
+    ctx.chargeMemory(kAdamBytesPerElement * double(shard));
   });
   // All-gather the updated parameters bucket by bucket (the all-reduce's second half).
   StreamEventPtr updated = m_env.compute.record();
@@ -97,6 +96,7 @@ void ZeroStrategy::finishStep(int step) {
         const ParamInfo& p = m_env.spec.params()[e.param];
         std::memcpy(m_params.data() + p.offset, full.data() + e.offset, sizeof(bf16) * p.numel());
       }
+      ctx.chargeMemory(2.0 * full.bytes());
     });
   }
   m_env.comm.synchronize();

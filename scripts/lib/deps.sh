@@ -1,7 +1,7 @@
-# shellcheck shell=bash
 # Shared by scripts/test and scripts/run (sourced, never run): the Debian
 # packages ShardScope needs, listed only here, and the helpers both scripts use.
 # Installs only what dpkg says is missing, so a ready machine costs no apt call.
+# shellcheck shell=bash
 
 SHARDSCOPE_DEB_PACKAGES=(
   build-essential          # g++ 12 with its libtsan/libasan/libubsan runtimes

@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QProcess>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -194,6 +195,28 @@ class TestUi : public QObject {
     QVERIFY(rect.contains(x, y));
     const QString tip = view.tooltipAt(QPoint(x, y));
     QVERIFY2(tip.contains(QStringLiteral("forward")) && tip.contains(QStringLiteral("90 ns")), qPrintable(tip));
+  }
+
+  void emptyTimelinePaintsAndManyRanksScroll() {
+    EventStore store;
+    TimelineView view(&store);
+    view.resize(900, 420);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);  // no rows: nothing to draw, no crash
+    QCOMPARE(view.drawItemCount(), size_t{0});
+    QVERIFY(!view.cursorTime());
+
+    fillSynthetic(store, 32, 100);  // 32 ranks × 3 rows cannot fit 420 px legibly
+    view.refresh();
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    auto* scroll = view.findChild<QScrollBar*>();
+    QVERIFY(scroll && scroll->isVisible());
+    const QCPRange shown = view.plot()->yAxis->range();
+    QVERIFY(shown.size() < view.layout().totalHeight());
+    QVERIFY(view.plot()->axisRect()->height() / shown.size() >= 19.5);  // rows stay legible
+    scroll->setValue(scroll->maximum());
+    QCOMPARE(view.plot()->yAxis->range().upper, view.layout().totalHeight());
   }
 
   void tooltipShowsCollectiveBandwidth() {

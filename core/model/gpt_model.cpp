@@ -1,0 +1,350 @@
+#include "model/gpt_model.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "common/errors.h"
+#include "common/random.h"
+#include "kernels/cpu_attention.h"
+#include "kernels/cpu_kernels.h"
+
+namespace shardscope {
+
+namespace {
+
+constexpr uint64_t kInitStream = 0x6e70;
+constexpr float kInitStd = 0.02f;  // GPT-2
+
+// Offsets of a block's parameters, in registration order (see model_spec.cpp).
+enum BlockParam {
+  Ln1W, Ln1B, QkvW, QkvB, ProjW, ProjB, Ln2W, Ln2B, Fc1W, Fc1B, Fc2W, Fc2B, kBlockParams
+};
+enum HeadParam { LnfW, LnfB, LmHeadW };
+enum EmbedParam { Wte, Wpe };
+
+}  // namespace
+
+GptModel::GptModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch, uint64_t seed)
+    : m_spec(spec), m_ledger(ledger), m_batch(local_batch), m_data(spec.shape().seq, seed),
+      m_saved(spec.segmentCount()) {
+  const ModelShape& s = spec.shape();
+  if (s.kind != ModelKind::Gpt) throw ConfigError("GptModel: the spec is not a gpt model");
+  if (s.heads <= 0 || s.hidden % s.heads != 0) {
+    throw ConfigError("--hidden " + std::to_string(s.hidden) + " must be a multiple of --heads " +
+                      std::to_string(s.heads) + " (head dim = hidden / heads)");
+  }
+  if (s.vocab < 256) {
+    throw ConfigError("--vocab " + std::to_string(s.vocab) +
+                      " must be >= 256: the corpus is tokenised into bytes");
+  }
+}
+
+void GptModel::initParams(const ModelSpec& spec, uint64_t seed, float* master) {
+  const auto& params = spec.params();
+  const float residual_scale = 1.0f / std::sqrt(2.0f * static_cast<float>(spec.shape().layers));
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ParamInfo& p = params[i];
+    float* out = master + p.offset;
+    if (p.name.ends_with(".bias")) {
+      std::memset(out, 0, sizeof(float) * p.numel());
+    } else if (p.name.ends_with("ln1.weight") || p.name.ends_with("ln2.weight") ||
+               p.name == "lnf.weight") {
+      for (int64_t j = 0; j < p.numel(); ++j) out[j] = 1.0f;
+    } else {
+      float std = kInitStd;
+      if (p.name.ends_with("attn.proj.weight") || p.name.ends_with("fc2.weight")) std *= residual_scale;
+      for (int64_t j = 0; j < p.numel(); ++j) out[j] = std * normal(seed, kInitStream + i, j);
+    }
+  }
+}
+
+void GptModel::loadBatch(int step, int64_t first) {
+  const size_t n = static_cast<size_t>(m_batch) * m_spec.shape().seq;
+  m_tokens = Buffer<int32_t>(m_ledger, Category::Activation, n);
+  m_targets = Buffer<int32_t>(m_ledger, Category::Activation, n);
+  m_data.batch(step, first, m_batch, m_tokens.data(), m_targets.data());
+}
+
+void GptModel::loadTokens(const int32_t* tokens, const int32_t* targets) {
+  const size_t n = static_cast<size_t>(m_batch) * m_spec.shape().seq;
+  const int V = m_spec.shape().vocab;
+  for (size_t i = 0; i < n; ++i) {
+    if (tokens[i] < 0 || tokens[i] >= V || targets[i] < 0 || targets[i] >= V) {
+      throw std::invalid_argument("GptModel::loadTokens: token " + std::to_string(i) +
+                                  " is outside the vocabulary [0, " + std::to_string(V) + ")");
+    }
+  }
+  m_tokens = Buffer<int32_t>(m_ledger, Category::Activation, n);
+  m_targets = Buffer<int32_t>(m_ledger, Category::Activation, n);
+  std::memcpy(m_tokens.data(), tokens, sizeof(int32_t) * n);
+  std::memcpy(m_targets.data(), targets, sizeof(int32_t) * n);
+}
+
+void GptModel::releaseBatch() {
+  m_cur.reset();
+  m_grad.reset();
+  m_tokens.reset();
+  m_targets.reset();
+}
+
+double GptModel::forwardFlops(int segment) const {
+  const ModelShape& s = m_spec.shape();
+  const double B = m_batch, T = s.seq, D = s.hidden, V = s.vocab;
+  if (segment == 0) return B * T * D;  // wte[token] + wpe[pos]: one add per element
+  if (segment == s.layers + 1) return 2.0 * B * T * D * V;  // LM head GEMM (LNf is negligible)
+  // qkv 3D², proj D², fc1 4D², fc2 4D² (12D² MACs per token), plus q·k^T and att·v.
+  return 2.0 * B * T * 12.0 * D * D + 2.0 * 2.0 * B * T * T * D;
+}
+
+Buffer<float> GptModel::weightsF32(int segment, const bf16* w) {
+  const auto [first, last] = m_spec.segmentParams(segment);
+  const auto& params = m_spec.params();
+  const int64_t n = params[last - 1].offset + params[last - 1].numel() - params[first].offset;
+  Buffer<float> out = workspace(static_cast<size_t>(n));
+  cpu::bf16ToF32(w, out.data(), static_cast<size_t>(n));
+  return out;
+}
+
+void GptModel::emitGrad(int param, const float* grad, bf16* g_segment, int64_t seg_offset,
+                        const std::function<void(int)>& onReady) {
+  const ParamInfo& p = m_spec.params()[param];
+  cpu::f32ToBf16(grad, g_segment + (p.offset - seg_offset), static_cast<size_t>(p.numel()));
+  if (onReady) onReady(param);
+}
+
+void GptModel::forward(int segment, const bf16* w, bool skip) {
+  const ModelShape& shape = m_spec.shape();
+  const int B = m_batch, T = shape.seq, D = shape.hidden, V = shape.vocab, L = shape.layers;
+  const int N = B * T;  // tokens on this rank
+  const bool is_block = segment >= 1 && segment <= L;
+  if (skip) {
+    if (!is_block) {
+      throw std::invalid_argument("GptModel: only a block can be skipped, not segment " +
+                                  m_spec.segmentName(segment));
+    }
+    return;  // branch taken: the residual stream passes through unchanged
+  }
+  Buffer<float> wf = weightsF32(segment, w);
+  const auto [first, last] = m_spec.segmentParams(segment);
+  (void)last;
+  const int64_t base = m_spec.params()[first].offset;
+  auto param = [&](int i) { return wf.data() + (m_spec.params()[first + i].offset - base); };
+  Saved& s = m_saved[segment];
+
+  if (segment == 0) {
+    const float* wte = param(Wte);  // (V, D)
+    const float* wpe = param(Wpe);  // (T, D)
+    Buffer<float> x = activation(static_cast<size_t>(N) * D);  // (B, T, D)
+    for (int b = 0; b < B; ++b) {
+      for (int t = 0; t < T; ++t) {
+        const int n = b * T + t;
+        const float* te = wte + static_cast<size_t>(m_tokens[n]) * D;
+        const float* pe = wpe + static_cast<size_t>(t) * D;
+        float* xr = x.data() + static_cast<size_t>(n) * D;
+        for (int c = 0; c < D; ++c) xr[c] = te[c] + pe[c];
+      }
+    }
+    m_cur = std::move(x);
+  } else if (segment == L + 1) {
+    s.in = std::move(m_cur);
+    s.ln2 = activation(static_cast<size_t>(N) * D);
+    s.mean2 = activation(N);
+    s.rstd2 = activation(N);
+    cpu::layerNormForward(s.in.data(), param(LnfW), param(LnfB), s.ln2.data(), s.mean2.data(),
+                          s.rstd2.data(), N, D);
+    Buffer<float> logits = activation(static_cast<size_t>(N) * V);  // (B, T, V)
+    cpu::gemm(false, true, N, V, D, 1.0f, s.ln2.data(), param(LmHeadW), 0.0f, logits.data());
+    m_cur = std::move(logits);
+  } else {
+    forwardBlock(wf.data(), first, base, s);
+  }
+}
+
+// x (B*T, D) -> x + proj(attn(LN1(x))) -> + fc2(gelu(fc1(LN2(.)))). W: the block's
+// params in registration order.
+void GptModel::forwardBlock(const float* W, int first, int64_t base, Saved& s) {
+  const ModelShape& shape = m_spec.shape();
+  const int B = m_batch, T = shape.seq, D = shape.hidden, H = shape.heads, F = 4 * D;
+  const int N = B * T;
+  const size_t ND = static_cast<size_t>(N) * D, NF = static_cast<size_t>(N) * F;
+  const float* p[kBlockParams];
+  for (int i = 0; i < kBlockParams; ++i) p[i] = W + (m_spec.params()[first + i].offset - base);
+
+  s.in = std::move(m_cur);
+  s.ln1 = activation(ND);
+  s.mean1 = activation(N);
+  s.rstd1 = activation(N);
+  cpu::layerNormForward(s.in.data(), p[Ln1W], p[Ln1B], s.ln1.data(), s.mean1.data(), s.rstd1.data(), N, D);
+  s.qkv = activation(static_cast<size_t>(N) * 3 * D);
+  cpu::gemm(false, true, N, 3 * D, D, 1.0f, s.ln1.data(), p[QkvW], 0.0f, s.qkv.data());
+  cpu::addBias(s.qkv.data(), p[QkvB], N, 3 * D);
+  s.att = activation(static_cast<size_t>(B) * H * T * T);
+  s.atty = activation(ND);
+  cpu::attentionForward(s.qkv.data(), s.att.data(), s.atty.data(), B, T, D, H);
+  s.res = activation(ND);
+  std::memcpy(s.res.data(), s.in.data(), sizeof(float) * ND);  // residual
+  cpu::gemm(false, true, N, D, D, 1.0f, s.atty.data(), p[ProjW], 1.0f, s.res.data());
+  cpu::addBias(s.res.data(), p[ProjB], N, D);
+
+  s.ln2 = activation(ND);
+  s.mean2 = activation(N);
+  s.rstd2 = activation(N);
+  cpu::layerNormForward(s.res.data(), p[Ln2W], p[Ln2B], s.ln2.data(), s.mean2.data(), s.rstd2.data(), N, D);
+  s.h = activation(NF);
+  cpu::gemm(false, true, N, F, D, 1.0f, s.ln2.data(), p[Fc1W], 0.0f, s.h.data());
+  cpu::addBias(s.h.data(), p[Fc1B], N, F);
+  s.a = activation(NF);
+  cpu::geluForward(s.h.data(), s.a.data(), NF);
+  Buffer<float> out = activation(ND);
+  std::memcpy(out.data(), s.res.data(), sizeof(float) * ND);  // residual
+  cpu::gemm(false, true, N, D, F, 1.0f, s.a.data(), p[Fc2W], 1.0f, out.data());
+  cpu::addBias(out.data(), p[Fc2B], N, D);
+  m_cur = std::move(out);
+}
+
+double GptModel::loss() {
+  const int N = m_batch * m_spec.shape().seq, V = m_spec.shape().vocab;
+  // The logits become their own gradient: no second (B, T, V) buffer.
+  m_grad = std::move(m_cur);
+  return cpu::crossEntropy(m_grad.data(), m_targets.data(), m_grad.data(), N, V, N);
+}
+
+void GptModel::backward(int segment, const bf16* w, bf16* g,
+                        const std::function<void(int)>& onReady, bool skip) {
+  const ModelShape& shape = m_spec.shape();
+  const int B = m_batch, T = shape.seq, D = shape.hidden, V = shape.vocab, L = shape.layers;
+  const int N = B * T;
+  const bool is_block = segment >= 1 && segment <= L;
+  if (skip) {
+    if (!is_block) {
+      throw std::invalid_argument("GptModel: only a block can be skipped, not segment " +
+                                  m_spec.segmentName(segment));
+    }
+    return;  // identity branch: d(in) = d(out), no parameter gradients
+  }
+  Saved& s = m_saved[segment];
+  const auto [first, last] = m_spec.segmentParams(segment);
+  (void)last;
+  const int64_t base = m_spec.params()[first].offset;
+  Buffer<float> wf = weightsF32(segment, w);
+  auto param = [&](int i) { return wf.data() + (m_spec.params()[first + i].offset - base); };
+
+  if (segment == 0) {
+    // Scatter-add: a token that occurs several times collects every position's gradient.
+    Buffer<float> dwpe = workspace(static_cast<size_t>(T) * D);  // (T, D)
+    for (int n = 0; n < N; ++n)
+      cpu::addInPlace(dwpe.data() + static_cast<size_t>(n % T) * D, m_grad.data() + static_cast<size_t>(n) * D, D);
+    emitGrad(first + Wpe, dwpe.data(), g, base, onReady);
+    dwpe.reset();
+    Buffer<float> dwte = workspace(static_cast<size_t>(V) * D);  // (V, D)
+    for (int n = 0; n < N; ++n)
+      cpu::addInPlace(dwte.data() + static_cast<size_t>(m_tokens[n]) * D,
+                      m_grad.data() + static_cast<size_t>(n) * D, D);
+    emitGrad(first + Wte, dwte.data(), g, base, onReady);
+    m_grad.reset();
+    return;
+  }
+
+  if (segment == L + 1) {
+    const float* dlogits = m_grad.data();  // (B*T, V)
+    Buffer<float> dw = workspace(static_cast<size_t>(V) * D);
+    cpu::gemm(true, false, V, D, N, 1.0f, dlogits, s.ln2.data(), 0.0f, dw.data());
+    emitGrad(first + LmHeadW, dw.data(), g, base, onReady);
+    dw.reset();
+    Buffer<float> dln = workspace(static_cast<size_t>(N) * D);
+    cpu::gemm(false, false, N, D, V, 1.0f, dlogits, param(LmHeadW), 0.0f, dln.data());
+    m_grad.reset();
+    Buffer<float> dx = activation(static_cast<size_t>(N) * D);
+    Buffer<float> dgamma = workspace(D), dbeta = workspace(D);
+    cpu::layerNormBackward(dln.data(), s.in.data(), param(LnfW), s.mean2.data(), s.rstd2.data(),
+                           dx.data(), dgamma.data(), dbeta.data(), N, D);
+    emitGrad(first + LnfB, dbeta.data(), g, base, onReady);
+    emitGrad(first + LnfW, dgamma.data(), g, base, onReady);
+    m_grad = std::move(dx);
+    s = Saved{};
+    return;
+  }
+
+  backwardBlock(wf.data(), g, first, base, s, onReady);
+  s = Saved{};
+}
+
+// Reverse of forwardBlock; m_grad (B*T, D) is d loss / d(block output) on entry
+// and d loss / d(block input) on exit. Gradients leave in reverse registration order.
+void GptModel::backwardBlock(const float* W, bf16* g, int first, int64_t base, Saved& s,
+                             const std::function<void(int)>& onReady) {
+  const ModelShape& shape = m_spec.shape();
+  const int B = m_batch, T = shape.seq, D = shape.hidden, H = shape.heads, F = 4 * D;
+  const int N = B * T;
+  const size_t ND = static_cast<size_t>(N) * D, NF = static_cast<size_t>(N) * F;
+  const float* p[kBlockParams];
+  for (int i = 0; i < kBlockParams; ++i) p[i] = W + (m_spec.params()[first + i].offset - base);
+  auto emit = [&](int i, const Buffer<float>& grad) { emitGrad(first + i, grad.data(), g, base, onReady); };
+  const float* dy = m_grad.data();  // d out (B*T, D)
+
+  // MLP half: out = res + a·W2^T + b2, a = gelu(h), h = ln2·W1^T + b1.
+  Buffer<float> db2 = workspace(D);
+  cpu::biasGrad(dy, db2.data(), N, D);
+  emit(Fc2B, db2);
+  Buffer<float> dw2 = workspace(static_cast<size_t>(D) * F);
+  cpu::gemm(true, false, D, F, N, 1.0f, dy, s.a.data(), 0.0f, dw2.data());
+  emit(Fc2W, dw2);
+  dw2.reset();
+  Buffer<float> dh = workspace(NF);
+  cpu::gemm(false, false, N, F, D, 1.0f, dy, p[Fc2W], 0.0f, dh.data());  // d a
+  cpu::geluBackward(s.h.data(), dh.data(), dh.data(), NF);                 // d h (in place)
+  Buffer<float> db1 = workspace(F);
+  cpu::biasGrad(dh.data(), db1.data(), N, F);
+  emit(Fc1B, db1);
+  Buffer<float> dw1 = workspace(static_cast<size_t>(F) * D);
+  cpu::gemm(true, false, F, D, N, 1.0f, dh.data(), s.ln2.data(), 0.0f, dw1.data());
+  emit(Fc1W, dw1);
+  dw1.reset();
+  Buffer<float> dln = workspace(ND);
+  cpu::gemm(false, false, N, D, F, 1.0f, dh.data(), p[Fc1W], 0.0f, dln.data());
+  dh.reset();
+  Buffer<float> dres = workspace(ND);
+  Buffer<float> dgamma = workspace(D), dbeta = workspace(D);
+  cpu::layerNormBackward(dln.data(), s.res.data(), p[Ln2W], s.mean2.data(), s.rstd2.data(), dres.data(),
+                         dgamma.data(), dbeta.data(), N, D);
+  cpu::addInPlace(dres.data(), dy, ND);  // residual path
+  emit(Ln2B, dbeta);
+  emit(Ln2W, dgamma);
+  m_grad.reset();
+
+  // Attention half: res = in + atty·Wp^T + bp, atty = attn(qkv), qkv = ln1·Wqkv^T + bqkv.
+  Buffer<float> dbp = workspace(D);
+  cpu::biasGrad(dres.data(), dbp.data(), N, D);
+  emit(ProjB, dbp);
+  Buffer<float> dwp = workspace(static_cast<size_t>(D) * D);
+  cpu::gemm(true, false, D, D, N, 1.0f, dres.data(), s.atty.data(), 0.0f, dwp.data());
+  emit(ProjW, dwp);
+  dwp.reset();
+  Buffer<float> datty = workspace(ND);
+  cpu::gemm(false, false, N, D, D, 1.0f, dres.data(), p[ProjW], 0.0f, datty.data());
+  Buffer<float> dqkv = workspace(static_cast<size_t>(N) * 3 * D);
+  Buffer<float> scratch = workspace(static_cast<size_t>(T) * T);
+  cpu::attentionBackward(datty.data(), s.qkv.data(), s.att.data(), scratch.data(), dqkv.data(), B, T, D, H);
+  scratch.reset();
+  datty.reset();
+  Buffer<float> dbqkv = workspace(3 * D);
+  cpu::biasGrad(dqkv.data(), dbqkv.data(), N, 3 * D);
+  emit(QkvB, dbqkv);
+  Buffer<float> dwqkv = workspace(static_cast<size_t>(3) * D * D);
+  cpu::gemm(true, false, 3 * D, D, N, 1.0f, dqkv.data(), s.ln1.data(), 0.0f, dwqkv.data());
+  emit(QkvW, dwqkv);
+  dwqkv.reset();
+  cpu::gemm(false, false, N, D, 3 * D, 1.0f, dqkv.data(), p[QkvW], 0.0f, dln.data());  // d ln1
+  dqkv.reset();
+  Buffer<float> dx = activation(ND);
+  cpu::layerNormBackward(dln.data(), s.in.data(), p[Ln1W], s.mean1.data(), s.rstd1.data(), dx.data(),
+                         dgamma.data(), dbeta.data(), N, D);
+  cpu::addInPlace(dx.data(), dres.data(), ND);  // residual path
+  emit(Ln1B, dbeta);
+  emit(Ln1W, dgamma);
+  m_grad = std::move(dx);
+}
+
+}  // namespace shardscope

@@ -1,0 +1,79 @@
+// Forward and backward of a GPT-2 style byte-level language model, one segment
+// at a time, for one rank's slice of the batch (B samples of T tokens). Weights
+// arrive as bf16, math runs in fp32, weight grads leave as bf16 and each fires
+// onReady(param) as it is written, in reverse registration order in the segment.
+//   embed:  x = wte[token] + wpe[pos]                                  (B, T) -> (B, T, D)
+//   block:  x = x + proj(attn(LN1(x)));  x = x + fc2(gelu(fc1(LN2(x))))  causal, H heads
+//   head:   logits = LNf(x)·lm_head^T (B, T, V); mean cross-entropy against the next byte
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "memory/buffer.h"
+#include "model/model.h"
+#include "model/model_spec.h"
+#include "model/text_data.h"
+#include "tensor/bf16.h"
+
+namespace shardscope {
+
+class GptModel : public Model {
+ public:
+  // Throws ConfigError on a shape the model cannot run (heads not dividing hidden,
+  // a vocabulary smaller than the 256 byte tokens).
+  GptModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch, uint64_t seed);
+
+  // GPT-2 init, identical on every rank: weights N(0, 0.02), the residual
+  // projections (attn.proj, fc2) scaled by 1/sqrt(2L), LN weights 1, biases 0.
+  static void initParams(const ModelSpec& spec, uint64_t seed, float* master);
+
+  void loadBatch(int step, int64_t first) override;
+  // Tests: this exact batch instead of the corpus. tokens, targets: (B, T), in [0, V).
+  void loadTokens(const int32_t* tokens, const int32_t* targets);
+  void releaseBatch() override;
+  void forward(int segment, const bf16* w, bool skip = false) override;
+  double loss() override;  // mean cross-entropy over this rank's B*T tokens
+  void backward(int segment, const bf16* w, bf16* g, const std::function<void(int)>& onReady,
+                bool skip = false) override;
+  int localBatch() const override { return m_batch; }
+  double forwardFlops(int segment) const override;
+
+  // (B, T, V) logits after the head's forward, until loss() turns them into gradients.
+  std::span<const float> logits() const { return m_cur.span(); }
+
+ private:
+  // Activations a segment's backward needs (empty for the parts it does not use).
+  struct Saved {
+    Buffer<float> in;                 // (B*T, D) segment input (residual stream)
+    Buffer<float> ln1, mean1, rstd1;  // (B*T, D), (B*T), (B*T)
+    Buffer<float> qkv;                // (B*T, 3D)
+    Buffer<float> att;                // (B, H, T, T) softmax probabilities
+    Buffer<float> atty;               // (B*T, D) heads concatenated, input of attn.proj
+    Buffer<float> res;                // (B*T, D) residual stream after attention
+    Buffer<float> ln2, mean2, rstd2;  // (B*T, D), (B*T), (B*T); the head's LNf uses these too
+    Buffer<float> h, a;               // (B*T, 4D) fc1 output before and after gelu
+  };
+  Buffer<float> weightsF32(int segment, const bf16* w);
+  void emitGrad(int param, const float* grad, bf16* g_segment, int64_t seg_offset,
+                const std::function<void(int)>& onReady);
+  void forwardBlock(const float* W, int first, int64_t base, Saved& s);
+  void backwardBlock(const float* W, bf16* g, int first, int64_t base, Saved& s,
+                     const std::function<void(int)>& onReady);
+  Buffer<float> activation(size_t count) { return Buffer<float>(m_ledger, Category::Activation, count); }
+  Buffer<float> workspace(size_t count) { return Buffer<float>(m_ledger, Category::Workspace, count); }
+
+  const ModelSpec& m_spec;
+  MemoryLedger& m_ledger;
+  int m_batch;
+  TextData m_data;
+  Buffer<int32_t> m_tokens;   // (B, T)
+  Buffer<int32_t> m_targets;  // (B, T)
+  Buffer<float> m_cur;        // activation flowing forward
+  Buffer<float> m_grad;       // d loss / d activation flowing backward
+  std::vector<Saved> m_saved;
+};
+
+}  // namespace shardscope

@@ -1,0 +1,20 @@
+// Shared QCustomPlot styling for every view (axes, grid, legend placement), so
+// exported figures from different views look like one family.
+#pragma once
+
+class QCustomPlot;
+
+namespace shardscope {
+
+class PlotStyle {
+ public:
+  // Light axes, dotted grid, 8 pt labels, white background.
+  static void styleAxes(QCustomPlot* plot);
+  // Shows the plot's legend in its own layout row above (top) or below the
+  // axis rect while it has items. An empty legend in the grid would cap the
+  // column's width at zero and squeeze the plot, so it then goes back into the
+  // axis rect's inset layout, hidden.
+  static void updateLegendRow(QCustomPlot* plot, bool top);
+};
+
+}  // namespace shardscope
