@@ -90,6 +90,17 @@ void EngineBridge::finish() {
   try {
     const RunResult result = m_run->wait();  // returns at once: the run has finished
     m_elapsed = result.wall_seconds;
+    if (m_config.clock == ClockKind::Modeled) {
+      // Live events carry modeled times in real-time record order; the run's
+      // trace is the same events sorted with the ledger replayed in modeled
+      // time. Show that one, as an exported trace would.
+      std::vector<double> losses = m_store->losses();
+      RunTrace trace = m_run->trace();
+      trace.config_json = configJson(m_config);
+      m_store->setFromTrace(std::move(trace));
+      m_store->setLosses(std::move(losses));
+      emit eventsAppended();
+    }
     message = tr("finished %1 steps in %2 s").arg(result.losses.size()).arg(result.wall_seconds, 0, 'f', 2);
   } catch (const RunAborted&) {
     ok = false;

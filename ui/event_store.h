@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trace/event.h"
+#include "trace/json_value.h"
 #include "trace/run_trace.h"
 
 namespace shardscope {
@@ -39,6 +41,11 @@ class EventStore {
   // Metadata: strategy, ranks, params, names, buckets, units (events empty).
   const RunTrace& meta() const { return m_meta; }
   std::string blockName(int segment) const;  // "block3", or "segment 7" when unknown
+  // A member of meta().config_json ("clock", "shard_group", …), or fallback
+  // when the config is absent, not JSON, or lacks the member.
+  std::string configString(std::string_view key, const std::string& fallback = {}) const;
+  int64_t configInt(std::string_view key, int64_t fallback = 0) const;
+  bool modeledClock() const { return configString("clock") == "modeled"; }
   // Changes on reset/clear/setFromTrace, never on append: views whose
   // cursors predate it must rebuild.
   uint64_t generation() const { return m_generation; }
@@ -48,8 +55,10 @@ class EventStore {
 
  private:
   void resetEvents();
+  void parseConfig();
 
   RunTrace m_meta;
+  JsonValue m_config;  // parsed config_json; null when empty or malformed
   std::vector<std::vector<Event>> m_events;
   std::vector<double> m_losses;
   size_t m_count = 0;

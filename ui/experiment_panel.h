@@ -1,7 +1,8 @@
 // The experiment form: every RunConfig knob, checked by the core's validate()
 // on every edit, so the window refuses exactly what the CLI refuses, with the
-// same message. Spin boxes deliberately allow a little more than is valid:
-// the validator, not a silent clamp, tells the user the rule.
+// same message. Spin boxes deliberately allow a little more than is valid (the
+// validator, not a silent clamp, tells the rule); knobs that do not apply to
+// the chosen strategy, model or clock are hidden and left unset in the config.
 #pragma once
 
 #include <QWidget>
@@ -11,6 +12,8 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
+class QGroupBox;
 class QLabel;
 class QPushButton;
 class QSettings;
@@ -45,21 +48,37 @@ class ExperimentPanel : public QWidget {
 
  private:
   void revalidate();
+  void updateVisibility();
 
   QComboBox* m_strategy;
   QSpinBox* m_ranks;
+  QSpinBox* m_shardGroup;
+  QComboBox* m_model;
   QSpinBox* m_layers;
   QSpinBox* m_hidden;
+  QSpinBox* m_heads;
+  QSpinBox* m_seq;
+  QSpinBox* m_vocab;
   QSpinBox* m_batch;
   QSpinBox* m_steps;
-  QDoubleSpinBox* m_bucketMb;
-  QDoubleSpinBox* m_firstBucketMb;
   QDoubleSpinBox* m_lr;
   QSpinBox* m_seed;
+  QDoubleSpinBox* m_bucketMb;
+  QDoubleSpinBox* m_firstBucketMb;
   QSpinBox* m_timeoutMs;
+  QSpinBox* m_unitBlocks;
+  QComboBox* m_prefetch;
+  QCheckBox* m_reshard;
+  QComboBox* m_clock;
+  QComboBox* m_profile;
   QCheckBox* m_inject;
   QSpinBox* m_injectRank;
   QSpinBox* m_injectBlock;
+  QFormLayout* m_strategyForm = nullptr;
+  QFormLayout* m_modelForm = nullptr;
+  QFormLayout* m_clockForm = nullptr;
+  QFormLayout* m_faultForm = nullptr;
+  QGroupBox* m_unitsBox = nullptr;
   QLabel* m_errorLabel;
   QLabel* m_derived;
   QPushButton* m_run;

@@ -13,6 +13,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -124,7 +125,12 @@ void MainWindow::createDocks() {
   m_panel = new ExperimentPanel(this);
   auto* experiment = new QDockWidget(tr("Experiment"), this);
   experiment->setObjectName(QStringLiteral("experimentDock"));
-  experiment->setWidget(m_panel);
+  auto* scroll = new QScrollArea(experiment);  // the form outgrows short screens
+  scroll->setWidget(m_panel);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  experiment->setWidget(scroll);
   addDockWidget(Qt::LeftDockWidgetArea, experiment);
 
   m_memory = new MemoryView(&m_store, this);
@@ -235,7 +241,8 @@ void MainWindow::createStatusBar() {
   statusBar()->addPermanentWidget(m_lossLabel);
   statusBar()->addPermanentWidget(m_elapsedLabel);
   statusBar()->addPermanentWidget(statusLabel(tr("backend cpu"), tr("Ranks are CPU threads; collectives run on Gloo"), this));
-  statusBar()->addPermanentWidget(statusLabel(tr("clock measured"), tr("Times are measured on the steady clock, not modelled"), this));
+  m_clockLabel = statusLabel(tr("clock measured"), QString(), this);
+  statusBar()->addPermanentWidget(m_clockLabel);
   statusBar()->addPermanentWidget(m_progress);
   m_elapsedTimer = new QTimer(this);
   m_elapsedTimer->setInterval(200);
@@ -402,6 +409,15 @@ void MainWindow::updateStatus() {
                   .arg(QLocale().toString(static_cast<qulonglong>(m_store.eventCount())));
   m_sourceLabel->setText(source);
   m_progress->setFormat(m_store.empty() ? tr("no steps") : tr("%v / %m steps"));
+  if (m_store.modeledClock()) {
+    const QString profile = QString::fromStdString(m_store.configString("profile", "?"));
+    m_clockLabel->setText(tr("clock modeled · %1").arg(profile));
+    m_clockLabel->setToolTip(tr("Times are op costs priced under the %1 hardware profile (deterministic), "
+                                "not this machine's time").arg(profile));
+  } else {
+    m_clockLabel->setText(tr("clock measured"));
+    m_clockLabel->setToolTip(tr("Times are this machine's steady clock"));
+  }
   const auto& losses = m_store.losses();
   const bool live = m_bridge->hasRun() && m_source == tr("live run");
   m_stepLabel->setText(live ? tr("step %1 / %2").arg(losses.size()).arg(m_bridge->config().steps) : tr("step –"));

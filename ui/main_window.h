@@ -87,6 +87,7 @@ class MainWindow : public QMainWindow {
   QLabel* m_stepLabel = nullptr;
   QLabel* m_lossLabel = nullptr;
   QLabel* m_elapsedLabel = nullptr;
+  QLabel* m_clockLabel = nullptr;
   QProgressBar* m_progress = nullptr;
   QTimer* m_elapsedTimer = nullptr;
 

@@ -193,7 +193,8 @@ double MemoryView::predictedBytes() const {
   const RunTrace& meta = m_store->meta();
   if (meta.strategy.empty() || meta.params <= 0 || meta.ranks <= 0) return 0;
   try {
-    return expectedModelStateBytesPerParam(meta.strategy, meta.ranks) * static_cast<double>(meta.params);
+    const auto shard_group = static_cast<int>(m_store->configInt("shard_group", 0));
+    return expectedModelStateBytesPerParam(meta.strategy, meta.ranks, shard_group) * static_cast<double>(meta.params);
   } catch (const std::exception&) {
     return 0;  // a strategy the formulas do not know: no prediction bar
   }
@@ -308,7 +309,6 @@ void MemoryView::rebuildTime() {
   for (QCPGraph* g : m_areas) g->data()->clear();
   m_totalLine->data()->clear();
   m_peakDot->setVisible(false);
-  m_peakDot->setGraph(nullptr);  // a tracer on an empty graph complains on every replot
   m_peakText->setVisible(false);
   if (!have) {
     m_cursorLine->setVisible(false);
@@ -336,8 +336,10 @@ void MemoryView::rebuildTime() {
 
   const MemorySample* peak = m_series.peakTotal(r);
   const double peak_mib = static_cast<double>(peak->total()) / kMiB;
-  m_peakDot->setGraph(m_totalLine);
-  m_peakDot->setGraphKey(static_cast<double>(peak->t_ns) * 1e-6);
+  // Placed by coordinates, not on the graph: several samples can share the
+  // peak's time (a modeled clock stamps many ops alike) and the graph would
+  // pick the first of them.
+  m_peakDot->position->setCoords(static_cast<double>(peak->t_ns) * 1e-6, peak_mib);
   m_peakDot->setVisible(true);
   m_peakText->setText(tr("peak %1 MiB").arg(peak_mib, 0, 'f', 1));
   m_peakText->setVisible(true);

@@ -1,6 +1,7 @@
 #include "timeline_layout.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "event_store.h"
@@ -12,7 +13,6 @@ namespace {
 // Row order inside a rank group: what computes, what talks, then the host's instants.
 constexpr Lane kLaneOrder[] = {Lane::Compute, Lane::Gather, Lane::Reduce, Lane::Comm, Lane::Host};
 
-bool alwaysShown(Lane lane) { return lane == Lane::Compute || lane == Lane::Comm || lane == Lane::Host; }
 
 // The host lane only carries instants: a thinner row keeps the boxes large.
 double rowHeight(Lane lane) { return lane == Lane::Host ? 0.6 : 1.0; }
@@ -116,13 +116,20 @@ bool TimelineLayout::sync(const EventStore& store) {
 }
 
 void TimelineLayout::rebuildRows() {
+  // A lane gets a row in every rank group once any rank draws on it, so the
+  // groups line up; compute always has one.
+  std::array<bool, kLaneCount> used{};
+  used[static_cast<size_t>(Lane::Compute)] = true;
+  for (const auto& rank : m_lanes)
+    for (size_t l = 0; l < rank.size(); ++l) {
+      const LaneData& d = rank[l];
+      used[l] = used[l] || !d.boxes.index.empty() || !d.major.index.empty() || !d.minor.index.empty();
+    }
   m_rows.clear();
   m_rowOf.assign(m_lanes.size() * kLaneCount, -1);
   for (size_t r = 0; r < m_lanes.size(); ++r)
     for (Lane lane : kLaneOrder) {
-      const LaneData& d = m_lanes[r][static_cast<size_t>(lane)];
-      const bool used = !d.boxes.index.empty() || !d.major.index.empty() || !d.minor.index.empty();
-      if (!used && !alwaysShown(lane)) continue;
+      if (!used[static_cast<size_t>(lane)]) continue;
       m_rowOf[r * kLaneCount + static_cast<size_t>(lane)] = static_cast<int>(m_rows.size());
       m_rows.push_back({static_cast<int>(r), lane, totalHeight(), rowHeight(lane)});
     }

@@ -49,7 +49,9 @@ class TimelineLayout {
   bool sync(const EventStore& store);
 
   const std::vector<TimelineRow>& rows() const { return m_rows; }
-  int rowOf(int rank, Lane lane) const;  // -1 when that lane has no row
+  // Rows: per rank, compute then gather, reduce, comm, host, each once any
+  // rank draws on that lane. -1 when the lane has no row.
+  int rowOf(int rank, Lane lane) const;
   double totalHeight() const { return m_rows.empty() ? 0 : m_rows.back().top + m_rows.back().height; }
   // Row whose band holds y (clamped to the first/last row); -1 without rows.
   int rowAt(double y) const;

@@ -140,6 +140,22 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const 
       drawStripes(painter, r, fill.darker(150));
     } else {
       painter->fillRect(r, fill);
+      // A collective's first `value` ns wait for the slowest peer: drawn pale,
+      // so waiting never passes for bandwidth.
+      const Event& e = m_store->events(rows[static_cast<size_t>(item.row)].rank)[static_cast<size_t>(item.event)];
+      const bool collective = e.kind == EventKind::AllReduce || e.kind == EventKind::ReduceScatter ||
+                              e.kind == EventKind::AllGather || e.kind == EventKind::Copy;
+      if (collective && e.value > 0 && e.end_ns > e.begin_ns) {
+        const double frac = std::min(1.0, static_cast<double>(e.value) / static_cast<double>(e.end_ns - e.begin_ns));
+        const double x_wait = clip.left() + item.x0 + (item.x1 - item.x0) * frac;
+        const QRectF wait(QPointF(r.left(), r.top()), QPointF(std::clamp(x_wait, r.left(), r.right()), r.bottom()));
+        if (wait.width() >= 1) {
+          // A quarter-strength tint of the kind's colour: "hollow" while waiting.
+          const QColor pale = QColor::fromRgbF(0.75f + 0.25f * fill.redF(), 0.75f + 0.25f * fill.greenF(),
+                                               0.75f + 0.25f * fill.blueF());
+          painter->fillRect(wait, pale);
+        }
+      }
       if (r.width() >= 4) {
         painter->setPen(QPen(fill.darker(135), 1));
         painter->drawRect(r.adjusted(0, 0, -1, -1));

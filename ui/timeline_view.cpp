@@ -189,10 +189,16 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
 }
 
 void TimelineView::refresh() {
-  if (m_layout.sync(*m_store)) updateRows();
+  const bool rows_changed = m_layout.sync(*m_store);
+  // Axes and legend first: they decide the height the rows are fitted into.
   updateLegend();
   m_placeholder->setVisible(m_store->empty());
   for (QCPAxis* axis : {m_plot->xAxis, m_plot->xAxis2, m_plot->yAxis}) axis->setVisible(!m_store->empty());
+  if (rows_changed) updateRows();
+  m_plot->xAxis->setLabel(m_store->modeledClock()
+                              ? tr("time since run start (ms) · modeled clock (%1)")
+                                    .arg(QString::fromStdString(m_store->configString("profile", "?")))
+                              : tr("time since run start (ms) · measured clock"));
   if (m_follow && !m_store->empty()) zoomToSteps();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -423,10 +429,15 @@ QString TimelineView::eventTooltip(int rank, int32_t index) const {
   const bool collective = e.kind == EventKind::AllReduce || e.kind == EventKind::ReduceScatter ||
                           e.kind == EventKind::AllGather;
   const int64_t dur = e.end_ns - e.begin_ns;
-  if (collective && dur > 0 && e.bytes > 0) {
-    // nccl-tests' definitions: algbw = S / t; busbw scales by the ring's traffic.
+  // Collectives record in `value` the ns spent waiting for the slowest peer.
+  const int64_t wait = collective || e.kind == EventKind::Copy ? std::clamp<int64_t>(e.value, 0, dur) : 0;
+  if (wait > 0)
+    lines << QStringLiteral("waiting for peers %1 · transfer %2").arg(duration(wait), duration(dur - wait));
+  if (collective && dur - wait > 0 && e.bytes > 0) {
+    // nccl-tests' definitions: algbw = S / t; busbw scales by the ring's
+    // traffic. t is the transfer, without the wait for peers.
     const int p = std::max(1, meta.ranks > 0 ? meta.ranks : m_store->rankCount());
-    const double algbw = static_cast<double>(e.bytes) / static_cast<double>(dur);  // bytes/ns = GB/s
+    const double algbw = static_cast<double>(e.bytes) / static_cast<double>(dur - wait);  // bytes/ns = GB/s
     const double factor = e.kind == EventKind::AllReduce ? 2.0 * (p - 1) / p : static_cast<double>(p - 1) / p;
     lines << QStringLiteral("algbw <b>%1 GB/s</b> · busbw %2 GB/s (ring, %3 ranks)")
                  .arg(algbw, 0, 'f', 2)

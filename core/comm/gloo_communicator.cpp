@@ -188,11 +188,13 @@ void runRing(Transfers& io, int left, int right, const std::vector<Unit>& units,
     const Unit& u = units[i];
     io.waitRecv(recvIds[i]);
     const void* forward = land(i);
-    if (i + kRecvDepth < units.size()) post(i + kRecvDepth);
+    // Forward before posting the next receive: that receive may land where this
+    // send reads (reuseOf), and post() can only wait for a send already issued.
     if (forward) {
       forwardIds[i] = static_cast<long>(
           io.send(forward, u.elems.length * elemBytes, right, slotOf(u.step + 1, u.seg)));
     }
+    if (i + kRecvDepth < units.size()) post(i + kRecvDepth);
   }
   io.waitAllSends();
 }

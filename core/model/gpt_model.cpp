@@ -1,3 +1,6 @@
+// GPT forward/backward (see gpt_model.h). Each block saves what its backward needs
+// in its Saved slot and frees it there; the head's logits become their own gradient
+// in loss(), so one (B, T, V) buffer serves both.
 #include "model/gpt_model.h"
 
 #include <cmath>

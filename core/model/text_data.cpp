@@ -1,3 +1,5 @@
+// Byte windows of the corpus (see text_data.h). The corpus bytes come from a file
+// CMake generates at configure time, so no path is needed at run time.
 #include "model/text_data.h"
 
 #include <algorithm>

@@ -3,6 +3,7 @@
 // memory bars reproduce DDP's 16 bytes/param, the experiment form refuses what
 // the CLI refuses with the same message, and figures export at the asked size.
 #include <QCheckBox>
+#include <QComboBox>
 #include <QFile>
 #include <QImage>
 #include <QLabel>
@@ -120,6 +121,25 @@ class TestUi : public QObject {
     QVERIFY(store.endNs() > store.beginNs());
   }
 
+  void bridgeShowsModeledRunInModeledOrder() {
+    EventStore store;
+    EngineBridge bridge(&store);
+    QSignalSpy finished(&bridge, &EngineBridge::runFinished);
+    RunConfig config = tinyConfig();
+    config.clock = ClockKind::Modeled;
+    bridge.start(config);
+    QVERIFY(finished.wait(120000));
+    QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(finished.at(0).at(1).toString()));
+    QVERIFY(store.modeledClock());
+    QCOMPARE(store.losses().size(), size_t{2});
+    for (int r = 0; r < store.rankCount(); ++r) {
+      const auto& events = store.events(r);
+      QVERIFY(countKind(events, EventKind::Forward) > 0);
+      QVERIFY(std::is_sorted(events.begin(), events.end(),
+                             [](const Event& a, const Event& b) { return a.begin_ns < b.begin_ns; }));
+    }
+  }
+
   void bridgeCancelReportsStop() {
     EventStore store;
     EngineBridge bridge(&store);
@@ -149,7 +169,7 @@ class TestUi : public QObject {
     fillSynthetic(store, 2, 500'000);
     TimelineLayout layout;
     QVERIFY(layout.sync(store));
-    QCOMPARE(layout.rows().size(), size_t{6});  // compute, comm, host per rank
+    QCOMPARE(layout.rows().size(), size_t{2});  // only compute has events
     const double width = 1000;
     const int rows = static_cast<int>(layout.rows().size());
     layout.layout(0, 50e6, width, 0, rows - 1);
@@ -167,6 +187,19 @@ class TestUi : public QObject {
     const auto [a, b] = layout.rowItems(row);
     QVERIFY(b - a >= 20 && b - a <= 21);
     for (size_t k = a; k < b; ++k) QCOMPARE(layout.items()[k].folded, 1);
+
+    // One all-reduce on rank 1 gives every rank a comm row, so groups line up.
+    Event ar;
+    ar.begin_ns = 10;
+    ar.end_ns = 20;
+    ar.lane = Lane::Comm;
+    ar.kind = EventKind::AllReduce;
+    store.appendEvents(1, std::span<const Event>(&ar, 1));
+    QVERIFY(layout.sync(store));
+    QCOMPARE(layout.rows().size(), size_t{4});
+    QCOMPARE(layout.rowOf(0, Lane::Comm), 1);
+    QCOMPARE(layout.rowOf(1, Lane::Comm), 3);
+    QCOMPARE(layout.rowOf(1, Lane::Host), -1);
   }
 
   void timelineViewBoundsDrawItems() {
@@ -247,6 +280,17 @@ class TestUi : public QObject {
     const QString tip = view.tooltipAt(QPoint(x, y));
     QVERIFY2(tip.contains(QStringLiteral("all-reduce · bucket 1")), qPrintable(tip));
     QVERIFY2(tip.contains(QStringLiteral("4.00 GB/s")) && tip.contains(QStringLiteral("6.00 GB/s")), qPrintable(tip));
+
+    // Half the span waiting for a peer: bandwidth counts the transfer only.
+    store.reset(meta);
+    ar.value = 500'000;
+    store.appendEvents(0, std::span<const Event>(&ar, 1));
+    view.refresh();
+    view.zoomToFit();
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const QString waited = view.tooltipAt(QPoint(x, y));
+    QVERIFY2(waited.contains(QStringLiteral("waiting for peers 500.0 µs")), qPrintable(waited));
+    QVERIFY2(waited.contains(QStringLiteral("8.00 GB/s")), qPrintable(waited));
   }
 
   void memoryBarsShowSixteenBytesPerParamForDdp() {
@@ -303,6 +347,25 @@ class TestUi : public QObject {
     QVERIFY(panel.errorText().contains(QStringLiteral("--batch 30")));
 
     panel.findChild<QSpinBox*>(QStringLiteral("batch"))->setValue(32);
+    QVERIFY(panel.isValid());
+
+    // hsdp: the shard group appears and is checked like --shard-group.
+    auto* shard_group = panel.findChild<QSpinBox*>(QStringLiteral("shard-group"));
+    QVERIFY(shard_group);
+    panel.findChild<QComboBox*>(QStringLiteral("strategy"))->setCurrentText(QStringLiteral("hsdp"));
+    shard_group->setValue(3);
+    QVERIFY(!panel.isValid());
+    QCOMPARE(panel.config().shard_group, std::optional<int>(3));
+    QVERIFY(!panel.config().unit_blocks || *panel.config().unit_blocks == 1);
+    QProcess hsdp;
+    hsdp.start(QStringLiteral(SHARDSCOPE_CLI_PATH), {"run", "--strategy", "hsdp", "--ranks", "4", "--shard-group", "3"});
+    QVERIFY(hsdp.waitForFinished(30000));
+    QCOMPARE(QString::fromUtf8(hsdp.readAllStandardError()).trimmed(), QStringLiteral("error: ") + panel.errorText());
+    shard_group->setValue(2);
+    QVERIFY2(panel.isValid(), qPrintable(panel.errorText()));
+    // Back to ddp: sharding knobs leave the config, so validate() has nothing to object to.
+    panel.findChild<QComboBox*>(QStringLiteral("strategy"))->setCurrentText(QStringLiteral("ddp"));
+    QVERIFY(!panel.config().shard_group && !panel.config().unit_blocks && !panel.config().prefetch);
     QVERIFY(panel.isValid());
     QVERIFY(panel.runButton()->isEnabled());
     panel.setRunning(true);
