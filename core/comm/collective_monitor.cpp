@@ -36,7 +36,9 @@ CollectiveMonitor::CollectiveMonitor(std::string group_name, std::vector<int> me
       m_control(control),
       m_timeout(timeout) {}
 
-int64_t CollectiveMonitor::check(int group_rank, const Fingerprint& fp, int64_t arrival_ns) {
+int64_t CollectiveMonitor::check(int group_rank, const Fingerprint& fp, int64_t arrival_ns,
+                                 std::chrono::milliseconds timeout) {
+  if (timeout.count() < 0) timeout = m_timeout;
   const int n = static_cast<int>(m_members.size());
   std::unique_lock lock(m_mutex);
   auto& slots = m_posted[fp.seq];
@@ -50,8 +52,8 @@ int64_t CollectiveMonitor::check(int group_rank, const Fingerprint& fp, int64_t 
       if (!s) return false;
     return true;
   };
-  if (!m_control.waitUntil(lock, m_cv, all_posted, m_timeout)) {
-    throw RunError(hangReport(fp, m_posted[fp.seq]));
+  if (!m_control.waitUntil(lock, m_cv, all_posted, timeout)) {
+    throw RunError(hangReport(fp, m_posted[fp.seq], timeout));
   }
   const auto& posted = m_posted[fp.seq];
   for (int r = 0; r < n; ++r) {
@@ -74,11 +76,12 @@ int64_t CollectiveMonitor::check(int group_rank, const Fingerprint& fp, int64_t 
 }
 
 std::string CollectiveMonitor::hangReport(const Fingerprint& fp,
-                                          const std::vector<std::optional<Fingerprint>>& posted) const {
+                                          const std::vector<std::optional<Fingerprint>>& posted,
+                                          std::chrono::milliseconds timeout) const {
   std::vector<int> waiting, missing;
   for (size_t r = 0; r < posted.size(); ++r) (posted[r] ? waiting : missing).push_back(m_members[r]);
   std::ostringstream os;
-  os << "collective hang in group " << m_name << " (timeout " << m_timeout.count() << " ms): ";
+  os << "collective hang in group " << m_name << " (timeout " << timeout.count() << " ms): ";
   os << "rank" << (waiting.size() > 1 ? "s " : " ") << joinRanks(waiting)
      << (waiting.size() > 1 ? " are" : " is") << " stuck in " << describe(fp) << ", waiting for rank"
      << (missing.size() > 1 ? "s " : " ") << joinRanks(missing) << ".";

@@ -40,11 +40,14 @@ class CollectiveMonitor {
   // Called by group rank `group_rank` before its collective. Returns when all
   // members posted the same fingerprint — with the latest of their modeled
   // arrival times, when the collective can really start — or throws RunError.
-  int64_t check(int group_rank, const Fingerprint& fp, int64_t arrival_ns = 0);
+  // timeout < 0: the monitor's own.
+  int64_t check(int group_rank, const Fingerprint& fp, int64_t arrival_ns = 0,
+                std::chrono::milliseconds timeout = std::chrono::milliseconds(-1));
   const std::vector<int>& members() const { return m_members; }
 
  private:
-  std::string hangReport(const Fingerprint& fp, const std::vector<std::optional<Fingerprint>>& posted) const;
+  std::string hangReport(const Fingerprint& fp, const std::vector<std::optional<Fingerprint>>& posted,
+                         std::chrono::milliseconds timeout) const;
 
   std::string m_name;
   std::vector<int> m_members;

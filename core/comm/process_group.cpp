@@ -2,6 +2,10 @@
 
 namespace shardscope {
 
+namespace {
+constexpr int kSetupTimeoutMs = 120000;
+}
+
 ProcessGroup::ProcessGroup(int group_id, std::string name, Communicator& comm,
                            CollectiveMonitor& monitor, RankContext& ctx)
     : m_groupId(group_id), m_name(std::move(name)), m_comm(comm), m_monitor(monitor), m_ctx(ctx) {}
@@ -24,7 +28,9 @@ void ProcessGroup::run(EventKind kind, int64_t bytes, const CollectiveTag& tag, 
     // goes in `value`) and the transfer itself.
     ScopedEvent scope(m_ctx, lane, kind, fields);
     m_ctx.setStatus(lane, "in " + describe(fp) + " on group " + m_name);
-    const int64_t start = m_monitor.check(m_comm.rank(), fp, m_ctx.clock.nowNs());
+    const auto timeout = kind == EventKind::Broadcast ? std::chrono::milliseconds(kSetupTimeoutMs)
+                                                      : std::chrono::milliseconds(-1);
+    const int64_t start = m_monitor.check(m_comm.rank(), fp, m_ctx.clock.nowNs(), timeout);
     m_ctx.clock.advanceTo(start);  // modeled: a collective starts when its last rank arrives
     scope.event().value = m_ctx.clock.nowNs() - scope.event().begin_ns;
     fn();
@@ -64,8 +70,9 @@ void ProcessGroup::allGather(const void* input, void* output, size_t count, DTyp
 }
 
 void ProcessGroup::broadcast(void* data, size_t count, DType dtype, int root, Lane lane) {
-  // Broadcast is setup-only (initial weights); traced as a copy on the lane.
-  run(EventKind::Copy, static_cast<int64_t>(count * dtypeSize(dtype)), {}, lane,
+  // Setup only (initial weights): rank 0 may still be initialising while the
+  // others arrive, so the fingerprint check waits longer than for a step's collectives.
+  run(EventKind::Broadcast, static_cast<int64_t>(count * dtypeSize(dtype)), {}, lane,
       [&] { m_comm.broadcast(data, count, dtype, root); });
 }
 

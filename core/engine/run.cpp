@@ -138,6 +138,9 @@ void Run::rankMain(int rank) {
   comm.reset();
   gather_stream.reset();
   reduce_stream.reset();
+  // Free the model state while the host cursor is live, so the modeled clock
+  // stamps those frees at the run's end, not at zero.
+  strategy.reset();
   setCurrentCursor(nullptr);
 }
 

@@ -30,6 +30,7 @@ std::string_view eventKindName(EventKind kind) {
     case EventKind::StepEnd: return "step_end";
     case EventKind::Wait: return "wait";
     case EventKind::Copy: return "copy";
+    case EventKind::Broadcast: return "broadcast";
     case EventKind::Error: return "error";
   }
   return "?";

@@ -29,8 +29,9 @@ enum class EventKind : uint8_t {
   Wait,           // X: a stream blocked on an event from another stream
   Copy,           // X: bucket copy-in/copy-out, casts
   Error,          // i: the rank stopped with an error
+  Broadcast,      // X: setup broadcast of the initial weights (comm lane)
 };
-inline constexpr int kEventKindCount = 16;
+inline constexpr int kEventKindCount = 17;
 
 // Memory ledger categories (DESIGN.md "allocator = ledger").
 enum class Category : uint8_t {
