@@ -6,8 +6,10 @@
 namespace shardscope {
 
 void sortEvents(std::vector<Event>& events) {
+  // At equal times frees go first: a buffer freed and another allocated at the
+  // same modeled instant were never both live.
   auto key = [](const Event& e) {
-    return std::make_tuple(e.begin_ns, static_cast<int>(e.lane), e.end_ns, static_cast<int>(e.kind), e.op,
+    return std::make_tuple(e.begin_ns, e.kind == EventKind::Free ? 0 : 1, static_cast<int>(e.lane), e.end_ns, static_cast<int>(e.kind), e.op,
                            e.block, e.unit, e.bucket, e.param, static_cast<int>(e.category), e.bytes,
                            e.step, e.seq, e.group, e.dep, e.value);
   };

@@ -26,8 +26,9 @@ struct CommGroupSpec {
 class CommMesh {
  public:
   // shard_group = 0: only the world group (ddp, zero1, zero2).
+  // meta: byte-counting communicators that move no data (the meta backend).
   CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunControl& control, int timeout_ms,
-           int transport_timeout_ms);
+           int transport_timeout_ms, bool meta = false);
   ~CommMesh();
 
   const std::vector<CommGroupSpec>& groups() const { return m_specs; }
@@ -47,6 +48,7 @@ class CommMesh {
 
   int m_ranks;
   int m_shardGroup;
+  bool m_meta;
   std::vector<CommGroupSpec> m_specs;
   std::vector<std::vector<std::unique_ptr<Communicator>>> m_comms;  // [group][group rank]
   std::vector<std::unique_ptr<CollectiveMonitor>> m_monitors;       // [group]

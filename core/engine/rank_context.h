@@ -17,9 +17,10 @@ namespace shardscope {
 
 struct RankContext {
   RankContext(int rank_, int ranks_, const RunClock& clock_, RunControl& control_,
-              RankStatusBoard& board_)
+              RankStatusBoard& board_, bool meta_ = false)
       : rank(rank_), ranks(ranks_), clock(clock_), control(control_), board(board_),
-        ledger(rank_, &log, &clock_) {}
+        ledger(rank_, &log, &clock_, meta_) {}
+  bool meta() const { return ledger.meta(); }
 
   // Ids from the calling thread's cursor slot, so they are the same every run.
   int32_t newOp() {

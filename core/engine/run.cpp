@@ -30,10 +30,12 @@ Run::Run(RunConfig config)
                             static_cast<int>(sizeof(bf16)));
   }
   for (int r = 0; r < m_config.ranks; ++r)
-    m_contexts.push_back(std::make_unique<RankContext>(r, m_config.ranks, m_clock, m_control, m_board));
+    m_contexts.push_back(std::make_unique<RankContext>(r, m_config.ranks, m_clock, m_control, m_board,
+                                                       m_config.backend == Backend::Meta));
   for (auto& ctx : m_contexts) ctx->cost = m_cost.get();
   m_rankResults.resize(m_config.ranks);
-  m_finalMaster.assign(static_cast<size_t>(m_spec.numParams()), 0.0f);
+  // A meta run has no weights (and may describe more than fits in memory).
+  if (m_config.backend == Backend::Cpu) m_finalMaster.assign(static_cast<size_t>(m_spec.numParams()), 0.0f);
 }
 
 Run::~Run() {
@@ -58,7 +60,8 @@ void Run::launch() {
     const int gloo_timeout_ms = std::max(30000, 4 * m_config.timeout_ms);
     m_mesh = std::make_unique<CommMesh>(m_config.ranks,
                                         m_config.isSharded() ? m_config.shardGroupSize() : 0, m_board,
-                                        m_control, m_config.timeout_ms, gloo_timeout_ms);
+                                        m_control, m_config.timeout_ms, gloo_timeout_ms,
+                                        m_config.backend == Backend::Meta);
     m_control.setAbortHandler([this] { m_mesh->abortAll(); });
     if (m_control.isAborted()) m_mesh->abortAll();  // cancelled while connecting
     std::vector<std::thread> ranks;
@@ -127,7 +130,7 @@ void Run::rankMain(int rank) {
     out.unit_order = strategy->lastUnitOrder();
     out.padding_state_bytes = strategy->paddingStateBytes();
     if (rank == 0) m_paddingElements = strategy->paddingElements();
-    strategy->copyOwnedMaster(m_finalMaster);
+    if (!ctx.meta()) strategy->copyOwnedMaster(m_finalMaster);
   } catch (const RunAborted&) {
   } catch (const std::exception& e) {
     Event err;

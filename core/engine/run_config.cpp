@@ -80,7 +80,13 @@ void validate(const RunConfig& c) {
   if (!contains(kAvailable, c.strategy))
     throw ConfigError("--strategy " + c.strategy +
                       " is not yet available in this build; available: ddp");
-  requireRange("--ranks", c.ranks, 1, 64);
+  if (c.backend == Backend::Meta) {
+    requireRange("--ranks", c.ranks, 1, 256, " with --backend meta");
+    if (c.clock != ClockKind::Modeled)
+      throw ConfigError("--backend meta runs no math, so it needs --clock modeled");
+  } else {
+    requireRange("--ranks", c.ranks, 1, 64, " (CPU ranks are threads; --backend meta simulates up to 256)");
+  }
   requireRange("--layers", c.model.layers, 1, 256);
   requireRange("--hidden", c.model.hidden, 8, 8192);
   if (c.model.kind == ModelKind::Gpt) {
@@ -172,6 +178,8 @@ std::string runUsage() {
                          under a hardware profile; deterministic)           [measured]
   --profile NAME         modeled clock's hardware: h100-sxm, h200, a100-40gb-pcie,
                          rtx4090-pcie, cluster-25gbe, this-cpu, or a .json  [h100-sxm]
+  --backend cpu|meta     cpu: real math on CPU ranks; meta: shapes only, no
+                         math or memory, modeled clock (big models)        [cpu]
   --trace FILE           write a Chrome/Perfetto trace (JSON)
   --summary FILE         write the run summary (JSON)
   --help                 this text
@@ -230,6 +238,13 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
       else if (v == "modeled") c.clock = ClockKind::Modeled;
       else throw ConfigError("--clock must be measured or modeled, got '" + v + "'");
     } else if (flag == "--profile") c.profile = v;
+    else if (flag == "--backend") {
+      if (v == "cpu") c.backend = Backend::Cpu;
+      else if (v == "meta") {
+        c.backend = Backend::Meta;
+        c.clock = ClockKind::Modeled;  // the only clock a shapes-only run has
+      } else throw ConfigError("--backend must be cpu or meta, got '" + v + "'");
+    }
     else if (flag == "--trace") c.trace_path = v;
     else if (flag == "--summary") c.summary_path = v;
     else throw ConfigError("unknown flag " + flag + " (see --help)");

@@ -18,6 +18,9 @@ struct InjectBranch {
 
 enum class Prefetch { None, Forward, Backward, Both };
 enum class ClockKind { Measured, Modeled };
+// cpu: real math and memory on CPU ranks. meta: shapes only — no math, no
+// bytes, but the same engine, ledger accounting and the modeled clock.
+enum class Backend { Cpu, Meta };
 std::string prefetchName(Prefetch p);
 
 struct RunConfig {
@@ -48,6 +51,7 @@ struct RunConfig {
   // measured: CPU wall time. modeled: op costs priced under a hardware
   // profile (deterministic; what the profile's GPUs would do).
   ClockKind clock = ClockKind::Measured;
+  Backend backend = Backend::Cpu;
   std::optional<std::string> profile;  // modeled only [h100-sxm]
   std::string profileName() const { return profile.value_or("h100-sxm"); }
   std::string trace_path;

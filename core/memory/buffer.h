@@ -9,6 +9,8 @@
 #include <cstring>
 #include <new>
 #include <span>
+
+#include <sys/mman.h>
 #include <utility>
 
 #include "memory/memory_ledger.h"
@@ -23,9 +25,17 @@ class Buffer {
       : m_ledger(&ledger), m_category(category), m_count(count) {
     if (count == 0) return;
     const size_t bytes = (count * sizeof(T) + 63) / 64 * 64;
-    m_data = static_cast<T*>(std::aligned_alloc(64, bytes));
-    if (!m_data) throw std::bad_alloc();
-    std::memset(static_cast<void*>(m_data), 0, count * sizeof(T));
+    if (ledger.meta()) {
+      // A meta run books the bytes without having them: address space only
+      // (PROT_NONE), so pointer arithmetic stays valid and any touch faults.
+      void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      m_data = static_cast<T*>(p);
+    } else {
+      m_data = static_cast<T*>(std::aligned_alloc(64, bytes));
+      if (!m_data) throw std::bad_alloc();
+      std::memset(static_cast<void*>(m_data), 0, count * sizeof(T));
+    }
     m_ledger->onAlloc(m_category, static_cast<int64_t>(count * sizeof(T)));
   }
   ~Buffer() { reset(); }
@@ -44,9 +54,10 @@ class Buffer {
   Buffer& operator=(const Buffer&) = delete;
 
   void reset() {
-    if (m_data) {
+    if (m_count > 0) {
       m_ledger->onFree(m_category, static_cast<int64_t>(m_count * sizeof(T)));
-      std::free(m_data);
+      if (m_ledger->meta()) munmap(m_data, (m_count * sizeof(T) + 63) / 64 * 64);
+      else std::free(m_data);
     }
     m_data = nullptr;
     m_count = 0;

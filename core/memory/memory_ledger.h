@@ -25,8 +25,10 @@ bool isModelState(Category c);
 
 class MemoryLedger {
  public:
-  MemoryLedger(int rank, EventLog* log, const RunClock* clock)
-      : m_rank(rank), m_log(log), m_clock(clock) {}
+  MemoryLedger(int rank, EventLog* log, const RunClock* clock, bool meta = false)
+      : m_rank(rank), m_log(log), m_clock(clock), m_meta(meta) {}
+  // Shapes-only run: buffers are booked here but never allocated.
+  bool meta() const { return m_meta; }
 
   void onAlloc(Category c, int64_t bytes);
   void onFree(Category c, int64_t bytes);
@@ -43,6 +45,7 @@ class MemoryLedger {
   const int m_rank;
   EventLog* m_log;
   const RunClock* m_clock;
+  const bool m_meta;
   mutable std::mutex m_mutex;
   LedgerSnapshot m_books;
   int64_t m_modelState = 0;

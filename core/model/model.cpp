@@ -6,11 +6,13 @@
 #include <string>
 
 #include "model/gpt_model.h"
+#include "model/meta_model.h"
 #include "model/mlp_model.h"
 
 namespace shardscope {
 
 std::unique_ptr<Model> makeModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch, uint64_t seed) {
+  if (ledger.meta()) return std::make_unique<MetaModel>(spec, ledger, local_batch, seed);
   switch (spec.shape().kind) {
     case ModelKind::Mlp: return std::make_unique<MlpModel>(spec, ledger, local_batch, seed);
     case ModelKind::Gpt: return std::make_unique<GptModel>(spec, ledger, local_batch, seed);

@@ -35,7 +35,8 @@ class Model {
   virtual double forwardFlops(int segment) const = 0;
 };
 
-// The model the spec describes (ModelShape::kind), for one rank's local batch.
+// The model the spec describes (ModelShape::kind), for one rank's local batch;
+// the shapes-only MetaModel when the ledger is a meta run's.
 std::unique_ptr<Model> makeModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch, uint64_t seed);
 // Deterministic initial fp32 weights, identical on every rank.
 void initModelParams(const ModelSpec& spec, uint64_t seed, float* master);

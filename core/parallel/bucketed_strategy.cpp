@@ -26,10 +26,12 @@ void BucketedStrategy::setup() {
   const auto n = static_cast<size_t>(m_env.spec.numParams());
   m_params = Buffer<bf16>(m_env.ctx.ledger, Category::Param, n);
   // As DDP's constructor: rank 0's initial state is broadcast to every replica.
-  m_initMaster.assign(n, 0.0f);
-  if (m_env.ctx.rank == 0) initModelParams(m_env.spec, m_env.config.seed, m_initMaster.data());
+  if (!m_env.ctx.meta()) {
+    m_initMaster.assign(n, 0.0f);
+    if (m_env.ctx.rank == 0) initModelParams(m_env.spec, m_env.config.seed, m_initMaster.data());
+  }
   m_env.world.broadcast(m_initMaster.data(), n, DType::F32, 0, Lane::Comm);
-  cpu::f32ToBf16(m_initMaster.data(), m_params.data(), n);
+  if (!m_env.ctx.meta()) cpu::f32ToBf16(m_initMaster.data(), m_params.data(), n);
   setupState();
   m_initMaster = {};
 }

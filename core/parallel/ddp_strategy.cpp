@@ -13,7 +13,7 @@ void DdpStrategy::setupState() {
   m_master = Buffer<float>(ledger, Category::Master, n);
   m_adamM = Buffer<float>(ledger, Category::AdamM, n);
   m_adamV = Buffer<float>(ledger, Category::AdamV, n);
-  std::memcpy(m_master.data(), m_initMaster.data(), m_master.bytes());
+  if (!m_env.ctx.meta()) std::memcpy(m_master.data(), m_initMaster.data(), m_master.bytes());
 }
 
 void DdpStrategy::launchBucket(int b, int32_t ready_op) {
@@ -26,10 +26,11 @@ void DdpStrategy::launchBucket(int b, int32_t ready_op) {
     c.bucket = static_cast<int16_t>(b);
     c.bytes = static_cast<int64_t>(buf.bytes());
     ScopedEvent scope(ctx, Lane::Comm, EventKind::Copy, c);
-    for (const BucketPlanEntry& e : bucket.entries) {
-      const ParamInfo& p = m_env.spec.params()[e.param];
-      std::memcpy(m_grads.data() + p.offset, buf.data() + e.offset, sizeof(bf16) * p.numel());
-    }
+    if (!ctx.meta())
+      for (const BucketPlanEntry& e : bucket.entries) {
+        const ParamInfo& p = m_env.spec.params()[e.param];
+        std::memcpy(m_grads.data() + p.offset, buf.data() + e.offset, sizeof(bf16) * p.numel());
+      }
     ctx.chargeMemory(2.0 * buf.bytes());
   });
 }
@@ -46,8 +47,9 @@ void DdpStrategy::finishStep(int step) {
   });
   m_env.compute.enqueue([this, &ctx, step] {
     ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
-    cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_grads.data(), m_params.data(),
-                  m_master.size(), adamConfig(), step + 1);
+    if (!ctx.meta())
+      cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_grads.data(), m_params.data(),
+                    m_master.size(), adamConfig(), step + 1);
     ctx.chargeMemory(kAdamBytesPerElement * double(m_master.size()));
   });
   m_env.compute.synchronize();

@@ -34,14 +34,15 @@ void FsdpStrategy::setup() {
   const auto s = static_cast<size_t>(m_shard.elements);
   // As FSDP's sync_module_states: rank 0's initial weights reach every rank,
   // then each keeps only its shard.
-  std::vector<float> init(n, 0.0f);
-  if (m_env.ctx.rank == 0) initModelParams(m_env.spec, m_env.config.seed, init.data());
+  std::vector<float> init(m_env.ctx.meta() ? 0 : n, 0.0f);
+  if (m_env.ctx.rank == 0 && !m_env.ctx.meta()) initModelParams(m_env.spec, m_env.config.seed, init.data());
   m_env.world.broadcast(init.data(), n, DType::F32, 0, Lane::Comm);
   m_paramShard = Buffer<bf16>(ledger, Category::Param, s);
   m_gradShard = Buffer<bf16>(ledger, Category::Grad, s);
   m_master = Buffer<float>(ledger, Category::Master, s);
   m_adamM = Buffer<float>(ledger, Category::AdamM, s);
   m_adamV = Buffer<float>(ledger, Category::AdamV, s);
+  if (m_env.ctx.meta()) return;
   for (const ShardSpan& span : m_shard.spans)
     for (int64_t i = 0; i < span.count; ++i) m_master[span.shard_offset + i] = init[span.flat_offset + i];
   cpu::f32ToBf16(m_master.data(), m_paramShard.data(), s);
@@ -182,7 +183,8 @@ void FsdpStrategy::issueReduce(int unit) {
     Buffer<bf16>& full = m_gradFull[unit];
     // Pre-divide by the world size: the shard-group sum (and, for HSDP, the
     // sum across replicas) then yields the mean gradient, as in DDP.
-    if (ctx.ranks > 1) cpu::scaleBf16InPlace(full.data(), 1.0f / static_cast<float>(ctx.ranks), full.size());
+    if (ctx.ranks > 1 && !ctx.meta())
+      cpu::scaleBf16InPlace(full.data(), 1.0f / static_cast<float>(ctx.ranks), full.size());
     ctx.chargeMemory(2.0 * full.bytes());
     bf16* shard = m_gradShard.data() + m_shard.unit_offset[unit];
     const auto chunk = static_cast<size_t>(u.chunk());
@@ -258,8 +260,9 @@ double FsdpStrategy::step(int step) {
     ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
     cpu::AdamConfig adam;
     adam.lr = static_cast<float>(m_env.config.lr);
-    cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_gradShard.data(), m_paramShard.data(),
-                  m_master.size(), adam, step + 1);
+    if (!ctx.meta())
+      cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_gradShard.data(), m_paramShard.data(),
+                    m_master.size(), adam, step + 1);
     ctx.chargeMemory(kAdamBytesPerElement * double(m_master.size()));
   });
   m_env.compute.synchronize();

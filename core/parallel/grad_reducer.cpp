@@ -51,9 +51,11 @@ void GradReducer::onGradReady(int param, const bf16* grad) {
   if (m_buffers[b].empty())  // first gradient of a non-persistent bucket
     m_buffers[b] = Buffer<bf16>(ctx.ledger, Category::Bucket, static_cast<size_t>(m_padded[b]));
   // Pre-divided by P so the sum collective yields the mean, as PyTorch does.
-  bf16* dst = m_buffers[b].data() + m_buckets[b].entries[m_entryOf[param]].offset;
-  std::memcpy(dst, grad, sizeof(bf16) * p.numel());
-  if (ctx.ranks > 1) cpu::scaleBf16InPlace(dst, 1.0f / static_cast<float>(ctx.ranks), p.numel());
+  if (!ctx.meta()) {
+    bf16* dst = m_buffers[b].data() + m_buckets[b].entries[m_entryOf[param]].offset;
+    std::memcpy(dst, grad, sizeof(bf16) * p.numel());
+    if (ctx.ranks > 1) cpu::scaleBf16InPlace(dst, 1.0f / static_cast<float>(ctx.ranks), p.numel());
+  }
   ctx.chargeMemory(4.0 * p.numel());  // read the gradient, write the bucket slot
   m_arrived[param] = 1;
   Event g;

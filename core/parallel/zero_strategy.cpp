@@ -18,7 +18,7 @@ void ZeroStrategy::setupState() {
   m_master = Buffer<float>(ledger, Category::Master, shard);
   m_adamM = Buffer<float>(ledger, Category::AdamM, shard);
   m_adamV = Buffer<float>(ledger, Category::AdamV, shard);
-  m_layout->gather(m_initMaster.data(), m_master.data());
+  if (!m_env.ctx.meta()) m_layout->gather(m_initMaster.data(), m_master.data());
 }
 
 bf16* ZeroStrategy::segmentGrads(int segment) {
@@ -51,7 +51,7 @@ void ZeroStrategy::launchBucket(int b, int32_t ready_op) {
     // Stage 1 keeps full gradients: the owned chunk is overwritten with the sum.
     const auto [s0, s1] = m_layout->bucketSpans(b);
     const int64_t base = m_layout->shardOffset(b);
-    for (size_t i = s0; i < s1; ++i) {
+    for (size_t i = s0; i < s1 && !ctx.meta(); ++i) {
       const ShardSpan& s = m_layout->spans()[i];
       std::memcpy(m_grads.data() + s.flat_offset, reduced.data() + (s.shard_offset - base), sizeof(bf16) * s.count);
     }
@@ -75,11 +75,12 @@ void ZeroStrategy::finishStep(int step) {
     Buffer<bf16> gathered;
     if (m_stage == 1) {  // the owned chunk of the full gradients, in shard order
       gathered = Buffer<bf16>(ctx.ledger, Category::Workspace, shard);
-      m_layout->gather(m_grads.data(), gathered.data());
+      if (!ctx.meta()) m_layout->gather(m_grads.data(), gathered.data());
       grads = gathered.data();
     }
-    cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), grads, param_shard->data(), shard,
-                  adamConfig(), step + 1);
+    if (!ctx.meta())
+      cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), grads, param_shard->data(), shard,
+                    adamConfig(), step + 1);
     ctx.chargeMemory(kAdamBytesPerElement * double(shard));
   });
   // All-gather the updated parameters bucket by bucket (the all-reduce's second half).
@@ -92,9 +93,9 @@ void ZeroStrategy::finishStep(int step) {
       Buffer<bf16> full(ctx.ledger, Category::Bucket, chunk * ctx.ranks);
       m_env.world.allGather(param_shard->data() + m_layout->shardOffset(index), full.data(), chunk, DType::BF16,
                             {index, -1, -1}, Lane::Comm);
-      for (const BucketPlanEntry& e : b.entries) {
-        const ParamInfo& p = m_env.spec.params()[e.param];
-        std::memcpy(m_params.data() + p.offset, full.data() + e.offset, sizeof(bf16) * p.numel());
+      for (size_t i = 0; i < b.entries.size() && !ctx.meta(); ++i) {
+        const ParamInfo& p = m_env.spec.params()[b.entries[i].param];
+        std::memcpy(m_params.data() + p.offset, full.data() + b.entries[i].offset, sizeof(bf16) * p.numel());
       }
       ctx.chargeMemory(2.0 * full.bytes());
     });
