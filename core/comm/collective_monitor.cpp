@@ -46,12 +46,10 @@ int64_t CollectiveMonitor::check(int group_rank, const Fingerprint& fp, int64_t 
   slots[group_rank] = fp;
   auto& latest = m_latestArrival[fp.seq];
   latest = std::max(latest, arrival_ns);
-  m_cv.notify_all();
-  auto all_posted = [&] {
-    for (const auto& s : m_posted[fp.seq])
-      if (!s) return false;
-    return true;
-  };
+  // Only the last arrival wakes the others: O(P) wake-ups per collective, which
+  // keeps a 512-rank meta run cheap.
+  if (++m_arrived[fp.seq] == n) m_cv.notify_all();
+  auto all_posted = [&] { return m_arrived[fp.seq] == n; };
   if (!m_control.waitUntil(lock, m_cv, all_posted, timeout)) {
     throw RunError(hangReport(fp, m_posted[fp.seq], timeout));
   }
@@ -71,6 +69,7 @@ int64_t CollectiveMonitor::check(int group_rank, const Fingerprint& fp, int64_t 
     m_posted.erase(fp.seq);
     m_released.erase(fp.seq);
     m_latestArrival.erase(fp.seq);
+    m_arrived.erase(fp.seq);
   }
   return start;
 }

@@ -58,6 +58,7 @@ class CollectiveMonitor {
   std::condition_variable m_cv;
   std::map<int, std::vector<std::optional<Fingerprint>>> m_posted;  // seq -> per group rank
   std::map<int, int64_t> m_latestArrival;                            // seq -> max arrival
+  std::map<int, int> m_arrived;                                      // seq -> ranks posted
   std::map<int, int> m_released;                                    // seq -> ranks done
 };
 

@@ -35,7 +35,10 @@ void ProcessGroup::run(EventKind kind, int64_t bytes, const CollectiveTag& tag, 
     scope.event().value = m_ctx.clock.nowNs() - scope.event().begin_ns;
     fn();
     if (m_ctx.cost) {
-      const double sent_now = static_cast<double>(m_comm.bytesSent() - sent_before);
+      // A pipelined broadcast ends for everyone when the payload has crossed
+      // the chain; the ring collectives cost what this rank sent.
+      const double sent_now = kind == EventKind::Broadcast ? static_cast<double>(bytes)
+                                                           : static_cast<double>(m_comm.bytesSent() - sent_before);
       m_ctx.clock.advance(m_ctx.cost->collectiveNs(kind, sent_now, m_monitor.members()));
     }
   }

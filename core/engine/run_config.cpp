@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "model/model_presets.h"
 
 namespace shardscope {
 
@@ -81,7 +82,7 @@ void validate(const RunConfig& c) {
     throw ConfigError("--strategy " + c.strategy +
                       " is not yet available in this build; available: ddp");
   if (c.backend == Backend::Meta) {
-    requireRange("--ranks", c.ranks, 1, 256, " with --backend meta");
+    requireRange("--ranks", c.ranks, 1, 1024, " with --backend meta");
     if (c.clock != ClockKind::Modeled)
       throw ConfigError("--backend meta runs no math, so it needs --clock modeled");
   } else {
@@ -89,6 +90,10 @@ void validate(const RunConfig& c) {
   }
   requireRange("--layers", c.model.layers, 1, 256);
   requireRange("--hidden", c.model.hidden, 8, 8192);
+  if (!c.model.preset.empty() && c.backend != Backend::Meta)
+    throw ConfigError("--model " + c.model.preset +
+                      " is a published shape for --backend meta (the CPU GPT model is GPT-2 style: use --model gpt "
+                      "with --layers/--hidden/--heads)");
   if (c.model.kind == ModelKind::Gpt) {
     requireRange("--heads", c.model.heads, 1, 256);
     requireRange("--seq", c.model.seq, 1, 4096);
@@ -206,7 +211,13 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
     else if (flag == "--model") {
       if (v == "mlp") c.model.kind = ModelKind::Mlp;
       else if (v == "gpt") c.model.kind = ModelKind::Gpt;
-      else throw ConfigError("--model must be mlp or gpt, got '" + v + "'");
+      else {
+        try {
+          c.model = presetShape(v);
+        } catch (const ConfigError&) {
+          throw ConfigError("--model must be mlp, gpt or a preset (gpt2-124m, llama2-7b, llama2-70b), got '" + v + "'");
+        }
+      }
     } else if (flag == "--heads") c.model.heads = parseInt32(flag, v);
     else if (flag == "--seq") c.model.seq = parseInt32(flag, v);
     else if (flag == "--vocab") c.model.vocab = parseInt32(flag, v);

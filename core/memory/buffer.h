@@ -9,13 +9,13 @@
 #include <cstring>
 #include <new>
 #include <span>
-
-#include <sys/mman.h>
 #include <utility>
 
 #include "memory/memory_ledger.h"
 
 namespace shardscope {
+
+inline constexpr uintptr_t kMetaAddress = 0x1000;
 
 template <class T>
 class Buffer {
@@ -26,11 +26,11 @@ class Buffer {
     if (count == 0) return;
     const size_t bytes = (count * sizeof(T) + 63) / 64 * 64;
     if (ledger.meta()) {
-      // A meta run books the bytes without having them: address space only
-      // (PROT_NONE), so pointer arithmetic stays valid and any touch faults.
-      void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-      if (p == MAP_FAILED) throw std::bad_alloc();
-      m_data = static_cast<T*>(p);
+      // A meta run books the bytes without having them. data() is a non-null
+      // address in the never-mapped first 64 KiB (below vm.mmap_min_addr): offsets
+      // from it are ordinary arithmetic, and a stray touch faults at once. (One
+      // mapping per buffer would exceed vm.max_map_count at 512 ranks.)
+      m_data = reinterpret_cast<T*>(kMetaAddress);
     } else {
       m_data = static_cast<T*>(std::aligned_alloc(64, bytes));
       if (!m_data) throw std::bad_alloc();
@@ -56,8 +56,7 @@ class Buffer {
   void reset() {
     if (m_count > 0) {
       m_ledger->onFree(m_category, static_cast<int64_t>(m_count * sizeof(T)));
-      if (m_ledger->meta()) munmap(m_data, (m_count * sizeof(T) + 63) / 64 * 64);
-      else std::free(m_data);
+      if (!m_ledger->meta()) std::free(m_data);
     }
     m_data = nullptr;
     m_count = 0;

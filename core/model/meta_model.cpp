@@ -6,6 +6,18 @@ MetaModel::MetaModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batc
     : m_spec(spec), m_ledger(ledger), m_batch(local_batch), m_saved(spec.segmentCount()) {
   // The FLOP counts come from the real model of this kind (it allocates no
   // tensors until a batch is loaded).
+  if (!spec.shape().preset.empty()) {
+    // A published transformer: 2 FLOPs per weight per token in each linear,
+    // plus attention scores and values (2·2·T·D per token), plus the LM head.
+    const ModelShape& m = spec.shape();
+    const double tokens = double(local_batch) * m.seq;
+    for (int s = 0; s < spec.segmentCount(); ++s) {
+      if (s == 0) m_flops.push_back(0.0);
+      else if (s == m.layers + 1) m_flops.push_back(2.0 * tokens * m.hidden * m.vocab);
+      else m_flops.push_back(2.0 * tokens * double(spec.segmentElements(s)) + 4.0 * tokens * m.seq * m.hidden);
+    }
+    return;
+  }
   MemoryLedger scratch(0, nullptr, nullptr);
   const auto real = makeModel(spec, scratch, local_batch, seed);
   for (int s = 0; s < spec.segmentCount(); ++s) m_flops.push_back(real->forwardFlops(s));
@@ -18,8 +30,9 @@ int64_t MetaModel::savedFloats(int segment) const {
     const int64_t tokens = B * m.seq;
     if (segment == 0) return tokens * D;
     if (segment == L + 1) return tokens * (2 * D + m.vocab);  // LN out, stats, logits
-    // LN1, qkv, attention probabilities, attention out, LN2, fc1 pre/post GELU.
-    return tokens * (D + 3 * D + m.heads * int64_t(m.seq) + D + D + 4 * D + 4 * D);
+    // norm, q/k/v, attention probabilities, attention out, norm, MLP inner (x2, x3 gated).
+    const int64_t F = m.ffn > 0 ? m.ffn : 4 * D;
+    return tokens * (D + 3 * D + m.heads * int64_t(m.seq) + D + D + (m.gated_mlp ? 3 : 2) * F);
   }
   if (segment == 0) return B * m.io_dim;
   if (segment == L + 1) return B * D;

@@ -1,10 +1,16 @@
 #include "model/model_spec.h"
 
+#include "model/model_presets.h"
+
 namespace shardscope {
 
 ModelSpec::ModelSpec(const ModelShape& shape) : m_shape(shape) {
   const int D = shape.hidden, F = 4 * shape.hidden;
   m_segmentRanges.resize(segmentCount());
+  if (!shape.preset.empty()) {
+    addPresetTransformer();
+    return;
+  }
   if (shape.kind == ModelKind::Gpt) {
     add("wte.weight", shape.vocab, D, 0);
     add("wpe.weight", shape.seq, D, 0);
@@ -41,6 +47,59 @@ ModelSpec::ModelSpec(const ModelShape& shape) : m_shape(shape) {
   }
   add("head.weight", shape.io_dim, D, shape.layers + 1);
   add("head.bias", 1, shape.io_dim, shape.layers + 1);
+}
+
+void ModelSpec::addPresetTransformer() {
+  const ModelShape& m = m_shape;
+  const int D = m.hidden, F = m.ffn, KV = m.kv_heads * (m.hidden / m.heads), L = m.layers;
+  auto linear = [&](const std::string& name, int out, int in, int seg) {
+    add(name + ".weight", out, in, seg);
+    if (m.biases) add(name + ".bias", 1, out, seg);
+  };
+  auto norm = [&](const std::string& name, int seg) {
+    add(name + ".weight", 1, D, seg);
+    if (m.biases) add(name + ".bias", 1, D, seg);
+  };
+  add("wte.weight", m.vocab, D, 0);
+  if (m.learned_positions) add("wpe.weight", m.seq, D, 0);
+  for (int b = 0; b < L; ++b) {
+    const std::string p = "block" + std::to_string(b) + ".";
+    norm(p + "attn_norm", b + 1);
+    linear(p + "attn.q", D, D, b + 1);
+    linear(p + "attn.k", KV, D, b + 1);
+    linear(p + "attn.v", KV, D, b + 1);
+    linear(p + "attn.o", D, D, b + 1);
+    norm(p + "mlp_norm", b + 1);
+    if (m.gated_mlp) {
+      linear(p + "mlp.gate", F, D, b + 1);
+      linear(p + "mlp.up", F, D, b + 1);
+      linear(p + "mlp.down", D, F, b + 1);
+    } else {
+      linear(p + "mlp.fc1", F, D, b + 1);
+      linear(p + "mlp.fc2", D, F, b + 1);
+    }
+  }
+  norm("final_norm", L + 1);
+  if (!m.tied_embeddings) add("lm_head.weight", m.vocab, D, L + 1);
+}
+
+ModelShape presetShape(const std::string& name) {
+  const ModelPreset& p = findModelPreset(name);
+  ModelShape s;
+  s.kind = ModelKind::Gpt;
+  s.preset = p.name;
+  s.layers = p.layers;
+  s.hidden = p.hidden;
+  s.heads = p.heads;
+  s.seq = p.seq;
+  s.vocab = p.vocab;
+  s.ffn = p.ffn;
+  s.kv_heads = p.kv_heads;
+  s.learned_positions = p.learned_positions;
+  s.tied_embeddings = p.tied_embeddings;
+  s.gated_mlp = p.gated_mlp;
+  s.biases = p.biases;
+  return s;
 }
 
 void ModelSpec::add(const std::string& name, int rows, int cols, int segment) {

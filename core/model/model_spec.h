@@ -32,7 +32,17 @@ struct ModelShape {
   int heads = 4;      // gpt: attention heads (head dim D / heads)
   int seq = 64;       // gpt: tokens per sample (T)
   int vocab = 256;    // gpt: vocabulary (byte-level tokens need >= 256)
+  // A published transformer (model/model_presets.h) for the meta backend: its
+  // parameter table follows the preset's architecture (GQA, SwiGLU, tied
+  // embeddings, biases or not) instead of the CPU GPT block's.
+  std::string preset;
+  int ffn = 0;        // preset: MLP inner width
+  int kv_heads = 0;   // preset: key/value heads
+  bool learned_positions = false, tied_embeddings = false, gated_mlp = false, biases = true;
 };
+
+// The shape of a published model preset (throws ConfigError for unknown names).
+ModelShape presetShape(const std::string& name);
 
 class ModelSpec {
  public:
@@ -51,6 +61,7 @@ class ModelSpec {
 
  private:
   void add(const std::string& name, int rows, int cols, int segment);
+  void addPresetTransformer();
 
   ModelShape m_shape;
   std::vector<ParamInfo> m_params;

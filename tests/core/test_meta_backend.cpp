@@ -5,9 +5,11 @@
 
 #include <map>
 
+#include "analysis/capacity.h"
 #include "analysis/formulas.h"
 #include "analysis/run_summary.h"
 #include "engine/run.h"
+#include "model/model_presets.h"
 
 using namespace shardscope;
 
@@ -140,6 +142,49 @@ class TestMetaBackend : public QObject {
     QVERIFY(g1 > 3 * g8);
     QVERIFY(ns1 > ns8);       // same bytes, more latency
     QVERIFY(peak8 > peak1);   // a bigger spike
+  }
+
+  // The seed's ledger for published models: the meta backend's allocator and
+  // the capacity calculator agree on every stage, up to the padding reported.
+  void presetsAgreeWithCalc_data() {
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QString>("strategy");
+    for (const char* m : {"gpt2-124m", "llama2-7b", "llama2-70b"})
+      for (const char* s : {"ddp", "zero1", "zero2", "zero3", "hsdp"}) QTest::addRow("%s %s", m, s) << m << s;
+  }
+
+  void presetsAgreeWithCalc() {
+    QFETCH(QString, preset);
+    QFETCH(QString, strategy);
+    RunConfig c;
+    c.backend = Backend::Meta;
+    c.clock = ClockKind::Modeled;
+    c.model = presetShape(preset.toStdString());
+    c.strategy = strategy.toStdString();
+    c.ranks = 8;
+    c.batch = 8;
+    c.steps = 1;
+    if (strategy == "hsdp") c.shard_group = 4;
+    const RunResult r = Run(c).execute();
+    CapacityInput in;
+    in.params = r.params;
+    in.ranks = 8;
+    in.shard_group = strategy == "hsdp" ? 4 : 0;
+    const CapacityReport calc = computeCapacity(in);
+    const auto stage = std::find_if(calc.stages.begin(), calc.stages.end(),
+                                    [&](const StageCapacity& s) { return s.stage == c.strategy; });
+    QVERIFY(stage != calc.stages.end());
+    QCOMPARE(r.params, findModelPreset(c.model.preset).params());
+    for (const RankResult& rank : r.ranks) {
+      const double measured = double(rank.ledger.model_state_peak);
+      const double predicted = double(stage->bytes_per_rank);
+      // calc rounds shards up per rank (ceil(N/P)); the run pads flat units or
+      // buckets: both within the padding the run reports, plus 16 B of rounding.
+      QVERIFY2(std::abs(measured - predicted) <= double(rank.padding_state_bytes) + 16.0 * 64,
+               qPrintable(QString("rank %1: %2 B measured, calc %3 B, padding %4 B")
+                              .arg(rank.rank).arg(measured, 0, 'f', 0).arg(predicted, 0, 'f', 0)
+                              .arg(rank.padding_state_bytes)));
+    }
   }
 
   // What a CPU cannot run: 7B-class GPT on 64 ranks, fully sharded.
