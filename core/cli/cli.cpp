@@ -1,6 +1,9 @@
 #include "cli/cli.h"
 
+#include <chrono>
+#include <cstdio>
 #include <ostream>
+#include <thread>
 
 #include "analysis/run_summary.h"
 #include "cli/calc_command.h"
@@ -24,6 +27,37 @@ commands:
   help      this text (run --help lists the run flags)
 )";
 
+// At every breakpoint stop: where the ranks are and what they hold, then go on.
+void printBreaks(Run& run, std::ostream& out) {
+  std::vector<GatePoint> points;
+  uint64_t printed = 0, stop = 0;
+  while (!run.finished()) {
+    if (!run.gate().stopped(&points, &stop) || stop == printed) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      continue;
+    }
+    const GatePoint& p = points[0];
+    bool lockstep = true;
+    for (const GatePoint& q : points) lockstep &= q == p;
+    out << "break: step " << p.step << ", all " << points.size() << " ranks " << (lockstep ? "at" : "NOT in lockstep at")
+        << " " << eventKindName(p.kind) << " " << run.spec().segmentName(p.block);
+    if (p.unit >= 0) out << " (unit " << p.unit << ")";
+    if (!lockstep)
+      for (size_t r = 0; r < points.size(); ++r)
+        out << " [rank " << r << ": " << eventKindName(points[r].kind) << " step " << points[r].step << " block "
+            << points[r].block << " unit " << points[r].unit << "]";
+    const LedgerSnapshot l = run.ledger(0);
+    const auto mib = [](int64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); };
+    char line[160];
+    std::snprintf(line, sizeof line, "; rank 0 holds gathered %.2f MiB, grad_full %.2f MiB, activations %.2f MiB\n",
+                  mib(l.current[size_t(Category::Gathered)]), mib(l.current[size_t(Category::GradFull)]),
+                  mib(l.current[size_t(Category::Activation)]));
+    out << line;
+    printed = stop;
+    run.gate().resume();
+  }
+}
+
 int commandRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   RunConfig config;
   try {
@@ -40,7 +74,16 @@ int commandRun(const std::vector<std::string>& args, std::ostream& out, std::ost
   Run run(config);
   RunResult result;
   try {
-    result = run.execute();
+    if (!config.break_on.empty() || !config.break_units.empty()) {
+      run.gate().enable();
+      run.gate().setBreakpoints({config.break_on.begin(), config.break_on.end()},
+                                {config.break_units.begin(), config.break_units.end()});
+      run.start();
+      printBreaks(run, out);
+      result = run.wait();
+    } else {
+      result = run.execute();
+    }
   } catch (const RunError& e) {
     err << "error: run stopped: " << e.what() << "\n";
     if (!config.trace_path.empty()) {

@@ -8,6 +8,7 @@
 
 #include "comm/rank_status_board.h"
 #include "engine/cost_model.h"
+#include "engine/step_gate.h"
 #include "common/run_clock.h"
 #include "common/run_control.h"
 #include "memory/memory_ledger.h"
@@ -60,6 +61,11 @@ struct RankContext {
   EventLog log;
   MemoryLedger ledger;
   const CostModel* cost = nullptr;  // set when the run's clock is modeled
+  StepGate* gate = nullptr;         // lockstep stepping (null: never stops)
+  // Compute stream, before a forward/backward/optimizer op.
+  void gatePoint(EventKind kind, int block = -1, int unit = -1) {
+    if (gate) gate->pass(rank, {kind, currentStep(), block, unit});
+  }
 
  private:
   std::atomic<int32_t> m_nextOp{0};

@@ -19,7 +19,8 @@ Run::Run(RunConfig config)
     : m_config((validate(config), std::move(config))),
       m_spec(m_config.model),
       m_clock(m_config.clock == ClockKind::Modeled),
-      m_board(m_config.ranks) {
+      m_board(m_config.ranks),
+      m_gate(m_config.ranks, m_control) {
   if (m_clock.modeled()) m_cost = std::make_unique<CostModel>(loadProfile(m_config.profileName()));
   if (m_config.isSharded()) {
     const FsdpUnits units(m_spec, m_config.unitBlocks(), m_config.shardGroupSize());
@@ -32,7 +33,10 @@ Run::Run(RunConfig config)
   for (int r = 0; r < m_config.ranks; ++r)
     m_contexts.push_back(std::make_unique<RankContext>(r, m_config.ranks, m_clock, m_control, m_board,
                                                        m_config.backend == Backend::Meta));
-  for (auto& ctx : m_contexts) ctx->cost = m_cost.get();
+  for (auto& ctx : m_contexts) {
+    ctx->cost = m_cost.get();
+    ctx->gate = &m_gate;
+  }
   m_rankResults.resize(m_config.ranks);
   // A meta run has no weights (and may describe more than fits in memory).
   if (m_config.backend == Backend::Cpu) m_finalMaster.assign(static_cast<size_t>(m_spec.numParams()), 0.0f);

@@ -66,6 +66,11 @@ class Run {
     return wait();
   }
   void cancel() { m_control.cancel(); }
+  // Lockstep stepping: call enable() before start() to make the ranks pass a
+  // gate before every compute op (see engine/step_gate.h).
+  StepGate& gate() { return m_gate; }
+  // A rank's current bytes by category (any thread; for views of a stopped run).
+  LedgerSnapshot ledger(int rank) const { return m_contexts[rank]->ledger.snapshot(); }
   bool finished() const { return m_finished.load(); }
 
   const RunConfig& config() const { return m_config; }
@@ -89,6 +94,7 @@ class Run {
   std::unique_ptr<CostModel> m_cost;  // modeled clock only
   RunControl m_control;
   RankStatusBoard m_board;
+  StepGate m_gate;
   std::vector<std::unique_ptr<RankContext>> m_contexts;
   std::unique_ptr<CommMesh> m_mesh;
 

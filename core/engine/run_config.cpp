@@ -151,6 +151,7 @@ void validate(const RunConfig& c) {
       throw ConfigError(os.str());
     }
   }
+  for (int u : c.break_units) requireRange("--break-unit", u, 0, c.model.layers + 1);
   if (c.inject_branch) {
     requireRange("--inject-branch RANK", c.inject_branch->rank, 0, c.ranks - 1);
     requireRange("--inject-branch BLOCK", c.inject_branch->block, 0, c.model.layers - 1);
@@ -185,6 +186,9 @@ std::string runUsage() {
                          rtx4090-pcie, cluster-25gbe, this-cpu, or a .json  [h100-sxm]
   --backend cpu|meta     cpu: real math on CPU ranks; meta: shapes only, no
                          math or memory, modeled clock (big models)        [cpu]
+  --break-on OP          stop all ranks in lockstep before each forward,
+                         backward or optimizer_step op; print their state
+  --break-unit U         stop before ops of FSDP unit U (block U otherwise)
   --trace FILE           write a Chrome/Perfetto trace (JSON)
   --summary FILE         write the run summary (JSON)
   --help                 this text
@@ -256,6 +260,12 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
         c.clock = ClockKind::Modeled;  // the only clock a shapes-only run has
       } else throw ConfigError("--backend must be cpu or meta, got '" + v + "'");
     }
+    else if (flag == "--break-on") {
+      if (v == "forward") c.break_on.push_back(EventKind::Forward);
+      else if (v == "backward") c.break_on.push_back(EventKind::Backward);
+      else if (v == "optimizer_step") c.break_on.push_back(EventKind::OptimizerStep);
+      else throw ConfigError("--break-on must be forward, backward or optimizer_step (compute ops), got '" + v + "'");
+    } else if (flag == "--break-unit") c.break_units.push_back(parseInt32(flag, v));
     else if (flag == "--trace") c.trace_path = v;
     else if (flag == "--summary") c.summary_path = v;
     else throw ConfigError("unknown flag " + flag + " (see --help)");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/model_spec.h"
+#include "trace/event.h"
 
 namespace shardscope {
 
@@ -54,6 +55,10 @@ struct RunConfig {
   Backend backend = Backend::Cpu;
   std::optional<std::string> profile;  // modeled only [h100-sxm]
   std::string profileName() const { return profile.value_or("h100-sxm"); }
+  // Breakpoints (lockstep gate): stop all ranks before these compute ops /
+  // units (or blocks); the CLI prints each stop and goes on.
+  std::vector<EventKind> break_on;
+  std::vector<int> break_units;
   std::string trace_path;
   std::string summary_path;
 };

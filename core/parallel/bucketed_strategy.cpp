@@ -59,6 +59,7 @@ double BucketedStrategy::step(int step) {
     compute.enqueue([this, &ctx, seg] {
       Event f;
       f.block = static_cast<int16_t>(seg);
+      ctx.gatePoint(EventKind::Forward, seg);
       ScopedEvent scope(ctx, Lane::Compute, EventKind::Forward, f);
       const bool skip = m_skipHere && seg == m_skipSegment;
       m_model->forward(seg, segmentWeights(seg), skip);
@@ -73,6 +74,7 @@ double BucketedStrategy::step(int step) {
     compute.enqueue([this, &ctx, &spec, seg] {
       Event f;
       f.block = static_cast<int16_t>(seg);
+      ctx.gatePoint(EventKind::Backward, seg);
       ScopedEvent scope(ctx, Lane::Compute, EventKind::Backward, f);
       bf16* grads = segmentGrads(seg);
       const int64_t base = segmentOffset(seg);

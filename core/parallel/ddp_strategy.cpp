@@ -46,6 +46,7 @@ void DdpStrategy::finishStep(int step) {
     reduced->wait(ctx.control);
   });
   m_env.compute.enqueue([this, &ctx, step] {
+    ctx.gatePoint(EventKind::OptimizerStep);
     ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
     if (!ctx.meta())
       cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_grads.data(), m_params.data(),

@@ -160,10 +160,12 @@ void FsdpStrategy::issueCompute(int unit, const std::vector<int>& segments, Phas
       const bool skip = seg == m_skipSegment;
       const double weight_bytes = 2.0 * double(m_env.spec.segmentElements(seg));
       if (phase == Phase::Forward) {
+        ctx.gatePoint(EventKind::Forward, seg, unit);
         ScopedEvent scope(ctx, Lane::Compute, EventKind::Forward, f);
         m_model->forward(seg, gatheredSegment(unit, seg), skip);
         if (!skip) ctx.chargeCompute(m_model->forwardFlops(seg), weight_bytes);
       } else {
+        ctx.gatePoint(EventKind::Backward, seg, unit);
         ScopedEvent scope(ctx, Lane::Compute, EventKind::Backward, f);
         m_model->backward(seg, gatheredSegment(unit, seg), gradSegment(unit, seg), nullptr, skip);
         if (!skip) ctx.chargeCompute(2.0 * m_model->forwardFlops(seg), 2.0 * weight_bytes);
@@ -257,6 +259,7 @@ double FsdpStrategy::step(int step) {
     reduced->wait(ctx.control);
   });
   m_env.compute.enqueue([this, &ctx, step] {
+    ctx.gatePoint(EventKind::OptimizerStep);
     ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
     cpu::AdamConfig adam;
     adam.lr = static_cast<float>(m_env.config.lr);

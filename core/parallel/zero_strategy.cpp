@@ -70,6 +70,7 @@ void ZeroStrategy::finishStep(int step) {
     reduced->wait(ctx.control);
   });
   m_env.compute.enqueue([this, &ctx, step, shard, param_shard] {
+    ctx.gatePoint(EventKind::OptimizerStep);
     ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
     const bf16* grads = m_grads.data();
     Buffer<bf16> gathered;

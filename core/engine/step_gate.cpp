@@ -1,0 +1,84 @@
+#include "engine/step_gate.h"
+
+#include <algorithm>
+
+namespace shardscope {
+
+namespace {
+
+int phaseOf(EventKind k) { return k == EventKind::Forward ? 0 : k == EventKind::Backward ? 1 : 2; }
+
+}  // namespace
+
+StepGate::StepGate(int ranks, RunControl& control)
+    : m_ranks(ranks), m_control(control), m_last(ranks), m_waiting(ranks, false) {}
+
+bool StepGate::isStop(int rank, const GatePoint& p) const {
+  const bool breakpoint = m_breakKinds.count(p.kind) ||
+                          m_breakUnits.count(p.unit >= 0 ? p.unit : p.block);
+  const GatePoint& last = m_last[rank];
+  switch (m_mode) {
+    case StepMode::Run: return breakpoint;
+    case StepMode::Pause: return true;
+    case StepMode::NextOp: return true;  // every pass after a release is the next op
+    case StepMode::NextUnit: {
+      const int a = last.unit >= 0 ? last.unit : last.block, b = p.unit >= 0 ? p.unit : p.block;
+      return breakpoint || a != b || phaseOf(last.kind) != phaseOf(p.kind) || last.step != p.step;
+    }
+    case StepMode::NextPhase:
+      return breakpoint || phaseOf(last.kind) != phaseOf(p.kind) || last.step != p.step;
+    case StepMode::NextStep: return breakpoint || last.step != p.step;
+  }
+  return false;
+}
+
+void StepGate::pass(int rank, const GatePoint& point) {
+  if (!m_enabled) return;
+  std::unique_lock lock(m_mutex);
+  if (!isStop(rank, point)) {
+    m_last[rank] = point;
+    return;
+  }
+  m_last[rank] = point;
+  m_waiting[rank] = true;
+  if (++m_waitingCount == m_ranks) ++m_stops;
+  m_cv.notify_all();
+  const uint64_t generation = m_generation;
+  // The release (step/resume) clears the waiting set itself, so a rank that has
+  // not woken yet is never counted at the next stop.
+  m_control.waitUntil(lock, m_cv, [&] { return m_generation != generation; });
+}
+
+void StepGate::pause() {
+  std::lock_guard lock(m_mutex);
+  m_mode = StepMode::Pause;
+}
+
+void StepGate::resume() { step(StepMode::Run); }
+
+void StepGate::step(StepMode granularity) {
+  {
+    std::lock_guard lock(m_mutex);
+    m_mode = granularity;
+    ++m_generation;
+    m_waitingCount = 0;
+    std::fill(m_waiting.begin(), m_waiting.end(), false);
+  }
+  m_cv.notify_all();
+}
+
+void StepGate::setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks) {
+  std::lock_guard lock(m_mutex);
+  m_breakKinds = std::move(kinds);
+  m_breakUnits = std::move(units_or_blocks);
+}
+
+bool StepGate::stopped(std::vector<GatePoint>* points, uint64_t* stop_id) const {
+  std::lock_guard lock(m_mutex);
+  if (m_waitingCount != m_ranks) return false;
+  if (points) *points = m_last;
+  if (stop_id) *stop_id = m_stops;
+  return true;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,67 @@
+// Lockstep stepping through a run. Every rank's compute stream passes the gate
+// before each forward, backward and optimizer op; while the gate is paused the
+// ranks stop there, and a controller (GUI, CLI, test) releases them to the next
+// op, unit, phase or training step, or runs on to a breakpoint. All ranks run
+// the same sequence of gate points, so they stop at the same logical op: the
+// state a view shows at a stop is the state of that op on every rank. Only
+// compute ops are gated, so a stop never holds a collective half-entered.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "common/run_control.h"
+#include "trace/event.h"
+
+namespace shardscope {
+
+struct GatePoint {
+  EventKind kind = EventKind::Forward;  // Forward, Backward or OptimizerStep
+  int step = -1;
+  int block = -1;  // model segment
+  int unit = -1;   // FSDP unit, -1 otherwise
+  bool operator==(const GatePoint&) const = default;
+};
+
+enum class StepMode { Run, Pause, NextOp, NextUnit, NextPhase, NextStep };
+
+class StepGate {
+ public:
+  StepGate(int ranks, RunControl& control);
+
+  // Compute stream of `rank`: blocks while this point is a stop.
+  void pass(int rank, const GatePoint& point);
+
+  // Controller side (any thread).
+  void pause();                 // stop every rank at its next gate point
+  void resume();                // run freely (breakpoints still stop)
+  void step(StepMode granularity);  // NextOp / NextUnit / NextPhase / NextStep, then stop
+  void setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks);
+  // True when every rank is stopped at a gate; `points` gets where (per rank)
+  // and `stop_id` which stop it is (counts up by one per all-ranks stop).
+  bool stopped(std::vector<GatePoint>* points = nullptr, uint64_t* stop_id = nullptr) const;
+  bool enabled() const { return m_enabled; }
+  void enable() { m_enabled = true; }  // before the run starts; a disabled gate costs nothing
+
+ private:
+  bool isStop(int rank, const GatePoint& p) const;
+
+  const int m_ranks;
+  RunControl& m_control;
+  bool m_enabled = false;
+  mutable std::mutex m_mutex;
+  std::condition_variable m_cv;
+  StepMode m_mode = StepMode::Run;
+  uint64_t m_generation = 0;
+  std::vector<GatePoint> m_last;  // the point each rank last stopped at or passed
+  std::vector<bool> m_waiting;
+  int m_waitingCount = 0;
+  uint64_t m_stops = 0;
+  std::set<EventKind> m_breakKinds;
+  std::set<int> m_breakUnits;
+};
+
+}  // namespace shardscope

@@ -1,0 +1,166 @@
+// Stepping through a step: all ranks stop in lockstep before the same compute
+// op; next op / unit / phase / step move them together; breakpoints stop on an
+// op kind or a unit; the ledger at a stop shows the gathered parameters of the
+// unit being computed; cancel works while stopped.
+#include <QtTest>
+
+#include <chrono>
+#include <thread>
+
+#include "common/errors.h"
+#include "engine/run.h"
+
+using namespace shardscope;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+RunConfig zero3() {
+  RunConfig c;
+  c.strategy = "zero3";
+  c.ranks = 4;
+  c.model.layers = 4;
+  c.model.hidden = 64;
+  c.model.io_dim = 32;
+  c.batch = 8;
+  c.steps = 2;
+  return c;
+}
+
+// Waits (bounded) for the next all-ranks stop after `after`; returns the points.
+std::vector<GatePoint> nextStop(Run& run, uint64_t& after) {
+  std::vector<GatePoint> points;
+  uint64_t id = 0;
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (Clock::now() < deadline && !run.finished()) {
+    if (run.gate().stopped(&points, &id) && id != after) {
+      after = id;
+      return points;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return {};
+}
+
+void expectLockstep(const std::vector<GatePoint>& points) {
+  QVERIFY(!points.empty());
+  for (const GatePoint& p : points) QCOMPARE(p, points.front());
+}
+
+}  // namespace
+
+class TestStepGate : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void stepsThroughAnFsdpStep() {
+    Run run(zero3());
+    run.gate().enable();
+    run.gate().pause();
+    run.start();
+    uint64_t stop = 0;
+    auto points = nextStop(run, stop);
+    expectLockstep(points);
+    QCOMPARE(points[0].kind, EventKind::Forward);  // the first op: the root's input projection
+    QCOMPARE(points[0].block, 0);
+    QCOMPARE(points[0].unit, 0);
+
+    run.gate().step(StepMode::NextOp);
+    points = nextStop(run, stop);
+    expectLockstep(points);
+    QCOMPARE(points[0].kind, EventKind::Forward);
+    QCOMPARE(points[0].unit, 1);  // block 0's unit
+    // Stopped before unit 1 computes: its parameters are gathered on every rank.
+    for (int r = 0; r < 4; ++r) QVERIFY(run.ledger(r).current[size_t(Category::Gathered)] > 0);
+
+    run.gate().step(StepMode::NextUnit);
+    points = nextStop(run, stop);
+    expectLockstep(points);
+    QCOMPARE(points[0].unit, 2);
+
+    run.gate().step(StepMode::NextPhase);
+    points = nextStop(run, stop);
+    expectLockstep(points);
+    QCOMPARE(points[0].kind, EventKind::Backward);
+    QCOMPARE(points[0].step, 0);
+    // Backward: the unit's full gradient exists next to its gathered params.
+    run.gate().step(StepMode::NextUnit);
+    points = nextStop(run, stop);
+    QCOMPARE(points[0].kind, EventKind::Backward);
+    for (int r = 0; r < 4; ++r) QVERIFY(run.ledger(r).current[size_t(Category::GradFull)] > 0);
+
+    run.gate().step(StepMode::NextPhase);
+    points = nextStop(run, stop);
+    expectLockstep(points);
+    QCOMPARE(points[0].kind, EventKind::OptimizerStep);
+
+    run.gate().step(StepMode::NextStep);
+    points = nextStop(run, stop);
+    expectLockstep(points);
+    QCOMPARE(points[0].step, 1);
+    QCOMPARE(points[0].kind, EventKind::Forward);
+
+    run.gate().resume();
+    const RunResult r = run.wait();
+    QCOMPARE(int(r.losses.size()), 2);
+  }
+
+  void breakpointsOnKindAndUnit() {
+    Run run(zero3());
+    run.gate().enable();
+    run.gate().setBreakpoints({EventKind::OptimizerStep}, {3});
+    run.start();
+    uint64_t stop = 0;
+    std::vector<std::pair<EventKind, int>> seen;
+    for (int i = 0; i < 8; ++i) {
+      const auto points = nextStop(run, stop);
+      if (points.empty()) break;
+      expectLockstep(points);
+      seen.emplace_back(points[0].kind, points[0].unit);
+      run.gate().resume();
+    }
+    run.wait();
+    // Per step: unit 3 forward, unit 3 backward, the optimizer.
+    const std::vector<std::pair<EventKind, int>> expected{
+        {EventKind::Forward, 3}, {EventKind::Backward, 3}, {EventKind::OptimizerStep, -1},
+        {EventKind::Forward, 3}, {EventKind::Backward, 3}, {EventKind::OptimizerStep, -1}};
+    QCOMPARE(seen, expected);
+  }
+
+  void ddpStopsToo() {
+    RunConfig c = zero3();
+    c.strategy = "ddp";
+    Run run(c);
+    run.gate().enable();
+    run.gate().setBreakpoints({EventKind::Backward}, {});
+    run.start();
+    uint64_t stop = 0;
+    int stops = 0;
+    while (true) {
+      const auto points = nextStop(run, stop);
+      if (points.empty()) break;
+      expectLockstep(points);
+      ++stops;
+      run.gate().resume();
+      if (stops == 2 * 6) break;
+    }
+    run.wait();
+    QCOMPARE(stops, 2 * 6);  // input, 4 blocks, head per step
+  }
+
+  void cancelWhileStopped() {
+    Run run(zero3());
+    run.gate().enable();
+    run.gate().pause();
+    run.start();
+    uint64_t stop = 0;
+    QVERIFY(!nextStop(run, stop).empty());
+    const auto t0 = Clock::now();
+    run.cancel();
+    QVERIFY_THROWS_EXCEPTION(RunAborted, run.wait());
+    QVERIFY(std::chrono::duration<double>(Clock::now() - t0).count() < 2.0);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestStepGate)
+#include "test_step_gate.moc"
