@@ -267,7 +267,9 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
         << ", reshard after forward " << (c.reshardAfterForward() ? "on" : "off") << ", shard group "
         << c.shardGroupSize() << ")\n";
     for (const UnitInfo& u : r.units) {
-      out << "  unit " << u.index << (u.index == 0 ? " (root: input, head)" : "") << "  " << u.params
+      const ModelSpec spec(c.model);
+      const std::string root = " (root: " + spec.segmentName(0) + ", " + spec.segmentName(c.model.layers + 1) + ")";
+      out << "  unit " << u.index << (u.index == 0 ? root : "") << "  " << u.params
           << " params";
       if (!u.blocks.empty()) {
         out << "  blocks";
