@@ -266,9 +266,9 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     out << "\nFSDP units (unit-blocks " << c.unitBlocks() << ", prefetch " << prefetchName(c.prefetchMode())
         << ", reshard after forward " << (c.reshardAfterForward() ? "on" : "off") << ", shard group "
         << c.shardGroupSize() << ")\n";
+    const ModelSpec spec(c.model);
+    const std::string root = " (root: " + spec.segmentName(0) + ", " + spec.segmentName(c.model.layers + 1) + ")";
     for (const UnitInfo& u : r.units) {
-      const ModelSpec spec(c.model);
-      const std::string root = " (root: " + spec.segmentName(0) + ", " + spec.segmentName(c.model.layers + 1) + ")";
       out << "  unit " << u.index << (u.index == 0 ? root : "") << "  " << u.params
           << " params";
       if (!u.blocks.empty()) {
