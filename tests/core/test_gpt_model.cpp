@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "equivalence_check.h"
 #include "common/random.h"
 #include "engine/run.h"
 #include "kernels/cpu_kernels.h"
@@ -21,6 +22,7 @@
 #include "tensor/bf16.h"
 
 using namespace shardscope;
+using namespace shardscope::testing;
 
 namespace {
 
@@ -229,17 +231,6 @@ RunConfig gptConfig(const QString& strategy, int ranks) {
   if (c.strategy == "zero3") c.unit_blocks = 1;
   if (c.strategy == "hsdp") c.shard_group = 2;
   return c;
-}
-
-double relativeUpdateError(const std::vector<float>& init, const std::vector<float>& a,
-                           const std::vector<float>& b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < init.size(); ++i) {
-    const double da = a[i] - init[i], db = b[i] - init[i];
-    diff += (da - db) * (da - db);
-    norm += db * db;
-  }
-  return std::sqrt(diff / norm);
 }
 
 }  // namespace
@@ -484,17 +475,7 @@ class TestGptModel : public QObject {
     static const RunResult ref = Run(gptConfig("ddp", 1)).execute();
     const RunConfig c = gptConfig(strategy, ranks);
     const RunResult got = Run(c).execute();
-    QCOMPARE(got.losses.size(), ref.losses.size());
-    for (size_t s = 0; s < ref.losses.size(); ++s)
-      QVERIFY2(std::abs(got.losses[s] - ref.losses[s]) <= 1e-3 * std::abs(ref.losses[s]),
-               qPrintable(QString("step %1: %2 vs ddp P=1 %3").arg(s).arg(got.losses[s]).arg(ref.losses[s])));
-    std::vector<float> init(ref.final_master.size());
-    initModelParams(ModelSpec(c.model), c.seed, init.data());
-    const double rel = relativeUpdateError(init, got.final_master, ref.final_master);
-    QVERIFY2(rel < 0.05, qPrintable(QString("relative update error %1").arg(rel)));
-    for (size_t i = 0; i < init.size(); ++i)
-      QVERIFY2(std::abs(got.final_master[i] - ref.final_master[i]) <= 2.0 * c.lr * c.steps + 1e-6,
-               qPrintable(QString("element %1").arg(i)));
+    verifyEquivalent(got, ref, c);
   }
 
   // Training on the corpus learns something: from ln 256 at init to clearly below.

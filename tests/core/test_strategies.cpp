@@ -15,9 +15,11 @@
 #include "common/errors.h"
 #include "engine/run.h"
 #include "model/model.h"
+#include "equivalence_check.h"
 #include "parallel/fsdp_units.h"
 
 using namespace shardscope;
+using namespace shardscope::testing;
 
 namespace {
 
@@ -40,17 +42,6 @@ RunConfig config(const QString& strategy, int ranks) {
 const RunResult& ddpReference() {
   static const RunResult ref = Run(config("ddp", 1)).execute();
   return ref;
-}
-
-double relativeUpdateError(const std::vector<float>& init, const std::vector<float>& a,
-                           const std::vector<float>& b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < init.size(); ++i) {
-    const double da = a[i] - init[i], db = b[i] - init[i];
-    diff += (da - db) * (da - db);
-    norm += db * db;
-  }
-  return std::sqrt(diff / norm);
 }
 
 int64_t total(const CommBytes& b) { return b.all_reduce + b.reduce_scatter + b.all_gather; }
@@ -90,18 +81,7 @@ class TestStrategies : public QObject {
     if (variant == "prefetch-none") c.prefetch = Prefetch::None;
     if (variant == "reshard-off") c.reshard_after_forward = false;
     const RunResult got = Run(c).execute();
-    const RunResult& ref = ddpReference();
-    QCOMPARE(got.losses.size(), ref.losses.size());
-    for (size_t s = 0; s < ref.losses.size(); ++s)
-      QVERIFY2(std::abs(got.losses[s] - ref.losses[s]) <= 1e-3 * std::abs(ref.losses[s]),
-               qPrintable(QString("step %1: %2 vs ddp %3").arg(s).arg(got.losses[s]).arg(ref.losses[s])));
-    std::vector<float> init(ref.final_master.size());
-    initModelParams(ModelSpec(c.model), c.seed, init.data());
-    const double rel = relativeUpdateError(init, got.final_master, ref.final_master);
-    QVERIFY2(rel < 0.05, qPrintable(QString("relative update error %1").arg(rel)));
-    for (size_t i = 0; i < init.size(); ++i)
-      QVERIFY2(std::abs(got.final_master[i] - ref.final_master[i]) <= 2.0 * c.lr * c.steps + 1e-6,
-               qPrintable(QString("element %1").arg(i)));
+    verifyEquivalent(got, ddpReference(), c);
   }
 
   void memoryAndTraffic_data() {
