@@ -6,6 +6,7 @@
 // the host tests plug in one that works on host memory.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -80,7 +81,7 @@ class EmulatedCommunicator final : public GpuCommunicator {
   // Returns once every rank has called it; streams are ordered after all ranks'
   // earlier work. The host does not wait for the device.
   void barrier() override;
-  uint64_t bytesSent() const override { return m_sent; }
+  uint64_t bytesSent() const override { return m_sent.load(std::memory_order_relaxed); }
   void abort() override { m_group->abort(); }
 
   void setStream(StreamHandle stream) override { m_stream = stream; }
@@ -94,7 +95,7 @@ class EmulatedCommunicator final : public GpuCommunicator {
   int m_rank;
   int m_device;
   StreamHandle m_stream;
-  uint64_t m_sent = 0;  // written and read by the rank's own thread
+  std::atomic<uint64_t> m_sent{0};  // written by the rank's thread, read by any
 };
 
 // P communicators over one executor; default_streams[r] is rank r's initial stream.

@@ -1,6 +1,7 @@
 // NcclCommunicator. Collectives run under m_mutex only while NCCL enqueues (never
 // blocking on peers with blocking communicators), so abort() from another thread
-// waits at most one enqueue before ncclCommAbort frees the communicator.
+// waits at most one enqueue before ncclCommAbort frees the communicator. split()
+// is the exception: ncclCommSplit waits for every parent rank under the mutex.
 #include "cuda/nccl_communicator.h"
 
 #include <cuda_runtime_api.h>
@@ -30,23 +31,22 @@ NcclCommunicator::NcclCommunicator(ncclComm_t comm, int rank, int size, int devi
   CUDA_CHECK(cudaMemset(m_barrierScratch, 0, sizeof(float)));
 }
 
+// ncclCommDestroy is an intra-node collective (it finalizes first), so one thread
+// destroying several ranks' communicators in turn would hang on the first. The
+// stream's pending work is waited for instead, then the local-only abort frees it.
 NcclCommunicator::~NcclCommunicator() {
   std::lock_guard lock(m_mutex);
+  int previous = 0;
+  cudaGetDevice(&previous);
+  cudaSetDevice(m_device);
   if (m_comm) {
-    if (m_aborted) {
-      ncclCommAbort(m_comm);
-    } else {
-      ncclCommDestroy(m_comm);
-    }
+    if (!m_aborted) cudaStreamSynchronize(m_stream);
+    ncclCommAbort(m_comm);
     m_comm = nullptr;
   }
-  if (m_barrierScratch) {
-    int previous = 0;
-    cudaGetDevice(&previous);
-    cudaSetDevice(m_device);
-    cudaFree(m_barrierScratch);
-    cudaSetDevice(previous);
-  }
+  if (m_barrierScratch) cudaFree(m_barrierScratch);
+  cudaGetLastError();
+  cudaSetDevice(previous);
 }
 
 template <class Call>

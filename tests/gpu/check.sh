@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The GPU session's one call on the device machine (CUDA 13, cmake, ninja, g++,
+# PyTorch; no Qt, spdlog, Gloo, OpenBLAS or registry): unpack the carried Debian
+# packages (tests/gpu/fetch_deps.sh), find NCCL and cuBLAS, configure the
+# core-only preset's settings with CUDA ON for sm_90 only, build
+# shardscope_gpu_check and run it: the self-test table, "N passed, N failed", the
+# GEMM and collective benchmark tables. Everything before the run also works on a
+# CPU machine, where the check prints "skipped" and exits 0.
+#
+# Device tool call (from the repo root):
+#   command: bash tests/gpu/check.sh     carry: [".gpu_deps"]     timeout_s: 420
+# Options: --configure-only | --build-only; anything after -- goes to the check
+# (e.g. -- --no-bench, -- --only gemm_lt_NN_bf16). Environment: SHARDSCOPE_GPU_BUILD
+# (build dir), SHARDSCOPE_GPU_DEPS (.deb dir), SHARDSCOPE_CUDA_ARCHITECTURES, OUT.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${SHARDSCOPE_GPU_BUILD:-/tmp/shardscope-gpu-build}
+debs=${SHARDSCOPE_GPU_DEPS:-$root/.gpu_deps}
+prefix=/tmp/shardscope-deps
+arch=${SHARDSCOPE_CUDA_ARCHITECTURES:-90-real}
+out=${OUT:-$build/out}
+mode=all
+check_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --configure-only) mode=configure ;;
+    --build-only) mode=build ;;
+    --) shift; check_args=("$@"); break ;;
+    *) echo "check.sh: unknown option $1 (see the header)" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$build" "$out"
+step() { printf '\n== %s\n' "$*"; }
+t0=$(date +%s)
+
+step "environment"
+uname -srm
+nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.sm --format=csv,noheader 2>/dev/null ||
+  echo "nvidia-smi: no GPU visible"
+for tool in cmake ninja g++ nvcc pkg-config python3; do
+  printf '  %-11s %s\n' "$tool" "$(command -v "$tool" || echo missing)"
+done
+cmake --version | head -1
+
+cuda_root=""
+if command -v nvcc >/dev/null; then cuda_root=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")"); fi
+if [ -z "$cuda_root" ] && [ -x /usr/local/cuda/bin/nvcc ]; then cuda_root=/usr/local/cuda; fi
+[ -n "$cuda_root" ] || { echo "no nvcc found (PATH, /usr/local/cuda)"; exit 1; }
+"$cuda_root/bin/nvcc" --version | tail -2
+cmake_args=(-DCUDAToolkit_ROOT="$cuda_root")
+
+# Python site-packages hold NCCL (nvidia-nccl-cu13) and maybe cuBLAS when the
+# toolkit does not.
+mapfile -t site_dirs < <(python3 -c 'import site; print("\n".join(site.getsitepackages()))' 2>/dev/null || true)
+find_one() {  # find_one NAME DIR...: the first file matching NAME, searching the dirs in order
+  local name=$1 dir hit
+  shift
+  for dir in "$@"; do
+    hit=$(find -H "$dir" -name "$name" \( -type f -o -type l \) 2>/dev/null | sort | head -1)
+    if [ -n "$hit" ]; then echo "$hit"; return; fi
+  done
+}
+extra_libdirs=""
+
+step "cuBLAS"
+find "$cuda_root"/lib64/ "$cuda_root"/targets/ -name 'libcublas*.so*' 2>/dev/null | sort | head -4
+if [ -z "$(find_one 'libcublasLt.so*' "$cuda_root/lib64" "$cuda_root/targets")" ]; then
+  lt=$(find_one 'libcublasLt.so*' "${site_dirs[@]}")
+  blas=$(find_one 'libcublas.so*' "${site_dirs[@]}")
+  echo "toolkit has no libcublasLt; python packages: ${lt:-none} ${blas:-none}"
+  if [ -n "$lt" ] && [ -n "$blas" ]; then
+    cmake_args+=(-DCUDA_cublasLt_LIBRARY="$lt" -DCUDA_cublas_LIBRARY="$blas")
+    extra_libdirs="$extra_libdirs:$(dirname "$lt")"
+  fi
+fi
+
+step "NCCL"
+# Header and library from the same install, so their versions agree.
+candidates=("$cuda_root/include:$cuda_root/lib64" "$cuda_root/include:$cuda_root/lib"
+            "/usr/include:/usr/lib/x86_64-linux-gnu")
+for dir in "${site_dirs[@]}"; do candidates+=("$dir/nvidia/nccl/include:$dir/nvidia/nccl/lib"); done
+nccl_h="" nccl_so=""
+for candidate in "${candidates[@]}"; do
+  inc=${candidate%%:*} lib=${candidate#*:}
+  so=$(find "$lib" -maxdepth 1 -name 'libnccl.so*' 2>/dev/null | sort | head -1)
+  if [ -f "$inc/nccl.h" ] && [ -n "$so" ]; then nccl_h=$inc/nccl.h nccl_so=$so; break; fi
+done
+if [ -z "$nccl_h" ]; then echo "NCCL not found (${candidates[*]}): the CUDA backend needs it"; exit 1; fi
+echo "  header  $nccl_h"
+echo "  library $nccl_so"
+grep -m1 'define NCCL_VERSION_CODE' "$nccl_h" || true
+cmake_args+=(-DNCCL_INCLUDE_DIR="$(dirname "$nccl_h")" -DNCCL_LIBRARY="$nccl_so")
+extra_libdirs="$extra_libdirs:$(dirname "$nccl_so")"
+
+step "carried Debian packages (${debs})"
+if compgen -G "$debs/*.deb" >/dev/null; then
+  rm -rf "$prefix" && mkdir -p "$prefix"
+  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$prefix"; done
+  # Gloo's export names its library by absolute path (/usr/lib/libgloo.so.0.5.0);
+  # openblas.pc names /usr paths. Point both into the prefix.
+  sed -i "s|\"/usr/lib/libgloo|\"$prefix/usr/lib/libgloo|g" "$prefix"/usr/share/cmake/Gloo/GlooTargets-*.cmake
+  sed -i "s|=/usr/|=$prefix/usr/|" "$prefix"/usr/lib/x86_64-linux-gnu/openblas-pthread/pkgconfig/openblas.pc
+  dep_libdirs="$prefix/usr/lib/x86_64-linux-gnu:$prefix/usr/lib:$prefix/usr/lib/x86_64-linux-gnu/openblas-pthread"
+  extra_libdirs="$extra_libdirs:$dep_libdirs"
+  export PKG_CONFIG_PATH="$prefix/usr/lib/x86_64-linux-gnu/openblas-pthread/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+  cmake_args+=(-DCMAKE_PREFIX_PATH="$prefix/usr"
+               "-DCMAKE_EXE_LINKER_FLAGS=-Wl,-rpath-link,$dep_libdirs")
+  if ! command -v pkg-config >/dev/null && [ -x "$prefix/usr/bin/pkgconf" ]; then
+    cmake_args+=(-DPKG_CONFIG_EXECUTABLE="$prefix/usr/bin/pkgconf")
+  fi
+  echo "unpacked $(find "$debs" -maxdepth 1 -name '*.deb' | wc -l) packages into $prefix"
+else
+  echo "none: spdlog, Gloo and OpenBLAS must already be installed"
+fi
+export LD_LIBRARY_PATH="${extra_libdirs#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+step "configure (core-only preset + CUDA ON, architectures $arch)"
+# CMake 4 (pip's) refuses packages' old cmake_policy ranges without this.
+export CMAKE_POLICY_VERSION_MINIMUM=3.5
+cmake -S "$root" -B "$build" -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release -DSHARDSCOPE_BUILD_UI=OFF -DSHARDSCOPE_BUILD_TESTS=OFF \
+  -DSHARDSCOPE_BUILD_BENCH=OFF -DSHARDSCOPE_CUDA=ON \
+  -DSHARDSCOPE_CUDA_ARCHITECTURES="$arch" "${cmake_args[@]}" 2>&1 | tee "$out/configure.log" |
+  grep -E 'ShardScope|CUDA|Error|error|Warning' || true
+grep -q 'Build files have been written' "$out/configure.log" || { tail -30 "$out/configure.log"; exit 1; }
+grep -E '^(spdlog_DIR|Gloo_DIR|fmt_DIR|NCCL_LIBRARY|CUDA_cublasLt_LIBRARY|PKG_CONFIG_EXECUTABLE)' "$build/CMakeCache.txt" || true
+echo "configure took $(( $(date +%s) - t0 )) s"
+[ "$mode" = configure ] && exit 0
+
+step "build shardscope_gpu_check"
+if ! ninja -C "$build" shardscope_gpu_check >"$out/build.log" 2>&1; then
+  grep -E -A5 'error|FAILED' "$out/build.log" | head -60
+  tail -20 "$out/build.log"
+  exit 1
+fi
+grep -E 'warning' "$out/build.log" || echo "no warnings"
+echo "build done at $(( $(date +%s) - t0 )) s"
+[ "$mode" = build ] && exit 0
+
+step "run"
+set +e
+"$build/core/cuda/shardscope_gpu_check" "${check_args[@]}" 2>&1 | tee "$out/gpu_check.log"
+rc=${PIPESTATUS[0]}
+set -e
+echo "check exit code $rc after $(( $(date +%s) - t0 )) s"
+exit "$rc"
