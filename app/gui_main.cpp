@@ -1,18 +1,36 @@
-// The GUI's entry point. --open FILE loads a trace at start; --screenshot FILE
-// [--run] is for tests and docs: optionally run the current config to the end,
-// grab the window to a PNG and exit (0 ok, 2 bad input, 3 the run failed).
+// The GUI's entry point. --open FILE loads a trace at start; --preset NAME
+// picks a teaching preset in the form. --screenshot FILE [--run] is for tests
+// and docs: optionally run the form's config (or the preset's runs) to the
+// end, grab the window to a PNG and exit (0 ok, 2 bad input, 3 the run
+// failed). --figure --preset NAME --view V --out FILE runs the preset on the
+// offscreen platform and writes one view's teaching figure (see FigureJob).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QMessageBox>
 #include <QPixmap>
 #include <QTimer>
 #include <cstdio>
+#include <cstring>
+#include <optional>
 
+#include "experiment_panel.h"
+#include "figure_job.h"
 #include "main_window.h"
+#include "preset.h"
+#include "units_view.h"
 
 namespace {
 
 int g_exitCode = 0;
+QtMessageHandler g_defaultHandler = nullptr;
+
+// The offscreen platform warns that it cannot resize native windows (docks)
+// and about a missing runtime directory; in a headless figure run both are
+// expected, and only noise on stderr.
+void quietOffscreen(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+  if (message.contains(QLatin1String("propagateSizeHints")) || message.contains(QLatin1String("XDG_RUNTIME_DIR"))) return;
+  g_defaultHandler(type, context, message);
+}
 
 void grabAndQuit(shardscope::MainWindow& window, const QString& path, int code) {
   // Let queued replots and throttled view updates land before grabbing.
@@ -28,9 +46,26 @@ void grabAndQuit(shardscope::MainWindow& window, const QString& path, int code) 
   });
 }
 
+// --cursor: "auto" (the units view's default moment) or ms since run start.
+bool parseCursor(const QString& text, bool* is_auto, double* ms) {
+  *is_auto = text == QLatin1String("auto");
+  if (*is_auto) return true;
+  bool ok = false;
+  *ms = text.toDouble(&ok);
+  return ok && *ms >= 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The figure path draws without a display: pick the offscreen platform
+  // before QApplication reads QT_QPA_PLATFORM (an explicit setting wins).
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--figure") != 0) continue;
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    g_defaultHandler = qInstallMessageHandler(quietOffscreen);
+  }
+
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("ShardScope"));
   QApplication::setApplicationName(QStringLiteral("ShardScope"));
@@ -43,18 +78,88 @@ int main(int argc, char** argv) {
   parser.addVersionOption();
   const QCommandLineOption open_opt(QStringLiteral("open"), QStringLiteral("Open a trace written by shardscope."),
                                     QStringLiteral("FILE"));
+  const QCommandLineOption preset_opt(
+      QStringLiteral("preset"), QStringLiteral("A teaching preset: a built-in name or a .json file."), QStringLiteral("NAME"));
   const QCommandLineOption shot_opt(QStringLiteral("screenshot"),
                                     QStringLiteral("Grab the window to a PNG and exit."), QStringLiteral("FILE"));
   const QCommandLineOption run_opt(QStringLiteral("run"),
-                                   QStringLiteral("With --screenshot: run the current config to the end first."));
+                                   QStringLiteral("With --screenshot: run the form's config (or --preset's runs) first."));
   const QCommandLineOption size_opt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot."),
                                     QStringLiteral("WxH"), QStringLiteral("1600x1000"));
-  parser.addOptions({open_opt, shot_opt, run_opt, size_opt});
+  const QCommandLineOption figure_opt(QStringLiteral("figure"),
+                                      QStringLiteral("Headless: run --preset and write --view's figure to --out."));
+  const QCommandLineOption view_opt(QStringLiteral("view"),
+                                    QStringLiteral("timeline, memory, buckets, units, loss or comm (figure, screenshot)."),
+                                    QStringLiteral("VIEW"));
+  const QCommandLineOption out_opt(QStringLiteral("out"), QStringLiteral("The figure file (.png, .svg, .pdf)."),
+                                   QStringLiteral("FILE"));
+  const QCommandLineOption width_opt(QStringLiteral("width"), QStringLiteral("Figure width in px."), QStringLiteral("W"),
+                                     QStringLiteral("1600"));
+  const QCommandLineOption height_opt(QStringLiteral("height"), QStringLiteral("Figure height in px."), QStringLiteral("H"),
+                                      QStringLiteral("900"));
+  const QCommandLineOption cursor_opt(QStringLiteral("cursor"),
+                                      QStringLiteral("Shared cursor after the run: ms since run start, or auto."),
+                                      QStringLiteral("MS"));
+  parser.addOptions({open_opt, preset_opt, shot_opt, run_opt, size_opt, figure_opt, view_opt, out_opt, width_opt,
+                     height_opt, cursor_opt});
   parser.process(app);
+
+  bool cursor_auto = false;
+  double cursor_ms = 0;
+  if (parser.isSet(cursor_opt) && !parseCursor(parser.value(cursor_opt), &cursor_auto, &cursor_ms)) {
+    std::fprintf(stderr, "error: --cursor must be ms since run start (>= 0) or auto, got '%s'\n",
+                 qPrintable(parser.value(cursor_opt)));
+    return 2;
+  }
+
+  if (parser.isSet(figure_opt)) {
+    for (const QCommandLineOption* required : {&preset_opt, &view_opt, &out_opt}) {
+      if (!parser.isSet(*required)) {
+        std::fprintf(stderr, "error: --figure needs --%s (usage: --figure --preset NAME --view VIEW --out FILE)\n",
+                     qPrintable(required->names().first()));
+        return 2;
+      }
+    }
+    shardscope::FigureJob job;
+    job.preset = parser.value(preset_opt);
+    job.view = parser.value(view_opt);
+    job.out = parser.value(out_opt);
+    bool ok_w = false, ok_h = false;
+    job.width = parser.value(width_opt).toInt(&ok_w);
+    job.height = parser.value(height_opt).toInt(&ok_h);
+    if (!ok_w || !ok_h) {
+      std::fprintf(stderr, "error: --width and --height must be integers (px), got '%s' and '%s'\n",
+                   qPrintable(parser.value(width_opt)), qPrintable(parser.value(height_opt)));
+      return 2;
+    }
+    if (parser.isSet(cursor_opt) && !cursor_auto) job.cursor_ms = cursor_ms;
+    QString message;
+    const int code = shardscope::runFigureJob(job, &message);
+    std::fprintf(code == 0 ? stdout : stderr, "%s%s\n", code == 0 ? "" : code == 3 ? "run stopped: " : "error: ",
+                 qPrintable(message));
+    return code;
+  }
 
   const bool screenshot = parser.isSet(shot_opt);
   if (parser.isSet(run_opt) && !screenshot) {
     std::fprintf(stderr, "error: --run only works with --screenshot FILE\n");
+    return 2;
+  }
+
+  std::optional<shardscope::Preset> preset;
+  if (parser.isSet(preset_opt)) {
+    try {
+      preset = shardscope::findPreset(parser.value(preset_opt));
+    } catch (const shardscope::PresetError& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 2;
+    }
+  }
+  // A window also has the Runs table to bring forward (a figure does not).
+  const QStringList window_views = shardscope::presetViews() << QStringLiteral("runs");
+  if (parser.isSet(view_opt) && !window_views.contains(parser.value(view_opt))) {
+    std::fprintf(stderr, "error: --view must be one of %s, got '%s'\n",
+                 qPrintable(window_views.join(QStringLiteral(", "))), qPrintable(parser.value(view_opt)));
     return 2;
   }
 
@@ -71,6 +176,8 @@ int main(int argc, char** argv) {
     }
     window.resize(w, h);
   }
+  if (preset) window.experimentPanel()->showPreset(*preset);
+  if (parser.isSet(view_opt)) window.showView(parser.value(view_opt));
   window.show();
 
   if (parser.isSet(open_opt)) {
@@ -84,22 +191,33 @@ int main(int argc, char** argv) {
     }
   }
 
+  const auto place_cursor = [&window, &parser, &cursor_opt, cursor_auto, cursor_ms] {
+    if (!parser.isSet(cursor_opt)) return;
+    window.setCursorTime(cursor_auto ? window.unitsView()->shownTime() : static_cast<int64_t>(cursor_ms * 1e6));
+    if (parser.isSet(QStringLiteral("view"))) window.showView(parser.value(QStringLiteral("view")));
+  };
+
   if (screenshot) {
     const QString path = parser.value(shot_opt);
     if (parser.isSet(run_opt)) {
-      QObject::connect(&window, &shardscope::MainWindow::runFinished, &window,
-                       [&window, path](bool ok, const QString& message) {
-                         if (!ok) std::fprintf(stderr, "run failed: %s\n", qPrintable(message));
-                         grabAndQuit(window, path, ok ? 0 : 3);
-                       });
-      QTimer::singleShot(0, &window, [&window] {
+      const auto done = [&window, path, place_cursor](bool ok, const QString& message) {
+        if (!ok) std::fprintf(stderr, "run failed: %s\n", qPrintable(message));
+        place_cursor();
+        grabAndQuit(window, path, ok ? 0 : 3);
+      };
+      if (preset)
+        QObject::connect(&window, &shardscope::MainWindow::presetFinished, &window, done);
+      else
+        QObject::connect(&window, &shardscope::MainWindow::runFinished, &window, done);
+      QTimer::singleShot(0, &window, [&window, &preset] {
         QString error;
-        if (!window.startRun(&error)) {
+        if (!(preset ? window.runPreset(*preset, &error) : window.startRun(&error))) {
           std::fprintf(stderr, "error: %s\n", qPrintable(error));
           QApplication::exit(2);
         }
       });
     } else {
+      place_cursor();
       grabAndQuit(window, path, 0);
     }
   }

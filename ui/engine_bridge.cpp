@@ -32,6 +32,8 @@ void EngineBridge::start(const RunConfig& config) {
   m_store->reset(meta);
   m_cursors.assign(static_cast<size_t>(config.ranks), 0);
   m_stepsDone = 0;
+  m_result.reset();
+  m_error.clear();
   m_done = false;
   m_cancelled = false;
   m_elapsed = 0;
@@ -88,26 +90,28 @@ void EngineBridge::finish() {
   bool ok = true;
   QString message;
   try {
-    const RunResult result = m_run->wait();  // returns at once: the run has finished
+    RunResult result = m_run->wait();  // returns at once: the run has finished
     m_elapsed = result.wall_seconds;
-    if (m_config.clock == ClockKind::Modeled) {
-      // Live events carry modeled times in real-time record order; the run's
-      // trace is the same events sorted with the ledger replayed in modeled
-      // time. Show that one, as an exported trace would.
-      std::vector<double> losses = m_store->losses();
-      RunTrace trace = m_run->trace();
-      trace.config_json = configJson(m_config);
-      m_store->setFromTrace(std::move(trace));
-      m_store->setLosses(std::move(losses));
-      emit eventsAppended();
-    }
     message = tr("finished %1 steps in %2 s").arg(result.losses.size()).arg(result.wall_seconds, 0, 'f', 2);
+    m_result = std::move(result);
   } catch (const RunAborted&) {
     ok = false;
     message = m_cancelled ? tr("run stopped by the user") : tr("run aborted");
   } catch (const std::exception& e) {
     ok = false;
     message = QString::fromStdString(e.what());
+    m_error = message;
+  }
+  if (m_config.clock == ClockKind::Modeled) {
+    // Live events carry modeled times in real-time record order; the run's
+    // trace is the same events sorted with the ledger replayed in modeled
+    // time. Show that one, as an exported trace would.
+    std::vector<double> losses = m_store->losses();
+    RunTrace trace = m_run->trace();
+    trace.config_json = configJson(m_config);
+    m_store->setFromTrace(std::move(trace));
+    m_store->setLosses(std::move(losses));
+    emit eventsAppended();
   }
   emit runFinished(ok, message);
 }

@@ -2,7 +2,8 @@
 // a ~30 Hz timer drains every rank's lock-free EventLog from a per-rank cursor.
 // The UI thread never blocks on the run: Run::wait() is only called once
 // Run::finished() is true, so it merely joins threads that have already ended.
-// A modeled-clock run is swapped for its sorted, ledger-replayed trace at the end.
+// A modeled-clock run is swapped for its sorted, ledger-replayed trace at the
+// end, stopped or not, so a failed run draws the same as its exported trace.
 #pragma once
 
 #include <QElapsedTimer>
@@ -11,6 +12,7 @@
 #include <QString>
 #include <QTimer>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/run.h"
@@ -37,6 +39,11 @@ class EngineBridge : public QObject {
   const RunConfig& config() const { return m_config; }
   int stepsDone() const { return m_stepsDone; }
   double elapsedSeconds() const;  // wall time of the current or last run
+  // What the last run measured (per-rank bytes sent, ledgers, step metrics);
+  // empty while running and after a run that stopped.
+  const std::optional<RunResult>& lastResult() const { return m_result; }
+  // The last run's error ("" while running, after success or a cancel).
+  const QString& lastError() const { return m_error; }
 
   // Drains pending events now (the timer does this on its own).
   void poll();
@@ -57,6 +64,8 @@ class EngineBridge : public QObject {
   QElapsedTimer m_clock;
   std::unique_ptr<Run> m_run;
   RunConfig m_config;
+  std::optional<RunResult> m_result;
+  QString m_error;
   std::vector<size_t> m_cursors;  // per rank: events already copied into the store
   std::vector<Event> m_scratch;
   int m_stepsDone = 0;

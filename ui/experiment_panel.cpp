@@ -14,8 +14,10 @@
 #include <limits>
 
 #include "analysis/formulas.h"
+#include "analysis/run_summary.h"
 #include "common/errors.h"
 #include "model/hardware_profile.h"
+#include "model/model_presets.h"
 #include "model/model_spec.h"
 
 namespace shardscope {
@@ -61,11 +63,33 @@ const QStringList kPrefetch = {"none", "forward", "backward", "both"};
 }  // namespace
 
 ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
+  m_preset = new QComboBox(this);
+  m_preset->setObjectName(QStringLiteral("preset"));
+  m_preset->setToolTip(tr("Teaching experiments: each fills the form and says what to look for"));
+  m_preset->addItem(tr("custom experiment"));
+  // Long titles must not widen the dock: the combo elides, the text below wraps.
+  m_preset->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_preset->setMinimumContentsLength(12);
+  try {
+    for (const Preset& p : builtinPresets()) m_preset->addItem(p.title, p.name);
+  } catch (const PresetError& e) {
+    m_presetError = QString::fromStdString(e.what());
+  }
+  m_presetText = new QLabel(this);
+  m_presetText->setObjectName(QStringLiteral("presetText"));
+  m_presetText->setWordWrap(true);
+  m_presetText->setTextFormat(Qt::RichText);
+  m_presetText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_presetText->setStyleSheet(QStringLiteral(
+      "QLabel { color: #1F2D3A; background: #EEF5FB; border: 1px solid #C9DDEE; border-radius: 3px; padding: 5px; }"));
   m_strategy = comboBox({"ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp"},
                         tr("--strategy: how model state is replicated or sharded across ranks"), this);
   m_ranks = intBox(0, 1024, tr("--ranks: data-parallel ranks (CPU threads), 1..64"), this);
   m_shardGroup = intBox(0, 1024, tr("--shard-group: hsdp ranks per shard group; must divide --ranks"), this);
-  m_model = comboBox({"mlp", "gpt"}, tr("--model: residual MLP (regression) or GPT blocks (attention + MLP) on text"), this);
+  QStringList models = {"mlp", "gpt"};
+  for (const ModelPreset& p : modelPresets()) models << QString::fromStdString(p.name);
+  m_model = comboBox(models, tr("--model: residual MLP (regression), GPT blocks (attention + MLP) on text, "
+                                "or a published shape for the meta backend"), this);
   m_layers = intBox(0, 4096, tr("--layers: blocks (the FSDP units' building blocks), 1..256"), this);
   m_hidden = intBox(0, 65536, tr("--hidden: width D; each block's inner width is 4D; 8..8192"), this);
   m_heads = intBox(0, 4096, tr("--heads: attention heads; must divide --hidden"), this);
@@ -93,6 +117,9 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   }
   if (!profiles.contains(QStringLiteral("h100-sxm"))) profiles.prepend(QStringLiteral("h100-sxm"));
   m_profile = comboBox(profiles, tr("--profile: the hardware the modeled clock prices ops for"), this);
+  m_backend = comboBox({"cpu", "meta"},
+                       tr("--backend: cpu runs real math on CPU threads; meta runs shapes only (no math, no loss) "
+                          "on the modeled clock, for models too big for this machine"), this);
   m_timeoutMs->setSuffix(tr(" ms"));
   m_bucketMb->setSuffix(tr(" MiB"));
   m_firstBucketMb->setSuffix(tr(" MiB"));
@@ -109,7 +136,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
       {m_batch, "batch"}, {m_steps, "steps"}, {m_lr, "lr"}, {m_seed, "seed"}, {m_bucketMb, "bucket-mb"},
       {m_firstBucketMb, "first-bucket-mb"}, {m_timeoutMs, "timeout-ms"}, {m_unitBlocks, "unit-blocks"},
       {m_prefetch, "prefetch"}, {m_reshard, "reshard-after-forward"}, {m_clock, "clock"}, {m_profile, "profile"},
-      {m_inject, "inject-branch"}};
+      {m_backend, "backend"}, {m_inject, "inject-branch"}};
   for (const auto& [widget, name] : names) widget->setObjectName(QString::fromLatin1(name));
 
   QFormLayout* form = nullptr;
@@ -129,15 +156,16 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   form->addRow(tr("steps"), m_steps);
   form->addRow(tr("learning rate"), m_lr);
   form->addRow(tr("seed"), m_seed);
-  auto* comm_box = group(tr("Communication"), &form, this);
-  form->addRow(tr("bucket cap"), m_bucketMb);
-  form->addRow(tr("first bucket"), m_firstBucketMb);
-  form->addRow(tr("timeout"), m_timeoutMs);
+  auto* comm_box = group(tr("Communication"), &m_commForm, this);
+  m_commForm->addRow(tr("bucket cap"), m_bucketMb);
+  m_commForm->addRow(tr("first bucket"), m_firstBucketMb);
+  m_commForm->addRow(tr("timeout"), m_timeoutMs);
   m_unitsBox = group(tr("FSDP units"), &form, this);
   form->addRow(tr("blocks/unit"), m_unitBlocks);
   form->addRow(tr("prefetch"), m_prefetch);
   form->addRow(m_reshard);
-  auto* clock_box = group(tr("Clock"), &m_clockForm, this);
+  auto* clock_box = group(tr("Clock and backend"), &m_clockForm, this);
+  m_clockForm->addRow(tr("backend"), m_backend);
   m_clockForm->addRow(tr("clock"), m_clock);
   m_clockForm->addRow(tr("profile"), m_profile);
   auto* fault_box = group(tr("Fault injection"), &m_faultForm, this);
@@ -166,9 +194,17 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   buttons->addWidget(m_run, 2);
   buttons->addWidget(m_stop, 1);
 
+  auto* preset_box = new QGroupBox(tr("Preset"), this);
+  auto* preset_layout = new QVBoxLayout(preset_box);
+  preset_layout->setContentsMargins(8, 6, 8, 6);
+  preset_layout->setSpacing(4);
+  preset_layout->addWidget(m_preset);
+  preset_layout->addWidget(m_presetText);
+
   auto* box = new QVBoxLayout(this);
   box->setContentsMargins(6, 6, 6, 6);
   box->setSpacing(6);
+  box->addWidget(preset_box);
   for (QWidget* w : {static_cast<QWidget*>(strategy_box), static_cast<QWidget*>(model_box),
                      static_cast<QWidget*>(train_box), static_cast<QWidget*>(comm_box),
                      static_cast<QWidget*>(m_unitsBox), static_cast<QWidget*>(clock_box),
@@ -180,15 +216,26 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   box->addStretch(1);
 
   setConfig(defaultConfig());
+  updatePresetText();
 
   const auto changed = [this] { revalidate(); };
-  for (QComboBox* c : {m_strategy, m_model, m_prefetch, m_clock, m_profile})
+  for (QComboBox* c : {m_strategy, m_model, m_prefetch, m_clock, m_profile, m_backend})
     connect(c, &QComboBox::currentIndexChanged, this, changed);
   for (QSpinBox* s : {m_ranks, m_shardGroup, m_layers, m_hidden, m_heads, m_seq, m_vocab, m_batch, m_steps, m_seed,
                       m_timeoutMs, m_unitBlocks, m_injectRank, m_injectBlock})
     connect(s, &QSpinBox::valueChanged, this, changed);
   for (QDoubleSpinBox* s : {m_bucketMb, m_firstBucketMb, m_lr}) connect(s, &QDoubleSpinBox::valueChanged, this, changed);
   for (QCheckBox* c : {m_inject, m_reshard}) connect(c, &QCheckBox::toggled, this, changed);
+  connect(m_preset, &QComboBox::activated, this, [this](int index) {
+    if (index <= 0) {
+      m_active.reset();
+      updatePresetText();
+      updateRunButton();
+      emit presetChanged();
+      return;
+    }
+    selectPreset(m_preset->itemData(index).toString());
+  });
   connect(m_run, &QPushButton::clicked, this, &ExperimentPanel::runRequested);
   connect(m_stop, &QPushButton::clicked, this, &ExperimentPanel::stopRequested);
 }
@@ -209,13 +256,18 @@ RunConfig ExperimentPanel::config() const {
   RunConfig c;
   c.strategy = m_strategy->currentText().toStdString();
   c.ranks = m_ranks->value();
-  c.model.kind = m_model->currentIndex() == 1 ? ModelKind::Gpt : ModelKind::Mlp;
-  c.model.layers = m_layers->value();
-  c.model.hidden = m_hidden->value();
-  if (c.model.kind == ModelKind::Gpt) {
-    c.model.heads = m_heads->value();
-    c.model.seq = m_seq->value();
-    c.model.vocab = m_vocab->value();
+  if (m_model->currentIndex() >= 2) {
+    // A published shape: its table fixes layers, width, heads and sequence.
+    c.model = presetShape(m_model->currentText().toStdString());
+  } else {
+    c.model.kind = m_model->currentIndex() == 1 ? ModelKind::Gpt : ModelKind::Mlp;
+    c.model.layers = m_layers->value();
+    c.model.hidden = m_hidden->value();
+    if (c.model.kind == ModelKind::Gpt) {
+      c.model.heads = m_heads->value();
+      c.model.seq = m_seq->value();
+      c.model.vocab = m_vocab->value();
+    }
   }
   c.batch = m_batch->value();
   c.steps = m_steps->value();
@@ -232,7 +284,9 @@ RunConfig ExperimentPanel::config() const {
     c.reshard_after_forward = m_reshard->isChecked();
   }
   if (c.strategy == "hsdp") c.shard_group = m_shardGroup->value();
-  c.clock = m_clock->currentIndex() == 1 ? ClockKind::Modeled : ClockKind::Measured;
+  c.backend = m_backend->currentIndex() == 1 ? Backend::Meta : Backend::Cpu;
+  // As the CLI: the meta backend has no other clock than the modeled one.
+  c.clock = m_clock->currentIndex() == 1 || c.backend == Backend::Meta ? ClockKind::Modeled : ClockKind::Measured;
   if (c.clock == ClockKind::Modeled) c.profile = m_profile->currentText().toStdString();
   if (m_inject->isChecked()) c.inject_branch = InjectBranch{m_injectRank->value(), m_injectBlock->value()};
   return c;
@@ -244,7 +298,9 @@ void ExperimentPanel::setConfig(const RunConfig& c) {
   m_strategy->setCurrentIndex(strategy >= 0 ? strategy : 0);
   m_ranks->setValue(c.ranks);
   m_shardGroup->setValue(c.shardGroupSize());
-  m_model->setCurrentIndex(c.model.kind == ModelKind::Gpt ? 1 : 0);
+  const int preset_model = c.model.preset.empty() ? -1 : m_model->findText(QString::fromStdString(c.model.preset));
+  m_model->setCurrentIndex(preset_model >= 0 ? preset_model : c.model.kind == ModelKind::Gpt ? 1 : 0);
+  m_backend->setCurrentIndex(c.backend == Backend::Meta ? 1 : 0);
   m_layers->setValue(c.model.layers);
   m_hidden->setValue(c.model.hidden);
   m_heads->setValue(c.model.heads);
@@ -274,17 +330,96 @@ void ExperimentPanel::setRunning(bool running) {
   m_running = running;
   m_run->setEnabled(isValid() && !running);
   m_stop->setEnabled(running);
+  m_preset->setEnabled(!running);
+}
+
+std::string ExperimentPanel::configKey(const RunConfig& c) const {
+  // configJson() has neither the backend nor a published model's name.
+  return configJson(c) + (c.backend == Backend::Meta ? "|meta|" : "|cpu|") + c.model.preset;
+}
+
+bool ExperimentPanel::selectPreset(const QString& name) {
+  try {
+    showPreset(findPreset(name));  // a built-in name, or a file picked earlier
+    return true;
+  } catch (const PresetError& e) {
+    m_presetError = QString::fromStdString(e.what());
+    updatePresetText();
+    m_presetError.clear();
+    return false;
+  }
+}
+
+void ExperimentPanel::showPreset(const Preset& preset) {
+  // The form may round a value (two decimals of MiB): the key is what it
+  // shows, while a preset run uses the preset's own configs.
+  m_active.reset();
+  setConfig(preset.runs.front().config);
+  m_active = preset;
+  m_activeKey = configKey(config());
+  int index = m_preset->findData(preset.name);
+  const QSignalBlocker block(m_preset);
+  if (index < 0 && !preset.source.isEmpty()) {
+    // A preset from a file: listed under its title, found again by its path.
+    index = m_preset->findData(preset.source);
+    if (index < 0) {
+      m_preset->addItem(preset.title, preset.source);
+      index = m_preset->count() - 1;
+    }
+  }
+  m_preset->setCurrentIndex(std::max(0, index));
+  updatePresetText();
+  updateRunButton();
+  emit presetChanged();
+}
+
+void ExperimentPanel::updatePresetText() {
+  if (!m_presetError.isEmpty()) {
+    m_presetText->setText(QStringLiteral("<span style='color:#B00020'>%1</span>").arg(m_presetError.toHtmlEscaped()));
+    m_presetText->setVisible(true);
+    return;
+  }
+  if (!m_active) {
+    m_presetText->setVisible(false);
+    return;
+  }
+  QString html = QStringLiteral("<b>%1</b><br>%2").arg(m_active->title.toHtmlEscaped(), m_active->text.toHtmlEscaped());
+  if (m_active->runs.size() > 1) {
+    QStringList runs;
+    for (size_t i = 0; i < m_active->runs.size(); ++i)
+      runs << QStringLiteral("%1. %2").arg(i + 1).arg(m_active->runs[i].label.toHtmlEscaped());
+    html += tr("<br><i>Runs one after another: %1. The form shows run 1.</i>").arg(runs.join(QStringLiteral(" · ")));
+  }
+  m_presetText->setText(html);
+  m_presetText->setVisible(true);
+}
+
+void ExperimentPanel::updateRunButton() {
+  const size_t runs = m_active ? m_active->runs.size() : 1;
+  m_run->setText(runs > 1 ? tr("Run preset (%1 runs)").arg(runs) : tr("Run"));
 }
 
 void ExperimentPanel::updateVisibility() {
   const QString strategy = m_strategy->currentText();
   const bool sharded = strategy == "zero3" || strategy == "fsdp" || strategy == "hsdp";
   m_strategyForm->setRowVisible(m_shardGroup, strategy == "hsdp");
-  const bool gpt = m_model->currentIndex() == 1;
+  const bool gpt = m_model->currentIndex() == 1;  // published shapes fix their own
   for (QWidget* w : {static_cast<QWidget*>(m_heads), static_cast<QWidget*>(m_seq), static_cast<QWidget*>(m_vocab)})
     m_modelForm->setRowVisible(w, gpt);
   m_unitsBox->setVisible(sharded);
-  m_clockForm->setRowVisible(m_profile, m_clock->currentIndex() == 1);
+  // Gradient buckets belong to ddp, zero1 and zero2; sharded strategies reduce per unit.
+  m_commForm->setRowVisible(m_bucketMb, !sharded);
+  m_commForm->setRowVisible(m_firstBucketMb, !sharded);
+  const bool published = m_model->currentIndex() >= 2;
+  for (QWidget* w : {static_cast<QWidget*>(m_layers), static_cast<QWidget*>(m_hidden)})
+    m_modelForm->setRowVisible(w, !published);
+  const bool meta = m_backend->currentIndex() == 1;
+  m_clock->setEnabled(!meta);
+  if (meta && m_clock->currentIndex() != 1) {
+    const QSignalBlocker block(m_clock);
+    m_clock->setCurrentIndex(1);
+  }
+  m_clockForm->setRowVisible(m_profile, m_clock->currentIndex() == 1 || meta);
   m_faultForm->setRowVisible(m_injectRank, m_inject->isChecked());
   m_faultForm->setRowVisible(m_injectBlock, m_inject->isChecked());
 }
@@ -294,6 +429,17 @@ void ExperimentPanel::revalidate() {
   updateVisibility();
   const bool was_valid = isValid();
   const RunConfig c = config();
+  if (m_active && configKey(c) != m_activeKey) {
+    // Edited: the form is a custom experiment now (the preset's other runs no longer apply).
+    m_active.reset();
+    {
+      const QSignalBlocker block(m_preset);
+      m_preset->setCurrentIndex(0);
+    }
+    updatePresetText();
+    updateRunButton();
+    emit presetChanged();
+  }
   try {
     validate(c);
     m_error.clear();
@@ -345,6 +491,7 @@ void ExperimentPanel::saveSettings(QSettings& s) const {
   s.setValue("reshard_after_forward", m_reshard->isChecked());
   s.setValue("clock", m_clock->currentText());
   s.setValue("profile", m_profile->currentText());
+  s.setValue("backend", m_backend->currentText());
   s.setValue("inject", m_inject->isChecked());
   s.setValue("inject_rank", m_injectRank->value());
   s.setValue("inject_block", m_injectBlock->value());
@@ -370,6 +517,7 @@ void ExperimentPanel::restoreSettings(const QSettings& s) {
   combo(m_prefetch, "prefetch");
   combo(m_clock, "clock");
   combo(m_profile, "profile");
+  combo(m_backend, "backend");
   spin(m_ranks, "ranks");
   spin(m_shardGroup, "shard_group");
   spin(m_layers, "layers");

@@ -3,11 +3,15 @@
 // same message. Spin boxes deliberately allow a little more than is valid (the
 // validator, not a silent clamp, tells the rule); knobs that do not apply to
 // the chosen strategy, model or clock are hidden and left unset in the config.
+// A preset picker on top fills the form and shows what to look for; editing
+// the form afterwards makes it a custom experiment again.
 #pragma once
 
 #include <QWidget>
+#include <optional>
 
 #include "engine/run_config.h"
+#include "preset.h"
 
 class QCheckBox;
 class QComboBox;
@@ -41,15 +45,31 @@ class ExperimentPanel : public QWidget {
   void saveSettings(QSettings& settings) const;
   void restoreSettings(const QSettings& settings);
 
+  // Fills the form with a built-in preset's first run and shows its text;
+  // false (nothing changes) for an unknown name.
+  bool selectPreset(const QString& name);
+  // Shows a preset loaded from a file (already validated).
+  void showPreset(const Preset& preset);
+  // The preset the form still holds (unedited since it was picked), if any.
+  const Preset* activePreset() const { return m_active ? &*m_active : nullptr; }
+  // Why the built-in presets could not be loaded (empty when they were).
+  QString presetLoadError() const { return m_presetError; }
+
  signals:
   void runRequested();
   void stopRequested();
   void validityChanged(bool valid);
+  void presetChanged();  // a preset was picked, or the form left it
 
  private:
   void revalidate();
   void updateVisibility();
+  void updatePresetText();
+  void updateRunButton();
+  std::string configKey(const RunConfig& c) const;
 
+  QComboBox* m_preset;
+  QLabel* m_presetText;
   QComboBox* m_strategy;
   QSpinBox* m_ranks;
   QSpinBox* m_shardGroup;
@@ -70,6 +90,7 @@ class ExperimentPanel : public QWidget {
   QComboBox* m_prefetch;
   QCheckBox* m_reshard;
   QComboBox* m_clock;
+  QComboBox* m_backend;
   QComboBox* m_profile;
   QCheckBox* m_inject;
   QSpinBox* m_injectRank;
@@ -77,6 +98,7 @@ class ExperimentPanel : public QWidget {
   QFormLayout* m_strategyForm = nullptr;
   QFormLayout* m_modelForm = nullptr;
   QFormLayout* m_clockForm = nullptr;
+  QFormLayout* m_commForm = nullptr;
   QFormLayout* m_faultForm = nullptr;
   QGroupBox* m_unitsBox = nullptr;
   QLabel* m_errorLabel;
@@ -84,6 +106,9 @@ class ExperimentPanel : public QWidget {
   QPushButton* m_run;
   QPushButton* m_stop;
   QString m_error;
+  QString m_presetError;
+  std::optional<Preset> m_active;
+  std::string m_activeKey;  // configKey() of the active preset's first run
   bool m_running = false;
   bool m_loading = false;
 };

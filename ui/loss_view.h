@@ -1,15 +1,19 @@
-// Loss per training step: the mean over ranks of each rank's local loss, as the
-// core reports it (Run::losses() while live). Traces carry no losses, so an
-// opened trace shows an explanatory empty state instead of a blank plot.
+// Loss per training step, the mean over ranks of each rank's local loss as
+// the core reports it. Every finished run can be kept as a labelled curve
+// ("ddp · 4 ranks"), so runs overlay: DDP and ZeRO-3 on the same data and
+// seed draw the same curve (later curves dashed and marked differently, so
+// coinciding curves stay visible). The live run draws on top until it is kept.
 #pragma once
 
 #include <QWidget>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 class QCustomPlot;
 class QCPGraph;
 class QLabel;
+class QPushButton;
 
 namespace shardscope {
 
@@ -22,18 +26,39 @@ class LossView : public QWidget {
 
   void refresh();
   // Traces carry no losses: the empty state says so instead of "not yet".
-  void setFromTrace(bool from_trace) { m_fromTrace = from_trace; }
+  void setFromTrace(bool from_trace);
+  // A run without losses (the meta backend runs no math): why, or "" to clear.
+  void setNoLossReason(const QString& reason);
+  // Keeps the store's current losses as a curve; the live curve then hides.
+  void keepRun(const QString& label);
+  void appendRun(const QString& label, const std::vector<double>& losses);
+  // The store holds a run already kept as a curve: hide the live one.
+  void markKept();
+  void clearRuns();
+  int runCount() const { return static_cast<int>(m_runs.size()); }
+  QString runLabel(int i) const;
   QCustomPlot* plot() const { return m_plot; }
-  int pointCount() const;
+  int pointCount() const;  // points of the live curve
+  QString figureTitle() const;
 
  private:
+  void rescale();
+
+  struct Curve {
+    QString label;
+    QCPGraph* graph;
+  };
   const EventStore* m_store;
   QCustomPlot* m_plot;
   QCPGraph* m_graph;
   QLabel* m_empty;
+  QPushButton* m_clear;
+  std::vector<Curve> m_runs;
+  QString m_noLoss;
   bool m_fromTrace = false;
-  size_t m_shown = ~size_t{0};      // losses plotted at the last refresh
-  uint64_t m_generation = ~0ull;  // store generation at the last refresh
+  bool m_kept = false;             // the store's losses are already a kept curve
+  size_t m_shown = ~size_t{0};     // losses plotted at the last refresh
+  uint64_t m_generation = ~0ull;   // store generation at the last refresh
 };
 
 }  // namespace shardscope

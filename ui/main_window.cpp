@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDockWidget>
@@ -17,16 +18,24 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
+#include <QHeaderView>
 #include <QStyle>
+#include <QTableView>
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include "buckets_view.h"
+#include "comm_view.h"
 #include "engine_bridge.h"
 #include "experiment_panel.h"
+#include "figure_export.h"
 #include "loss_view.h"
 #include "memory_view.h"
+#include "run_history_model.h"
+#include "step_walkthrough.h"
 #include "timeline_view.h"
+#include "units_view.h"
 #include "trace/chrome_trace_reader.h"
 #include "trace/chrome_trace_writer.h"
 
@@ -41,11 +50,14 @@ QLabel* statusLabel(const QString& text, const QString& tip, QWidget* parent) {
   return label;
 }
 
-// Asks for the figure's size in pixels (PDF: points at the same numbers).
-bool askFigureSize(QWidget* parent, int* width, int* height) {
+// Asks for the view and the figure's size in pixels (PDF: points at the same numbers).
+bool askFigure(QWidget* parent, QString* view, int* width, int* height) {
   QDialog dialog(parent);
-  dialog.setWindowTitle(QObject::tr("Figure size"));
+  dialog.setWindowTitle(QObject::tr("Export figure"));
   auto* form = new QFormLayout(&dialog);
+  auto* views = new QComboBox(&dialog);
+  views->addItems(presetViews());
+  views->setCurrentText(*view);
   auto* w = new QSpinBox(&dialog);
   auto* h = new QSpinBox(&dialog);
   w->setRange(200, 20000);
@@ -54,16 +66,27 @@ bool askFigureSize(QWidget* parent, int* width, int* height) {
   h->setValue(*height);
   w->setSuffix(QObject::tr(" px"));
   h->setSuffix(QObject::tr(" px"));
+  form->addRow(QObject::tr("view"), views);
   form->addRow(QObject::tr("width"), w);
   form->addRow(QObject::tr("height"), h);
+  auto* note = new QLabel(QObject::tr("Teaching theme: white, large fonts, legend, a title with the config."), &dialog);
+  note->setStyleSheet(QStringLiteral("color: #666;"));
+  form->addRow(note);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
   QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
   QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
   form->addRow(buttons);
   if (dialog.exec() != QDialog::Accepted) return false;
+  *view = views->currentText();
   *width = w->value();
   *height = h->value();
   return true;
+}
+
+QString configLabel(const RunConfig& c) {
+  QString label = QStringLiteral("%1 · %2 ranks").arg(QString::fromStdString(c.strategy)).arg(c.ranks);
+  if (!c.model.preset.empty()) label += QStringLiteral(" · ") + QString::fromStdString(c.model.preset);
+  return label;
 }
 
 }  // namespace
@@ -99,11 +122,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_bridge(new Engi
   connect(m_bridge, &EngineBridge::progress, this, &MainWindow::onProgress);
   connect(m_bridge, &EngineBridge::runFinished, this, &MainWindow::onRunFinished);
   connect(m_timeline, &TimelineView::cursorChanged, this, [this](qint64 ns) {
-    m_memory->setCursorTime(ns >= 0 ? std::optional<int64_t>(ns) : std::nullopt);
+    setCursorTime(ns >= 0 ? std::optional<int64_t>(ns) : std::nullopt);
   });
+  connect(m_units, &UnitsView::cursorRequested, this, [this](qint64 ns) { setCursorTime(ns); });
   connect(m_panel, &ExperimentPanel::runRequested, this, [this] {
     QString error;
-    if (!startRun(&error)) showBanner(error, true);
+    const Preset* preset = m_panel->activePreset();
+    const bool ok = preset && preset->runs.size() > 1 ? runPreset(*preset, &error) : startRun(&error);
+    if (!ok) showBanner(error, true);
+  });
+  connect(m_panel, &ExperimentPanel::presetChanged, this, [this] {
+    if (const Preset* p = m_panel->activePreset()) showView(p->view);
   });
   connect(m_panel, &ExperimentPanel::stopRequested, m_bridge, &EngineBridge::cancel);
   connect(m_panel, &ExperimentPanel::validityChanged, this, &MainWindow::updateActions);
@@ -121,6 +150,15 @@ MainWindow::~MainWindow() {
   delete m_bridge;
 }
 
+QDockWidget* MainWindow::addViewDock(QWidget* view, const QString& title, const QString& name,
+                                     Qt::DockWidgetArea area) {
+  auto* dock = new QDockWidget(title, this);
+  dock->setObjectName(name);
+  dock->setWidget(view);
+  addDockWidget(area, dock);
+  return dock;
+}
+
 void MainWindow::createDocks() {
   m_panel = new ExperimentPanel(this);
   auto* experiment = new QDockWidget(tr("Experiment"), this);
@@ -133,20 +171,78 @@ void MainWindow::createDocks() {
   experiment->setWidget(scroll);
   addDockWidget(Qt::LeftDockWidgetArea, experiment);
 
+  // Right: the pages that explain a step, tabbed; the walkthrough below them.
   m_memory = new MemoryView(&m_store, this);
-  auto* memory = new QDockWidget(tr("Memory ledger"), this);
-  memory->setObjectName(QStringLiteral("memoryDock"));
-  memory->setWidget(m_memory);
-  addDockWidget(Qt::RightDockWidgetArea, memory);
+  m_buckets = new BucketsView(&m_store, this);
+  m_units = new UnitsView(&m_store, this);
+  m_comm = new CommView(&m_store, this);
+  m_walkthrough = new StepWalkthrough(&m_store, this);
+  auto* walk_scroll = new QScrollArea(this);
+  walk_scroll->setWidget(m_walkthrough);
+  walk_scroll->setWidgetResizable(true);
+  walk_scroll->setFrameShape(QFrame::NoFrame);
+  m_memoryDock = addViewDock(m_memory, tr("Memory ledger"), QStringLiteral("memoryDock"), Qt::RightDockWidgetArea);
+  // Docks added to one area stack vertically: the walkthrough sits under the tabs.
+  auto* walkthrough = addViewDock(walk_scroll, tr("Step walkthrough"), QStringLiteral("walkthroughDock"), Qt::RightDockWidgetArea);
+  m_bucketsDock = addViewDock(m_buckets, tr("Buckets"), QStringLiteral("bucketsDock"), Qt::RightDockWidgetArea);
+  m_unitsDock = addViewDock(m_units, tr("FSDP units"), QStringLiteral("unitsDock"), Qt::RightDockWidgetArea);
+  m_commDock = addViewDock(m_comm, tr("Communication"), QStringLiteral("commDock"), Qt::RightDockWidgetArea);
+  tabifyDockWidget(m_memoryDock, m_bucketsDock);
+  tabifyDockWidget(m_bucketsDock, m_unitsDock);
+  tabifyDockWidget(m_unitsDock, m_commDock);
+  m_memoryDock->raise();
 
+  // Bottom: loss curves and the Runs table.
   m_loss = new LossView(&m_store, this);
-  auto* loss = new QDockWidget(tr("Loss"), this);
-  loss->setObjectName(QStringLiteral("lossDock"));
-  loss->setWidget(m_loss);
-  addDockWidget(Qt::BottomDockWidgetArea, loss);
+  m_lossDock = addViewDock(m_loss, tr("Loss"), QStringLiteral("lossDock"), Qt::BottomDockWidgetArea);
+  m_history = new RunHistoryModel(this);
+  m_historyView = new QTableView(this);
+  m_historyView->setObjectName(QStringLiteral("runsTable"));
+  m_historyView->setModel(m_history);
+  m_historyView->setAlternatingRowColors(true);
+  m_historyView->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_historyView->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_historyView->verticalHeader()->setVisible(false);
+  m_historyView->verticalHeader()->setDefaultSectionSize(m_historyView->fontMetrics().height() + 6);
+  m_historyView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_historyView->horizontalHeader()->setStretchLastSection(true);
+  m_historyView->setToolTip(tr("Every run of this session; double-click one to show it in every view"));
+  connect(m_historyView, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+    if (!showHistoryRun(index.row()))
+      statusBar()->showMessage(tr("run %1's trace was dropped to save memory (only the last %2 are kept)")
+                                   .arg(index.row() + 1)
+                                   .arg(RunHistoryModel::kKeptTraces),
+                               6000);
+  });
+  m_runsDock = addViewDock(m_historyView, tr("Runs"), QStringLiteral("runsDock"), Qt::BottomDockWidgetArea);
+  tabifyDockWidget(m_lossDock, m_runsDock);
+  m_lossDock->raise();
 
-  resizeDocks({experiment, memory}, {250, 470}, Qt::Horizontal);
-  resizeDocks({loss}, {170}, Qt::Vertical);
+  resizeDocks({experiment, m_memoryDock}, {300, 520}, Qt::Horizontal);
+  resizeDocks({m_memoryDock, walkthrough}, {560, 300}, Qt::Vertical);
+  resizeDocks({m_lossDock}, {190}, Qt::Vertical);
+}
+
+void MainWindow::showView(const QString& view) {
+  QDockWidget* dock = view == QLatin1String("memory")    ? m_memoryDock
+                      : view == QLatin1String("buckets") ? m_bucketsDock
+                      : view == QLatin1String("units")   ? m_unitsDock
+                      : view == QLatin1String("comm")    ? m_commDock
+                      : view == QLatin1String("loss")    ? m_lossDock
+                      : view == QLatin1String("runs")    ? m_runsDock
+                                                         : nullptr;
+  if (!dock) return;  // the timeline is always in view
+  dock->show();
+  dock->raise();
+}
+
+void MainWindow::setCursorTime(std::optional<int64_t> ns) {
+  m_cursor = ns;
+  if (m_timeline->cursorTime() != ns) m_timeline->setCursorTime(ns);
+  m_memory->setCursorTime(ns);
+  m_buckets->setCursorTime(ns);
+  m_units->setCursorTime(ns);
+  m_walkthrough->setCursorTime(ns);
 }
 
 void MainWindow::createActions() {
@@ -160,7 +256,7 @@ void MainWindow::createActions() {
   connect(m_exportTraceAction, &QAction::triggered, this, &MainWindow::onExportTrace);
   m_exportFigureAction = new QAction(tr("Export &figure…"), this);
   m_exportFigureAction->setShortcut(QKeySequence(tr("Ctrl+E")));
-  m_exportFigureAction->setToolTip(tr("Save the timeline as PNG, SVG or PDF"));
+  m_exportFigureAction->setToolTip(tr("Save a view as a PNG, SVG or PDF teaching figure"));
   connect(m_exportFigureAction, &QAction::triggered, this, &MainWindow::onExportFigure);
   auto* quit = new QAction(tr("&Quit"), this);
   quit->setShortcut(QKeySequence::Quit);
@@ -205,7 +301,8 @@ void MainWindow::createActions() {
                        tr("<b>ShardScope %1</b><br>A live inspector for data-parallel training: "
                           "real DDP steps on CPU ranks, measured memory ledgers, bucket firing "
                           "and communication timelines.<br><br>Timeline: wheel zooms, drag pans, "
-                          "double-click or F fits, click sets the memory cursor, Esc clears it.")
+                          "double-click or F fits, a click sets the cursor every view follows (drag the "
+                          "cursor line to scrub a step), Esc clears it.")
                            .arg(QStringLiteral(SHARDSCOPE_VERSION)));
   });
 
@@ -240,7 +337,8 @@ void MainWindow::createStatusBar() {
   statusBar()->addPermanentWidget(m_stepLabel);
   statusBar()->addPermanentWidget(m_lossLabel);
   statusBar()->addPermanentWidget(m_elapsedLabel);
-  statusBar()->addPermanentWidget(statusLabel(tr("backend cpu"), tr("Ranks are CPU threads; collectives run on Gloo"), this));
+  m_backendLabel = statusLabel(tr("backend cpu"), tr("Ranks are CPU threads; collectives run on Gloo"), this);
+  statusBar()->addPermanentWidget(m_backendLabel);
   m_clockLabel = statusLabel(tr("clock measured"), QString(), this);
   statusBar()->addPermanentWidget(m_clockLabel);
   statusBar()->addPermanentWidget(m_progress);
@@ -249,13 +347,80 @@ void MainWindow::createStatusBar() {
   connect(m_elapsedTimer, &QTimer::timeout, this, &MainWindow::updateStatus);
 }
 
-bool MainWindow::startRun(QString* error) {
+bool MainWindow::startConfig(const RunConfig& config, const QString& label, QString* error) {
+  m_runLabel = label;
   try {
-    m_bridge->start(m_panel->config());
+    m_bridge->start(config);
   } catch (const std::exception& e) {
     if (error) *error = QString::fromStdString(e.what());
     return false;
   }
+  return true;
+}
+
+bool MainWindow::startRun(QString* error) {
+  m_preset.reset();
+  const RunConfig config = m_panel->config();
+  const Preset* active = m_panel->activePreset();
+  return startConfig(active ? active->runs.front().config : config,
+                     active ? active->runs.front().label : configLabel(config), error);
+}
+
+bool MainWindow::runPreset(const Preset& preset, QString* error) {
+  if (m_bridge->isRunning()) {
+    if (error) *error = tr("a run is in progress; stop it (Ctrl+.) before running preset %1").arg(preset.name);
+    return false;
+  }
+  m_preset = preset;
+  m_presetIndex = 0;
+  m_presetOk = true;
+  m_presetMessage.clear();
+  showView(preset.view);
+  if (!startConfig(preset.runs.front().config, preset.runs.front().label, error)) {
+    m_preset.reset();
+    return false;
+  }
+  return true;
+}
+
+void MainWindow::startNextPresetRun() {
+  if (!m_preset) return;
+  const PresetRun& run = m_preset->runs[m_presetIndex];
+  QString error;
+  if (!startConfig(run.config, run.label, &error)) {
+    const QString message = tr("preset %1, run %2: %3").arg(m_preset->name).arg(m_presetIndex + 1).arg(error);
+    m_preset.reset();
+    showBanner(message, true);
+    emit presetFinished(false, message);
+  }
+}
+
+bool MainWindow::showHistoryRun(int row) {
+  if (row < 0 || row >= m_history->runCount() || m_bridge->isRunning()) return false;
+  const RunRecord& r = m_history->run(row);
+  if (!r.trace) return false;
+  m_store.setFromTrace(*r.trace);
+  m_store.setLosses(r.losses);
+  m_fromBridge = false;
+  m_shownConfig = r.config;
+  m_runLabel = r.label;
+  m_shownPreset = r.preset;
+  m_shownRunOf.clear();
+  m_source = tr("run %1: %2").arg(row + 1).arg(r.label);
+  setWindowTitle(tr("ShardScope — %1").arg(m_source));
+  m_loss->setFromTrace(false);
+  m_loss->setNoLossReason(r.config.backend == Backend::Meta ? tr("The meta backend runs shapes only: no math, so no loss.")
+                                                            : QString());
+  if (r.ok && r.config.backend == Backend::Cpu) m_loss->markKept();
+  m_buckets->setRunError(r.ok ? QString() : r.error);
+  m_comm->setRun(r.result.get());
+  setCursorTime(std::nullopt);
+  m_timeline->setFollowLive(true);
+  refreshAllNow();
+  m_timeline->setFollowLive(false);
+  if (r.ok) m_banner->setVisible(false);
+  else showBanner(r.error, true);
+  updateStatus();
   return true;
 }
 
@@ -273,15 +438,21 @@ bool MainWindow::openTrace(const QString& path, QString* error) {
   }
   m_store.setFromTrace(std::move(trace));
   m_loss->setFromTrace(true);
+  m_loss->setNoLossReason(QString());
+  m_fromBridge = false;
+  m_shownConfig.reset();
+  m_runLabel.clear();
+  m_shownPreset.clear();
+  m_shownRunOf.clear();
+  m_buckets->setRunError(QString());
+  m_comm->setRun(nullptr);
   m_source = QFileInfo(path).fileName();
   setWindowTitle(tr("ShardScope — %1").arg(m_source));
   m_banner->setVisible(false);
-  m_timeline->setCursorTime(std::nullopt);
-  m_memory->setCursorTime(std::nullopt);
+  setCursorTime(std::nullopt);
   m_timeline->setFollowLive(true);
-  refreshViews();
+  refreshAllNow();
   m_timeline->setFollowLive(false);
-  m_memory->refresh(true);
   const int steps = static_cast<int>(m_timeline->layout().stepStarts().size());
   m_progress->setRange(0, std::max(steps, 1));
   m_progress->setValue(steps);
@@ -320,29 +491,112 @@ void MainWindow::onExportTrace() {
 }
 
 void MainWindow::onExportFigure() {
-  QString filter;
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export timeline figure"), QStringLiteral("timeline.png"),
-                                                    tr("PNG image (*.png);;SVG vector (*.svg);;PDF document (*.pdf)"),
-                                                    &filter);
-  if (path.isEmpty()) return;
+  QString view = QStringLiteral("timeline");
   int width = 1600, height = 900;
-  if (!askFigureSize(this, &width, &height)) return;
+  if (!askFigure(this, &view, &width, &height)) return;
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export %1 figure").arg(view), view + QStringLiteral(".png"),
+                                                    tr("PNG image (*.png);;SVG vector (*.svg);;PDF document (*.pdf)"));
+  if (path.isEmpty()) return;
   QString error;
-  if (!m_timeline->exportFigure(path, width, height, &error))
+  if (!exportViewFigure(view, path, width, height, &error))
     QMessageBox::critical(this, tr("Cannot export figure"), error);
   else
     statusBar()->showMessage(tr("figure written to %1").arg(path), 6000);
 }
 
+QString MainWindow::subtitle() const {
+  const QString config = FigureExport::configLine(m_store, m_shownConfig ? &*m_shownConfig : nullptr);
+  QString head;
+  if (!m_shownPreset.isEmpty())
+    head = tr("preset %1").arg(m_shownPreset) + (m_shownRunOf.isEmpty() ? QString() : QStringLiteral(", ") + m_shownRunOf) +
+           (m_runLabel.isEmpty() || config.startsWith(m_runLabel) ? QString() : QStringLiteral(": ") + m_runLabel);
+  else if (!m_runLabel.isEmpty() && !config.startsWith(m_runLabel))
+    head = m_runLabel;
+  return head.isEmpty() ? config : head + QStringLiteral(" · ") + config;
+}
+
+QString MainWindow::figureUnavailable(const QString& view) const {
+  const QString strategy = QString::fromStdString(m_store.meta().strategy);
+  if (m_store.empty()) return tr("there is no run to draw: run a preset or open a trace first");
+  if (view == QLatin1String("buckets") && m_buckets->activity().bucketCount() == 0)
+    return tr("the buckets view shows ddp, zero1 and zero2 runs; this %1 run has FSDP units (use --view units)").arg(strategy);
+  if (view == QLatin1String("units") && m_units->states().unitCount() == 0)
+    return tr("the units view shows zero3, fsdp and hsdp runs; this %1 run has gradient buckets (use --view buckets)").arg(strategy);
+  if (view == QLatin1String("loss") && m_loss->runCount() == 0 && m_loss->pointCount() == 0)
+    return m_shownConfig && m_shownConfig->backend == Backend::Meta
+               ? tr("the loss view has no curve: the meta backend runs shapes only, no math")
+               : tr("the loss view has no curve: no training step completed");
+  if (view == QLatin1String("comm") && m_comm->model()->step() < 0)
+    return tr("the communication view needs a step every rank completed; this run has none");
+  return {};
+}
+
+bool MainWindow::exportViewFigure(const QString& view, const QString& path, int width, int height, QString* error) {
+  refreshAllNow();
+  if (presetViews().contains(view)) {
+    if (const QString why = figureUnavailable(view); !why.isEmpty()) {
+      if (error) *error = why;
+      return false;
+    }
+  }
+  const QString sub = subtitle();
+  if (view == QLatin1String("timeline"))
+    return m_timeline->exportFigure(path, width, height, error, tr("Timeline: ranks × lanes"), sub);
+  if (view == QLatin1String("memory"))
+    return FigureExport::write(path, tr("Memory ledger per rank, measured by the allocator"), sub,
+                               {{m_memory->barsPlot(), 1.2}, {m_memory->timePlot(), 1.0}}, width, height, error);
+  if (view == QLatin1String("buckets")) {
+    m_buckets->setInfoWrap(FigureExport::lineChars(width, height));  // the figure's width, not the dock's
+    const bool ok = FigureExport::write(path, m_buckets->figureTitle(), sub, {{m_buckets->plot(), 1.0}}, width, height, error);
+    m_buckets->setInfoWrap(0);
+    return ok;
+  }
+  if (view == QLatin1String("units"))
+    return FigureExport::write(path, m_units->figureTitle(), sub, {{m_units->plot(), 1.0}}, width, height, error);
+  if (view == QLatin1String("loss")) {
+    // Overlaid runs: name them all, not just the last run's config.
+    QString loss_sub = sub;
+    if (m_loss->runCount() > 1) {
+      QStringList labels;
+      for (int i = 0; i < m_loss->runCount(); ++i) labels << m_loss->runLabel(i);
+      loss_sub = tr("runs overlaid: %1 · same model, data and seed").arg(labels.join(QStringLiteral(", ")));
+      if (!m_shownPreset.isEmpty()) loss_sub = tr("preset %1 · ").arg(m_shownPreset) + loss_sub;
+    }
+    return FigureExport::write(path, m_loss->figureTitle(), loss_sub, {{m_loss->plot(), 1.0}}, width, height, error);
+  }
+  if (view == QLatin1String("comm"))
+    return FigureExport::write(path, m_comm->figureTitle(), sub, {{m_comm->bytesPlot(), 1.0}, {m_comm->timePlot(), 1.0}},
+                               width, height, error);
+  if (error) *error = tr("unknown view '%1': use one of %2").arg(view, presetViews().join(QStringLiteral(", ")));
+  return false;
+}
+
 void MainWindow::onRunStarted() {
-  m_source = tr("live run");
+  const RunConfig& config = m_bridge->config();
+  m_fromBridge = true;
+  m_shownConfig = config;
+  m_shownPreset = m_preset ? m_preset->name : QString();
+  m_shownRunOf = m_preset && m_preset->runs.size() > 1
+                     ? tr("run %1 of %2").arg(m_presetIndex + 1).arg(m_preset->runs.size())
+                     : QString();
+  m_source = m_preset ? tr("preset %1, run %2/%3: %4")
+                            .arg(m_preset->name)
+                            .arg(m_presetIndex + 1)
+                            .arg(m_preset->runs.size())
+                            .arg(m_runLabel)
+                      : tr("live run");
   m_loss->setFromTrace(false);
-  setWindowTitle(tr("ShardScope — live run"));
+  m_loss->setNoLossReason(config.backend == Backend::Meta
+                              ? tr("The meta backend runs shapes only: no math, so no loss (the timings, ledger and "
+                                   "traffic are still the real engine's).")
+                              : QString());
+  setWindowTitle(tr("ShardScope — %1").arg(m_source));
   m_banner->setVisible(false);
-  m_timeline->setCursorTime(std::nullopt);
-  m_memory->setCursorTime(std::nullopt);
+  m_buckets->setRunError(QString());
+  m_comm->clear();
+  setCursorTime(std::nullopt);
   m_timeline->setFollowLive(true);
-  m_progress->setRange(0, m_bridge->config().steps);
+  m_progress->setRange(0, config.steps);
   m_progress->setValue(0);
   m_elapsedTimer->start();
   m_panel->setRunning(true);
@@ -354,14 +608,39 @@ void MainWindow::onRunStarted() {
 void MainWindow::onProgress(int steps_done, int steps, double) {
   m_progress->setRange(0, steps);
   m_progress->setValue(steps_done);
+  // Traffic so far, from the events (the run's own measurement comes at the
+  // end); at most once a second, since it rescans the run.
+  if (!m_commClock.isValid() || m_commClock.elapsed() >= 1000) {
+    m_commClock.start();
+    m_comm->setRun(nullptr);
+  }
   updateStatus();
 }
 
 void MainWindow::onRunFinished(bool ok, const QString& message) {
   m_elapsedTimer->stop();
   m_panel->setRunning(false);
-  refreshViews();
-  m_memory->refresh(true);
+  const bool cancelled = !ok && m_bridge->lastError().isEmpty();
+  if (!ok && !cancelled) m_buckets->setRunError(message);
+  m_comm->setRun(m_bridge->lastResult() ? &*m_bridge->lastResult() : nullptr);
+  refreshAllNow();
+  if (!cancelled) {
+    RunRecord record;
+    record.label = m_runLabel.isEmpty() ? configLabel(m_bridge->config()) : m_runLabel;
+    record.preset = m_preset ? m_preset->name : QString();
+    record.config = m_bridge->config();
+    record.ok = ok;
+    record.error = ok ? QString() : message;
+    record.trace = std::make_shared<const RunTrace>(m_store.toRunTrace());
+    record.losses = m_store.losses();
+    if (m_bridge->lastResult()) {
+      auto result = std::make_shared<RunResult>(*m_bridge->lastResult());
+      result->final_master.clear();  // N floats the table never reads
+      record.result = std::move(result);
+    }
+    m_history->addRun(std::move(record));
+    if (ok && m_bridge->config().backend == Backend::Cpu) m_loss->keepRun(m_runLabel);
+  }
   if (ok)
     statusBar()->showMessage(message, 8000);
   else
@@ -369,12 +648,50 @@ void MainWindow::onRunFinished(bool ok, const QString& message) {
   updateActions();
   updateStatus();
   emit runFinished(ok, message);
+
+  if (!m_preset) return;
+  const bool last = m_presetIndex + 1 >= m_preset->runs.size();
+  if (!ok) {
+    // A stop ends the preset; a hang preset expects its (last) run to stop.
+    m_presetOk = !cancelled && m_preset->expectError && last;
+    m_presetMessage = m_presetOk ? tr("preset %1: the run stopped, as the preset expects: %2").arg(m_preset->name, message)
+                                 : message;
+  }
+  if (ok && !last) {
+    ++m_presetIndex;
+    QTimer::singleShot(0, this, &MainWindow::startNextPresetRun);
+    return;
+  }
+  if (ok && m_preset->expectError) {
+    m_presetOk = false;
+    m_presetMessage = tr("preset %1 expected its run to stop, but it finished").arg(m_preset->name);
+  }
+  if (m_presetOk && m_presetMessage.isEmpty())
+    m_presetMessage = tr("preset %1: %2 run%3 finished").arg(m_preset->name).arg(m_preset->runs.size()).arg(m_preset->runs.size() == 1 ? "" : "s");
+  const Preset done = *m_preset;
+  m_preset.reset();
+  showView(done.view);
+  emit presetFinished(m_presetOk, m_presetMessage);
 }
 
 void MainWindow::refreshViews() {
   m_timeline->refresh();
   m_memory->refresh();
   m_loss->refresh();
+  m_buckets->refresh();
+  m_units->refresh();
+  m_walkthrough->refresh();
+  updateActions();
+  updateStatus();
+}
+
+void MainWindow::refreshAllNow() {
+  m_timeline->refresh();
+  m_memory->refresh(true);
+  m_loss->refresh();
+  m_buckets->refresh(true);
+  m_units->refresh(true);
+  m_walkthrough->refresh();
   updateActions();
   updateStatus();
 }
@@ -386,7 +703,7 @@ void MainWindow::showBanner(const QString& text, bool error) {
   m_banner->setVisible(!text.isEmpty());
 }
 
-QString MainWindow::bannerText() const { return m_banner->isVisible() ? m_banner->text() : QString(); }
+QString MainWindow::bannerText() const { return m_banner->isHidden() ? QString() : m_banner->text(); }
 
 void MainWindow::updateActions() {
   const bool running = m_bridge->isRunning();
@@ -419,9 +736,14 @@ void MainWindow::updateStatus() {
     m_clockLabel->setToolTip(tr("Times are this machine's steady clock"));
   }
   const auto& losses = m_store.losses();
-  const bool live = m_bridge->hasRun() && m_source == tr("live run");
+  const bool live = m_bridge->isRunning() || m_fromBridge;
+  const bool meta_backend = m_shownConfig && m_shownConfig->backend == Backend::Meta;
+  m_backendLabel->setText(meta_backend ? tr("backend meta") : tr("backend cpu"));
+  m_backendLabel->setToolTip(meta_backend ? tr("Shapes only: no math and no bytes, but the same engine, ledger and traffic, "
+                                       "priced on the modeled clock")
+                                  : tr("Ranks are CPU threads; collectives run on Gloo"));
   m_stepLabel->setText(live ? tr("step %1 / %2").arg(losses.size()).arg(m_bridge->config().steps) : tr("step –"));
-  m_lossLabel->setText(losses.empty() ? tr("loss –") : tr("loss %1").arg(losses.back(), 0, 'f', 4));
+  m_lossLabel->setText(losses.empty() || meta_backend ? tr("loss –") : tr("loss %1").arg(losses.back(), 0, 'f', 4));
   m_elapsedLabel->setText(live ? tr("%1 s").arg(m_bridge->elapsedSeconds(), 0, 'f', 1)
                                : m_store.empty() ? tr("– s")
                                                  : tr("%1 ms traced").arg(static_cast<double>(m_store.endNs()) * 1e-6, 0, 'f', 1));

@@ -110,10 +110,29 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
     g->setPen(Qt::NoPen);
     g->setBrush(fill);
     g->setLineStyle(QCPGraph::lsStepLeft);
+    g->setName(categoryTitle(static_cast<Category>(c)));
     if (c > 0) g->setChannelFillGraph(m_areas[static_cast<size_t>(c - 1)]);
     m_areas[static_cast<size_t>(c)] = g;
   }
+  // Its own legend (the categories over time differ from the model-state bars).
+  m_time->legend->setVisible(false);
+  m_time->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  m_time->legend->setWrap(5);
+  m_time->legend->setBorderPen(Qt::NoPen);
+  m_time->legend->setFont(legend_font);
+  m_time->legend->setIconSize(12, 9);
+  m_time->legend->setRowSpacing(0);
+  m_time->legend->setColumnSpacing(6);
+  m_timeTitle = new QCPTextElement(m_time, QString());
+  QFont title_font = font();
+  title_font.setPointSizeF(8);
+  m_timeTitle->setFont(title_font);
+  m_timeTitle->setTextColor(QColor(0x33, 0x33, 0x33));
+  m_time->plotLayout()->insertRow(0);
+  m_time->plotLayout()->addElement(0, 0, m_timeTitle);
+  m_time->plotLayout()->setRowStretchFactor(0, 0.001);
   m_totalLine = new QCPGraph(m_time->xAxis, m_time->yAxis);
+  m_totalLine->setName(tr("total"));
   m_totalLine->setPen(QPen(QColor(0x33, 0x33, 0x33), 1));
   m_totalLine->setLineStyle(QCPGraph::lsStepLeft);
   m_peakDot = new QCPItemTracer(m_time);
@@ -311,6 +330,10 @@ void MemoryView::rebuildTime() {
   m_peakDot->setVisible(false);
   m_peakText->setVisible(false);
   if (!have) {
+    for (QCPGraph* g : m_areas) g->removeFromLegend();
+    m_totalLine->removeFromLegend();
+    PlotStyle::updateLegendRow(m_time, false);
+    m_timeTitle->setText(QString());
     m_cursorLine->setVisible(false);
     m_time->replot(QCustomPlot::rpQueuedReplot);
     return;
@@ -332,6 +355,18 @@ void MemoryView::rebuildTime() {
     }
   }
   for (int c = 0; c < kCategoryCount; ++c) m_areas[static_cast<size_t>(c)]->setData(keys, values[static_cast<size_t>(c)], true);
+  // Legend: the categories this rank ever held, in stacking order.
+  for (int c = 0; c < kCategoryCount; ++c) {
+    bool used = false;
+    for (const MemorySample& sample : samples) used = used || sample.bytes[static_cast<size_t>(c)] > 0;
+    if (used)
+      m_areas[static_cast<size_t>(c)]->addToLegend();
+    else
+      m_areas[static_cast<size_t>(c)]->removeFromLegend();
+  }
+  m_totalLine->removeFromLegend();
+  PlotStyle::updateLegendRow(m_time, false);
+  m_timeTitle->setText(tr("rank %1 over time: every category, stacked").arg(r));
   m_totalLine->setData(keys, values[kCategoryCount - 1], true);
 
   const MemorySample* peak = m_series.peakTotal(r);

@@ -18,6 +18,7 @@ class QCPGraph;
 class QCPItemStraightLine;
 class QCPItemText;
 class QCPItemTracer;
+class QCPTextElement;
 class QLabel;
 class QTimer;
 
@@ -60,6 +61,7 @@ class MemoryView : public QWidget {
   QCPBars* m_predicted = nullptr;
   std::array<QCPGraph*, kCategoryCount> m_areas{};
   QCPGraph* m_totalLine = nullptr;
+  QCPTextElement* m_timeTitle = nullptr;
   QCPItemTracer* m_peakDot = nullptr;
   QCPItemText* m_peakText = nullptr;
   QCPItemStraightLine* m_cursorLine = nullptr;

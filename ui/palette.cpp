@@ -47,6 +47,35 @@ QColor Palette::category(Category category) {
   return Qt::gray;
 }
 
+QColor Palette::unitState(UnitState state) {
+  switch (state) {
+    case UnitState::Sharded: return QColor(0xC9, 0xCD, 0xD2);
+    case UnitState::Gathering: return kGreen;
+    case UnitState::Gathered: return kYellow;
+    case UnitState::Computing: return kBlue;
+    case UnitState::Reducing: return kVermillion;
+    case UnitState::Freed: return QColor(0xF7, 0xF7, 0xF7);
+  }
+  return Qt::gray;
+}
+
+QString Palette::unitStateTitle(UnitState state) {
+  switch (state) {
+    case UnitState::Sharded: return QStringLiteral("sharded");
+    case UnitState::Gathering: return QStringLiteral("gathering");
+    case UnitState::Gathered: return QStringLiteral("gathered");
+    case UnitState::Computing: return QStringLiteral("computing");
+    case UnitState::Reducing: return QStringLiteral("reducing");
+    case UnitState::Freed: return QStringLiteral("freed");
+  }
+  return {};
+}
+
+QColor Palette::series(int n) {
+  static const QColor colors[] = {kBlue, kVermillion, kGreen, kOrange, kPurple, kSkyBlue, QColor(0x4D, 0x4D, 0x4D)};
+  return colors[static_cast<size_t>(n) % (sizeof(colors) / sizeof(colors[0]))];
+}
+
 QColor Palette::textOn(const QColor& fill) {
   // Relative luminance (sRGB weights); 0.5 splits the Okabe–Ito set sensibly.
   const double y = 0.2126 * fill.redF() + 0.7152 * fill.greenF() + 0.0722 * fill.blueF();

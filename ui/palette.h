@@ -7,6 +7,7 @@
 #include <QString>
 
 #include "trace/event.h"
+#include "unit_states.h"
 
 namespace shardscope {
 
@@ -21,6 +22,11 @@ class Palette {
   static QColor grid();
   static QColor cursor();
   static QColor step();
+  // FSDP unit states: the colour of the op that puts a unit in the state.
+  static QColor unitState(UnitState state);
+  static QString unitStateTitle(UnitState state);
+  // The n-th colour of a series of runs (loss overlays).
+  static QColor series(int n);
   // Long name for legends and tooltips ("all-reduce").
   static QString kindTitle(EventKind kind);
   // Short prefix for box labels ("AR", "fwd").

@@ -1,14 +1,9 @@
 #include "timeline_view.h"
 
-#include <QBuffer>
-#include <QFile>
-#include <QFileInfo>
-#include <QRegularExpression>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QScrollBar>
 #include <QWheelEvent>
-#include <QSvgGenerator>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -16,6 +11,7 @@
 #include <qcustomplot.h>
 
 #include "event_store.h"
+#include "figure_export.h"
 #include "palette.h"
 #include "plot_style.h"
 #include "timeline_plottable.h"
@@ -365,13 +361,31 @@ bool TimelineView::eventFilter(QObject* watched, QEvent* event) {
   return QWidget::eventFilter(watched, event);
 }
 
+double TimelineView::cursorDistance(int x) const {
+  if (!m_cursor) return -1;
+  return std::abs(m_plot->xAxis->coordToPixel(static_cast<double>(*m_cursor) / kNsPerMs) - x);
+}
+
 void TimelineView::onMousePress(QMouseEvent* event) {
   m_pressPos = event->pos();
   m_follow = false;
   QToolTip::hideText();
+  // Grabbing the cursor line scrubs instead of panning (this slot runs before
+  // the axis rect sees the press, so turning the drag off here takes effect).
+  const double d = cursorDistance(event->pos().x());
+  if (event->button() == Qt::LeftButton && d >= 0 && d <= 6 && m_plot->axisRect()->rect().contains(event->pos())) {
+    m_draggingCursor = true;
+    m_plot->setInteraction(QCP::iRangeDrag, false);
+  }
 }
 
 void TimelineView::onMouseRelease(QMouseEvent* event) {
+  if (m_draggingCursor) {
+    m_draggingCursor = false;
+    m_plot->setInteraction(QCP::iRangeDrag, true);
+    m_plot->setCursor(Qt::ArrowCursor);
+    return;
+  }
   if (event->button() != Qt::LeftButton || (event->pos() - m_pressPos).manhattanLength() > 3) return;
   if (!m_plot->axisRect()->rect().contains(event->pos()) || m_store->empty()) return;
   const double ms = m_plot->xAxis->pixelToCoord(event->pos().x());
@@ -381,7 +395,18 @@ void TimelineView::onMouseRelease(QMouseEvent* event) {
 }
 
 void TimelineView::onMouseMove(QMouseEvent* event) {
+  if (m_draggingCursor) {
+    const QRect rect = m_plot->axisRect()->rect();
+    const int x = std::clamp(event->pos().x(), rect.left(), rect.right());
+    const auto ns = static_cast<int64_t>(std::llround(m_plot->xAxis->pixelToCoord(x) * kNsPerMs));
+    setCursorTime(ns);
+    emit cursorChanged(ns);
+    return;
+  }
   if (event->buttons() != Qt::NoButton) return;
+  const double d = cursorDistance(event->pos().x());
+  m_plot->setCursor(d >= 0 && d <= 6 && m_plot->axisRect()->rect().contains(event->pos()) ? Qt::SizeHorCursor
+                                                                                            : Qt::ArrowCursor);
   const QString text = tooltipAt(event->pos());
   if (text.isEmpty())
     QToolTip::hideText();
@@ -489,12 +514,8 @@ void TimelineView::resizeEvent(QResizeEvent* event) {
   }, Qt::QueuedConnection);
 }
 
-bool TimelineView::exportFigure(const QString& path, int width, int height, QString* error) {
-  const QString suffix = QFileInfo(path).suffix().toLower();
-  if (width < 16 || height < 16 || width > 20000 || height > 20000) {
-    if (error) *error = tr("figure size must be 16..20000 px per side, got %1 × %2").arg(width).arg(height);
-    return false;
-  }
+bool TimelineView::exportFigure(const QString& path, int width, int height, QString* error, const QString& title,
+                                const QString& subtitle) {
   // Show every row in the figure, as long as each stays legible.
   const QCPRange rows_before = m_plot->yAxis->range();
   const double total = m_layout.totalHeight();
@@ -503,48 +524,11 @@ bool TimelineView::exportFigure(const QString& path, int width, int height, QStr
     m_plot->yAxis->setRange(0, total);
     m_clamping = false;
   }
-  bool ok = false;
-  if (suffix == QLatin1String("png")) {
-    ok = m_plot->savePng(path, width, height);
-  } else if (suffix == QLatin1String("pdf")) {
-    ok = m_plot->savePdf(path, width, height, QCP::epNoCosmetic, QStringLiteral("ShardScope"),
-                         QStringLiteral("ShardScope timeline"));
-  } else if (suffix == QLatin1String("svg")) {
-    QBuffer buffer;
-    QSvgGenerator svg;
-    svg.setOutputDevice(&buffer);
-    svg.setResolution(96);  // fonts at the screen's size relative to the boxes
-    svg.setSize(QSize(width, height));
-    svg.setViewBox(QRect(0, 0, width, height));
-    svg.setTitle(QStringLiteral("ShardScope timeline"));
-    QCPPainter painter;
-    ok = painter.begin(&svg);
-    if (ok) {
-      m_plot->toPainter(&painter, width, height);
-      ok = painter.end();
-    }
-    if (ok) {
-      // QSvgGenerator states the size in mm; the figure was asked for in px.
-      QByteArray data = buffer.data();
-      static const QRegularExpression size_attrs(QStringLiteral("<svg width=\"[0-9.]+mm\" height=\"[0-9.]+mm\""));
-      const QString head = QString::fromUtf8(data.left(512));
-      const QRegularExpressionMatch m = size_attrs.match(head);
-      if (m.hasMatch())
-        data.replace(m.capturedStart(), m.capturedLength(),
-                     QStringLiteral("<svg width=\"%1\" height=\"%2\"").arg(width).arg(height).toUtf8());
-      QFile file(path);
-      ok = file.open(QIODevice::WriteOnly) && file.write(data) == data.size();
-    }
-  } else {
-    m_plot->yAxis->setRange(rows_before);
-    if (error) *error = tr("unknown figure format '%1' for %2: use .png, .svg or .pdf").arg(suffix, path);
-    return false;
-  }
+  const bool ok = FigureExport::write(path, title, subtitle, {{m_plot, 1.0}}, width, height, error);
   m_clamping = true;
   m_plot->yAxis->setRange(rows_before);
   m_clamping = false;
   m_plot->replot(QCustomPlot::rpQueuedReplot);
-  if (!ok && error) *error = tr("could not write %1 (check the folder exists and is writable)").arg(path);
   return ok;
 }
 

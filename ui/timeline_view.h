@@ -1,7 +1,8 @@
 // The timeline page: ranks × lanes over time, as in Nsight Systems / Perfetto.
 // Wheel zooms time only, drag pans, double-click or F fits, a click sets the
-// cursor the memory view follows. Rows never shrink below a legible height:
-// past that they scroll (scroll bar, Shift+wheel, wheel over the labels).
+// cursor every view follows, and dragging the cursor line scrubs it.
+// Rows never shrink below a legible height: past that they scroll (scroll
+// bar, Shift+wheel, wheel over the labels).
 // While a run is live the view follows its steps until the user zooms or pans.
 #pragma once
 
@@ -35,8 +36,12 @@ class TimelineView : public QWidget {
   void setCursorTime(std::optional<int64_t> ns);  // ns since run start
   std::optional<int64_t> cursorTime() const { return m_cursor; }
 
-  // Writes the timeline as PNG, SVG or PDF (by suffix) at width × height px.
-  bool exportFigure(const QString& path, int width, int height, QString* error);
+  // Writes the timeline as PNG, SVG or PDF (by suffix) at width × height px,
+  // in the teaching theme with an optional title and subtitle.
+  bool exportFigure(const QString& path, int width, int height, QString* error, const QString& title = {},
+                    const QString& subtitle = {});
+  // Pixels from x (plot coordinates) to the cursor line; -1 without a cursor.
+  double cursorDistance(int x) const;
 
   QCustomPlot* plot() const { return m_plot; }
   const TimelineLayout& layout() const { return m_layout; }
@@ -76,6 +81,7 @@ class TimelineView : public QWidget {
   QScrollBar* m_rowScroll;
   std::optional<int64_t> m_cursor;
   QPoint m_pressPos;
+  bool m_draggingCursor = false;
   uint32_t m_legendKinds = 0;  // bit per EventKind already in the legend
   bool m_follow = true;
   bool m_clamping = false;

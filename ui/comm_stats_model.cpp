@@ -1,0 +1,207 @@
+#include "comm_stats_model.h"
+
+#include <QColor>
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "analysis/formulas.h"
+#include "analysis/step_metrics.h"
+#include "engine/run.h"
+#include "event_store.h"
+#include "palette.h"
+#include "trace/json_value.h"
+
+namespace shardscope {
+
+namespace {
+
+constexpr EventKind kKinds[] = {EventKind::AllReduce, EventKind::ReduceScatter, EventKind::AllGather};
+
+int kindIndex(EventKind k) {
+  for (int i = 0; i < 3; ++i)
+    if (kKinds[i] == k) return i;
+  return -1;
+}
+
+// Bytes one rank sends in a ring collective on n ranks, for a buffer of `bytes`.
+double ringFactor(EventKind k, int n) {
+  if (n <= 1) return 0;
+  return k == EventKind::AllReduce ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n;
+}
+
+int64_t pick(const CommBytes& b, EventKind k) {
+  switch (k) {
+    case EventKind::AllReduce: return b.all_reduce;
+    case EventKind::ReduceScatter: return b.reduce_scatter;
+    case EventKind::AllGather: return b.all_gather;
+    default: return 0;
+  }
+}
+
+QString mib(double bytes) { return QString::number(bytes / (1024.0 * 1024.0), 'f', 2); }
+
+}  // namespace
+
+CommStatsModel::CommStatsModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void CommStatsModel::clear() {
+  beginResetModel();
+  m_rows.clear();
+  m_timing.clear();
+  m_expectedTotal = 0;
+  m_step = -1;
+  m_measured = false;
+  endResetModel();
+}
+
+void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
+  beginResetModel();
+  m_rows.clear();
+  m_timing.clear();
+  m_expectedTotal = 0;
+  m_step = -1;
+  m_measured = false;
+  const int ranks = store.rankCount();
+  // The last step every rank completed.
+  std::vector<std::set<int>> ended(static_cast<size_t>(ranks));
+  std::map<int, std::set<int>> group_ranks;  // group id -> ranks seen in it
+  for (int r = 0; r < ranks; ++r)
+    for (const Event& e : store.events(r)) {
+      if (e.kind == EventKind::StepEnd && e.step >= 0) ended[static_cast<size_t>(r)].insert(e.step);
+      if (kindIndex(e.kind) >= 0 && e.group >= 0) group_ranks[e.group].insert(r);
+    }
+  if (ranks > 0) {
+    for (int s : ended[0]) {
+      bool all = true;
+      for (const auto& set : ended) all = all && set.count(s);
+      if (all) m_step = std::max(m_step, s);
+    }
+  }
+  if (m_step < 0) {
+    endResetModel();
+    return;
+  }
+  // Expected bytes per rank per step, per kind.
+  const RunTrace& meta = store.meta();
+  CommBytes expected;
+  try {
+    bool reshard = true;
+    if (!meta.config_json.empty()) {
+      const JsonValue config = JsonValue::parse(meta.config_json);
+      if (const JsonValue* v = config.find("reshard_after_forward"); v && v->isBool()) reshard = v->asBool();
+    }
+    expected = expectedCommBytes(meta.strategy, meta.params, meta.ranks,
+                                 static_cast<int>(store.configInt("shard_group", 0)), reshard);
+  } catch (const std::exception&) {
+    // An unknown strategy or config: no expectation to show.
+  }
+  m_expectedTotal = expected.all_reduce + expected.reduce_scatter + expected.all_gather;
+  m_measured = result && static_cast<int>(result->ranks.size()) == ranks;
+  std::vector<std::vector<Event>> step_events(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    Row acc[3];
+    double ring_bytes[3] = {0, 0, 0};
+    int64_t transfer_ns[3] = {0, 0, 0};
+    for (const Event& e : store.events(r)) {
+      if (e.step != m_step) continue;
+      step_events[static_cast<size_t>(r)].push_back(e);
+      const int k = kindIndex(e.kind);
+      if (k < 0) continue;
+      const int64_t dur = e.end_ns - e.begin_ns;
+      const int64_t wait = std::clamp<int64_t>(e.value, 0, dur);
+      const auto group = group_ranks.find(e.group);
+      const int n = group != group_ranks.end() ? static_cast<int>(group->second.size()) : ranks;
+      acc[k].ops += 1;
+      acc[k].time_ns += dur;
+      acc[k].wait_ns += wait;
+      ring_bytes[k] += static_cast<double>(e.bytes) * ringFactor(e.kind, n);
+      transfer_ns[k] += dur - wait;
+    }
+    for (int k = 0; k < 3; ++k) {
+      Row row = acc[k];
+      row.rank = r;
+      row.kind = kKinds[k];
+      row.sent = m_measured ? pick(result->ranks[static_cast<size_t>(r)].comm_bytes, row.kind)
+                            : static_cast<int64_t>(ring_bytes[k] + 0.5);
+      row.expected = pick(expected, row.kind);
+      row.busbw = transfer_ns[k] > 0 ? ring_bytes[k] / static_cast<double>(transfer_ns[k]) : 0;  // bytes/ns = GB/s
+      if (row.ops > 0 || row.expected > 0 || row.sent > 0) m_rows.push_back(row);
+    }
+  }
+  for (const StepMetrics& m : computeStepMetrics(step_events)) {
+    if (m.step != m_step) continue;
+    m_timing.push_back({m.rank, m.wall_ns, m.comm_ns, m.exposed_comm_ns, m.overlapPercent()});
+  }
+  std::sort(m_timing.begin(), m_timing.end(), [](const RankTiming& a, const RankTiming& b) { return a.rank < b.rank; });
+  endResetModel();
+}
+
+int64_t CommStatsModel::sentTotal(int rank) const {
+  int64_t total = 0;
+  for (const Row& r : m_rows)
+    if (r.rank == rank) total += r.sent;
+  return total;
+}
+
+int CommStatsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int CommStatsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant CommStatsModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
+  const Row& r = m_rows[static_cast<size_t>(index.row())];
+  if (role == Qt::TextAlignmentRole)
+    return index.column() == Collective ? QVariant(Qt::AlignLeft | Qt::AlignVCenter) : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::DecorationRole && index.column() == Collective) return Palette::kind(r.kind);
+  if (role == Qt::ToolTipRole) {
+    switch (index.column()) {
+      case Sent:
+        return m_measured ? tr("bytes rank %1 sent in step %2, measured at the sends").arg(r.rank).arg(m_step)
+                          : tr("Σ event bytes × ring factor (2(n−1)/n all-reduce, (n−1)/n reduce-scatter and all-gather)");
+      case Expected: return tr("the seed's formula for this strategy (expectedCommBytes)");
+      case BusBw: return tr("nccl-tests busbw: bytes × ring factor / transfer time (waiting for peers excluded)");
+      default: return {};
+    }
+  }
+  if (role != Qt::DisplayRole && role != Qt::UserRole) return {};
+  const bool raw = role == Qt::UserRole;  // numbers, for sorting and tests
+  switch (index.column()) {
+    case Rank: return r.rank;
+    case Collective: return Palette::kindTitle(r.kind);
+    case Ops: return r.ops;
+    case Sent: return raw ? QVariant(static_cast<qlonglong>(r.sent)) : QVariant(mib(static_cast<double>(r.sent)));
+    case Expected:
+      return raw ? QVariant(static_cast<qlonglong>(r.expected)) : QVariant(mib(static_cast<double>(r.expected)));
+    case Ratio:
+      if (r.expected <= 0) return raw ? QVariant(0.0) : QVariant(QStringLiteral("–"));
+      return raw ? QVariant(static_cast<double>(r.sent) / r.expected)
+                 : QVariant(QString::number(static_cast<double>(r.sent) / r.expected, 'f', 3) + QStringLiteral("×"));
+    case BusBw: return raw ? QVariant(r.busbw) : QVariant(QString::number(r.busbw, 'f', 1));
+    case Time:
+      return raw ? QVariant(static_cast<qlonglong>(r.time_ns)) : QVariant(QString::number(r.time_ns * 1e-6, 'f', 3));
+    case Waiting:
+      return raw ? QVariant(static_cast<qlonglong>(r.wait_ns)) : QVariant(QString::number(r.wait_ns * 1e-6, 'f', 3));
+    default: return {};
+  }
+}
+
+QVariant CommStatsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= ColumnCount) return {};
+  switch (section) {
+    case Rank: return tr("rank");
+    case Collective: return tr("collective");
+    case Ops: return tr("ops");
+    case Sent: return tr("sent (MiB)");
+    case Expected: return tr("seed (MiB)");
+    case Ratio: return tr("sent / seed");
+    case BusBw: return tr("busbw (GB/s)");
+    case Time: return tr("time (ms)");
+    case Waiting: return tr("waiting (ms)");
+    default: return {};
+  }
+}
+
+}  // namespace shardscope

@@ -1,0 +1,73 @@
+// The communication view's model: per rank and collective kind, over the
+// last step every rank completed, the bytes each rank sent (measured at the
+// sends by the run when live; from an opened trace, each event's buffer size
+// × its ring factor, 2(n-1)/n for all-reduce and (n-1)/n otherwise, with n
+// the ranks seen in that event's group) beside the seed's expectation, busbw
+// (nccl-tests' definition, over the transfer without the wait for peers) and
+// time; and per rank, exposed vs hidden communication (HTA's definition).
+#pragma once
+
+#include <QAbstractTableModel>
+#include <cstdint>
+#include <vector>
+
+#include "trace/event.h"
+
+namespace shardscope {
+
+class EventStore;
+struct RunResult;
+
+class CommStatsModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Rank, Collective, Ops, Sent, Expected, Ratio, BusBw, Time, Waiting, ColumnCount };
+
+  struct Row {
+    int rank = 0;
+    EventKind kind = EventKind::AllReduce;
+    int ops = 0;
+    int64_t sent = 0;      // bytes this rank sent in the step
+    int64_t expected = 0;  // the seed's formula, bytes; 0 when it predicts none
+    double busbw = 0;      // GB/s (10^9 bytes)
+    int64_t time_ns = 0;   // sum of the collectives' spans
+    int64_t wait_ns = 0;   // of which waiting for peers
+  };
+  struct RankTiming {
+    int rank = 0;
+    int64_t step_ns = 0;
+    int64_t comm_ns = 0;
+    int64_t exposed_ns = 0;
+    double overlap = 0;  // % of communication hidden behind compute
+  };
+
+  explicit CommStatsModel(QObject* parent = nullptr);
+
+  // Recomputes from the store; result: the live run's measurement (nullptr
+  // for an opened trace, or a run that stopped).
+  void setRun(const EventStore& store, const RunResult* result);
+  void clear();
+
+  int step() const { return m_step; }  // -1: no step completed on every rank
+  bool measuredAtSends() const { return m_measured; }
+  const std::vector<Row>& statRows() const { return m_rows; }
+  const std::vector<RankTiming>& timing() const { return m_timing; }
+  int rankCount() const { return static_cast<int>(m_timing.size()); }
+  // Sum over kinds of one rank's sent / expected bytes.
+  int64_t sentTotal(int rank) const;
+  int64_t expectedTotal() const { return m_expectedTotal; }
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+ private:
+  std::vector<Row> m_rows;
+  std::vector<RankTiming> m_timing;
+  int64_t m_expectedTotal = 0;
+  int m_step = -1;
+  bool m_measured = false;
+};
+
+}  // namespace shardscope

@@ -1,0 +1,267 @@
+#include "comm_view.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <qcustomplot.h>
+
+#include "event_store.h"
+#include "palette.h"
+#include "plot_style.h"
+
+namespace shardscope {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kBarWidth = 0.36;
+constexpr EventKind kKinds[] = {EventKind::AllReduce, EventKind::ReduceScatter, EventKind::AllGather};
+const QColor kHidden(0x00, 0x9E, 0x73);
+const QColor kExposed(0xD5, 0x5E, 0x00);
+
+void styleLegend(QCustomPlot* plot, const QFont& base) {
+  plot->legend->setVisible(false);
+  plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  plot->legend->setBorderPen(Qt::NoPen);
+  QFont f = base;
+  f.setPointSizeF(7.5);
+  plot->legend->setFont(f);
+  plot->legend->setIconSize(12, 9);
+}
+
+QCPTextElement* addTitle(QCustomPlot* plot, const QString& text, const QFont& base) {
+  auto* title = new QCPTextElement(plot, text);
+  QFont f = base;
+  f.setPointSizeF(8.5);
+  f.setBold(true);
+  title->setFont(f);
+  title->setTextColor(QColor(0x33, 0x33, 0x33));
+  plot->plotLayout()->insertRow(0);
+  plot->plotLayout()->addElement(0, 0, title);
+  plot->plotLayout()->setRowStretchFactor(0, 0.001);
+  return title;
+}
+
+}  // namespace
+
+CommView::CommView(const EventStore* store, QWidget* parent)
+    : QWidget(parent), m_store(store), m_model(new CommStatsModel(this)) {
+  m_source = new QLabel(this);
+  m_source->setWordWrap(true);
+  m_source->setTextFormat(Qt::RichText);
+  m_source->setContentsMargins(6, 4, 6, 2);
+
+  m_bytes = new QCustomPlot(this);
+  m_bytes->setObjectName(QStringLiteral("commBytes"));
+  m_bytes->setMinimumHeight(150);
+  PlotStyle::styleAxes(m_bytes);
+  m_bytes->yAxis->setLabel(tr("MiB sent per step"));
+  m_bytes->xAxis->grid()->setVisible(false);
+  m_bytes->xAxis->setTickLength(0, 0);
+  m_bytes->xAxis->setSubTicks(false);
+  addTitle(m_bytes, tr("bytes each rank sent in the step, by collective, beside the seed's formula"), font());
+  for (int k = 0; k < 3; ++k) {
+    auto* bars = new QCPBars(m_bytes->xAxis, m_bytes->yAxis);
+    const QColor c = Palette::kind(kKinds[k]);
+    bars->setName(Palette::kindTitle(kKinds[k]));
+    bars->setBrush(c);
+    bars->setPen(QPen(c.darker(125), 0.8));
+    bars->setWidth(kBarWidth);
+    bars->setStackingGap(0);
+    if (k > 0) bars->moveAbove(m_kindBars[k - 1]);
+    m_kindBars[k] = bars;
+  }
+  m_expected = new QCPBars(m_bytes->xAxis, m_bytes->yAxis);
+  m_expected->setWidth(kBarWidth);
+  m_expected->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.6));
+  m_expected->setBrush(Qt::NoBrush);
+  m_expected->setName(tr("seed's formula"));
+  styleLegend(m_bytes, font());
+
+  m_time = new QCustomPlot(this);
+  m_time->setObjectName(QStringLiteral("commTime"));
+  m_time->setMinimumHeight(150);
+  PlotStyle::styleAxes(m_time);
+  m_time->yAxis->setLabel(tr("ms in the step"));
+  m_time->xAxis->grid()->setVisible(false);
+  m_time->xAxis->setTickLength(0, 0);
+  m_time->xAxis->setSubTicks(false);
+  addTitle(m_time, tr("communication time: hidden behind compute vs exposed"), font());
+  m_hidden = new QCPBars(m_time->xAxis, m_time->yAxis);
+  m_hidden->setName(tr("hidden (overlapped by compute)"));
+  m_hidden->setBrush(kHidden);
+  m_hidden->setPen(QPen(kHidden.darker(125), 0.8));
+  m_hidden->setWidth(0.5);
+  m_exposed = new QCPBars(m_time->xAxis, m_time->yAxis);
+  m_exposed->setName(tr("exposed (compute idle or waiting)"));
+  m_exposed->setBrush(kExposed);
+  m_exposed->setPen(QPen(kExposed.darker(125), 0.8));
+  m_exposed->setWidth(0.5);
+  m_exposed->setStackingGap(0);
+  m_exposed->moveAbove(m_hidden);
+  styleLegend(m_time, font());
+
+  m_table = new QTableView(this);
+  m_table->setModel(m_model);
+  m_table->setAlternatingRowColors(true);
+  m_table->verticalHeader()->setVisible(false);
+  m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+  m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_table->horizontalHeader()->setStretchLastSection(true);
+  m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_table->setMinimumHeight(90);
+  QFont table_font = font();
+  table_font.setPointSizeF(8);
+  m_table->setFont(table_font);
+
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(m_bytes);
+  split->addWidget(m_time);
+  split->addWidget(m_table);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 3);
+  split->setStretchFactor(2, 2);
+  split->setChildrenCollapsible(false);
+
+  m_empty = new QLabel(this);
+  m_empty->setAlignment(Qt::AlignCenter);
+  m_empty->setWordWrap(true);
+  m_empty->setStyleSheet(QStringLiteral("color: #777;"));
+
+  auto* box = new QVBoxLayout(this);
+  box->setContentsMargins(0, 0, 0, 0);
+  box->setSpacing(2);
+  box->addWidget(m_source);
+  box->addWidget(m_empty, 1);
+  box->addWidget(split, 4);
+  clear();
+}
+
+void CommView::clear() {
+  m_model->clear();
+  rebuildPlots();
+}
+
+void CommView::setRun(const RunResult* result) {
+  m_model->setRun(*m_store, result);
+  rebuildPlots();
+}
+
+QString CommView::sourceText() const {
+  if (m_model->step() < 0) return {};
+  const QString how = m_model->measuredAtSends()
+                          ? tr("bytes <b>measured at the sends</b> by the run (its summary)")
+                          : tr("bytes <b>computed from the trace</b>: Σ event bytes × ring factor, 2(n−1)/n for "
+                               "all-reduce and (n−1)/n for reduce-scatter and all-gather (n = ranks in the group)");
+  QString text = tr("Step %1, the last every rank completed · %2.").arg(m_model->step()).arg(how);
+  if (m_model->expectedTotal() > 0 && m_store->meta().params > 0) {
+    const double two_n = 2.0 * static_cast<double>(m_store->meta().params);
+    text += tr(" Seed: %1 MiB per rank = %2 × 2N.")
+                .arg(static_cast<double>(m_model->expectedTotal()) / kMiB, 0, 'f', 2)
+                .arg(static_cast<double>(m_model->expectedTotal()) / two_n, 0, 'f', 3);
+  }
+  return text;
+}
+
+QString CommView::figureTitle() const {
+  return m_model->step() >= 0 ? tr("Communication per rank, step %1").arg(m_model->step()) : tr("Communication per rank");
+}
+
+void CommView::rebuildPlots() {
+  const int ranks = m_model->rankCount();
+  const bool have = m_model->step() >= 0 && ranks > 0;
+  m_empty->setVisible(!have);
+  m_empty->setText(m_store->empty() ? tr("Bytes sent, busbw and exposed communication appear once a step completes.")
+                                    : tr("No step has completed on every rank yet."));
+  m_source->setVisible(have);
+  m_source->setText(sourceText());
+  for (QWidget* w : {static_cast<QWidget*>(m_bytes), static_cast<QWidget*>(m_time), static_cast<QWidget*>(m_table)})
+    w->setVisible(have);
+  for (QCPBars* b : m_kindBars) b->data()->clear();
+  m_expected->data()->clear();
+  m_hidden->data()->clear();
+  m_exposed->data()->clear();
+  m_bytes->clearItems();
+  m_time->clearItems();
+  if (!have) {
+    m_bytes->replot(QCustomPlot::rpQueuedReplot);
+    m_time->replot(QCustomPlot::rpQueuedReplot);
+    return;
+  }
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  bool used[3] = {false, false, false};
+  double top = static_cast<double>(m_model->expectedTotal()) / kMiB;
+  QFont small = font();
+  small.setPointSizeF(7);
+  for (int r = 0; r < ranks; ++r) {
+    double stack = 0;
+    for (int k = 0; k < 3; ++k) {
+      int64_t sent = 0;
+      for (const CommStatsModel::Row& row : m_model->statRows())
+        if (row.rank == r && row.kind == kKinds[k]) sent = row.sent;
+      m_kindBars[k]->addData(r - 0.19, static_cast<double>(sent) / kMiB);
+      used[k] = used[k] || sent > 0;
+      stack += static_cast<double>(sent) / kMiB;
+    }
+    if (m_model->expectedTotal() > 0) m_expected->addData(r + 0.19, static_cast<double>(m_model->expectedTotal()) / kMiB);
+    top = std::max(top, stack);
+    ticker->addTick(r, ranks <= 8 ? tr("rank %1").arg(r) : QString::number(r));
+    if (ranks <= 16 && m_model->expectedTotal() > 0) {
+      auto* t = new QCPItemText(m_bytes);
+      t->position->setCoords(r - 0.19, stack);
+      t->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+      t->setText(QString::number(static_cast<double>(m_model->sentTotal(r)) / m_model->expectedTotal(), 'f', 2) +
+                 QStringLiteral("×"));
+      t->setFont(small);
+      t->setColor(QColor(0x33, 0x33, 0x33));
+      t->setPadding(QMargins(0, 0, 0, 2));
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    if (used[k])
+      m_kindBars[k]->addToLegend();
+    else
+      m_kindBars[k]->removeFromLegend();
+  }
+  if (m_model->expectedTotal() > 0)
+    m_expected->addToLegend();
+  else
+    m_expected->removeFromLegend();
+  PlotStyle::updateLegendRow(m_bytes, false);
+  m_bytes->xAxis->setTicker(ticker);
+  m_bytes->xAxis->setLabel(ranks > 8 ? tr("rank") : QString());
+  m_bytes->xAxis->setRange(-0.6, ranks - 0.4);
+  m_bytes->yAxis->setRange(0, top > 0 ? top * 1.2 : 1.0);
+
+  double time_top = 0;
+  for (const CommStatsModel::RankTiming& t : m_model->timing()) {
+    const double hidden = static_cast<double>(t.comm_ns - t.exposed_ns) * 1e-6;
+    const double exposed = static_cast<double>(t.exposed_ns) * 1e-6;
+    m_hidden->addData(t.rank, hidden);
+    m_exposed->addData(t.rank, exposed);
+    time_top = std::max(time_top, hidden + exposed);
+    if (ranks <= 16) {
+      auto* label = new QCPItemText(m_time);
+      label->position->setCoords(t.rank, hidden + exposed);
+      label->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+      label->setText(tr("%1% hidden").arg(t.overlap, 0, 'f', 0));
+      label->setFont(small);
+      label->setColor(QColor(0x33, 0x33, 0x33));
+      label->setPadding(QMargins(0, 0, 0, 2));
+    }
+  }
+  m_hidden->addToLegend();
+  m_exposed->addToLegend();
+  PlotStyle::updateLegendRow(m_time, false);
+  m_time->xAxis->setTicker(ticker);
+  m_time->xAxis->setLabel(ranks > 8 ? tr("rank") : QString());
+  m_time->xAxis->setRange(-0.6, ranks - 0.4);
+  m_time->yAxis->setRange(0, time_top > 0 ? time_top * 1.25 : 1.0);
+  m_bytes->replot(QCustomPlot::rpQueuedReplot);
+  m_time->replot(QCustomPlot::rpQueuedReplot);
+}
+
+}  // namespace shardscope

@@ -1,0 +1,52 @@
+// The communication page: per rank, the bytes sent in the last complete step
+// by collective (stacked) beside the seed's expectation (outlined), the
+// communication time split into hidden (overlapped by compute) and exposed
+// with the overlap %, and the table behind both (CommStatsModel).
+#pragma once
+
+#include <QWidget>
+
+#include "comm_stats_model.h"
+
+class QCustomPlot;
+class QCPBars;
+class QLabel;
+class QTableView;
+
+namespace shardscope {
+
+class EventStore;
+struct RunResult;
+
+class CommView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit CommView(const EventStore* store, QWidget* parent = nullptr);
+
+  // Recomputes from the store; result: the live run's measurement, or nullptr.
+  void setRun(const RunResult* result);
+  void clear();
+
+  CommStatsModel* model() const { return m_model; }
+  QCustomPlot* bytesPlot() const { return m_bytes; }
+  QCustomPlot* timePlot() const { return m_time; }
+  QString sourceText() const;
+  QString figureTitle() const;
+
+ private:
+  void rebuildPlots();
+
+  const EventStore* m_store;
+  CommStatsModel* m_model;
+  QLabel* m_source;
+  QCustomPlot* m_bytes;
+  QCustomPlot* m_time;
+  QTableView* m_table;
+  QLabel* m_empty;
+  QCPBars* m_kindBars[3] = {nullptr, nullptr, nullptr};
+  QCPBars* m_expected = nullptr;
+  QCPBars* m_hidden = nullptr;
+  QCPBars* m_exposed = nullptr;
+};
+
+}  // namespace shardscope

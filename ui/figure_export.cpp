@@ -1,0 +1,261 @@
+#include "figure_export.h"
+
+#include <QBuffer>
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QPageSize>
+#include <QPdfWriter>
+#include <QRegularExpression>
+#include <QSvgGenerator>
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <qcustomplot.h>
+
+#include "engine/run_config.h"
+#include "event_store.h"
+
+namespace shardscope {
+
+namespace {
+
+constexpr int kDotsPerMeter96 = 3780;  // 96 dpi: point sizes map to the same pixels everywhere
+
+// Pixel font sizes for the teaching theme, scaled with the figure so a
+// poster and a slide read alike. Point sizes of the screen theme (7–9 pt)
+// become ~1.75 px per point at 1600 × 900.
+double themeScale(int width, int height) {
+  return std::clamp(std::sqrt(static_cast<double>(width) * height / (1600.0 * 900.0)), 0.6, 3.0);
+}
+
+QFont themed(const QFont& f, double scale) {
+  QFont out = f;
+  const double pt = f.pointSizeF() > 0 ? f.pointSizeF() : f.pixelSize() / 1.33;
+  out.setPixelSize(std::max(9, static_cast<int>(std::lround(pt * 1.75 * scale))));
+  return out;
+}
+
+// Saves every font and size the theme touches, applies the theme, restores on destruction.
+class ThemeGuard {
+ public:
+  ThemeGuard(QCustomPlot* plot, double scale) : m_plot(plot) {
+    for (QCPAxisRect* rect : plot->axisRects()) {
+      for (QCPAxis* axis : rect->axes()) {
+        m_axes.push_back({axis, axis->tickLabelFont(), axis->labelFont()});
+        axis->setTickLabelFont(themed(axis->tickLabelFont(), scale));
+        axis->setLabelFont(themed(axis->labelFont(), scale));
+      }
+    }
+    QCPLegend* legend = plot->legend;
+    m_legendFont = legend->font();
+    m_legendIcon = legend->iconSize();
+    for (int i = 0; i < legend->itemCount(); ++i)
+      if (QCPAbstractLegendItem* item = legend->item(i)) m_legendItems.push_back({item, item->font()});
+    const QFont lf = themed(legend->font(), scale);
+    legend->setFont(lf);
+    for (auto& [item, font] : m_legendItems) item->setFont(themed(font, scale));
+    legend->setIconSize(QSize(static_cast<int>(m_legendIcon.width() * scale * 1.5),
+                              static_cast<int>(m_legendIcon.height() * scale * 1.5)));
+    for (int i = 0; i < plot->itemCount(); ++i) {
+      if (auto* text = qobject_cast<QCPItemText*>(plot->item(i))) {
+        m_texts.push_back({text, text->font()});
+        text->setFont(themed(text->font(), scale));
+      }
+    }
+    for (QCPLayoutElement* e : plot->plotLayout()->elements(true)) {
+      if (auto* text = qobject_cast<QCPTextElement*>(e)) {
+        m_elements.push_back({text, text->font()});
+        text->setFont(themed(text->font(), scale));
+      }
+    }
+  }
+  ~ThemeGuard() {
+    for (const AxisFonts& a : m_axes) {
+      a.axis->setTickLabelFont(a.tick);
+      a.axis->setLabelFont(a.label);
+    }
+    m_plot->legend->setFont(m_legendFont);
+    m_plot->legend->setIconSize(m_legendIcon);
+    for (auto& [item, font] : m_legendItems) item->setFont(font);
+    for (auto& [text, font] : m_texts) text->setFont(font);
+    for (auto& [text, font] : m_elements) text->setFont(font);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+  }
+  ThemeGuard(const ThemeGuard&) = delete;
+  ThemeGuard& operator=(const ThemeGuard&) = delete;
+
+ private:
+  struct AxisFonts {
+    QCPAxis* axis;
+    QFont tick, label;
+  };
+  QCustomPlot* m_plot;
+  std::vector<AxisFonts> m_axes;
+  QFont m_legendFont;
+  QSize m_legendIcon;
+  std::vector<std::pair<QCPAbstractLegendItem*, QFont>> m_legendItems;
+  std::vector<std::pair<QCPItemText*, QFont>> m_texts;
+  std::vector<std::pair<QCPTextElement*, QFont>> m_elements;
+};
+
+// Title, subtitle, then the panels stacked by weight.
+void paintFigure(QCPPainter* painter, const QString& title, const QString& subtitle,
+                 const QList<FigureExport::Panel>& panels, int width, int height, double scale) {
+  painter->fillRect(QRect(0, 0, width, height), Qt::white);
+  int y = 0;
+  const int margin = static_cast<int>(std::lround(14 * scale));
+  if (!title.isEmpty() || !subtitle.isEmpty()) {
+    y = static_cast<int>(std::lround(10 * scale));
+    QFont tf(QStringLiteral("Sans"));
+    tf.setPixelSize(std::max(12, static_cast<int>(std::lround(22 * scale))));
+    tf.setBold(true);
+    QFont sf(QStringLiteral("Sans"));
+    sf.setPixelSize(std::max(10, static_cast<int>(std::lround(15 * scale))));
+    const int avail = width - 2 * margin;
+    for (const auto& [text, font, color] : {std::tuple{title, tf, QColor(0x1A, 0x1A, 0x1A)},
+                                            std::tuple{subtitle, sf, QColor(0x50, 0x50, 0x50)}}) {
+      if (text.isEmpty()) continue;
+      painter->setFont(font);
+      painter->setPen(color);
+      const QRect bound = painter->boundingRect(QRect(margin, y, avail, height), Qt::TextWordWrap | Qt::AlignLeft, text);
+      painter->drawText(QRect(margin, y, avail, bound.height()), Qt::TextWordWrap | Qt::AlignLeft, text);
+      y += bound.height() + static_cast<int>(std::lround(4 * scale));
+    }
+    y += static_cast<int>(std::lround(6 * scale));
+  }
+  double total = 0;
+  for (const FigureExport::Panel& p : panels) total += std::max(0.0, p.weight);
+  const int avail = std::max(1, height - y);
+  int used = 0;
+  for (int i = 0; i < panels.size(); ++i) {
+    const FigureExport::Panel& p = panels[i];
+    const int h = i + 1 == panels.size() ? avail - used
+                                         : static_cast<int>(std::lround(avail * std::max(0.0, p.weight) / std::max(total, 1e-9)));
+    if (h <= 0) continue;
+    painter->save();
+    painter->translate(0, y + used);
+    painter->setClipRect(QRect(0, 0, width, h));
+    {
+      ThemeGuard theme(p.plot, scale);
+      p.plot->toPainter(painter, width, h);
+    }
+    painter->restore();
+    used += h;
+  }
+}
+
+}  // namespace
+
+bool FigureExport::write(const QString& path, const QString& title, const QString& subtitle,
+                         const QList<Panel>& panels, int width, int height, QString* error) {
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  if (width < 16 || height < 16 || width > 20000 || height > 20000) {
+    if (error) *error = QObject::tr("figure size must be 16..20000 px per side, got %1 × %2").arg(width).arg(height);
+    return false;
+  }
+  if (suffix != QLatin1String("png") && suffix != QLatin1String("svg") && suffix != QLatin1String("pdf")) {
+    if (error) *error = QObject::tr("unknown figure format '%1' for %2: use .png, .svg or .pdf").arg(suffix, path);
+    return false;
+  }
+  if (panels.isEmpty()) {
+    if (error) *error = QObject::tr("nothing to draw into %1").arg(path);
+    return false;
+  }
+  const double scale = themeScale(width, height);
+  bool ok = false;
+  if (suffix == QLatin1String("png")) {
+    QImage image(width, height, QImage::Format_RGB32);
+    image.setDotsPerMeterX(kDotsPerMeter96);
+    image.setDotsPerMeterY(kDotsPerMeter96);
+    image.fill(Qt::white);
+    QCPPainter painter;
+    if (painter.begin(&image)) {
+      paintFigure(&painter, title, subtitle, panels, width, height, scale);
+      painter.end();
+      ok = image.save(path, "PNG");
+    }
+  } else if (suffix == QLatin1String("pdf")) {
+    // Points at the same numbers as the pixels asked for (72 dpi).
+    QPdfWriter writer(path);
+    writer.setCreator(QStringLiteral("ShardScope"));
+    writer.setTitle(title.isEmpty() ? QStringLiteral("ShardScope figure") : title);
+    writer.setPageSize(QPageSize(QSizeF(width, height), QPageSize::Point, QString(), QPageSize::ExactMatch));
+    writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+    writer.setResolution(72);
+    QCPPainter painter;
+    if (painter.begin(&writer)) {
+      paintFigure(&painter, title, subtitle, panels, width, height, scale);
+      ok = painter.end();
+    }
+  } else {
+    QBuffer buffer;
+    QSvgGenerator svg;
+    svg.setOutputDevice(&buffer);
+    svg.setResolution(96);  // fonts at the screen's size relative to the boxes
+    svg.setSize(QSize(width, height));
+    svg.setViewBox(QRect(0, 0, width, height));
+    svg.setTitle(title.isEmpty() ? QStringLiteral("ShardScope figure") : title);
+    QCPPainter painter;
+    ok = painter.begin(&svg);
+    if (ok) {
+      paintFigure(&painter, title, subtitle, panels, width, height, scale);
+      ok = painter.end();
+    }
+    if (ok) {
+      // QSvgGenerator states the size in mm; the figure was asked for in px.
+      QByteArray data = buffer.data();
+      static const QRegularExpression size_attrs(QStringLiteral("<svg width=\"[0-9.]+mm\" height=\"[0-9.]+mm\""));
+      const QString head = QString::fromUtf8(data.left(512));
+      const QRegularExpressionMatch m = size_attrs.match(head);
+      if (m.hasMatch())
+        data.replace(m.capturedStart(), m.capturedLength(),
+                     QStringLiteral("<svg width=\"%1\" height=\"%2\"").arg(width).arg(height).toUtf8());
+      QFile file(path);
+      ok = file.open(QIODevice::WriteOnly) && file.write(data) == data.size();
+    }
+  }
+  if (!ok && error) *error = QObject::tr("could not write %1 (check the folder exists and is writable)").arg(path);
+  return ok;
+}
+
+int FigureExport::lineChars(int width, int height) {
+  // 8.5 pt themed, and an average glyph a little over half the pixel size.
+  const double px = 8.5 * 1.75 * themeScale(width, height);
+  return std::max(40, static_cast<int>((width - 40) / (px * 0.56)));
+}
+
+QString FigureExport::configLine(const EventStore& store, const RunConfig* live) {
+  const RunTrace& meta = store.meta();
+  if (meta.strategy.empty()) return {};
+  const auto str = [&](const char* key) { return QString::fromStdString(store.configString(key)); };
+  QStringList parts;
+  parts << QString::fromStdString(meta.strategy) + QStringLiteral(" · %1 ranks").arg(meta.ranks);
+  if (meta.strategy == "hsdp") parts.last() += QStringLiteral(" (shard group %1)").arg(store.configInt("shard_group", meta.ranks));
+  QString model;
+  if (live && !live->model.preset.empty()) {
+    model = QString::fromStdString(live->model.preset);
+  } else {
+    const QString kind = str("model");
+    model = QStringLiteral("%1 %2×%3").arg(kind.isEmpty() ? QStringLiteral("model") : kind)
+                .arg(store.configInt("layers", 0))
+                .arg(store.configInt("hidden", 0));
+  }
+  model += QStringLiteral(" (%1 M params)").arg(static_cast<double>(meta.params) * 1e-6, 0, 'f', meta.params < 10'000'000 ? 2 : 0);
+  if (live && live->backend == Backend::Meta) model += QStringLiteral(", meta backend");
+  parts << model;
+  if (const int64_t batch = store.configInt("batch", 0); batch > 0) parts << QStringLiteral("batch %1").arg(batch);
+  if (meta.strategy == "ddp" || meta.strategy == "zero1" || meta.strategy == "zero2") {
+    if (!meta.buckets.empty()) parts << QStringLiteral("%1 buckets").arg(meta.buckets.size());
+  } else if (!str("prefetch").isEmpty()) {
+    const int64_t k = store.configInt("unit_blocks", 1);
+    parts << QStringLiteral("%1 block%2/unit · prefetch %3").arg(k).arg(k == 1 ? "" : "s").arg(str("prefetch"));
+  }
+  if (store.modeledClock())
+    parts << QStringLiteral("modeled clock (%1)").arg(str("profile"));
+  else
+    parts << QStringLiteral("measured clock");
+  return parts.join(QStringLiteral(" · "));
+}
+
+}  // namespace shardscope

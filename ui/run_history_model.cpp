@@ -1,0 +1,128 @@
+#include "run_history_model.h"
+
+#include <QBrush>
+#include <QColor>
+#include <algorithm>
+
+#include "analysis/run_summary.h"
+
+namespace shardscope {
+
+RunHistoryModel::RunHistoryModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+RunHistoryModel::Figures RunHistoryModel::figuresOf(const RunRecord& r) {
+  Figures f;
+  if (!r.losses.empty() && r.config.backend == Backend::Cpu) f.loss = r.losses.back();
+  const RunResult* res = r.result.get();
+  if (!res || res->ranks.empty()) return f;
+  int64_t step = 0, comm = 0, exposed = 0;
+  for (const StepMetrics& m : res->last_step) {
+    step = std::max(step, m.wall_ns);
+    comm += m.comm_ns;
+    exposed += m.exposed_comm_ns;
+  }
+  if (!res->last_step.empty()) {
+    f.step_ms = static_cast<double>(step) * 1e-6;
+    f.exposed_ms = static_cast<double>(exposed) / static_cast<double>(res->last_step.size()) * 1e-6;
+    f.overlap = comm > 0 ? 100.0 * static_cast<double>(comm - exposed) / static_cast<double>(comm) : 100.0;
+  }
+  if (res->params > 0) {
+    const RankResult& rank0 = res->ranks.front();
+    f.state_bpp = modelStateBytesPerParam(rank0, res->params);
+    // Traffic in units of DDP's (a ring all-reduce of 2N bytes: 2(P-1)/P x 2N
+    // sent per rank), so the seed's 2N vs 3N reads as 1.0 vs 1.5.
+    const int p = r.config.ranks;
+    const double ddp = p > 1 ? 2.0 * (p - 1) / p * 2.0 * static_cast<double>(res->params) : 0.0;
+    const CommBytes& sent = rank0.comm_bytes;
+    if (ddp > 0) f.sent_vs_ddp = static_cast<double>(sent.all_reduce + sent.reduce_scatter + sent.all_gather) / ddp;
+    try {
+      f.seed_bpp = expectedBytesPerParam(r.config);
+      const CommBytes seed = expectedComm(r.config, res->params);
+      if (ddp > 0) f.seed_vs_ddp = static_cast<double>(seed.all_reduce + seed.reduce_scatter + seed.all_gather) / ddp;
+    } catch (const std::exception&) {
+      // No formula for this strategy: measured figures only.
+    }
+  }
+  return f;
+}
+
+void RunHistoryModel::addRun(RunRecord record) {
+  beginInsertRows({}, runCount(), runCount());
+  m_figures.push_back(figuresOf(record));
+  m_runs.push_back(std::move(record));
+  // Older traces go: the table keeps their figures, not their events.
+  int kept = 0;
+  for (auto it = m_runs.rbegin(); it != m_runs.rend(); ++it)
+    if (it->trace && ++kept > kKeptTraces) it->trace.reset();
+  endInsertRows();
+}
+
+void RunHistoryModel::clear() {
+  beginResetModel();
+  m_runs.clear();
+  m_figures.clear();
+  endResetModel();
+}
+
+int RunHistoryModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : runCount(); }
+
+int RunHistoryModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant RunHistoryModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
+  const RunRecord& r = m_runs[static_cast<size_t>(index.row())];
+  const Figures& f = m_figures[static_cast<size_t>(index.row())];
+  const auto pair = [](const std::optional<double>& measured, const std::optional<double>& seed, int digits) -> QVariant {
+    if (!measured) return QStringLiteral("–");
+    QString s = QString::number(*measured, 'f', digits);
+    if (seed) s += QStringLiteral(" (seed %1)").arg(QString::number(*seed, 'g', 4));
+    return s;
+  };
+  if (role == Qt::ToolTipRole) {
+    if (index.column() == Status && !r.ok) return r.error;
+    if (index.column() == Run) return tr("double-click to show this run in every view");
+    if (index.column() == StateBytes) return tr("rank 0's peak model state / N, measured by the allocator; the seed's formula in brackets");
+    if (index.column() == Sent)
+      return tr("bytes rank 0 sent in the last step, in units of DDP's all-reduce (2(P−1)/P × 2N): the seed's 2N "
+                "is 1.0, ZeRO-3's 3N is 1.5; the seed's formula in brackets");
+    return {};
+  }
+  if (role == Qt::ForegroundRole && index.column() == Status && !r.ok) return QBrush(QColor(0xB0, 0x00, 0x20));
+  if (role == Qt::TextAlignmentRole)
+    return index.column() == Run || index.column() == Status ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                                                              : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+  if (role != Qt::DisplayRole) return {};
+  const auto num = [](const std::optional<double>& v, int digits) -> QVariant {
+    return v ? QVariant(QString::number(*v, 'f', digits)) : QVariant(QStringLiteral("–"));
+  };
+  switch (index.column()) {
+    case Index: return index.row() + 1;
+    case Run: return r.label;
+    case Step: return num(f.step_ms, 3);
+    case Exposed: return num(f.exposed_ms, 3);
+    case Overlap: return f.overlap ? QVariant(QString::number(*f.overlap, 'f', 1) + QStringLiteral(" %")) : QVariant(QStringLiteral("–"));
+    case StateBytes: return pair(f.state_bpp, f.seed_bpp, 2);
+    case Sent: return pair(f.sent_vs_ddp, f.seed_vs_ddp, 3);
+    case FinalLoss: return num(f.loss, 4);
+    case Status: return r.ok ? (r.trace ? tr("finished") : tr("finished (trace dropped)")) : tr("stopped: %1").arg(r.error.left(80));
+    default: return {};
+  }
+}
+
+QVariant RunHistoryModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= ColumnCount) return {};
+  switch (section) {
+    case Index: return tr("#");
+    case Run: return tr("run");
+    case Step: return tr("step (ms)");
+    case Exposed: return tr("exposed comm (ms)");
+    case Overlap: return tr("comm hidden");
+    case StateBytes: return tr("model state (B/param)");
+    case Sent: return tr("traffic vs DDP");
+    case FinalLoss: return tr("final loss");
+    case Status: return tr("status");
+    default: return {};
+  }
+}
+
+}  // namespace shardscope

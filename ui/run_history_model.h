@@ -1,0 +1,59 @@
+// The Runs table: every run of the session (a preset's runs one after
+// another, or single runs), one row each with what it measured beside the
+// seed's prediction — step time, exposed communication, overlap, model state
+// per parameter, bytes sent per step relative to DDP's, final loss — so a
+// multi-run preset reads as a comparison. Rows keep their trace (the last
+// kKeptTraces runs) so a run can be brought back into every view.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QString>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "engine/run.h"
+#include "engine/run_config.h"
+#include "trace/run_trace.h"
+
+namespace shardscope {
+
+struct RunRecord {
+  QString label;               // "zero3 · 8 ranks"
+  QString preset;              // the preset's name, or ""
+  RunConfig config;
+  bool ok = false;
+  QString error;               // the run's one error when it stopped
+  std::shared_ptr<const RunTrace> trace;   // null once dropped (older runs)
+  std::shared_ptr<const RunResult> result; // null for a run that stopped
+  std::vector<double> losses;
+};
+
+class RunHistoryModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Index, Run, Step, Exposed, Overlap, StateBytes, Sent, FinalLoss, Status, ColumnCount };
+  static constexpr int kKeptTraces = 8;
+
+  explicit RunHistoryModel(QObject* parent = nullptr);
+
+  void addRun(RunRecord record);
+  void clear();
+  int runCount() const { return static_cast<int>(m_runs.size()); }
+  const RunRecord& run(int row) const { return m_runs[static_cast<size_t>(row)]; }
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+ private:
+  struct Figures {
+    std::optional<double> step_ms, exposed_ms, overlap, state_bpp, seed_bpp, sent_vs_ddp, seed_vs_ddp, loss;
+  };
+  static Figures figuresOf(const RunRecord& r);
+  std::vector<RunRecord> m_runs;
+  std::vector<Figures> m_figures;
+};
+
+}  // namespace shardscope

@@ -1,0 +1,84 @@
+// The FSDP units page (zero3, fsdp, hsdp): a unit × rank grid coloured by each
+// unit's state at the shared cursor time (sharded, gathering, gathered,
+// computing, reducing, freed). Scrubbing the timeline cursor, the slider or
+// Play animates a step. Without a cursor it shows the middle unit's forward
+// in the last step, so a figure always has something to say.
+#pragma once
+
+#include <QWidget>
+#include <optional>
+#include <vector>
+
+#include "unit_states.h"
+
+class QComboBox;
+class QCustomPlot;
+class QCPAxisTickerText;
+class QCPTextElement;
+class QLabel;
+class QPushButton;
+class QSlider;
+class QTimer;
+
+namespace shardscope {
+
+class EventStore;
+class UnitGridPlottable;
+
+class UnitsView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit UnitsView(const EventStore* store, QWidget* parent = nullptr);
+
+  // New events: rebuilt at most ~4×/s while live (immediately if now is true).
+  void refresh(bool now = false);
+  void setCursorTime(std::optional<int64_t> ns);
+
+  const UnitStates& states() const { return m_states; }
+  // The time the grid shows: the cursor, or the default moment without one.
+  int64_t shownTime() const { return m_time; }
+  // The state drawn in a cell (as of the last update).
+  UnitState cellState(int rank, int unit) const;
+  QString cellTooltip(int rank, int unit) const;
+  QString infoText() const;
+  QCustomPlot* plot() const { return m_plot; }
+  QString figureTitle() const;
+  void play();  // animates the shown step from its start
+  bool playing() const;
+
+ signals:
+  // The user scrubbed or played: move the shared cursor here.
+  void cursorRequested(qint64 ns);
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  void rebuild();
+  void updateGrid();
+  void updateSlider();
+  void stepSpans();
+  int stepAt(int64_t t) const;
+  int64_t defaultTime() const;
+
+  const EventStore* m_store;
+  UnitStates m_states;
+  QTimer* m_throttle;
+  QTimer* m_player;
+  QPushButton* m_play;
+  QSlider* m_slider;
+  QLabel* m_timeLabel;
+  QLabel* m_empty;
+  QCustomPlot* m_plot;
+  UnitGridPlottable* m_grid = nullptr;
+  QCPTextElement* m_info = nullptr;
+  QSharedPointer<QCPAxisTickerText> m_unitTicker;
+  QSharedPointer<QCPAxisTickerText> m_rankTicker;
+  std::vector<std::pair<int64_t, int64_t>> m_steps;  // rank 0's [step_begin, step_end] per step
+  std::vector<UnitState> m_cells;                    // [unit * ranks + rank] at m_time
+  std::optional<int64_t> m_cursor;
+  int64_t m_time = 0;
+  bool m_scrubbing = false;
+};
+
+}  // namespace shardscope

@@ -1,0 +1,264 @@
+#include "walkthrough_model.h"
+
+#include <algorithm>
+
+#include "event_store.h"
+
+namespace shardscope {
+
+namespace {
+
+bool isCollective(EventKind k) {
+  return k == EventKind::AllReduce || k == EventKind::ReduceScatter || k == EventKind::AllGather;
+}
+
+}  // namespace
+
+Algorithm WalkthroughModel::algorithm(const std::string& strategy) {
+  Algorithm a;
+  if (strategy == "zero3" || strategy == "fsdp" || strategy == "hsdp") {
+    a.title = QStringLiteral("One FSDP step");
+    a.source = QStringLiteral("the seed's ten lines (ZeRO-3 organised around units)");
+    a.lines = {QStringLiteral("forward, for each unit in order:"),
+               QStringLiteral("all-gather this unit's parameter shards into a full set"),
+               QStringLiteral("run the unit; save activations needed for backward"),
+               QStringLiteral("free the gathered parameters immediately"),
+               QStringLiteral("backward, for each unit in reverse:"),
+               QStringLiteral("all-gather the parameters again (they were discarded)"),
+               QStringLiteral("compute input and weight gradients"),
+               QStringLiteral("reduce-scatter the weight gradients, so each rank keeps only its shard"),
+               QStringLiteral("free the gathered parameters and the full gradient"),
+               QStringLiteral("update: each rank steps only the shard it owns; no further communication")};
+    a.headers = {0, 4};
+    if (strategy == "hsdp")
+      a.note = QStringLiteral("hsdp: lines 2 and 6 gather inside the shard group; line 8 reduce-scatters inside "
+                              "the group, then all-reduces the shard across the replicas.");
+    return a;
+  }
+  if (strategy == "zero1" || strategy == "zero2") {
+    a.title = QStringLiteral("One ZeRO-2 step");
+    a.source = QStringLiteral("written in the style of the seed's FSDP step");
+    a.lines = {QStringLiteral("forward, for each block in order:"),
+               QStringLiteral("run the block with the full bf16 parameters; save activations"),
+               QStringLiteral("backward, for each block in reverse:"),
+               QStringLiteral("compute input and weight gradients into the gradient buckets"),
+               QStringLiteral("when a bucket's last gradient arrives, reduce-scatter it: each rank keeps the summed "
+                              "shard it owns"),
+               QStringLiteral("free the bucket's full gradients; only the owned shard stays"),
+               QStringLiteral("wait for the last reduce-scatter"),
+               QStringLiteral("update: each rank steps only its shard of the fp32 master weights and Adam moments"),
+               QStringLiteral("all-gather the updated bf16 parameter shards into full parameters"),
+               QStringLiteral("every rank holds identical full parameters for the next forward")};
+    a.headers = {0, 2};
+    if (strategy == "zero1")
+      a.note = QStringLiteral("zero1 runs the same lines but keeps the full gradients (line 6 frees nothing): "
+                              "4 + 12/P bytes per parameter instead of 2 + 14/P.");
+    return a;
+  }
+  a.title = QStringLiteral("One DDP step");
+  a.source = QStringLiteral("written in the style of the seed's FSDP step");
+  a.lines = {QStringLiteral("forward, for each block in order:"),
+             QStringLiteral("run the block with the full, replicated parameters; save activations"),
+             QStringLiteral("backward, for each block in reverse:"),
+             QStringLiteral("compute input and weight gradients"),
+             QStringLiteral("mark each gradient ready; a bucket is ready when its last gradient arrives"),
+             QStringLiteral("all-reduce the ready bucket on the comm stream while backward continues"),
+             QStringLiteral("wait for the last bucket's all-reduce: every rank now holds the mean gradient"),
+             QStringLiteral("update: every rank steps the full optimizer state, identically; no communication")};
+  a.headers = {0, 2};
+  return a;
+}
+
+void WalkthroughModel::sync(const EventStore& store) {
+  if (m_store != &store || m_generation != store.generation()) {
+    m_store = &store;
+    m_generation = store.generation();
+    m_cursor = 0;
+    m_compute.clear();
+    m_gather.clear();
+    m_reduce.clear();
+    m_comm.clear();
+    m_ready.clear();
+    m_steps.clear();
+    m_loss.clear();
+  }
+  if (store.meta().strategy != m_strategy || m_cursor == 0) {
+    m_strategy = store.meta().strategy;
+    m_algorithm = algorithm(m_strategy);
+    const bool sharded = m_strategy == "zero3" || m_strategy == "fsdp" || m_strategy == "hsdp";
+    m_family = sharded ? Family::Fsdp : (m_strategy == "zero1" || m_strategy == "zero2") ? Family::Zero : Family::Ddp;
+  }
+  if (store.rankCount() == 0) return;
+  const std::vector<Event>& events = store.events(0);
+  for (size_t i = m_cursor; i < events.size(); ++i) {
+    const Event& e = events[i];
+    const auto index = static_cast<int32_t>(i);
+    if (e.step >= 0 && static_cast<int>(m_steps.size()) <= e.step) {
+      m_steps.resize(static_cast<size_t>(e.step) + 1, {-1, -1});
+      m_loss.resize(static_cast<size_t>(e.step) + 1, -1);
+    }
+    switch (e.kind) {
+      case EventKind::StepBegin: m_steps[static_cast<size_t>(e.step)].first = e.begin_ns; continue;
+      case EventKind::StepEnd: m_steps[static_cast<size_t>(e.step)].second = e.end_ns; continue;
+      case EventKind::BucketReady: m_ready.push_back(index); continue;
+      case EventKind::Loss:
+        if (e.step >= 0) m_loss[static_cast<size_t>(e.step)] = e.begin_ns;
+        break;
+      default: break;
+    }
+    if (isInstant(e.kind) || e.kind == EventKind::Broadcast) continue;
+    switch (e.lane) {
+      case Lane::Compute: m_compute.push_back(index); break;
+      case Lane::Gather: m_gather.push_back(index); break;
+      case Lane::Reduce: m_reduce.push_back(index); break;
+      case Lane::Comm: m_comm.push_back(index); break;
+      default: break;
+    }
+  }
+  m_cursor = events.size();
+}
+
+int WalkthroughModel::stepAt(int64_t t) const {
+  for (size_t s = 0; s < m_steps.size(); ++s) {
+    const auto [b, e] = m_steps[s];
+    if (b >= 0 && t >= b && (e < 0 || t <= e)) return static_cast<int>(s);
+  }
+  return -1;
+}
+
+const Event* WalkthroughModel::activeOn(const std::vector<int32_t>& lane, int64_t t) const {
+  // The latest-starting op covering t; real work beats a wait.
+  const Event* best = nullptr;
+  const std::vector<Event>& events = m_store->events(0);
+  for (int32_t i : lane) {
+    const Event& e = events[static_cast<size_t>(i)];
+    if (e.begin_ns > t || t >= e.end_ns) continue;
+    const bool better = !best || (best->kind == EventKind::Wait && e.kind != EventKind::Wait) ||
+                        ((best->kind == EventKind::Wait) == (e.kind == EventKind::Wait) && e.begin_ns >= best->begin_ns);
+    if (better) best = &e;
+  }
+  return best;
+}
+
+const Event* WalkthroughModel::lastBefore(const std::vector<int32_t>& lane, int64_t t, int step) const {
+  const Event* best = nullptr;
+  const std::vector<Event>& events = m_store->events(0);
+  for (int32_t i : lane) {
+    const Event& e = events[static_cast<size_t>(i)];
+    if (e.step != step || e.kind == EventKind::Wait || e.begin_ns > t) continue;
+    if (!best || e.begin_ns >= best->begin_ns) best = &e;
+  }
+  return best;
+}
+
+const Event* WalkthroughModel::byOp(int32_t op) const {
+  if (op < 0) return nullptr;
+  const std::vector<Event>& events = m_store->events(0);
+  for (const std::vector<int32_t>* lane : {&m_gather, &m_reduce, &m_comm, &m_compute})
+    for (int32_t i : *lane)
+      if (events[static_cast<size_t>(i)].op == op) return &events[static_cast<size_t>(i)];
+  return nullptr;
+}
+
+bool WalkthroughModel::backwardPhase(const Event& e) const {
+  if (e.step < 0 || static_cast<size_t>(e.step) >= m_loss.size()) return false;
+  const int64_t loss = m_loss[static_cast<size_t>(e.step)];
+  return loss >= 0 && e.begin_ns >= loss;
+}
+
+std::vector<LitLine> WalkthroughModel::litAt(int64_t t) const {
+  std::vector<LitLine> out;
+  if (!m_store || m_store->rankCount() == 0) return out;
+  const int step = stepAt(t);
+  if (step < 0) return out;
+  const auto add = [&](int line, const QString& lane, bool primary) {
+    for (LitLine& l : out)
+      if (l.line == line) {
+        l.primary = l.primary || primary;
+        return;
+      }
+    out.push_back({line, lane, primary});
+  };
+  const Event* compute = activeOn(m_compute, t);
+  const Event* last = lastBefore(m_compute, t, step);
+  // The phase: rank 0's last real compute op that began by now.
+  enum class Phase { Forward, Backward, Update } phase = Phase::Forward;
+  if (last) {
+    if (last->kind == EventKind::Loss || last->kind == EventKind::Backward) phase = Phase::Backward;
+    if (last->kind == EventKind::OptimizerStep) phase = Phase::Update;
+  }
+  const QString kCompute = QStringLiteral("compute");
+  const auto collectiveLine = [&](const Event& e) -> int {
+    switch (m_family) {
+      case Family::Fsdp:
+        if (e.kind == EventKind::AllGather) return backwardPhase(e) ? 5 : 1;
+        return 7;  // reduce-scatter, and HSDP's all-reduce across replicas
+      case Family::Zero: return e.kind == EventKind::AllGather ? 8 : 4;
+      case Family::Ddp: return 5;
+    }
+    return -1;
+  };
+  if (compute) {
+    if (compute->kind == EventKind::Wait) {
+      const Event* waited = byOp(compute->dep);
+      int line = -1;
+      if (waited && isCollective(waited->kind)) {
+        line = m_family == Family::Fsdp ? collectiveLine(*waited) : 6;
+      } else if (m_family != Family::Fsdp) {
+        line = 6;  // the step's final wait on the comm stream
+      }
+      if (line >= 0) add(line, QStringLiteral("compute waits"), true);
+    } else {
+      int line = -1;
+      switch (compute->kind) {
+        case EventKind::Forward: line = m_family == Family::Fsdp ? 2 : 1; break;
+        case EventKind::Loss:
+        case EventKind::Backward: line = m_family == Family::Fsdp ? 6 : 3; break;
+        case EventKind::OptimizerStep: line = m_family == Family::Fsdp ? 9 : 7; break;
+        default: break;
+      }
+      if (line >= 0) add(line, kCompute, true);
+    }
+  }
+  const std::pair<const std::vector<int32_t>*, QString> lanes[] = {
+      {&m_gather, QStringLiteral("gather stream")}, {&m_reduce, QStringLiteral("reduce stream")}, {&m_comm, QStringLiteral("comm stream")}};
+  for (const auto& [lane, name] : lanes) {
+    const Event* e = activeOn(*lane, t);
+    if (!e || !isCollective(e->kind)) {
+      if (e && e->kind == EventKind::Copy && m_family == Family::Ddp) add(5, name, !compute);
+      continue;
+    }
+    add(collectiveLine(*e), name, !compute);
+  }
+  // Recent instants: a bucket that just became ready (DDP line 5, ZeRO line 5).
+  const int64_t span = m_steps[static_cast<size_t>(step)].second > m_steps[static_cast<size_t>(step)].first
+                           ? m_steps[static_cast<size_t>(step)].second - m_steps[static_cast<size_t>(step)].first
+                           : 0;
+  if (m_family != Family::Fsdp && span > 0) {
+    for (int32_t i : m_ready) {
+      const Event& e = m_store->events(0)[static_cast<size_t>(i)];
+      if (e.begin_ns <= t && t - e.begin_ns <= span / 100) add(4, QStringLiteral("bucket ready"), false);
+    }
+  }
+  if (out.empty()) {
+    // Nothing running: the step is between ops.
+    if (m_family == Family::Fsdp && last) {
+      if (last->kind == EventKind::Forward) add(3, QStringLiteral("between ops"), true);
+      else if (last->kind == EventKind::Backward || last->kind == EventKind::Loss) add(8, QStringLiteral("between ops"), true);
+      else if (last->kind == EventKind::OptimizerStep) add(9, QStringLiteral("between ops"), true);
+    } else if (m_family == Family::Zero && phase == Phase::Update) {
+      add(9, QStringLiteral("step ends"), true);
+    }
+  }
+  // Phase headers, lit lightly.
+  if (phase != Phase::Update && m_algorithm.headers.size() >= 2) {
+    const int header = m_algorithm.headers[phase == Phase::Forward ? 0 : 1];
+    bool any_body = false;
+    for (const LitLine& l : out) any_body = any_body || l.line != header;
+    if (any_body || out.empty()) add(header, QStringLiteral("phase"), false);
+  }
+  std::sort(out.begin(), out.end(), [](const LitLine& a, const LitLine& b) { return a.line < b.line; });
+  return out;
+}
+
+}  // namespace shardscope

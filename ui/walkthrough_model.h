@@ -1,0 +1,64 @@
+// The step walkthrough's model: the algorithm of one training step as
+// numbered lines (FSDP's ten from the seed, DDP's and ZeRO-2's in the same
+// style) and which lines rank 0 is on at a time, read from what its compute,
+// gather, reduce and comm lanes are doing then. Several lines can be lit at
+// once: a prefetched gather runs while the previous unit computes. No widgets.
+#pragma once
+
+#include <QString>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trace/event.h"
+
+namespace shardscope {
+
+class EventStore;
+
+struct Algorithm {
+  QString title;                // "One FSDP step"
+  QString source;               // where the text comes from
+  std::vector<QString> lines;   // numbered 1..n in the view
+  std::vector<int> headers;     // loop lines (0-based) lit lightly for the phase
+  QString note;                 // strategy-specific remark, may be empty
+};
+
+struct LitLine {
+  int line = -1;      // 0-based
+  QString lane;       // what puts rank 0 there: "compute", "gather stream", …
+  bool primary = false;  // the compute lane's line (or, when it idles, the busiest)
+};
+
+class WalkthroughModel {
+ public:
+  // FSDP's lines for zero3/fsdp/hsdp, ZeRO-2's for zero1/zero2, DDP's otherwise.
+  static Algorithm algorithm(const std::string& strategy);
+
+  void sync(const EventStore& store);
+  const Algorithm& current() const { return m_algorithm; }
+  // Lines rank 0 is on at t (ns since run start), phase headers included
+  // (lane "phase"); empty outside every step.
+  std::vector<LitLine> litAt(int64_t t) const;
+  int stepAt(int64_t t) const;
+
+ private:
+  enum class Family { Ddp, Zero, Fsdp };
+  const Event* activeOn(const std::vector<int32_t>& lane, int64_t t) const;
+  const Event* lastBefore(const std::vector<int32_t>& lane, int64_t t, int step) const;
+  const Event* byOp(int32_t op) const;
+  bool backwardPhase(const Event& e) const;  // a gather for backward (at or after the step's loss)
+
+  const EventStore* m_store = nullptr;
+  uint64_t m_generation = ~0ull;
+  size_t m_cursor = 0;
+  Family m_family = Family::Ddp;
+  std::string m_strategy;
+  Algorithm m_algorithm = algorithm("ddp");
+  // Indices into store.events(0), by lane; instants apart.
+  std::vector<int32_t> m_compute, m_gather, m_reduce, m_comm, m_ready;
+  std::vector<std::pair<int64_t, int64_t>> m_steps;  // [step_begin, step_end] (-1: unseen)
+  std::vector<int64_t> m_loss;                        // per step: the loss op's begin (-1: none)
+};
+
+}  // namespace shardscope
