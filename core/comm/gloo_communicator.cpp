@@ -85,8 +85,14 @@ class Transfers {
       : m_context(context), m_bytesSent(bytesSent), m_timeout(timeout), m_abort(abort) {}
   ~Transfers() {
     std::lock_guard lock(m_abort.mutex);
-    for (auto& b : m_sends) if (b) m_abort.live.erase(b.get());
-    for (auto& b : m_recvs) if (b) m_abort.live.erase(b.get());
+    for (auto* list : {&m_sends, &m_recvs})
+      for (auto& b : *list) {
+        if (!b) continue;
+        m_abort.live.erase(b.get());
+        // Still pending (an abort or an error): Gloo may be completing it on
+        // its loop thread right now, so it must outlive the context.
+        m_abort.graveyard.push_back(std::move(b));
+      }
   }
 
   size_t send(const void* data, size_t bytes, int dst, uint64_t slot) {
@@ -218,7 +224,12 @@ GlooCommunicator::GlooCommunicator(std::shared_ptr<gloo::Context> context, int r
   }
 }
 
-GlooCommunicator::~GlooCommunicator() = default;
+GlooCommunicator::~GlooCommunicator() {
+  // Buffers of an aborted collective go after the context that may still be
+  // completing them.
+  m_context.reset();
+  m_abort.graveyard.clear();
+}
 
 void GlooCommunicator::abort() {
   std::lock_guard lock(m_abort.mutex);

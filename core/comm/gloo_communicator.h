@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "comm/communicator.h"
 
@@ -30,6 +31,9 @@ struct AbortState {
   std::mutex mutex;
   bool aborted = false;
   std::unordered_set<gloo::transport::UnboundBuffer*> live;
+  // Buffers of an aborted collective: Gloo's loop thread may still be
+  // completing them, so they are destroyed only after the context is.
+  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> graveyard;
 };
 
 class GlooCommunicator final : public Communicator {

@@ -77,6 +77,7 @@ void Run::launch() {
   m_wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   m_control.setAbortHandler(nullptr);
   m_mesh.reset();  // rank threads are gone; close the connections now, not at ~Run
+  m_abandoned.clear();
   m_finished.store(true);
 }
 
@@ -145,9 +146,17 @@ void Run::rankMain(int rank) {
   comm.reset();
   gather_stream.reset();
   reduce_stream.reset();
-  // Free the model state while the host cursor is live, so the modeled clock
-  // stamps those frees at the run's end, not at zero.
-  strategy.reset();
+  if (m_control.isAborted()) {
+    // A stopped run may leave transfers that Gloo's loop thread is still
+    // completing into this rank's buffers: keep them until the connections
+    // are closed (launch() closes the mesh first, then frees these).
+    std::lock_guard lock(m_mutex);
+    m_abandoned.push_back(std::move(strategy));
+  } else {
+    // Free the model state while the host cursor is live, so the modeled
+    // clock stamps those frees at the run's end, not at zero.
+    strategy.reset();
+  }
   setCurrentCursor(nullptr);
 }
 

@@ -97,6 +97,7 @@ class Run {
   StepGate m_gate;
   std::vector<std::unique_ptr<RankContext>> m_contexts;
   std::unique_ptr<CommMesh> m_mesh;
+  std::vector<std::unique_ptr<class Strategy>> m_abandoned;  // of a stopped run, freed after m_mesh
 
   mutable std::mutex m_mutex;
   std::vector<std::vector<double>> m_rankLosses;  // [step][rank]
