@@ -2,8 +2,10 @@
 // picks a teaching preset in the form. --screenshot FILE [--run] is for tests
 // and docs: optionally run the form's config (or the preset's runs) to the
 // end, grab the window to a PNG and exit (0 ok, 2 bad input, 3 the run
-// failed). --figure --preset NAME --view V --out FILE runs the preset on the
+// failed); with --step N it starts paused, presses Step N times and grabs the
+// window at that stop. --figure --preset NAME --view V --out FILE runs the preset on the
 // offscreen platform and writes one view's teaching figure (see FigureJob).
+#include <QAction>
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QMessageBox>
@@ -11,12 +13,15 @@
 #include <QTimer>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <optional>
 
+#include "engine_bridge.h"
 #include "experiment_panel.h"
 #include "figure_job.h"
 #include "main_window.h"
 #include "preset.h"
+#include "stepping_controls.h"
 #include "units_view.h"
 
 namespace {
@@ -100,8 +105,11 @@ int main(int argc, char** argv) {
   const QCommandLineOption cursor_opt(QStringLiteral("cursor"),
                                       QStringLiteral("Shared cursor after the run: ms since run start, or auto."),
                                       QStringLiteral("MS"));
+  const QCommandLineOption step_opt(
+      QStringLiteral("step"), QStringLiteral("With --screenshot --run: start paused, Step N times (by op), grab at that stop."),
+      QStringLiteral("N"));
   parser.addOptions({open_opt, preset_opt, shot_opt, run_opt, size_opt, figure_opt, view_opt, out_opt, width_opt,
-                     height_opt, cursor_opt});
+                     height_opt, cursor_opt, step_opt});
   parser.process(app);
 
   bool cursor_auto = false;
@@ -144,6 +152,16 @@ int main(int argc, char** argv) {
   if (parser.isSet(run_opt) && !screenshot) {
     std::fprintf(stderr, "error: --run only works with --screenshot FILE\n");
     return 2;
+  }
+  int steps_to_stop = -1;
+  if (parser.isSet(step_opt)) {
+    bool ok = false;
+    steps_to_stop = parser.value(step_opt).toInt(&ok);
+    if (!ok || steps_to_stop < 0 || steps_to_stop > 100000 || !parser.isSet(run_opt)) {
+      std::fprintf(stderr, "error: --step must be 0..100000 and needs --screenshot FILE --run, got '%s'\n",
+                   qPrintable(parser.value(step_opt)));
+      return 2;
+    }
   }
 
   std::optional<shardscope::Preset> preset;
@@ -205,13 +223,27 @@ int main(int argc, char** argv) {
         place_cursor();
         grabAndQuit(window, path, ok ? 0 : 3);
       };
-      if (preset)
+      const bool paused = steps_to_stop >= 0;
+      if (paused) {
+        // Each stop: press Step until the asked one, then grab it (the run is
+        // cancelled when the window closes).
+        auto stops = std::make_shared<int>(0);
+        QObject::connect(window.bridge(), &shardscope::EngineBridge::gateStopped, &window,
+                         [&window, path, stops, steps_to_stop, place_cursor] {
+                           if ((*stops)++ < steps_to_stop) {
+                             QTimer::singleShot(0, &window, [&window] { window.stepping()->stepAction()->trigger(); });
+                             return;
+                           }
+                           grabAndQuit(window, path, 0);
+                         });
+      }
+      if (preset && !paused)
         QObject::connect(&window, &shardscope::MainWindow::presetFinished, &window, done);
       else
         QObject::connect(&window, &shardscope::MainWindow::runFinished, &window, done);
-      QTimer::singleShot(0, &window, [&window, &preset] {
+      QTimer::singleShot(0, &window, [&window, &preset, paused] {
         QString error;
-        if (!(preset ? window.runPreset(*preset, &error) : window.startRun(&error))) {
+        if (!(preset ? window.runPreset(*preset, &error, paused) : window.startRun(&error, paused))) {
           std::fprintf(stderr, "error: %s\n", qPrintable(error));
           QApplication::exit(2);
         }

@@ -1,5 +1,8 @@
 #include "engine_bridge.h"
 
+#include <algorithm>
+
+#include "analysis/ledger_replay.h"
 #include "analysis/run_summary.h"
 #include "common/errors.h"
 #include "event_store.h"
@@ -21,11 +24,23 @@ EngineBridge::~EngineBridge() {
   m_run.reset();  // Run's destructor joins its threads
 }
 
-void EngineBridge::start(const RunConfig& config) {
+void EngineBridge::start(const RunConfig& config, bool paused) {
   if (isRunning()) throw RunError("a run is already in progress; stop it first");
   auto run = std::make_unique<Run>(config);  // validates: throws ConfigError
   m_run.reset();
   m_run = std::move(run);
+  // Always gated: Pause must work at any moment, and a pass that is not a
+  // stop costs one uncontended lock per compute op.
+  m_run->gate().enable();
+  std::set<EventKind> kinds = m_breakKinds;
+  std::set<int> units = m_breakUnits;
+  kinds.insert(config.break_on.begin(), config.break_on.end());
+  units.insert(config.break_units.begin(), config.break_units.end());
+  m_run->gate().setBreakpoints(std::move(kinds), std::move(units));
+  if (paused) m_run->gate().pause();
+  m_stop.reset();
+  m_lastStopId = 0;
+  m_settledCount = 0;
   m_config = config;
   RunTrace meta = m_run->trace();  // metadata only: no event has been recorded yet
   meta.config_json = configJson(config);
@@ -49,6 +64,38 @@ void EngineBridge::cancel() {
   m_run->cancel();
 }
 
+void EngineBridge::pause() {
+  if (isRunning()) m_run->gate().pause();
+}
+
+void EngineBridge::step(StepMode granularity) {
+  if (!isRunning()) return;
+  m_run->gate().step(granularity);
+  release();
+}
+
+void EngineBridge::resume() {
+  if (!isRunning()) return;
+  m_run->gate().resume();
+  release();
+}
+
+void EngineBridge::release() {
+  if (!m_stop) return;
+  m_stop.reset();
+  emit gateReleased();
+}
+
+LedgerSnapshot EngineBridge::ledgerNow(int rank) const { return m_run ? m_run->ledger(rank) : LedgerSnapshot{}; }
+
+bool EngineBridge::isStepping() const { return isRunning() && m_run->gate().paused(); }
+
+void EngineBridge::setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks) {
+  m_breakKinds = std::move(kinds);
+  m_breakUnits = std::move(units_or_blocks);
+  if (isRunning()) m_run->gate().setBreakpoints(m_breakKinds, m_breakUnits);
+}
+
 double EngineBridge::elapsedSeconds() const {
   if (m_run && !m_done) return static_cast<double>(m_clock.nsecsElapsed()) * 1e-9;
   return m_elapsed;
@@ -60,7 +107,51 @@ void EngineBridge::poll() {
   // ended is then published and this drain is the last one needed.
   const bool finished = m_run->finished();
   drain();
-  if (finished) finish();
+  if (finished) {
+    finish();
+    return;
+  }
+  checkGate();
+}
+
+void EngineBridge::checkGate() {
+  GateStop stop;
+  if (!m_run->gate().stopped(&stop.points, &stop.id, &stop.times_ns)) return;
+  if (stop.id == m_lastStopId) {
+    // Still stopped: other streams may have finished ops since (a prefetched
+    // gather); keep a modeled store in time order as they arrive.
+    if (m_config.clock == ClockKind::Modeled && m_store->eventCount() != m_settledCount) {
+      settleModeledStore();
+      emit eventsAppended();
+    }
+    return;
+  }
+  m_lastStopId = stop.id;
+  for (size_t r = 0; r < stop.points.size(); ++r) {
+    stop.lockstep &= stop.points[r] == stop.points.front();
+    stop.at_ns = std::max(stop.at_ns, stop.times_ns[r]);
+  }
+  if (m_config.clock == ClockKind::Modeled) {
+    settleModeledStore();
+    emit eventsAppended();
+  }
+  m_stop = std::move(stop);
+  emit gateStopped();
+}
+
+void EngineBridge::settleModeledStore() {
+  // Live modeled events arrive in real-time order with the ledger's running
+  // totals of that order; at a stop the views must show modeled time, so
+  // sort and replay what has arrived, as the end of the run does.
+  RunTrace trace = m_store->toRunTrace();
+  for (std::vector<Event>& events : trace.events) {
+    sortEvents(events);
+    replayLedger(events);
+  }
+  std::vector<double> losses = m_store->losses();
+  m_store->setFromTrace(std::move(trace));
+  m_store->setLosses(std::move(losses));
+  m_settledCount = m_store->eventCount();
 }
 
 void EngineBridge::drain() {
@@ -86,6 +177,7 @@ void EngineBridge::drain() {
 void EngineBridge::finish() {
   m_timer.stop();
   m_done = true;
+  release();
   m_elapsed = static_cast<double>(m_clock.nsecsElapsed()) * 1e-9;
   bool ok = true;
   QString message;

@@ -4,6 +4,9 @@
 // Run::finished() is true, so it merely joins threads that have already ended.
 // A modeled-clock run is swapped for its sorted, ledger-replayed trace at the
 // end, stopped or not, so a failed run draws the same as its exported trace.
+// Every run goes through the core's StepGate: Pause / Step / breakpoints stop
+// all ranks in lockstep before a compute op, and the bridge reports the stop
+// (where, and the run-clock time the views should show) once per stop.
 #pragma once
 
 #include <QElapsedTimer>
@@ -13,6 +16,7 @@
 #include <QTimer>
 #include <memory>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "engine/run.h"
@@ -29,10 +33,32 @@ class EngineBridge : public QObject {
   explicit EngineBridge(EventStore* store, QObject* parent = nullptr);
   ~EngineBridge() override;  // cancels a live run and joins it
 
-  // Clears the store and starts a run. Throws ConfigError (validate()'s
-  // message) or RunError; nothing changes then.
-  void start(const RunConfig& config);
+  // Clears the store and starts a run; paused: every rank stops before its
+  // first compute op. Throws ConfigError (validate()'s message) or RunError;
+  // nothing changes then.
+  void start(const RunConfig& config, bool paused = false);
   void cancel();
+
+  // Stepping (no-ops without a live run). step() and resume() release a stop.
+  void pause();
+  void step(StepMode granularity);
+  void resume();
+  // Kept across runs; a live run picks them up at once.
+  void setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks);
+  struct GateStop {
+    uint64_t id = 0;
+    std::vector<GatePoint> points;  // per rank
+    std::vector<int64_t> times_ns;  // per rank, run clock
+    int64_t at_ns = 0;              // the latest of them: every rank is there by then
+    bool lockstep = true;           // every rank at the same point
+  };
+  // The stop every rank waits at now (nullopt while running freely or idle).
+  const std::optional<GateStop>& gateStop() const { return m_stop; }
+  // Paused, or stepping towards the next stop (not running freely).
+  bool isStepping() const;
+  // The engine's own books for a rank right now (empty without a run): at a
+  // stop, what the memory view's replay at the cursor must agree with.
+  LedgerSnapshot ledgerNow(int rank) const;
 
   bool isRunning() const { return m_run && !m_done; }
   bool hasRun() const { return m_run != nullptr; }
@@ -54,10 +80,17 @@ class EngineBridge : public QObject {
   void progress(int steps_done, int steps, double last_loss);
   // ok false: the run failed (message = the run's one error) or was cancelled.
   void runFinished(bool ok, const QString& message);
+  // Every rank reached the gate (gateStop() says where); the store holds
+  // every event recorded up to there. gateReleased: the ranks go on.
+  void gateStopped();
+  void gateReleased();
 
  private:
   void drain();
   void finish();
+  void checkGate();
+  void settleModeledStore();
+  void release();
 
   EventStore* m_store;
   QTimer m_timer;
@@ -68,6 +101,11 @@ class EngineBridge : public QObject {
   QString m_error;
   std::vector<size_t> m_cursors;  // per rank: events already copied into the store
   std::vector<Event> m_scratch;
+  std::optional<GateStop> m_stop;
+  uint64_t m_lastStopId = 0;
+  size_t m_settledCount = 0;  // store size when a modeled stop was last sorted
+  std::set<EventKind> m_breakKinds;
+  std::set<int> m_breakUnits;
   int m_stepsDone = 0;
   bool m_done = true;
   bool m_cancelled = false;

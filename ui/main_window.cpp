@@ -34,6 +34,7 @@
 #include "memory_view.h"
 #include "run_history_model.h"
 #include "step_walkthrough.h"
+#include "stepping_controls.h"
 #include "timeline_view.h"
 #include "units_view.h"
 #include "trace/chrome_trace_reader.h"
@@ -125,11 +126,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_bridge(new Engi
     setCursorTime(ns >= 0 ? std::optional<int64_t>(ns) : std::nullopt);
   });
   connect(m_units, &UnitsView::cursorRequested, this, [this](qint64 ns) { setCursorTime(ns); });
-  connect(m_panel, &ExperimentPanel::runRequested, this, [this] {
-    QString error;
-    const Preset* preset = m_panel->activePreset();
-    const bool ok = preset && preset->runs.size() > 1 ? runPreset(*preset, &error) : startRun(&error);
-    if (!ok) showBanner(error, true);
+  connect(m_panel, &ExperimentPanel::runRequested, this, [this] { requestRun(false); });
+  connect(m_stepping, &SteppingControls::startPausedRequested, this, [this] { requestRun(true); });
+  connect(m_bridge, &EngineBridge::gateStopped, this, &MainWindow::onGateStopped);
+  connect(m_bridge, &EngineBridge::gateReleased, this, [this] {
+    if (!m_banner->isHidden() && m_bannerIsGate) m_banner->setVisible(false);
+    updateActions();
   });
   connect(m_panel, &ExperimentPanel::presetChanged, this, [this] {
     if (const Preset* p = m_panel->activePreset()) showView(p->view);
@@ -223,6 +225,13 @@ void MainWindow::createDocks() {
   resizeDocks({m_lossDock}, {190}, Qt::Vertical);
 }
 
+void MainWindow::requestRun(bool paused) {
+  QString error;
+  const Preset* preset = m_panel->activePreset();
+  const bool ok = preset && preset->runs.size() > 1 ? runPreset(*preset, &error, paused) : startRun(&error, paused);
+  if (!ok) showBanner(error, true);
+}
+
 void MainWindow::showView(const QString& view) {
   QDockWidget* dock = view == QLatin1String("memory")    ? m_memoryDock
                       : view == QLatin1String("buckets") ? m_bucketsDock
@@ -288,6 +297,9 @@ void MainWindow::createActions() {
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(m_runAction);
   run->addAction(m_stopAction);
+  run->addSeparator();
+  m_stepping = new SteppingControls(
+      m_bridge, [this] { return m_bridge->isRunning() ? m_bridge->config() : m_panel->config(); }, this);
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(m_fitAction);
   view->addAction(m_stepsAction);
@@ -312,6 +324,8 @@ void MainWindow::createActions() {
   bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
   bar->addAction(m_runAction);
   bar->addAction(m_stopAction);
+  bar->addSeparator();
+  m_stepping->addTo(bar, run);
   bar->addSeparator();
   bar->addAction(m_fitAction);
   bar->addAction(m_stepsAction);
@@ -347,10 +361,10 @@ void MainWindow::createStatusBar() {
   connect(m_elapsedTimer, &QTimer::timeout, this, &MainWindow::updateStatus);
 }
 
-bool MainWindow::startConfig(const RunConfig& config, const QString& label, QString* error) {
+bool MainWindow::startConfig(const RunConfig& config, const QString& label, QString* error, bool paused) {
   m_runLabel = label;
   try {
-    m_bridge->start(config);
+    m_bridge->start(config, paused);
   } catch (const std::exception& e) {
     if (error) *error = QString::fromStdString(e.what());
     return false;
@@ -358,15 +372,15 @@ bool MainWindow::startConfig(const RunConfig& config, const QString& label, QStr
   return true;
 }
 
-bool MainWindow::startRun(QString* error) {
+bool MainWindow::startRun(QString* error, bool paused) {
   m_preset.reset();
   const RunConfig config = m_panel->config();
   const Preset* active = m_panel->activePreset();
   return startConfig(active ? active->runs.front().config : config,
-                     active ? active->runs.front().label : configLabel(config), error);
+                     active ? active->runs.front().label : configLabel(config), error, paused);
 }
 
-bool MainWindow::runPreset(const Preset& preset, QString* error) {
+bool MainWindow::runPreset(const Preset& preset, QString* error, bool paused) {
   if (m_bridge->isRunning()) {
     if (error) *error = tr("a run is in progress; stop it (Ctrl+.) before running preset %1").arg(preset.name);
     return false;
@@ -376,7 +390,7 @@ bool MainWindow::runPreset(const Preset& preset, QString* error) {
   m_presetOk = true;
   m_presetMessage.clear();
   showView(preset.view);
-  if (!startConfig(preset.runs.front().config, preset.runs.front().label, error)) {
+  if (!startConfig(preset.runs.front().config, preset.runs.front().label, error, paused)) {
     m_preset.reset();
     return false;
   }
@@ -617,6 +631,31 @@ void MainWindow::onProgress(int steps_done, int steps, double) {
   updateStatus();
 }
 
+void MainWindow::onGateStopped() {
+  const auto& stop = m_bridge->gateStop();
+  if (!stop) return;
+  // The store holds every event up to the gate: show exactly that moment.
+  refreshAllNow();
+  setCursorTime(stop->at_ns);
+  const GatePoint& p = stop->points.front();
+  QString html = tr("<b>Paused</b> — %1.").arg(SteppingControls::describe(stop->points, stop->lockstep, m_store).toHtmlEscaped());
+  const auto bytes = m_memory->barBytes(0);
+  const auto mib = [](int64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); };
+  const int64_t gathered = bytes[static_cast<size_t>(Category::Gathered)];
+  const int64_t grad_full = bytes[static_cast<size_t>(Category::GradFull)];
+  if (gathered > 0 || p.unit >= 0)
+    html += tr(" Rank 0 holds %1 MiB of gathered parameters and %2 MiB of full gradients here.")
+                .arg(mib(gathered), 0, 'f', 2)
+                .arg(mib(grad_full), 0, 'f', 2);
+  html += tr(" Every view shows this moment (the cursor). <b>F10</b> steps by %1, <b>F5</b> continues, <b>Ctrl+.</b> stops.")
+              .arg(m_stepping->granularity() == StepMode::NextOp     ? tr("op")
+                   : m_stepping->granularity() == StepMode::NextUnit ? tr("unit")
+                   : m_stepping->granularity() == StepMode::NextPhase ? tr("phase")
+                                                                      : tr("training step"));
+  showInfoBanner(html);
+  updateActions();
+}
+
 void MainWindow::onRunFinished(bool ok, const QString& message) {
   m_elapsedTimer->stop();
   m_panel->setRunning(false);
@@ -696,7 +735,15 @@ void MainWindow::refreshAllNow() {
   updateStatus();
 }
 
+void MainWindow::showInfoBanner(const QString& html) {
+  showBanner(QString(), false);
+  m_banner->setText(html);
+  m_banner->setVisible(true);
+  m_bannerIsGate = true;
+}
+
 void MainWindow::showBanner(const QString& text, bool error) {
+  m_bannerIsGate = false;
   m_banner->setStyleSheet(error ? QStringLiteral("QLabel { background: #FDECEE; color: #8A0018; border-bottom: 1px solid #F2B8BF; padding: 6px 10px; }")
                                 : QStringLiteral("QLabel { background: #EAF3FB; color: #0B3C5D; border-bottom: 1px solid #B9D6EE; padding: 6px 10px; }"));
   m_banner->setText((error ? tr("<b>Run stopped:</b> ") : QString()) + text.toHtmlEscaped());
@@ -709,6 +756,7 @@ void MainWindow::updateActions() {
   const bool running = m_bridge->isRunning();
   m_runAction->setEnabled(!running && m_panel->isValid());
   m_stopAction->setEnabled(running);
+  m_stepping->updateEnabled(!running && m_panel->isValid());
   m_fitAction->setEnabled(!m_store.empty());
   m_stepsAction->setEnabled(!m_store.empty());
   m_exportTraceAction->setEnabled(!m_store.empty() && !running);

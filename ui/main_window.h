@@ -32,6 +32,7 @@ class ExperimentPanel;
 class LossView;
 class MemoryView;
 class RunHistoryModel;
+class SteppingControls;
 class StepWalkthrough;
 class TimelineView;
 class UnitsView;
@@ -44,11 +45,13 @@ class MainWindow : public QMainWindow {
 
   // Loads a trace written by shardscope; false with the reader's message on error.
   bool openTrace(const QString& path, QString* error);
-  // Starts the experiment panel's config; false with validate()'s message on error.
-  bool startRun(QString* error);
+  // Starts the experiment panel's config (paused: every rank stops before its
+  // first op); false with validate()'s message on error.
+  bool startRun(QString* error, bool paused = false);
   // Runs every config of a preset, one after another (presetFinished at the
-  // end); false with the message when the first cannot start.
-  bool runPreset(const Preset& preset, QString* error);
+  // end); false with the message when the first cannot start. paused: the
+  // first run starts paused.
+  bool runPreset(const Preset& preset, QString* error, bool paused = false);
   bool exportTrace(const QString& path, QString* error);
   // Writes one view's figure (view: one of presetViews()); the title names the
   // view and the moment, the subtitle the run's config.
@@ -75,6 +78,7 @@ class MainWindow : public QMainWindow {
   UnitsView* unitsView() const { return m_units; }
   CommView* commView() const { return m_comm; }
   StepWalkthrough* walkthrough() const { return m_walkthrough; }
+  SteppingControls* stepping() const { return m_stepping; }
   RunHistoryModel* history() const { return m_history; }
   QString bannerText() const;
   bool presetRunning() const { return m_preset.has_value(); }
@@ -96,9 +100,11 @@ class MainWindow : public QMainWindow {
   void updateActions();
   void updateStatus();
   void showBanner(const QString& text, bool error);
+  void showInfoBanner(const QString& html);  // the gate's stop (rich text)
   void refreshViews();
   void refreshAllNow();
-  bool startConfig(const RunConfig& config, const QString& label, QString* error);
+  bool startConfig(const RunConfig& config, const QString& label, QString* error, bool paused = false);
+  void requestRun(bool paused);
   void startNextPresetRun();
   QString subtitle() const;
   QDockWidget* addViewDock(QWidget* view, const QString& title, const QString& name, Qt::DockWidgetArea area);
@@ -109,6 +115,7 @@ class MainWindow : public QMainWindow {
   void onRunStarted();
   void onRunFinished(bool ok, const QString& message);
   void onProgress(int steps_done, int steps, double loss);
+  void onGateStopped();
 
   EventStore m_store;
   EngineBridge* m_bridge;
@@ -121,6 +128,7 @@ class MainWindow : public QMainWindow {
   CommView* m_comm = nullptr;
   StepWalkthrough* m_walkthrough = nullptr;
   RunHistoryModel* m_history = nullptr;
+  SteppingControls* m_stepping = nullptr;
   QTableView* m_historyView = nullptr;
   QLabel* m_banner = nullptr;
   QDockWidget* m_memoryDock = nullptr;
@@ -160,6 +168,7 @@ class MainWindow : public QMainWindow {
   QElapsedTimer m_commClock;  // throttles the communication page while live
   QByteArray m_defaultState;
   bool m_persist = true;
+  bool m_bannerIsGate = false;  // the banner describes the current stop
 };
 
 }  // namespace shardscope

@@ -64,7 +64,7 @@ struct RankContext {
   StepGate* gate = nullptr;         // lockstep stepping (null: never stops)
   // Compute stream, before a forward/backward/optimizer op.
   void gatePoint(EventKind kind, int block = -1, int unit = -1) {
-    if (gate) gate->pass(rank, {kind, currentStep(), block, unit});
+    if (gate) gate->pass(rank, {kind, currentStep(), block, unit}, clock.nowNs());
   }
 
  private:

@@ -11,7 +11,7 @@ int phaseOf(EventKind k) { return k == EventKind::Forward ? 0 : k == EventKind::
 }  // namespace
 
 StepGate::StepGate(int ranks, RunControl& control)
-    : m_ranks(ranks), m_control(control), m_last(ranks), m_waiting(ranks, false) {}
+    : m_ranks(ranks), m_control(control), m_last(ranks), m_lastNs(ranks, 0), m_waiting(ranks, false) {}
 
 bool StepGate::isStop(int rank, const GatePoint& p) const {
   const bool breakpoint = m_breakKinds.count(p.kind) ||
@@ -32,14 +32,13 @@ bool StepGate::isStop(int rank, const GatePoint& p) const {
   return false;
 }
 
-void StepGate::pass(int rank, const GatePoint& point) {
+void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns) {
   if (!m_enabled) return;
   std::unique_lock lock(m_mutex);
-  if (!isStop(rank, point)) {
-    m_last[rank] = point;
-    return;
-  }
+  const bool stop = isStop(rank, point);
   m_last[rank] = point;
+  m_lastNs[rank] = now_ns;
+  if (!stop) return;
   m_waiting[rank] = true;
   if (++m_waitingCount == m_ranks) ++m_stops;
   m_cv.notify_all();
@@ -73,12 +72,18 @@ void StepGate::setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_
   m_breakUnits = std::move(units_or_blocks);
 }
 
-bool StepGate::stopped(std::vector<GatePoint>* points, uint64_t* stop_id) const {
+bool StepGate::stopped(std::vector<GatePoint>* points, uint64_t* stop_id, std::vector<int64_t>* times_ns) const {
   std::lock_guard lock(m_mutex);
   if (m_waitingCount != m_ranks) return false;
   if (points) *points = m_last;
   if (stop_id) *stop_id = m_stops;
+  if (times_ns) *times_ns = m_lastNs;
   return true;
+}
+
+bool StepGate::paused() const {
+  std::lock_guard lock(m_mutex);
+  return m_mode != StepMode::Run;
 }
 
 }  // namespace shardscope

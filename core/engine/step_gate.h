@@ -32,17 +32,21 @@ class StepGate {
  public:
   StepGate(int ranks, RunControl& control);
 
-  // Compute stream of `rank`: blocks while this point is a stop.
-  void pass(int rank, const GatePoint& point);
+  // Compute stream of `rank`: blocks while this point is a stop. now_ns: the
+  // rank's run-clock time there (modeled or measured), kept for the views.
+  void pass(int rank, const GatePoint& point, int64_t now_ns = 0);
 
   // Controller side (any thread).
   void pause();                 // stop every rank at its next gate point
   void resume();                // run freely (breakpoints still stop)
   void step(StepMode granularity);  // NextOp / NextUnit / NextPhase / NextStep, then stop
   void setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks);
-  // True when every rank is stopped at a gate; `points` gets where (per rank)
-  // and `stop_id` which stop it is (counts up by one per all-ranks stop).
-  bool stopped(std::vector<GatePoint>* points = nullptr, uint64_t* stop_id = nullptr) const;
+  // True when every rank is stopped at a gate; `points` gets where (per rank),
+  // `stop_id` which stop it is (counts up by one per all-ranks stop) and
+  // `times_ns` each rank's clock there.
+  bool stopped(std::vector<GatePoint>* points = nullptr, uint64_t* stop_id = nullptr,
+               std::vector<int64_t>* times_ns = nullptr) const;
+  bool paused() const;  // the controller asked for a stop that has not been released
   bool enabled() const { return m_enabled; }
   void enable() { m_enabled = true; }  // before the run starts; a disabled gate costs nothing
 
@@ -57,6 +61,7 @@ class StepGate {
   StepMode m_mode = StepMode::Run;
   uint64_t m_generation = 0;
   std::vector<GatePoint> m_last;  // the point each rank last stopped at or passed
+  std::vector<int64_t> m_lastNs;  // and its clock there
   std::vector<bool> m_waiting;
   int m_waitingCount = 0;
   uint64_t m_stops = 0;
