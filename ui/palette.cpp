@@ -86,6 +86,8 @@ QColor Palette::foldedMixed() { return QColor(0x9A, 0x9A, 0x9A); }
 QColor Palette::background() { return Qt::white; }
 QColor Palette::rankBand(int rank) { return rank % 2 ? QColor(0xF4, 0xF6, 0xF8) : QColor(0xFF, 0xFF, 0xFF); }
 QColor Palette::grid() { return QColor(0xE2, 0xE2, 0xE2); }
+QColor Palette::selection() { return QColor(0x1A, 0x1A, 0x1A); }
+
 QColor Palette::cursor() { return QColor(0xC0, 0x00, 0x40); }
 QColor Palette::step() { return QColor(0x50, 0x50, 0x50); }
 

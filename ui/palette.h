@@ -21,6 +21,7 @@ class Palette {
   static QColor rankBand(int rank);          // alternating row-group shading
   static QColor grid();
   static QColor cursor();
+  static QColor selection();  // the selected op's outline and its dependency arrows
   static QColor step();
   // FSDP unit states: the colour of the op that puts a unit in the state.
   static QColor unitState(UnitState state);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <qcustomplot.h>
 
+#include "dependency_links.h"
 #include "event_store.h"
 #include "figure_export.h"
 #include "palette.h"
@@ -196,6 +197,8 @@ void TimelineView::refresh() {
                                     .arg(QString::fromStdString(m_store->configString("profile", "?")))
                               : tr("time since run start (ms) · measured clock"));
   if (m_follow && !m_store->empty()) zoomToSteps();
+  if (m_selected && m_store->generation() != m_selectedGeneration) selectEvent(-1, -1);  // its store is gone
+  else if (m_selected && rows_changed) updateArrows();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -388,6 +391,8 @@ void TimelineView::onMouseRelease(QMouseEvent* event) {
   }
   if (event->button() != Qt::LeftButton || (event->pos() - m_pressPos).manhattanLength() > 3) return;
   if (!m_plot->axisRect()->rect().contains(event->pos()) || m_store->empty()) return;
+  const auto hit = eventAt(event->pos());
+  selectEvent(hit ? hit->first : -1, hit ? hit->second : -1);
   const double ms = m_plot->xAxis->pixelToCoord(event->pos().x());
   const auto ns = static_cast<int64_t>(std::llround(ms * kNsPerMs));
   setCursorTime(ns);
@@ -428,6 +433,75 @@ QString TimelineView::tooltipAt(const QPoint& pos) const {
   if (const TimelineDrawItem* item = m_layout.itemAt(row, x))
     return item->folded > 1 ? foldTooltip(*item) : eventTooltip(rank, item->event);
   return {};
+}
+
+std::optional<std::pair<int, int32_t>> TimelineView::eventAt(const QPoint& pos) const {
+  const QRect rect = m_plot->axisRect()->rect();
+  if (!rect.contains(pos) || m_layout.rows().empty()) return std::nullopt;
+  const double y = m_plot->yAxis->pixelToCoord(pos.y());
+  const int row = m_layout.rowAt(y);
+  if (row < 0 || y < 0 || y > m_layout.totalHeight()) return std::nullopt;
+  const TimelineRow& r = m_layout.rows()[static_cast<size_t>(row)];
+  if (std::abs(y - r.center()) > r.height * (TimelinePlottable::kBoxHeight / 2 + 0.05)) return std::nullopt;
+  const double x = pos.x() - rect.left();
+  if (const TimelineMarker* m = m_layout.markerAt(row, x, 5.0)) return std::make_pair(r.rank, m->event);
+  if (const TimelineDrawItem* item = m_layout.itemAt(row, x); item && item->folded == 1)
+    return std::make_pair(r.rank, item->event);
+  return std::nullopt;
+}
+
+void TimelineView::selectEvent(int rank, int32_t index) {
+  if (rank < 0 || index < 0 || rank >= m_store->rankCount() ||
+      static_cast<size_t>(index) >= m_store->events(rank).size())
+    m_selected.reset();
+  else
+    m_selected = std::make_pair(rank, index);
+  m_selectedGeneration = m_store->generation();
+  updateArrows();
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::updateArrows() {
+  for (QCPAbstractItem* item : m_arrows) m_plot->removeItem(item);
+  m_arrows.clear();
+  if (!m_selected) return;
+  const auto [rank, index] = *m_selected;
+  const std::vector<Event>& events = m_store->events(rank);
+  // A box's point on its row: y at the row's centre, x at the given time.
+  const auto anchor = [&](const Event& e, int64_t ns) -> std::optional<QPointF> {
+    const int row = m_layout.rowOf(rank, e.lane);
+    if (row < 0) return std::nullopt;
+    return QPointF(static_cast<double>(ns) / kNsPerMs, m_layout.rows()[static_cast<size_t>(row)].center());
+  };
+  const Event& selected = events[static_cast<size_t>(index)];
+  if (const auto a = anchor(selected, selected.begin_ns), b = anchor(selected, selected.end_ns); a && b) {
+    // Outline the selected op (a box) or ring it (an instant marker).
+    const int row = m_layout.rowOf(rank, selected.lane);
+    const double half = m_layout.rows()[static_cast<size_t>(row)].height * TimelinePlottable::kBoxHeight / 2;
+    auto* outline = new QCPItemRect(m_plot);
+    outline->topLeft->setCoords(a->x(), a->y() - half);
+    outline->bottomRight->setCoords(b->x(), b->y() + half);
+    outline->setPen(QPen(Palette::selection(), 2));
+    outline->setBrush(Qt::NoBrush);
+    outline->setClipToAxisRect(true);
+    m_arrows.push_back(outline);
+  }
+  for (const DependencyLink& link : dependencyLinks(*m_store, rank, index)) {
+    const Event& from = events[static_cast<size_t>(link.from)];
+    const Event& to = events[static_cast<size_t>(link.to)];
+    // From where the first op ended (an instant: where it happened) to where
+    // the second began; a wait that ends when its op ends points at that end.
+    const auto start = anchor(from, from.end_ns);
+    const auto end = anchor(to, std::max(to.begin_ns, std::min(from.end_ns, to.end_ns)));
+    if (!start || !end) continue;
+    auto* line = new QCPItemLine(m_plot);
+    line->start->setCoords(*start);
+    line->end->setCoords(*end);
+    line->setPen(QPen(Palette::selection(), 1.6));
+    line->setHead(QCPLineEnding(QCPLineEnding::esSpikeArrow, 9, 11));
+    line->setClipToAxisRect(true);
+    m_arrows.push_back(line);
+  }
 }
 
 QString TimelineView::eventTooltip(int rank, int32_t index) const {
@@ -497,7 +571,8 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
     zoomToFit();
     return;
   }
-  if (event->key() == Qt::Key_Escape && m_cursor) {
+  if (event->key() == Qt::Key_Escape && (m_cursor || m_selected)) {
+    selectEvent(-1, -1);
     setCursorTime(std::nullopt);
     emit cursorChanged(-1);
     return;

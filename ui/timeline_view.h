@@ -1,6 +1,9 @@
 // The timeline page: ranks × lanes over time, as in Nsight Systems / Perfetto.
 // Wheel zooms time only, drag pans, double-click or F fits, a click sets the
-// cursor every view follows, and dragging the cursor line scrubs it.
+// cursor every view follows, and dragging the cursor line scrubs it. A click
+// on an op also selects it: arrows then join it to the ops it waited on or
+// was launched by, and to the ops that wait on it (ready → launch, gather →
+// compute, backward → reduce-scatter).
 // Rows never shrink below a legible height: past that they scroll (scroll
 // bar, Shift+wheel, wheel over the labels).
 // While a run is live the view follows its steps until the user zooms or pans.
@@ -8,10 +11,13 @@
 
 #include <QWidget>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "timeline_layout.h"
 
 class QCustomPlot;
+class QCPAbstractItem;
 class QCPAxisTickerText;
 class QCPRange;
 class QLabel;
@@ -49,6 +55,12 @@ class TimelineView : public QWidget {
   size_t drawItemCount() const;
   // Tooltip text for a point in plot coordinates, empty when nothing is there.
   QString tooltipAt(const QPoint& pos) const;
+  // Selects events(rank)[index] and draws its dependency arrows (index < 0 clears).
+  void selectEvent(int rank, int32_t index);
+  std::optional<std::pair<int, int32_t>> selectedEvent() const { return m_selected; }
+  int arrowCount() const { return static_cast<int>(m_arrows.size()); }
+  // The single event at a point (a marker or an unfolded box), if any.
+  std::optional<std::pair<int, int32_t>> eventAt(const QPoint& pos) const;
 
  signals:
   void cursorChanged(qint64 ns);  // -1: cursor cleared
@@ -71,6 +83,7 @@ class TimelineView : public QWidget {
   void scrollRows(double delta);  // y units; positive scrolls down
   QString eventTooltip(int rank, int32_t event) const;
   QString foldTooltip(const TimelineDrawItem& item) const;
+  void updateArrows();
 
   const EventStore* m_store;
   TimelineLayout m_layout;
@@ -80,6 +93,9 @@ class TimelineView : public QWidget {
   QLabel* m_placeholder;
   QScrollBar* m_rowScroll;
   std::optional<int64_t> m_cursor;
+  std::optional<std::pair<int, int32_t>> m_selected;  // rank, index into its events
+  uint64_t m_selectedGeneration = 0;                   // the store's, when selected
+  std::vector<QCPAbstractItem*> m_arrows;              // lines, labels and the outline
   QPoint m_pressPos;
   bool m_draggingCursor = false;
   uint32_t m_legendKinds = 0;  // bit per EventKind already in the legend
