@@ -38,6 +38,7 @@
 #include "timeline_view.h"
 #include "units_view.h"
 #include "trace/chrome_trace_reader.h"
+#include "trace/json_value.h"
 #include "trace/chrome_trace_writer.h"
 
 namespace shardscope {
@@ -267,6 +268,14 @@ void MainWindow::createActions() {
   m_exportFigureAction->setShortcut(QKeySequence(tr("Ctrl+E")));
   m_exportFigureAction->setToolTip(tr("Save a view as a PNG, SVG or PDF teaching figure"));
   connect(m_exportFigureAction, &QAction::triggered, this, &MainWindow::onExportFigure);
+  auto* open_experiment = new QAction(tr("Open e&xperiment…"), this);
+  open_experiment->setShortcut(QKeySequence(tr("Ctrl+Shift+O")));
+  open_experiment->setToolTip(tr("Load an experiment or preset file (JSON) into the form"));
+  connect(open_experiment, &QAction::triggered, this, &MainWindow::onOpenExperiment);
+  auto* save_experiment = new QAction(tr("&Save experiment…"), this);
+  save_experiment->setShortcut(QKeySequence::Save);
+  save_experiment->setToolTip(tr("Save the form's experiment (or its preset's runs) as JSON"));
+  connect(save_experiment, &QAction::triggered, this, &MainWindow::onSaveExperiment);
   auto* quit = new QAction(tr("&Quit"), this);
   quit->setShortcut(QKeySequence::Quit);
   connect(quit, &QAction::triggered, this, &QWidget::close);
@@ -289,6 +298,9 @@ void MainWindow::createActions() {
   connect(m_stepsAction, &QAction::triggered, m_timeline, &TimelineView::zoomToSteps);
 
   QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(open_experiment);
+  file->addAction(save_experiment);
+  file->addSeparator();
   file->addAction(open);
   file->addAction(m_exportTraceAction);
   file->addAction(m_exportFigureAction);
@@ -455,6 +467,19 @@ bool MainWindow::openTrace(const QString& path, QString* error) {
   m_loss->setNoLossReason(QString());
   m_fromBridge = false;
   m_shownConfig.reset();
+  // Traces record the flags of their run: the form takes them, so Run repeats it.
+  try {
+    const JsonValue config = JsonValue::parse(m_store.meta().config_json);
+    if (const JsonValue* args = config.find("args")) {
+      std::vector<std::string> flags;
+      for (const JsonValue& a : args->asArray()) flags.push_back(a.asString());
+      m_shownConfig = parseRunArgs(flags);
+      m_panel->setConfig(*m_shownConfig);
+    }
+  } catch (const std::exception& e) {
+    // An older or hand-edited trace: the views still work; the form stays as it was.
+    statusBar()->showMessage(tr("the trace's recorded flags could not be read (%1); the form is unchanged").arg(e.what()), 8000);
+  }
   m_runLabel.clear();
   m_shownPreset.clear();
   m_shownRunOf.clear();
@@ -491,6 +516,54 @@ void MainWindow::onOpenTrace() {
   if (path.isEmpty()) return;
   QString error;
   if (!openTrace(path, &error)) QMessageBox::critical(this, tr("Cannot open trace"), error);
+}
+
+bool MainWindow::saveExperiment(const QString& path, QString* error) {
+  if (!m_panel->isValid()) {
+    if (error) *error = m_panel->errorText();
+    return false;
+  }
+  const Preset preset = m_panel->activePreset() ? *m_panel->activePreset()
+                                                : experimentPreset(m_panel->config(), configLabel(m_panel->config()));
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(presetJson(preset)) < 0 || !file.flush()) {
+    if (error) *error = tr("cannot write %1: %2").arg(path, file.errorString());
+    return false;
+  }
+  return true;
+}
+
+bool MainWindow::openExperiment(const QString& path, QString* error) {
+  if (m_bridge->isRunning()) {
+    if (error) *error = tr("a run is in progress; stop it (Ctrl+.) before opening %1").arg(path);
+    return false;
+  }
+  try {
+    m_panel->showPreset(loadPresetFile(path));
+  } catch (const PresetError& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  return true;
+}
+
+void MainWindow::onOpenExperiment() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open experiment"), QString(),
+                                                    tr("ShardScope experiments and presets (*.json);;All files (*)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!openExperiment(path, &error)) QMessageBox::critical(this, tr("Cannot open experiment"), error);
+}
+
+void MainWindow::onSaveExperiment() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment"), QStringLiteral("experiment.json"),
+                                                    tr("ShardScope experiment (*.json)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!saveExperiment(path, &error))
+    QMessageBox::critical(this, tr("Cannot save experiment"), error);
+  else
+    statusBar()->showMessage(tr("experiment written to %1 (open it here, or run it: shardscope --preset %1)").arg(path), 8000);
 }
 
 void MainWindow::onExportTrace() {

@@ -43,8 +43,13 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // Loads a trace written by shardscope; false with the reader's message on error.
+  // Loads a trace written by shardscope; false with the reader's message on
+  // error. The form then holds the trace's experiment (from its recorded flags).
   bool openTrace(const QString& path, QString* error);
+  // An experiment file is a preset file: the form's config (or its active
+  // preset's runs) as CLI flags. False with the message on error.
+  bool saveExperiment(const QString& path, QString* error);
+  bool openExperiment(const QString& path, QString* error);
   // Starts the experiment panel's config (paused: every rank stops before its
   // first op); false with validate()'s message on error.
   bool startRun(QString* error, bool paused = false);
@@ -110,6 +115,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* addViewDock(QWidget* view, const QString& title, const QString& name, Qt::DockWidgetArea area);
 
   void onOpenTrace();
+  void onOpenExperiment();
+  void onSaveExperiment();
   void onExportTrace();
   void onExportFigure();
   void onRunStarted();

@@ -190,4 +190,49 @@ Preset findPreset(const QString& name_or_path) {
                         .toStdString());
 }
 
+QByteArray presetJson(const Preset& preset) {
+  QJsonObject root;
+  root.insert(QStringLiteral("title"), preset.title);
+  root.insert(QStringLiteral("text"), preset.text);
+  root.insert(QStringLiteral("view"), preset.view.isEmpty() ? QStringLiteral("timeline") : preset.view);
+  if (preset.expectError) root.insert(QStringLiteral("expect_error"), true);
+  const QStringList fields = presetConfigFields();
+  QJsonArray runs;
+  for (const PresetRun& run : preset.runs) {
+    QJsonObject config;
+    const std::vector<std::string> args = runArgs(run.config);
+    for (size_t i = 0; i + 1 < args.size(); i += 2) {
+      const QString key = QString::fromStdString(args[i]).mid(2);
+      if (!fields.contains(key)) continue;  // --break-on / --break-unit
+      const QString text = QString::fromStdString(args[i + 1]);
+      bool integral = false;
+      const qint64 n = text.toLongLong(&integral);
+      // Integers as JSON numbers (as the shipped presets write them); the
+      // rest as the exact text the CLI takes.
+      config.insert(key, integral && std::abs(n) < (qint64{1} << 53) ? QJsonValue(n) : QJsonValue(text));
+    }
+    QJsonObject entry;
+    entry.insert(QStringLiteral("label"), run.label);
+    entry.insert(QStringLiteral("config"), config);
+    runs.append(entry);
+  }
+  root.insert(QStringLiteral("runs"), runs);
+  return QJsonDocument(root).toJson(QJsonDocument::Indented);
+}
+
+Preset experimentPreset(const RunConfig& config, const QString& label) {
+  Preset p;
+  p.title = label;
+  p.text = QStringLiteral("An experiment saved from ShardScope. The same flags on the command line: %1")
+               .arg(QString::fromStdString(runCommandLine(config)));
+  p.view = QStringLiteral("timeline");
+  PresetRun run;
+  run.label = label;
+  run.config = config;
+  run.config.break_on.clear();
+  run.config.break_units.clear();
+  p.runs.push_back(std::move(run));
+  return p;
+}
+
 }  // namespace shardscope

@@ -52,5 +52,10 @@ Preset loadPresetFile(const QString& path);
 const std::vector<Preset>& builtinPresets();
 // A built-in preset by name, or a path to a .json file. Throws PresetError.
 Preset findPreset(const QString& name_or_path);
+// The preset file that parsePreset reads back as this preset (configs as the
+// CLI flags that give them; breakpoints are not part of an experiment).
+QByteArray presetJson(const Preset& preset);
+// An experiment of one run, as File ▸ Save experiment writes it.
+Preset experimentPreset(const RunConfig& config, const QString& label);
 
 }  // namespace shardscope

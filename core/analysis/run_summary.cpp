@@ -35,6 +35,8 @@ void writeConfig(JsonWriter& w, const RunConfig& c) {
   w.member("layers", c.model.layers);
   w.member("hidden", c.model.hidden);
   w.member("model", c.model.kind == ModelKind::Gpt ? "gpt" : "mlp");
+  if (!c.model.preset.empty()) w.member("model_preset", c.model.preset);
+  w.member("backend", c.backend == Backend::Meta ? "meta" : "cpu");
   if (c.model.kind == ModelKind::Gpt) {
     w.member("heads", c.model.heads);
     w.member("seq", c.model.seq);
@@ -63,6 +65,11 @@ void writeConfig(JsonWriter& w, const RunConfig& c) {
     w.member("block", c.inject_branch->block);
     w.endObject();
   }
+  // The flags that run this config again (an opened trace restores its form from them).
+  w.key("args").beginArray();
+  for (const std::string& arg : runArgs(c)) w.value(arg);
+  w.endArray();
+  w.member("command", runCommandLine(c));
   w.endObject();
 }
 

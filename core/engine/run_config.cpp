@@ -274,4 +274,69 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
   return c;
 }
 
+namespace {
+
+// Shortest text that parses back to the same double.
+std::string exactText(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
+std::vector<std::string> runArgs(const RunConfig& c) {
+  std::vector<std::string> a;
+  const auto add = [&a](const char* flag, std::string value) {
+    a.emplace_back(flag);
+    a.push_back(std::move(value));
+  };
+  // --model first: a published shape resets the shape flags given before it.
+  if (!c.model.preset.empty()) {
+    add("--model", c.model.preset);
+  } else {
+    add("--model", c.model.kind == ModelKind::Gpt ? "gpt" : "mlp");
+    add("--layers", std::to_string(c.model.layers));
+    add("--hidden", std::to_string(c.model.hidden));
+    if (c.model.kind == ModelKind::Gpt) {
+      add("--heads", std::to_string(c.model.heads));
+      add("--seq", std::to_string(c.model.seq));
+      add("--vocab", std::to_string(c.model.vocab));
+    }
+  }
+  add("--strategy", c.strategy);
+  add("--ranks", std::to_string(c.ranks));
+  if (c.shard_group) add("--shard-group", std::to_string(*c.shard_group));
+  add("--batch", std::to_string(c.batch));
+  add("--steps", std::to_string(c.steps));
+  add("--lr", exactText(c.lr));
+  add("--seed", std::to_string(c.seed));
+  add("--bucket-mb", exactText(c.bucket_mb));
+  add("--first-bucket-mb", exactText(c.first_bucket_mb));
+  add("--timeout-ms", std::to_string(c.timeout_ms));
+  if (c.unit_blocks) add("--unit-blocks", std::to_string(*c.unit_blocks));
+  if (c.prefetch) add("--prefetch", prefetchName(*c.prefetch));
+  if (c.reshard_after_forward) add("--reshard-after-forward", *c.reshard_after_forward ? "on" : "off");
+  if (c.backend == Backend::Meta) add("--backend", "meta");
+  add("--clock", c.clock == ClockKind::Modeled ? "modeled" : "measured");
+  if (c.profile) add("--profile", *c.profile);
+  if (c.inject_branch)
+    add("--inject-branch", std::to_string(c.inject_branch->rank) + ":" + std::to_string(c.inject_branch->block));
+  for (EventKind k : c.break_on)
+    add("--break-on", k == EventKind::Forward ? "forward" : k == EventKind::Backward ? "backward" : "optimizer_step");
+  for (int u : c.break_units) add("--break-unit", std::to_string(u));
+  return a;
+}
+
+std::string runCommandLine(const RunConfig& c) {
+  std::string line = "shardscope-cli run";
+  for (const std::string& arg : runArgs(c)) {
+    const bool plain = arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/+=") ==
+                       std::string::npos;
+    line += ' ';
+    line += plain && !arg.empty() ? arg : "'" + arg + "'";  // profiles may be paths
+  }
+  return line;
+}
+
 }  // namespace shardscope

@@ -70,5 +70,11 @@ void validate(const RunConfig& config);
 // sets *help when --help was given.
 RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help = nullptr);
 std::string runUsage();
+// The `run` flags that give this config back: parseRunArgs(runArgs(c)) equals
+// c for every config the CLI can express (not --trace/--summary, nor io_dim).
+// Traces carry them, so an opened trace can be run again.
+std::vector<std::string> runArgs(const RunConfig& config);
+// The same as one shell-ready line: "shardscope-cli run --strategy zero3 …".
+std::string runCommandLine(const RunConfig& config);
 
 }  // namespace shardscope

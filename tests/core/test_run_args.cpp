@@ -1,0 +1,87 @@
+// runArgs is parseRunArgs' inverse: every flag the CLI takes comes back out
+// with the same meaning, so a trace's recorded flags rerun the same
+// experiment, and the command line quotes what a shell would split.
+#include <QtTest>
+
+#include "analysis/run_summary.h"
+#include "engine/run_config.h"
+#include "trace/json_value.h"
+
+using namespace shardscope;
+
+namespace {
+
+RunConfig parse(std::vector<std::string> args) { return parseRunArgs(args); }
+
+void expectRoundTrip(const RunConfig& c) {
+  const std::vector<std::string> args = runArgs(c);
+  const RunConfig back = parseRunArgs(args);
+  QCOMPARE(runArgs(back), args);
+  QCOMPARE(configJson(back), configJson(c));
+  QCOMPARE(back.strategy, c.strategy);
+  QCOMPARE(back.ranks, c.ranks);
+  QCOMPARE(back.lr, c.lr);  // exactly: the shortest text that reads back the same double
+  QCOMPARE(back.bucket_mb, c.bucket_mb);
+  QCOMPARE(back.seed, c.seed);
+  QCOMPARE(back.backend, c.backend);
+  QCOMPARE(back.clock, c.clock);
+  QCOMPARE(back.model.preset, c.model.preset);
+  QCOMPARE(back.model.layers, c.model.layers);
+  QCOMPARE(back.model.hidden, c.model.hidden);
+  QCOMPARE(back.unit_blocks, c.unit_blocks);
+  QCOMPARE(back.prefetch, c.prefetch);
+  QCOMPARE(back.reshard_after_forward, c.reshard_after_forward);
+  QCOMPARE(back.shard_group, c.shard_group);
+  QCOMPARE(back.inject_branch.has_value(), c.inject_branch.has_value());
+  QCOMPARE(back.break_on, c.break_on);
+  QCOMPARE(back.break_units, c.break_units);
+}
+
+}  // namespace
+
+class TestRunArgs : public QObject {
+  Q_OBJECT
+ private slots:
+  void everyFlagRoundTrips() {
+    expectRoundTrip(RunConfig{});
+    expectRoundTrip(parse({"--strategy", "zero3", "--ranks", "4", "--layers", "6", "--hidden", "96", "--batch", "8",
+                           "--steps", "3", "--lr", "0.00033", "--seed", "12345678901", "--unit-blocks", "2",
+                           "--prefetch", "forward", "--reshard-after-forward", "off", "--clock", "modeled",
+                           "--profile", "cluster-25gbe", "--break-on", "backward", "--break-unit", "2",
+                           "--timeout-ms", "4321"}));
+    expectRoundTrip(parse({"--strategy", "hsdp", "--ranks", "8", "--shard-group", "4", "--model", "gpt", "--heads",
+                           "4", "--seq", "32", "--vocab", "256", "--hidden", "64", "--batch", "16"}));
+    expectRoundTrip(parse({"--strategy", "ddp", "--ranks", "2", "--bucket-mb", "0.1", "--first-bucket-mb", "0.03",
+                           "--inject-branch", "1:0", "--layers", "3"}));
+    expectRoundTrip(parse({"--backend", "meta", "--model", "llama2-70b", "--strategy", "zero3", "--ranks", "512",
+                           "--batch", "512"}));
+  }
+
+  void configJsonCarriesTheFlags() {
+    const RunConfig c = parse({"--backend", "meta", "--model", "gpt2-124m", "--strategy", "fsdp", "--ranks", "8",
+                               "--batch", "16", "--unit-blocks", "4"});
+    const JsonValue json = JsonValue::parse(configJson(c));
+    const auto member = [&json](const char* key) -> const JsonValue& {
+      const JsonValue* v = json.find(key);
+      if (!v) qFatal("config_json lacks \"%s\"", key);
+      return *v;
+    };
+    QCOMPARE(member("backend").asString(), std::string("meta"));
+    QCOMPARE(member("model_preset").asString(), std::string("gpt2-124m"));
+    std::vector<std::string> args;
+    for (const JsonValue& a : member("args").asArray()) args.push_back(a.asString());
+    QCOMPARE(runArgs(parseRunArgs(args)), runArgs(c));
+    QVERIFY(member("command").asString().rfind("shardscope-cli run --model gpt2-124m ", 0) == 0);
+  }
+
+  void commandLineQuotesPaths() {
+    RunConfig c;
+    c.clock = ClockKind::Modeled;
+    c.profile = "/home/me/my profiles/a100.json";
+    const std::string line = runCommandLine(c);
+    QVERIFY2(line.find("--profile '/home/me/my profiles/a100.json'") != std::string::npos, line.c_str());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestRunArgs)
+#include "test_run_args.moc"
