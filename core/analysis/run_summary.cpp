@@ -138,7 +138,11 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
   for (size_t s = 0; s < r.losses.size(); ++s) {
     w.beginObject();
     w.member("step", static_cast<int64_t>(s));
-    w.member("loss", r.losses[s]);
+    // Shapes only: the meta backend computes no loss, so none is reported.
+    if (c.backend == Backend::Meta)
+      w.key("loss").null();
+    else
+      w.member("loss", r.losses[s]);
     w.endObject();
   }
   w.endArray();
@@ -233,8 +237,11 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
   out << "strategy " << c.strategy << ", " << c.ranks << " ranks, " << r.params << " params ("
       << c.model.layers << " blocks, hidden " << c.model.hidden << "), global batch " << c.batch
       << "\n\n";
-  out << "loss per step\n";
-  for (size_t s = 0; s < r.losses.size(); ++s) {
+  if (c.backend == Backend::Meta)
+    out << "loss per step: none (the meta backend runs shapes only, no math; " << r.losses.size() << " steps ran)\n";
+  else
+    out << "loss per step\n";
+  for (size_t s = 0; s < r.losses.size() && c.backend != Backend::Meta; ++s) {
     std::snprintf(line, sizeof line, "  step %3zu  loss %.6f\n", s, r.losses[s]);
     out << line;
   }

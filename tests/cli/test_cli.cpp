@@ -163,6 +163,20 @@ class TestCli : public QObject {
     QVERIFY2(r.err.contains("never became ready on rank 1"), qPrintable(r.err));
   }
 
+  void metaRunReportsNoLoss() {
+    // Shapes only: no loss is computed, so none may be printed as a number.
+    QTemporaryDir dir;
+    const QString summary = dir.filePath("s.json");
+    const CliResult r = runCli({"run", "--backend", "meta", "--model", "gpt2-124m", "--strategy", "zero3", "--ranks",
+                                "4", "--batch", "8", "--steps", "2", "--summary", summary});
+    QCOMPARE(r.exit_code, 0);
+    QVERIFY2(r.out.contains("loss per step: none (the meta backend"), qPrintable(r.out));
+    QVERIFY(!r.out.contains("loss 0.000000"));
+    const QJsonArray steps = readJson(summary).object().value("steps").toArray();
+    QCOMPARE(steps.size(), 2);
+    for (const QJsonValue& s : steps) QVERIFY(s.toObject().value("loss").isNull());
+  }
+
   void devicesReports() {
     const CliResult r = runCli({"devices"}, 60000);
     QCOMPARE(r.exit_code, 0);
