@@ -127,6 +127,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_bridge(new Engi
     setCursorTime(ns >= 0 ? std::optional<int64_t>(ns) : std::nullopt);
   });
   connect(m_units, &UnitsView::cursorRequested, this, [this](qint64 ns) { setCursorTime(ns); });
+  // One selected rank: clicking an op of rank r shows r's memory over time.
+  connect(m_timeline, &TimelineView::rankClicked, m_memory, &MemoryView::setSelectedRank);
+  connect(m_timeline, &TimelineView::rangeChanged, this, [this] {
+    const auto range = m_timeline->selectedRange();
+    m_zoomSelectionAction->setEnabled(range.has_value());
+    if (range)
+      statusBar()->showMessage(tr("selected %1 ms of the timeline: Z zooms to it, a timeline figure covers it, Esc clears it")
+                                   .arg(static_cast<double>(range->second - range->first) * 1e-6, 0, 'f', 3),
+                               10000);
+  });
   connect(m_panel, &ExperimentPanel::runRequested, this, [this] { requestRun(false); });
   connect(m_stepping, &SteppingControls::startPausedRequested, this, [this] { requestRun(true); });
   connect(m_bridge, &EngineBridge::gateStopped, this, &MainWindow::onGateStopped);
@@ -292,6 +302,11 @@ void MainWindow::createActions() {
   m_fitAction->setShortcut(QKeySequence(Qt::Key_F));
   m_fitAction->setToolTip(tr("Show the whole run (F, or double-click the timeline)"));
   connect(m_fitAction, &QAction::triggered, m_timeline, &TimelineView::zoomToFit);
+  m_zoomSelectionAction = new QAction(tr("Zoom to se&lection"), this);
+  m_zoomSelectionAction->setShortcut(QKeySequence(Qt::Key_Z));
+  m_zoomSelectionAction->setToolTip(tr("Show the time range selected with Shift+drag on the timeline (Z)"));
+  m_zoomSelectionAction->setEnabled(false);
+  connect(m_zoomSelectionAction, &QAction::triggered, m_timeline, &TimelineView::zoomToSelection);
   m_stepsAction = new QAction(tr("Zoom to &steps"), this);
   m_stepsAction->setShortcut(QKeySequence(tr("Shift+F")));
   m_stepsAction->setToolTip(tr("Show the training steps without the setup (Shift+F)"));
@@ -315,6 +330,7 @@ void MainWindow::createActions() {
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(m_fitAction);
   view->addAction(m_stepsAction);
+  view->addAction(m_zoomSelectionAction);
   view->addSeparator();
   for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
   view->addSeparator();

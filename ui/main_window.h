@@ -149,6 +149,7 @@ class MainWindow : public QMainWindow {
   QAction* m_stopAction = nullptr;
   QAction* m_fitAction = nullptr;
   QAction* m_stepsAction = nullptr;
+  QAction* m_zoomSelectionAction = nullptr;
   QAction* m_exportTraceAction = nullptr;
   QAction* m_exportFigureAction = nullptr;
 

@@ -7,6 +7,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <qcustomplot.h>
 
@@ -373,6 +374,14 @@ void TimelineView::onMousePress(QMouseEvent* event) {
   m_pressPos = event->pos();
   m_follow = false;
   QToolTip::hideText();
+  if (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier) && !m_store->empty() &&
+      m_plot->axisRect()->rect().contains(event->pos())) {
+    // Shift+drag: a time range instead of a pan.
+    m_selectingRange = true;
+    m_plot->setInteraction(QCP::iRangeDrag, false);
+    m_rangeAnchor = static_cast<int64_t>(std::llround(m_plot->xAxis->pixelToCoord(event->pos().x()) * kNsPerMs));
+    return;
+  }
   // Grabbing the cursor line scrubs instead of panning (this slot runs before
   // the axis rect sees the press, so turning the drag off here takes effect).
   const double d = cursorDistance(event->pos().x());
@@ -383,6 +392,14 @@ void TimelineView::onMousePress(QMouseEvent* event) {
 }
 
 void TimelineView::onMouseRelease(QMouseEvent* event) {
+  if (m_selectingRange) {
+    m_selectingRange = false;
+    m_plot->setInteraction(QCP::iRangeDrag, true);
+    // A shift-click (no drag) clears the range.
+    if ((event->pos() - m_pressPos).manhattanLength() <= 3) setSelectedRange(std::nullopt);
+    emit rangeChanged();
+    return;
+  }
   if (m_draggingCursor) {
     m_draggingCursor = false;
     m_plot->setInteraction(QCP::iRangeDrag, true);
@@ -393,6 +410,7 @@ void TimelineView::onMouseRelease(QMouseEvent* event) {
   if (!m_plot->axisRect()->rect().contains(event->pos()) || m_store->empty()) return;
   const auto hit = eventAt(event->pos());
   selectEvent(hit ? hit->first : -1, hit ? hit->second : -1);
+  if (hit) emit rankClicked(hit->first);
   const double ms = m_plot->xAxis->pixelToCoord(event->pos().x());
   const auto ns = static_cast<int64_t>(std::llround(ms * kNsPerMs));
   setCursorTime(ns);
@@ -400,6 +418,13 @@ void TimelineView::onMouseRelease(QMouseEvent* event) {
 }
 
 void TimelineView::onMouseMove(QMouseEvent* event) {
+  if (m_selectingRange) {
+    const QRect rect = m_plot->axisRect()->rect();
+    const int x = std::clamp(event->pos().x(), rect.left(), rect.right());
+    const auto ns = static_cast<int64_t>(std::llround(m_plot->xAxis->pixelToCoord(x) * kNsPerMs));
+    setSelectedRange(std::make_pair(std::min(ns, m_rangeAnchor), std::max(ns, m_rangeAnchor)));
+    return;
+  }
   if (m_draggingCursor) {
     const QRect rect = m_plot->axisRect()->rect();
     const int x = std::clamp(event->pos().x(), rect.left(), rect.right());
@@ -459,6 +484,51 @@ void TimelineView::selectEvent(int rank, int32_t index) {
   m_selectedGeneration = m_store->generation();
   updateArrows();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::setSelectedRange(std::optional<std::pair<int64_t, int64_t>> range) {
+  if (range && range->second <= range->first) range.reset();
+  m_range = range;
+  updateRangeBand();
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::zoomToSelection() {
+  if (!m_range) return;
+  m_follow = false;
+  m_plot->xAxis->setRange(static_cast<double>(m_range->first) / kNsPerMs, static_cast<double>(m_range->second) / kNsPerMs);
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::updateRangeBand() {
+  for (QCPAbstractItem*& item : {std::ref(m_rangeBand), std::ref(m_rangeLabel)}) {
+    if (item) m_plot->removeItem(item);
+    item = nullptr;
+  }
+  if (!m_range) return;
+  const double b = static_cast<double>(m_range->first) / kNsPerMs, e = static_cast<double>(m_range->second) / kNsPerMs;
+  auto* band = new QCPItemRect(m_plot);
+  band->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  band->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  band->topLeft->setCoords(b, 0);
+  band->bottomRight->setCoords(e, 1);
+  QColor fill = Palette::cursor();
+  fill.setAlpha(28);
+  band->setBrush(fill);
+  band->setPen(QPen(Palette::cursor(), 1, Qt::DashLine));
+  band->setClipToAxisRect(true);
+  band->setSelectable(false);
+  m_rangeBand = band;
+  auto* label = new QCPItemText(m_plot);
+  label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  label->position->setCoords((b + e) / 2, 0);
+  label->setPositionAlignment(Qt::AlignHCenter | Qt::AlignTop);
+  label->setText(duration(m_range->second - m_range->first));
+  label->setColor(Palette::cursor());
+  label->setBrush(QColor(255, 255, 255, 220));
+  label->setPadding(QMargins(4, 1, 4, 1));
+  label->setClipToAxisRect(true);
+  m_rangeLabel = label;
 }
 
 void TimelineView::updateArrows() {
@@ -571,8 +641,16 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
     zoomToFit();
     return;
   }
-  if (event->key() == Qt::Key_Escape && (m_cursor || m_selected)) {
+  if (event->key() == Qt::Key_Z && m_range) {
+    zoomToSelection();
+    return;
+  }
+  if (event->key() == Qt::Key_Escape && (m_cursor || m_selected || m_range)) {
     selectEvent(-1, -1);
+    if (m_range) {
+      setSelectedRange(std::nullopt);
+      emit rangeChanged();
+    }
     setCursorTime(std::nullopt);
     emit cursorChanged(-1);
     return;
@@ -591,8 +669,15 @@ void TimelineView::resizeEvent(QResizeEvent* event) {
 
 bool TimelineView::exportFigure(const QString& path, int width, int height, QString* error, const QString& title,
                                 const QString& subtitle) {
-  // Show every row in the figure, as long as each stays legible.
+  // Show every row in the figure, as long as each stays legible; a selected
+  // time range is the figure's time axis (without its band).
   const QCPRange rows_before = m_plot->yAxis->range();
+  const QCPRange time_before = m_plot->xAxis->range();
+  const auto range = m_range;
+  if (range) {
+    setSelectedRange(std::nullopt);
+    m_plot->xAxis->setRange(static_cast<double>(range->first) / kNsPerMs, static_cast<double>(range->second) / kNsPerMs);
+  }
   const double total = m_layout.totalHeight();
   if (total > 0 && total * 12.0 <= height) {
     m_clamping = true;
@@ -603,6 +688,10 @@ bool TimelineView::exportFigure(const QString& path, int width, int height, QStr
   m_clamping = true;
   m_plot->yAxis->setRange(rows_before);
   m_clamping = false;
+  if (range) {
+    m_plot->xAxis->setRange(time_before);
+    setSelectedRange(range);
+  }
   m_plot->replot(QCustomPlot::rpQueuedReplot);
   return ok;
 }

@@ -3,7 +3,8 @@
 // cursor every view follows, and dragging the cursor line scrubs it. A click
 // on an op also selects it: arrows then join it to the ops it waited on or
 // was launched by, and to the ops that wait on it (ready → launch, gather →
-// compute, backward → reduce-scatter).
+// compute, backward → reduce-scatter). Shift+drag selects a time range
+// (its length shown on the band; Z zooms to it; a timeline figure covers it).
 // Rows never shrink below a legible height: past that they scroll (scroll
 // bar, Shift+wheel, wheel over the labels).
 // While a run is live the view follows its steps until the user zooms or pans.
@@ -59,11 +60,17 @@ class TimelineView : public QWidget {
   void selectEvent(int rank, int32_t index);
   std::optional<std::pair<int, int32_t>> selectedEvent() const { return m_selected; }
   int arrowCount() const { return static_cast<int>(m_arrows.size()); }
+  // The selected time range (ns since run start), if any.
+  std::optional<std::pair<int64_t, int64_t>> selectedRange() const { return m_range; }
+  void setSelectedRange(std::optional<std::pair<int64_t, int64_t>> range);
+  void zoomToSelection();
   // The single event at a point (a marker or an unfolded box), if any.
   std::optional<std::pair<int, int32_t>> eventAt(const QPoint& pos) const;
 
  signals:
   void cursorChanged(qint64 ns);  // -1: cursor cleared
+  void rangeChanged();            // selectedRange() changed
+  void rankClicked(int rank);     // an op of this rank was clicked
 
  protected:
   void keyPressEvent(QKeyEvent* event) override;
@@ -84,6 +91,7 @@ class TimelineView : public QWidget {
   QString eventTooltip(int rank, int32_t event) const;
   QString foldTooltip(const TimelineDrawItem& item) const;
   void updateArrows();
+  void updateRangeBand();
 
   const EventStore* m_store;
   TimelineLayout m_layout;
@@ -96,6 +104,11 @@ class TimelineView : public QWidget {
   std::optional<std::pair<int, int32_t>> m_selected;  // rank, index into its events
   uint64_t m_selectedGeneration = 0;                   // the store's, when selected
   std::vector<QCPAbstractItem*> m_arrows;              // lines, labels and the outline
+  std::optional<std::pair<int64_t, int64_t>> m_range;
+  QCPAbstractItem* m_rangeBand = nullptr;
+  QCPAbstractItem* m_rangeLabel = nullptr;
+  bool m_selectingRange = false;
+  int64_t m_rangeAnchor = 0;
   QPoint m_pressPos;
   bool m_draggingCursor = false;
   uint32_t m_legendKinds = 0;  // bit per EventKind already in the legend

@@ -1,8 +1,10 @@
-// Dependency arrows on the timeline: in a real FSDP run a forward op links
-// back to the all-gather of its unit and a backward op forward to the
-// reduce-scatter it launches; in DDP a bucket's all-reduce links back to the
-// bucket's ready marker. Selecting by clicking finds the op under the mouse.
+// Selecting on the timeline. Dependency arrows: in a real FSDP run a forward
+// op links back to the all-gather of its unit and a backward op forward to
+// the reduce-scatter it launches; in DDP a bucket's all-reduce links back to
+// the bucket's ready marker; clicking finds the op under the mouse. Time
+// ranges: Shift+drag selects one, Z zooms to it, a figure covers exactly it.
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QtTest>
 #include <qcustomplot.h>
 
@@ -58,7 +60,7 @@ bool linksFrom(const EventStore& store, int rank, int32_t index, EventKind from_
 
 }  // namespace
 
-class TestDependencyArrows : public QObject {
+class TestTimelineSelection : public QObject {
   Q_OBJECT
  private slots:
   void fsdpComputeWaitsOnItsGatherAndLaunchesItsReduce() {
@@ -116,7 +118,54 @@ class TestDependencyArrows : public QObject {
     }
     QVERIFY(checked >= 2);
   }
+
+  void shiftDragSelectsATimeRange() {
+    EventStore store;
+    QVERIFY(runInto(store, smallRun("zero3")));
+    TimelineView view(&store);
+    view.resize(1400, 500);
+    view.show();
+    view.refresh();
+    view.zoomToFit();
+    QCustomPlot* plot = view.plot();
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    const QRect rect = plot->axisRect()->rect();
+    const QPoint a(rect.left() + rect.width() / 4, rect.center().y());
+    const QPoint b(rect.left() + rect.width() / 2, rect.center().y());
+    const double t_a = plot->xAxis->pixelToCoord(a.x()) * 1e6, t_b = plot->xAxis->pixelToCoord(b.x()) * 1e6;
+    QSignalSpy changed(&view, &TimelineView::rangeChanged);
+    // Real mouse events through the plot, as a user's drag arrives.
+    QMouseEvent press(QEvent::MouseButtonPress, a, plot->mapToGlobal(a), Qt::LeftButton, Qt::LeftButton, Qt::ShiftModifier);
+    QMouseEvent move(QEvent::MouseMove, b, plot->mapToGlobal(b), Qt::NoButton, Qt::LeftButton, Qt::ShiftModifier);
+    QMouseEvent release(QEvent::MouseButtonRelease, b, plot->mapToGlobal(b), Qt::LeftButton, Qt::NoButton, Qt::ShiftModifier);
+    QApplication::sendEvent(plot, &press);
+    QApplication::sendEvent(plot, &move);
+    QApplication::sendEvent(plot, &release);
+    QCOMPARE(changed.count(), 1);
+    const auto range = view.selectedRange();
+    QVERIFY(range.has_value());
+    const double two_px_ns = 2.0 * (t_b - t_a) / (b.x() - a.x()) + 1.0;  // rounding to whole ns
+    QVERIFY(std::abs(double(range->first) - t_a) < two_px_ns);
+    QVERIFY(std::abs(double(range->second) - t_b) < two_px_ns);
+    QVERIFY(plot->xAxis->range().lower < t_a * 1e-6);  // a drag with Shift selects; it does not pan
+
+    view.zoomToSelection();
+    QCOMPARE(plot->xAxis->range().lower, double(range->first) * 1e-6);
+    QCOMPARE(plot->xAxis->range().upper, double(range->second) * 1e-6);
+
+    // The figure covers the selection; the view keeps its own range and band.
+    view.zoomToFit();
+    const QCPRange before = plot->xAxis->range();
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY2(view.exportFigure(dir.filePath("range.png"), 800, 400, &error), qPrintable(error));
+    QCOMPARE(plot->xAxis->range().lower, before.lower);
+    QCOMPARE(view.selectedRange(), range);
+
+    view.setSelectedRange(std::nullopt);
+    QVERIFY(!view.selectedRange());
+  }
 };
 
-QTEST_MAIN(TestDependencyArrows)
-#include "test_dependency_arrows.moc"
+QTEST_MAIN(TestTimelineSelection)
+#include "test_timeline_selection.moc"
