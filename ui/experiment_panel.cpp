@@ -5,6 +5,7 @@
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QRegularExpression>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
@@ -202,6 +203,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   preset_layout->addWidget(m_presetText);
 
   auto* box = new QVBoxLayout(this);
+  m_box = box;
   box->setContentsMargins(6, 6, 6, 6);
   box->setSpacing(6);
   box->addWidget(preset_box);
@@ -447,6 +449,7 @@ void ExperimentPanel::revalidate() {
     m_error = QString::fromStdString(e.what());
   }
   m_errorLabel->setText(m_error);
+  placeError();
   m_errorLabel->setVisible(!m_error.isEmpty());
   if (m_error.isEmpty()) {
     // What this configuration means, from the core's own tables and formulas.
@@ -466,6 +469,34 @@ void ExperimentPanel::revalidate() {
   m_derived->setVisible(m_error.isEmpty());
   m_run->setEnabled(isValid() && !m_running);
   if (was_valid != isValid()) emit validityChanged(isValid());
+}
+
+void ExperimentPanel::placeError() {
+  if (m_errorField) m_errorField->setStyleSheet(QString());
+  m_errorField = nullptr;
+  // Take the label out of wherever it was (a form row, or the bottom).
+  if (auto* form = qobject_cast<QFormLayout*>(m_errorLabel->parentWidget() ? m_errorLabel->parentWidget()->layout() : nullptr);
+      form && form->indexOf(m_errorLabel) >= 0)
+    form->takeRow(m_errorLabel);
+  else
+    m_box->removeWidget(m_errorLabel);
+  QWidget* field = nullptr;
+  const QRegularExpressionMatch flag = QRegularExpression(QStringLiteral("--([a-z][a-z-]*)")).match(m_error);
+  if (flag.hasMatch()) field = findChild<QWidget*>(flag.captured(1));
+  auto* form = field && field->parentWidget() ? qobject_cast<QFormLayout*>(field->parentWidget()->layout()) : nullptr;
+  int row = -1;
+  QFormLayout::ItemRole role;
+  if (form) form->getWidgetPosition(field, &row, &role);
+  if (m_error.isEmpty() || !form || row < 0 || !field->isVisibleTo(this)) {
+    m_errorLabel->setParent(this);
+    m_box->insertWidget(m_box->indexOf(m_derived), m_errorLabel);
+    return;
+  }
+  // Right under the field the message is about, which is outlined in red.
+  m_errorLabel->setParent(field->parentWidget());
+  form->insertRow(row + 1, m_errorLabel);
+  m_errorField = field;
+  field->setStyleSheet(QStringLiteral("border: 1px solid #B00020; border-radius: 2px;"));
 }
 
 void ExperimentPanel::saveSettings(QSettings& s) const {

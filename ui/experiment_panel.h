@@ -22,6 +22,7 @@ class QLabel;
 class QPushButton;
 class QSettings;
 class QSpinBox;
+class QVBoxLayout;
 
 namespace shardscope {
 
@@ -50,6 +51,8 @@ class ExperimentPanel : public QWidget {
   bool selectPreset(const QString& name);
   // Shows a preset loaded from a file (already validated).
   void showPreset(const Preset& preset);
+  // The field the current error is shown under (nullptr: none, or at the bottom).
+  QWidget* errorField() const { return m_errorField; }
   // The preset the form still holds (unedited since it was picked), if any.
   const Preset* activePreset() const { return m_active ? &*m_active : nullptr; }
   // Why the built-in presets could not be loaded (empty when they were).
@@ -66,6 +69,7 @@ class ExperimentPanel : public QWidget {
   void updateVisibility();
   void updatePresetText();
   void updateRunButton();
+  void placeError();  // under the field the message names (its first --flag), else at the bottom
   std::string configKey(const RunConfig& c) const;
 
   QComboBox* m_preset;
@@ -102,6 +106,8 @@ class ExperimentPanel : public QWidget {
   QFormLayout* m_faultForm = nullptr;
   QGroupBox* m_unitsBox = nullptr;
   QLabel* m_errorLabel;
+  QVBoxLayout* m_box = nullptr;  // the panel's column, whose bottom holds an unplaced error
+  QWidget* m_errorField = nullptr;     // the field marked invalid, if any
   QLabel* m_derived;
   QPushButton* m_run;
   QPushButton* m_stop;

@@ -337,6 +337,10 @@ class TestUi : public QObject {
     auto* label = panel.findChild<QLabel*>(QStringLiteral("configError"));
     QVERIFY(label);
     QCOMPARE(label->text(), panel.errorText());
+    // Explained next to the field it is about: right under "global batch", in its group.
+    auto* batch = panel.findChild<QSpinBox*>(QStringLiteral("batch"));
+    QCOMPARE(panel.errorField(), static_cast<QWidget*>(batch));
+    QCOMPARE(label->parentWidget(), batch->parentWidget());
 
     QProcess cli;
     cli.start(QStringLiteral(SHARDSCOPE_CLI_PATH), {"run", "--ranks", "4", "--batch", "30"});
@@ -348,6 +352,7 @@ class TestUi : public QObject {
 
     panel.findChild<QSpinBox*>(QStringLiteral("batch"))->setValue(32);
     QVERIFY(panel.isValid());
+    QVERIFY(!panel.errorField());
 
     // hsdp: the shard group appears and is checked like --shard-group.
     auto* shard_group = panel.findChild<QSpinBox*>(QStringLiteral("shard-group"));
@@ -355,6 +360,7 @@ class TestUi : public QObject {
     panel.findChild<QComboBox*>(QStringLiteral("strategy"))->setCurrentText(QStringLiteral("hsdp"));
     shard_group->setValue(3);
     QVERIFY(!panel.isValid());
+    QCOMPARE(panel.errorField(), static_cast<QWidget*>(shard_group));
     QCOMPARE(panel.config().shard_group, std::optional<int>(3));
     QVERIFY(!panel.config().unit_blocks || *panel.config().unit_blocks == 1);
     QProcess hsdp;
