@@ -10,6 +10,10 @@ ProcessGroup::ProcessGroup(int group_id, std::string name, Communicator& comm,
                            CollectiveMonitor& monitor, RankContext& ctx)
     : m_groupId(group_id), m_name(std::move(name)), m_comm(comm), m_monitor(monitor), m_ctx(ctx) {}
 
+int64_t ProcessGroup::takeLinkTicket() {
+  return m_link && m_ctx.cost ? m_link->takeTicket(m_ctx.clock.nowNs()) : -1;
+}
+
 template <class Fn>
 void ProcessGroup::run(EventKind kind, int64_t bytes, const CollectiveTag& tag, Lane lane, Fn&& fn) {
   const Fingerprint fp{kind, m_groupId, tag.bucket, tag.unit, bytes, m_seq++};
@@ -39,7 +43,18 @@ void ProcessGroup::run(EventKind kind, int64_t bytes, const CollectiveTag& tag, 
       // the chain; the ring collectives cost what this rank sent.
       const double sent_now = kind == EventKind::Broadcast ? static_cast<double>(bytes)
                                                            : static_cast<double>(m_comm.bytesSent() - sent_before);
-      m_ctx.clock.advance(m_ctx.cost->collectiveNs(kind, sent_now, m_monitor.members()));
+      const int64_t transfer_ns = m_ctx.cost->collectiveNs(kind, sent_now, m_monitor.members());
+      if (m_link && tag.link_ticket >= 0) {
+        // The data has moved (real time); only the modeled placement waits for
+        // the earlier tickets, so the link's calendar is built in issue order.
+        const int64_t from = m_ctx.clock.nowNs();
+        m_link->waitTurn(tag.link_ticket);
+        const std::vector<LinkInterval> pieces = m_link->place(tag.link_ticket, from, transfer_ns);
+        m_link->release(tag.link_ticket, pieces);
+        m_ctx.clock.advanceTo(pieces.empty() ? from : pieces.back().end);
+      } else {
+        m_ctx.clock.advance(transfer_ns);
+      }
     }
   }
   const auto sent = static_cast<int64_t>(m_comm.bytesSent() - sent_before);

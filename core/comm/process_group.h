@@ -1,15 +1,18 @@
 // One rank's handle on a communicator group, the way strategies talk to
 // collectives: it numbers each collective (seq), runs the fingerprint check,
 // records the trace event on the caller's lane and counts the bytes the rank
-// actually sent, per kind, for the current step.
+// actually sent, per kind, for the current step. Modeled clock: a collective
+// with a link ticket shares the rank's link with the other ticketed ones.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "comm/collective_monitor.h"
 #include "comm/communicator.h"
+#include "comm/link_arbiter.h"
 #include "engine/rank_context.h"
 
 namespace shardscope {
@@ -19,6 +22,9 @@ struct CollectiveTag {
   int unit = -1;
   int32_t dep = -1;  // op id that launched this collective (dependency arrow)
   int32_t op = -1;   // preassigned op id (so others can depend on it), or -1
+  // From ProcessGroup::takeLinkTicket at enqueue, or -1: the transfer gets the
+  // link to itself (what a single comm stream already guarantees).
+  int64_t link_ticket = -1;
 };
 
 // Bytes sent by one rank, by collective kind.
@@ -44,6 +50,15 @@ class ProcessGroup {
   int groupRank() const { return m_comm.rank(); }
   int groupSize() const { return m_comm.size(); }
   const std::string& name() const { return m_name; }
+  const std::vector<int>& members() const { return m_monitor.members(); }  // global ranks
+
+  // Modeled clock: the link this rank's transfers in this group use (shared
+  // with its other groups on the same link level). Set before the run's steps.
+  void setLinkArbiter(LinkArbiter* link) { m_link = link; }
+  // The enqueuing (host) thread, right before it enqueues a collective that can
+  // overlap another of this rank's on the same link: its place in the link's
+  // order. -1 when the clock is measured (nothing to arbitrate).
+  int64_t takeLinkTicket();
 
   void allReduce(void* data, size_t count, DType dtype, const CollectiveTag& tag, Lane lane);
   void reduceScatter(const void* input, void* output, size_t count, DType dtype,
@@ -66,6 +81,7 @@ class ProcessGroup {
   Communicator& m_comm;
   CollectiveMonitor& m_monitor;
   RankContext& m_ctx;
+  LinkArbiter* m_link = nullptr;
   int m_seq = 0;
   CommBytes m_stepBytes;
 };

@@ -4,6 +4,7 @@
 
 #include "common/errors.h"
 #include "analysis/ledger_replay.h"
+#include "comm/link_arbiter.h"
 #include "kernels/cpu_kernels.h"
 #include "model/model.h"
 #include "parallel/fsdp_units.h"
@@ -86,6 +87,16 @@ void Run::rankMain(int rank) {
   TimelineCursor host_cursor;  // slot 0; streams take 1..4
   host_cursor.op_base = 0;
   setCurrentCursor(&host_cursor);
+  // Modeled clock: this rank's two links, each carrying one transfer at a
+  // time. Declared before the streams, so they outlive every queued task.
+  std::unique_ptr<LinkArbiter> intra_link, inter_link;
+  if (m_cost) {
+    intra_link = std::make_unique<LinkArbiter>(m_control);
+    inter_link = std::make_unique<LinkArbiter>(m_control);
+  }
+  auto attachLink = [&](ProcessGroup* pg) {
+    if (pg && m_cost) pg->setLinkArbiter(m_cost->sameNode(pg->members()) ? intra_link.get() : inter_link.get());
+  };
   // Streams outlive the strategy's use of them but are stopped before its
   // buffers go away: a failed step leaves tasks that reference them.
   const std::string prefix = "rank" + std::to_string(rank);
@@ -108,6 +119,7 @@ void Run::rankMain(int rank) {
     env.gather_stream = gather_stream.get();
     env.reduce_stream = reduce_stream.get();
   }
+  for (ProcessGroup* pg : {world.get(), gather.get(), reduce.get(), replicate.get()}) attachLink(pg);
   std::unique_ptr<Strategy> strategy;
   try {
     strategy = makeStrategy(env);

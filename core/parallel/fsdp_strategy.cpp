@@ -106,12 +106,15 @@ void FsdpStrategy::issueGather(int unit, Phase phase) {
   m_freedEvent[unit] = nullptr;
   m_order.emplace_back("all_gather", unit);
   const FsdpUnit& u = m_units.units()[unit];
-  gather.enqueue([this, &ctx, unit, op, dep, &u] {
+  // The gather and reduce streams share the rank's link: tickets in issue order.
+  const int64_t ticket = m_env.gather->takeLinkTicket();
+  gather.enqueue([this, &ctx, unit, op, dep, ticket, &u] {
     m_gathered[unit] = Buffer<bf16>(ctx.ledger, Category::Gathered, static_cast<size_t>(u.padded));
     CollectiveTag tag;
     tag.unit = unit;
     tag.dep = dep;
     tag.op = op;
+    tag.link_ticket = ticket;
     m_env.gather->allGather(m_paramShard.data() + m_shard.unit_offset[unit], m_gathered[unit].data(),
                             static_cast<size_t>(u.chunk()), DType::BF16, tag, Lane::Gather);
   });
@@ -181,7 +184,9 @@ void FsdpStrategy::issueReduce(int unit) {
   m_env.reduce_stream->waitEvent(m_env.compute.record(bwd_op));
   m_order.emplace_back("reduce_scatter", unit);
   const FsdpUnit& u = m_units.units()[unit];
-  m_env.reduce_stream->enqueue([this, &ctx, unit, bwd_op, &u] {
+  const int64_t reduce_ticket = m_env.reduce->takeLinkTicket();
+  const int64_t replicate_ticket = m_env.replicate ? m_env.replicate->takeLinkTicket() : -1;
+  m_env.reduce_stream->enqueue([this, &ctx, unit, bwd_op, reduce_ticket, replicate_ticket, &u] {
     Buffer<bf16>& full = m_gradFull[unit];
     // Pre-divide by the world size: the shard-group sum (and, for HSDP, the
     // sum across replicas) then yields the mean gradient, as in DDP.
@@ -193,9 +198,13 @@ void FsdpStrategy::issueReduce(int unit) {
     CollectiveTag tag;
     tag.unit = unit;
     tag.dep = bwd_op;
+    tag.link_ticket = reduce_ticket;
     m_env.reduce->reduceScatter(full.data(), shard, chunk, DType::BF16, tag, Lane::Reduce);
     full.reset();
-    if (m_env.replicate) m_env.replicate->allReduce(shard, chunk, DType::BF16, tag, Lane::Reduce);
+    if (m_env.replicate) {
+      tag.link_ticket = replicate_ticket;  // its own link's queue when it crosses nodes
+      m_env.replicate->allReduce(shard, chunk, DType::BF16, tag, Lane::Reduce);
+    }
   });
 }
 
