@@ -141,6 +141,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_bridge(new Engi
   connect(m_stepping, &SteppingControls::startPausedRequested, this, [this] { requestRun(true); });
   connect(m_bridge, &EngineBridge::gateStopped, this, &MainWindow::onGateStopped);
   connect(m_bridge, &EngineBridge::gateReleased, this, [this] {
+    m_walkthrough->setGateOp(std::nullopt);
     if (!m_banner->isHidden() && m_bannerIsGate) m_banner->setVisible(false);
     updateActions();
   });
@@ -724,9 +725,10 @@ void MainWindow::onGateStopped() {
   const auto& stop = m_bridge->gateStop();
   if (!stop) return;
   // The store holds every event up to the gate: show exactly that moment.
-  refreshAllNow();
-  setCursorTime(stop->at_ns);
   const GatePoint& p = stop->points.front();
+  refreshAllNow();
+  m_walkthrough->setGateOp(p.kind, stop->at_ns);
+  setCursorTime(stop->at_ns);
   QString html = tr("<b>Paused</b> — %1.").arg(SteppingControls::describe(stop->points, stop->lockstep, m_store).toHtmlEscaped());
   const auto bytes = m_memory->barBytes(0);
   const auto mib = [](int64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); };

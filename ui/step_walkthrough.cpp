@@ -90,8 +90,15 @@ void StepWalkthrough::rebuildLines() {
   }
 }
 
+void StepWalkthrough::setGateOp(std::optional<EventKind> kind, int64_t at_ns) {
+  m_gateOp = kind;
+  m_gateNs = at_ns;
+  updateLit();
+}
+
 void StepWalkthrough::updateLit() {
-  m_lit = m_cursor && !m_store->empty() ? m_model.litAt(*m_cursor) : std::vector<LitLine>{};
+  const auto pending = m_cursor && *m_cursor == m_gateNs ? m_gateOp : std::nullopt;
+  m_lit = m_cursor && !m_store->empty() ? m_model.litAt(*m_cursor, pending) : std::vector<LitLine>{};
   for (size_t i = 0; i < m_rows.size(); ++i) {
     const Row& row = m_rows[i];
     const LitLine* lit = nullptr;

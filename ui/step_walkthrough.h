@@ -24,6 +24,8 @@ class StepWalkthrough : public QWidget {
 
   void refresh();
   void setCursorTime(std::optional<int64_t> ns);
+  // A stop at the gate: at time at_ns rank 0 is about to run `kind` (nullopt: running).
+  void setGateOp(std::optional<EventKind> kind, int64_t at_ns = 0);
 
   const WalkthroughModel& model() const { return m_model; }
   // The lines lit now (0-based), phase headers included.
@@ -51,6 +53,8 @@ class StepWalkthrough : public QWidget {
   std::vector<Row> m_rows;
   std::vector<LitLine> m_lit;
   std::optional<int64_t> m_cursor;
+  std::optional<EventKind> m_gateOp;
+  int64_t m_gateNs = 0;
   QString m_shownTitle;
 };
 

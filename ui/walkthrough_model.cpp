@@ -166,7 +166,7 @@ bool WalkthroughModel::backwardPhase(const Event& e) const {
   return loss >= 0 && e.begin_ns >= loss;
 }
 
-std::vector<LitLine> WalkthroughModel::litAt(int64_t t) const {
+std::vector<LitLine> WalkthroughModel::litAt(int64_t t, std::optional<EventKind> pending) const {
   std::vector<LitLine> out;
   if (!m_store || m_store->rankCount() == 0) return out;
   const int step = stepAt(t);
@@ -187,6 +187,8 @@ std::vector<LitLine> WalkthroughModel::litAt(int64_t t) const {
     if (last->kind == EventKind::Loss || last->kind == EventKind::Backward) phase = Phase::Backward;
     if (last->kind == EventKind::OptimizerStep) phase = Phase::Update;
   }
+  if (pending == EventKind::Backward) phase = Phase::Backward;
+  if (pending == EventKind::OptimizerStep) phase = Phase::Update;
   const QString kCompute = QStringLiteral("compute");
   const auto collectiveLine = [&](const Event& e) -> int {
     switch (m_family) {
@@ -219,6 +221,12 @@ std::vector<LitLine> WalkthroughModel::litAt(int64_t t) const {
       }
       if (line >= 0) add(line, kCompute, true);
     }
+  } else if (pending) {
+    // Stopped at the gate: the compute lane is about to run this op.
+    const int line = *pending == EventKind::Forward    ? (m_family == Family::Fsdp ? 2 : 1)
+                     : *pending == EventKind::Backward ? (m_family == Family::Fsdp ? 6 : 3)
+                                                       : (m_family == Family::Fsdp ? 9 : 7);
+    add(line, QStringLiteral("next, at the gate"), true);
   }
   const std::pair<const std::vector<int32_t>*, QString> lanes[] = {
       {&m_gather, QStringLiteral("gather stream")}, {&m_reduce, QStringLiteral("reduce stream")}, {&m_comm, QStringLiteral("comm stream")}};

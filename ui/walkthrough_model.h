@@ -7,6 +7,7 @@
 
 #include <QString>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,9 @@ class WalkthroughModel {
   void sync(const EventStore& store);
   const Algorithm& current() const { return m_algorithm; }
   // Lines rank 0 is on at t (ns since run start), phase headers included
-  // (lane "phase"); empty outside every step.
-  std::vector<LitLine> litAt(int64_t t) const;
+  // (lane "phase"); empty outside every step. pending: the compute op rank 0
+  // is stopped before at a gate at t (lit as the line it is about to run).
+  std::vector<LitLine> litAt(int64_t t, std::optional<EventKind> pending = std::nullopt) const;
   int stepAt(int64_t t) const;
 
  private:

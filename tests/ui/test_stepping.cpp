@@ -17,6 +17,7 @@
 #include "step_walkthrough.h"
 #include "stepping_controls.h"
 #include "unit_states.h"
+#include "walkthrough_model.h"
 #include "units_view.h"
 
 using namespace shardscope;
@@ -131,7 +132,9 @@ class TestStepping : public QObject {
         if (u >= 3) QVERIFY(w.unitsView()->cellState(r, u - 2) != UnitState::Gathered);
       }
       gathered_at_unit.push_back(w.memoryView()->barBytes(0)[size_t(Category::Gathered)]);
-      QVERIFY(!w.walkthrough()->litLines().empty());
+      // The walkthrough lights the line the engine is about to run: FSDP line 3, "run the unit".
+      const auto& lit = w.walkthrough()->litLines();
+      QVERIFY(std::any_of(lit.begin(), lit.end(), [](const LitLine& l) { return l.line == 2 && l.primary; }));
     }
     // Reshard after forward: gathered memory stays bounded (root + at most two
     // block units with prefetch), it never grows with the unit index.
@@ -142,6 +145,8 @@ class TestStepping : public QObject {
     stepping->stepAction()->trigger();
     QVERIFY(waitStop(w, stops));
     QCOMPARE(w.bridge()->gateStop()->points[0].kind, EventKind::Backward);
+    const auto& lit = w.walkthrough()->litLines();
+    QVERIFY(std::any_of(lit.begin(), lit.end(), [](const LitLine& l) { return l.line == 6 && l.primary; }));
     QVERIFY(w.bridge()->ledgerNow(0).current[size_t(Category::GradFull)] >= 0);
 
     stepping->continueAction()->trigger();
