@@ -60,12 +60,19 @@ void Run::launch() {
   const auto t0 = std::chrono::steady_clock::now();
   try {
     cpu::initBlasSingleThreaded();
-    // Gloo's own timeout only guards a peer dying mid-collective; the
-    // fingerprint check (m_config.timeout_ms) catches ranks that never arrive.
-    const int gloo_timeout_ms = std::max(30000, 4 * m_config.timeout_ms);
+    // The fingerprint check catches ranks that never arrive. With far more
+    // rank threads than cores (hundreds of meta ranks on a laptop) a healthy
+    // collective's last arrival can trail its first by seconds of scheduling,
+    // so the wait scales with the oversubscription (at most 10x).
+    const int threads = 4 * m_config.ranks;  // host, compute and up to two comm streams
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int oversubscription = std::clamp(threads / (8 * cores), 1, 10);
+    const int wait_timeout_ms = m_config.timeout_ms * oversubscription;
+    // Gloo's own timeout only guards a peer dying mid-collective.
+    const int gloo_timeout_ms = std::max(30000, 4 * wait_timeout_ms);
     m_mesh = std::make_unique<CommMesh>(m_config.ranks,
                                         m_config.isSharded() ? m_config.shardGroupSize() : 0, m_board,
-                                        m_control, m_config.timeout_ms, gloo_timeout_ms,
+                                        m_control, wait_timeout_ms, gloo_timeout_ms,
                                         m_config.backend == Backend::Meta);
     m_control.setAbortHandler([this] { m_mesh->abortAll(); });
     if (m_control.isAborted()) m_mesh->abortAll();  // cancelled while connecting

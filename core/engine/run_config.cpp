@@ -179,6 +179,7 @@ std::string runUsage() {
   --shard-group G        hsdp: ranks per shard group, divides P
   --seed N               data, init and teacher seed                        [1]
   --timeout-ms T         collective fingerprint / readiness timeout         [3000]
+                         (scaled up to 10x when rank threads far outnumber cores)
   --inject-branch R:L    rank R skips block L (a rank-dependent branch)
   --clock KIND           measured (this machine's time) or modeled (op costs
                          under a hardware profile; deterministic)           [measured]
