@@ -17,13 +17,33 @@ constexpr Lane kLaneOrder[] = {Lane::Compute, Lane::Gather, Lane::Reduce, Lane::
 // The host lane only carries instants: a thinner row keeps the boxes large.
 double rowHeight(Lane lane) { return lane == Lane::Host ? 0.6 : 1.0; }
 
+// First index in [from, v.size()) with v[i] >= t (v ascending), searched
+// outward from `from`: a fold or a marker skip lands a few hundred entries
+// ahead, so this reads a few nearby cache lines instead of bisecting the rest
+// of a lane of 100k+ entries (the bulk of a zoomed-out frame's layout).
+size_t gallop(const std::vector<int64_t>& v, size_t from, int64_t t) {
+  const size_t n = v.size();
+  size_t lo = from, hi = from, step = 1;  // v[lo - 1] < t once lo > from
+  while (hi < n && v[hi] < t) {
+    lo = hi + 1;
+    hi += step;
+    step *= 2;
+  }
+  hi = std::min(hi, n);
+  const auto first = v.begin() + static_cast<std::ptrdiff_t>(lo);
+  return static_cast<size_t>(std::lower_bound(first, v.begin() + static_cast<std::ptrdiff_t>(hi), t) - v.begin());
+}
+
 }  // namespace
 
-void TimelineLayout::Lane1D::push(int32_t i, int64_t b, int64_t e) {
-  if (!begin.empty() && b < begin.back()) sorted = false;
+void TimelineLayout::Lane1D::push(int32_t i, const Event& e) {
+  if (!begin.empty() && e.begin_ns < begin.back()) sorted = false;
+  const int64_t finish = std::max(e.begin_ns, e.end_ns);
   index.push_back(i);
-  begin.push_back(b);
-  maxEnd.push_back(maxEnd.empty() ? e : std::max(maxEnd.back(), e));
+  begin.push_back(e.begin_ns);
+  end.push_back(finish);
+  maxEnd.push_back(maxEnd.empty() ? finish : std::max(maxEnd.back(), finish));
+  kind.push_back(e.kind);
 }
 
 void TimelineLayout::Lane1D::sortIfNeeded(const std::vector<Event>& events) {
@@ -36,8 +56,10 @@ void TimelineLayout::Lane1D::sortIfNeeded(const std::vector<Event>& events) {
   for (size_t k = 0; k < index.size(); ++k) {
     const Event& e = events[static_cast<size_t>(index[k])];
     begin[k] = e.begin_ns;
-    running = std::max(running, e.end_ns);
+    end[k] = std::max(e.begin_ns, e.end_ns);
+    running = std::max(running, end[k]);
     maxEnd[k] = running;
+    kind[k] = e.kind;
   }
   sorted = true;
 }
@@ -87,11 +109,11 @@ bool TimelineLayout::sync(const EventStore& store) {
           break;
         case EventKind::BucketReady:
         case EventKind::Error:
-          d.major.push(idx, e.begin_ns, e.begin_ns);
+          d.major.push(idx, e);
           m_kinds |= 1u << static_cast<unsigned>(e.kind);
           break;
         case EventKind::GradReady:
-          d.minor.push(idx, e.begin_ns, e.begin_ns);
+          d.minor.push(idx, e);
           m_kinds |= 1u << static_cast<unsigned>(e.kind);
           break;
         case EventKind::Alloc:
@@ -99,7 +121,7 @@ bool TimelineLayout::sync(const EventStore& store) {
         case EventKind::StepEnd: break;  // memory view / step lines carry these
         default:
           if (isInstant(e.kind)) break;
-          d.boxes.push(idx, e.begin_ns, std::max(e.begin_ns, e.end_ns));
+          d.boxes.push(idx, e);
           m_kinds |= 1u << static_cast<unsigned>(e.kind);
           break;
       }
@@ -166,16 +188,16 @@ void TimelineLayout::layout(double t0_ns, double t1_ns, double width_px, int fir
     d.major.sortIfNeeded(events);
     d.minor.sortIfNeeded(events);
     const size_t items_first = m_items.size();
-    layoutBoxes(row, d.boxes, events);
+    layoutBoxes(row, d.boxes);
     m_rowItems[static_cast<size_t>(row)] = {items_first, m_items.size()};
     const size_t markers_first = m_markers.size();
-    layoutMarkers(row, d.minor, events);
-    layoutMarkers(row, d.major, events);  // after minor: drawn on top
+    layoutMarkers(row, d.minor);
+    layoutMarkers(row, d.major);  // after minor: drawn on top
     m_rowMarkers[static_cast<size_t>(row)] = {markers_first, m_markers.size()};
   }
 }
 
-void TimelineLayout::layoutBoxes(int row, const Lane1D& lane, const std::vector<Event>& events) {
+void TimelineLayout::layoutBoxes(int row, const Lane1D& lane) {
   const size_t n = lane.index.size();
   const auto t_of_px = [&](double x) { return m_t0 + x / m_scale; };
   // First box that can reach the viewport: maxEnd is monotonic.
@@ -183,37 +205,33 @@ void TimelineLayout::layoutBoxes(int row, const Lane1D& lane, const std::vector<
                                                   static_cast<int64_t>(m_t0)) - lane.maxEnd.begin());
   const double view_end_t = m_t0 + m_viewWidth / m_scale;
   while (i < n && static_cast<double>(lane.begin[i]) <= view_end_t) {
-    const Event& e = events[static_cast<size_t>(lane.index[i])];
-    const double x0 = px(e.begin_ns), x1 = px(std::max(e.end_ns, e.begin_ns));
+    const double x0 = px(lane.begin[i]), x1 = px(lane.end[i]);
     if (x1 - x0 >= kMinBoxPx) {
-      m_items.push_back({x0, x1, row, lane.index[i], 1, e.kind, false});
+      m_items.push_back({x0, x1, row, lane.index[i], 1, lane.kind[i], false});
       ++i;
       continue;
     }
     // Fold: swallow every following box that ends within kMinBoxPx of the
-    // fold's end, jumping over them with one binary search per step.
-    TimelineDrawItem fold{x0, x1, row, lane.index[i], 1, e.kind, false};
+    // fold's end, jumping over them with one search per step.
+    TimelineDrawItem fold{x0, x1, row, lane.index[i], 1, lane.kind[i], false};
     size_t j = i + 1;
     while (j < n) {
       const auto t_next = static_cast<int64_t>(t_of_px(fold.x1 + kMinBoxPx));
-      const size_t k = static_cast<size_t>(
-          std::lower_bound(lane.maxEnd.begin() + static_cast<std::ptrdiff_t>(j), lane.maxEnd.end(), t_next) -
-          lane.maxEnd.begin());
+      const size_t k = gallop(lane.maxEnd, j, t_next);
       if (k > j) {
         fold.folded += static_cast<int32_t>(k - j);
         fold.x1 = std::max(fold.x1, px(lane.maxEnd[k - 1]));
-        if (events[static_cast<size_t>(lane.index[k - 1])].kind != fold.kind) fold.mixed = true;
+        if (lane.kind[k - 1] != fold.kind) fold.mixed = true;
       }
       if (k >= n || static_cast<double>(lane.begin[k]) > view_end_t) {
         j = k;
         break;
       }
-      const Event& next = events[static_cast<size_t>(lane.index[k])];
-      const double nx0 = px(next.begin_ns), nx1 = px(std::max(next.end_ns, next.begin_ns));
+      const double nx0 = px(lane.begin[k]), nx1 = px(lane.end[k]);
       if (nx1 - nx0 < kMinBoxPx && nx0 - fold.x1 < kMinBoxPx) {
         fold.folded += 1;
         fold.x1 = std::max(fold.x1, nx1);
-        if (next.kind != fold.kind) fold.mixed = true;
+        if (lane.kind[k] != fold.kind) fold.mixed = true;
         j = k + 1;
         continue;
       }
@@ -227,20 +245,17 @@ void TimelineLayout::layoutBoxes(int row, const Lane1D& lane, const std::vector<
   }
 }
 
-void TimelineLayout::layoutMarkers(int row, const Lane1D& lane, const std::vector<Event>& events) {
+void TimelineLayout::layoutMarkers(int row, const Lane1D& lane) {
   const size_t n = lane.index.size();
   size_t i = static_cast<size_t>(std::lower_bound(lane.begin.begin(), lane.begin.end(),
                                                   static_cast<int64_t>(m_t0)) - lane.begin.begin());
   const double view_end_t = m_t0 + m_viewWidth / m_scale;
   while (i < n && static_cast<double>(lane.begin[i]) <= view_end_t) {
-    const Event& e = events[static_cast<size_t>(lane.index[i])];
-    const double x = px(e.begin_ns);
-    m_markers.push_back({x, row, lane.index[i], e.kind});
+    const double x = px(lane.begin[i]);
+    m_markers.push_back({x, row, lane.index[i], lane.kind[i]});
     // One marker per pixel: skip the rest of this pixel column.
     const auto t_next = static_cast<int64_t>(m_t0 + (std::floor(x) + 1.0) / m_scale);
-    const auto it = std::lower_bound(lane.begin.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                                     lane.begin.end(), t_next);
-    i = static_cast<size_t>(it - lane.begin.begin());
+    i = gallop(lane.begin, i + 1, t_next);
   }
 }
 

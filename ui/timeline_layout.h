@@ -77,12 +77,16 @@ class TimelineLayout {
   const TimelineMarker* markerAt(int row, double x, double tolerance_px) const;
 
  private:
+  // Parallel arrays, so layout never touches the 64-byte events themselves:
+  // a zoomed-out frame visits a few hundred entries per row, far apart.
   struct Lane1D {
     std::vector<int32_t> index;   // into store.events(rank), sorted by begin
     std::vector<int64_t> begin;   // ns, parallel to index
+    std::vector<int64_t> end;     // ns, max(begin, end_ns): never before begin
     std::vector<int64_t> maxEnd;  // running max of end: monotonic, binary-searchable
+    std::vector<EventKind> kind;
     bool sorted = true;
-    void push(int32_t i, int64_t b, int64_t e);
+    void push(int32_t i, const Event& e);
     void sortIfNeeded(const std::vector<Event>& events);
   };
   struct LaneData {
@@ -92,8 +96,8 @@ class TimelineLayout {
   };
 
   void rebuildRows();
-  void layoutBoxes(int row, const Lane1D& lane, const std::vector<Event>& events);
-  void layoutMarkers(int row, const Lane1D& lane, const std::vector<Event>& events);
+  void layoutBoxes(int row, const Lane1D& lane);
+  void layoutMarkers(int row, const Lane1D& lane);
   double px(int64_t t) const { return (static_cast<double>(t) - m_t0) * m_scale; }
 
   const EventStore* m_store = nullptr;

@@ -1,5 +1,6 @@
 #include "timeline_plottable.h"
 
+#include <QVarLengthArray>
 #include <algorithm>
 #include <cmath>
 
@@ -12,6 +13,7 @@ namespace shardscope {
 namespace {
 constexpr double kNsPerMs = 1e6;
 constexpr double kMinLabelPx = 22.0;  // narrower boxes carry no text
+constexpr double kMinStepGapPx = 8.0;  // closer step lines thin to the ruler's labels
 }  // namespace
 
 TimelinePlottable::TimelinePlottable(QCPAxis* key_axis, QCPAxis* value_axis, const EventStore* store,
@@ -114,12 +116,25 @@ void TimelinePlottable::drawGrid(QCPPainter* painter, const QRect& clip) const {
 
 void TimelinePlottable::drawSteps(QCPPainter* painter, const QRect& clip) const {
   // Labels live on the top axis (TimelineView's step ruler); here only the lines.
-  painter->setPen(QPen(Palette::step(), 1, Qt::DashLine));
+  std::vector<double> xs;
   for (int64_t start : m_layout->stepStarts()) {
     if (start < 0) continue;
     const double x = std::round(mKeyAxis->coordToPixel(static_cast<double>(start) / kNsPerMs));
-    if (x >= clip.left() && x <= clip.right()) painter->drawLine(QPointF(x, clip.top()), QPointF(x, clip.bottom()));
+    if (x >= clip.left() && x <= clip.right()) xs.push_back(x);
   }
+  // Steps denser than kMinStepGapPx keep only the ruler's labelled lines:
+  // hundreds of dashed lines a few px apart paint a grey wash over the boxes
+  // and cost most of a zoomed-out frame.
+  const QCPAxis* ruler = mKeyAxis->axisRect()->axis(QCPAxis::atTop);
+  if (xs.size() > 1 && (xs.back() - xs.front()) / static_cast<double>(xs.size() - 1) < kMinStepGapPx && ruler) {
+    xs.clear();
+    for (double t : ruler->tickVector()) {
+      const double x = std::round(mKeyAxis->coordToPixel(t));
+      if (x >= clip.left() && x <= clip.right()) xs.push_back(x);
+    }
+  }
+  painter->setPen(QPen(Palette::step(), 1, Qt::DashLine));
+  for (double x : xs) painter->drawLine(QPointF(x, clip.top()), QPointF(x, clip.bottom()));
 }
 
 void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const {
@@ -127,6 +142,17 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const 
   font.setPointSizeF(7.5);
   painter->setFont(font);
   const QFontMetricsF fm(font);
+  // Shaping text is most of a zoomed-in frame, and labels repeat ("bwd
+  // block3" on every rank and step): measure each label once per font.
+  if (m_advanceFont != font || m_advances.size() > 4096) {
+    m_advances.clear();
+    m_advanceFont = font;
+  }
+  const auto advance = [&](const QString& text) {
+    auto it = m_advances.constFind(text);
+    if (it == m_advances.constEnd()) it = m_advances.insert(text, fm.horizontalAdvance(text));
+    return it.value();
+  };
   const auto& rows = m_layout->rows();
   for (const TimelineDrawItem& item : m_layout->items()) {
     const QRectF r = boxRect(item, clip);
@@ -166,8 +192,10 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const 
     // Keep the label in view when the box starts left of the viewport.
     const QRectF text_rect = r.intersected(QRectF(clip)).adjusted(3, 0, -3, 0);
     QString text = item.folded > 1 ? QStringLiteral("%1 ops").arg(item.folded) : label(rank, item.event);
-    if (fm.horizontalAdvance(text) > text_rect.width() && item.folded == 1) text = label(rank, item.event, true);
-    text = fm.elidedText(text, Qt::ElideRight, text_rect.width());
+    if (item.folded == 1 && advance(text) > text_rect.width()) text = label(rank, item.event, true);
+    // elidedText returns a fitting text unchanged; the 1 px margin leaves its
+    // own rounding (1/64 px) to decide the borderline cases.
+    if (advance(text) > text_rect.width() - 1) text = fm.elidedText(text, Qt::ElideRight, text_rect.width());
     // "bl…" says nothing the colour does not: elided labels keep 3+ characters.
     if (text.isEmpty() || (text.endsWith(QChar(0x2026)) && text.size() < 4)) continue;
     painter->setPen(item.folded > 1 ? QColor(0x1A, 0x1A, 0x1A) : Palette::textOn(fill));
@@ -180,11 +208,24 @@ void TimelinePlottable::drawStripes(QCPPainter* painter, const QRectF& r, const 
   const double w = r.width(), h = r.height();
   painter->setPen(QPen(color, 1));
   // Lines of slope -1: x = k - h + t, y = h - t (local), clipped to [0, w].
+  // One drawLines call per box: a zoomed-out row is one fold of ~300 stripes.
+  // Rounded to whole pixels as QCPPainter::drawLine does when not antialiased.
+  const bool exact = painter->antialiasing() || painter->modes().testFlag(QCPPainter::pmVectorized);
+  QVarLengthArray<QLineF, 512> lines;
+  QVarLengthArray<QLine, 512> pixel_lines;
   for (double k = std::fmod(r.left(), kGap); k < w + h; k += kGap) {
     const double t0 = std::max(0.0, h - k), t1 = std::min(h, w - k + h);
     if (t0 >= t1) continue;
-    painter->drawLine(QPointF(r.left() + k - h + t0, r.top() + h - t0), QPointF(r.left() + k - h + t1, r.top() + h - t1));
+    const QLineF line(QPointF(r.left() + k - h + t0, r.top() + h - t0), QPointF(r.left() + k - h + t1, r.top() + h - t1));
+    if (exact)
+      lines.append(line);
+    else
+      pixel_lines.append(line.toLine());
   }
+  if (exact)
+    painter->drawLines(lines.constData(), static_cast<int>(lines.size()));
+  else
+    painter->drawLines(pixel_lines.constData(), static_cast<int>(pixel_lines.size()));
 }
 
 void TimelinePlottable::drawMarkers(QCPPainter* painter, const QRect& clip) const {

@@ -5,6 +5,8 @@
 // start; value axis: row index (reversed, row 0 at the top).
 #pragma once
 
+#include <QFont>
+#include <QHash>
 #include <optional>
 #include <qcustomplot.h>
 
@@ -50,6 +52,8 @@ class TimelinePlottable : public QCPAbstractPlottable {
   TimelineLayout* m_layout;
   std::optional<int64_t> m_cursorNs;
   size_t m_lastItems = 0;
+  mutable QHash<QString, double> m_advances;  // label -> px in m_advanceFont (drawBoxes)
+  mutable QFont m_advanceFont;
 };
 
 }  // namespace shardscope
