@@ -38,6 +38,7 @@ void EngineBridge::start(const RunConfig& config, bool paused) {
   units.insert(config.break_units.begin(), config.break_units.end());
   m_run->gate().setBreakpoints(std::move(kinds), std::move(units));
   if (paused) m_run->gate().pause();
+  m_run->setBackground(true);  // the ranks yield to the UI thread
   m_stop.reset();
   m_lastStopId = 0;
   m_settledCount = 0;

@@ -97,21 +97,23 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
   m_bars->legend->setRowSpacing(0);
   m_bars->legend->setColumnSpacing(6);
 
-  // Over time: cumulative step graphs, each filled down to the one below.
+  // Over time: cumulative step graphs, each filled down to zero and drawn
+  // from the top category down, so each paints over the one above it
+  // (QCustomPlot's fill between graphs costs far more per point).
   m_time = new QCustomPlot(this);
   m_time->setObjectName(QStringLiteral("memoryTime"));
   m_time->setMinimumHeight(160);
   PlotStyle::styleAxes(m_time);
   m_time->xAxis->setLabel(tr("time (ms)"));
   m_time->yAxis->setLabel(tr("MiB"));
-  for (int c = 0; c < kCategoryCount; ++c) {
+  m_time->setAutoAddPlottableToLegend(false);  // legend rows in category order, set in rebuildTime()
+  for (int c = kCategoryCount - 1; c >= 0; --c) {
     auto* g = new QCPGraph(m_time->xAxis, m_time->yAxis);
     QColor fill = Palette::category(static_cast<Category>(c));
     g->setPen(Qt::NoPen);
     g->setBrush(fill);
     g->setLineStyle(QCPGraph::lsStepLeft);
     g->setName(categoryTitle(static_cast<Category>(c)));
-    if (c > 0) g->setChannelFillGraph(m_areas[static_cast<size_t>(c - 1)]);
     m_areas[static_cast<size_t>(c)] = g;
   }
   // Its own legend (the categories over time differ from the model-state bars).
@@ -339,14 +341,37 @@ void MemoryView::rebuildTime() {
     return;
   }
   const int r = std::clamp(m_rank, 0, ranks - 1);
-  const auto& samples = m_series.samples(r);
-  const size_t n = samples.size() + 1;  // plus one at the run's end: steps need a right edge
+  const auto& all = m_series.samples(r);
+  // A stacked, channel-filled step chart costs QCustomPlot time per point:
+  // keep at most two samples per pixel column, the column's highest total
+  // (peaks stay visible) and its last (the level it leaves).
+  const int columns = std::max(200, m_time->axisRect()->width());
+  std::vector<const MemorySample*> kept;
+  kept.reserve(std::min(all.size(), static_cast<size_t>(2 * columns)));
+  if (all.size() <= static_cast<size_t>(2 * columns)) {
+    for (const MemorySample& s : all) kept.push_back(&s);
+  } else {
+    const double t0 = static_cast<double>(all.front().t_ns);
+    const double span = std::max(1.0, static_cast<double>(all.back().t_ns) - t0);
+    size_t i = 0;
+    while (i < all.size()) {
+      const auto column = static_cast<int64_t>((static_cast<double>(all[i].t_ns) - t0) / span * columns);
+      const MemorySample* highest = &all[i];
+      size_t j = i;
+      for (; j < all.size() && static_cast<int64_t>((static_cast<double>(all[j].t_ns) - t0) / span * columns) == column; ++j)
+        if (all[j].total() > highest->total()) highest = &all[j];
+      kept.push_back(highest);
+      if (&all[j - 1] != highest) kept.push_back(&all[j - 1]);
+      i = j;
+    }
+  }
+  const size_t n = kept.size() + 1;  // plus one at the run's end: steps need a right edge
   QVector<double> keys(static_cast<qsizetype>(n));
   std::array<QVector<double>, kCategoryCount> values;
   for (auto& v : values) v.resize(static_cast<qsizetype>(n));
   for (size_t i = 0; i < n; ++i) {
-    const MemorySample& s = samples[std::min(i, samples.size() - 1)];
-    const int64_t t = i < samples.size() ? s.t_ns : std::max(m_store->endNs(), s.t_ns);
+    const MemorySample& s = *kept[std::min(i, kept.size() - 1)];
+    const int64_t t = i < kept.size() ? s.t_ns : std::max(m_store->endNs(), s.t_ns);
     keys[static_cast<qsizetype>(i)] = static_cast<double>(t) * 1e-6;
     double running = 0;
     for (int c = 0; c < kCategoryCount; ++c) {
@@ -356,13 +381,11 @@ void MemoryView::rebuildTime() {
   }
   for (int c = 0; c < kCategoryCount; ++c) m_areas[static_cast<size_t>(c)]->setData(keys, values[static_cast<size_t>(c)], true);
   // Legend: the categories this rank ever held, in stacking order.
+  for (QCPGraph* g : m_areas) g->removeFromLegend();
   for (int c = 0; c < kCategoryCount; ++c) {
     bool used = false;
-    for (const MemorySample& sample : samples) used = used || sample.bytes[static_cast<size_t>(c)] > 0;
-    if (used)
-      m_areas[static_cast<size_t>(c)]->addToLegend();
-    else
-      m_areas[static_cast<size_t>(c)]->removeFromLegend();
+    for (const MemorySample& sample : all) used = used || sample.bytes[static_cast<size_t>(c)] > 0;
+    if (used) m_areas[static_cast<size_t>(c)]->addToLegend();
   }
   m_totalLine->removeFromLegend();
   PlotStyle::updateLegendRow(m_time, false);

@@ -100,23 +100,26 @@ void StepWalkthrough::updateLit() {
   const auto pending = m_cursor && *m_cursor == m_gateNs ? m_gateOp : std::nullopt;
   m_lit = m_cursor && !m_store->empty() ? m_model.litAt(*m_cursor, pending) : std::vector<LitLine>{};
   for (size_t i = 0; i < m_rows.size(); ++i) {
-    const Row& row = m_rows[i];
+    Row& row = m_rows[i];
     const LitLine* lit = nullptr;
     for (const LitLine& l : m_lit)
       if (l.line == static_cast<int>(i)) lit = &l;
     const bool phase = lit && lit->lane == QLatin1String("phase");
+    const int state = !lit ? 0 : phase ? 1 : lit->primary ? 2 : 3;
+    const QString lane = lit && !phase ? lit->lane : QString();
+    if (row.lane->text() != lane) row.lane->setText(lane);
+    // Re-polishing a style sheet costs milliseconds: only on a change.
+    if (state == row.shown) continue;
+    row.shown = state;
+    const QString name = row.frame->objectName();
     row.frame->setStyleSheet(
-        !lit    ? QStringLiteral("QFrame#%1 { background: transparent; }").arg(row.frame->objectName())
-        : phase ? QStringLiteral("QFrame#%1 { background: #E3EDF7; border-radius: 3px; }").arg(row.frame->objectName())
-        : lit->primary
-            ? QStringLiteral("QFrame#%1 { background: #FFE08A; border: 1px solid #E0B000; border-radius: 3px; }")
-                  .arg(row.frame->objectName())
-            : QStringLiteral("QFrame#%1 { background: #FFF3CC; border: 1px dashed #E0B000; border-radius: 3px; }")
-                  .arg(row.frame->objectName()));
+        state == 0   ? QStringLiteral("QFrame#%1 { background: transparent; }").arg(name)
+        : state == 1 ? QStringLiteral("QFrame#%1 { background: #E3EDF7; border-radius: 3px; }").arg(name)
+        : state == 2 ? QStringLiteral("QFrame#%1 { background: #FFE08A; border: 1px solid #E0B000; border-radius: 3px; }").arg(name)
+                     : QStringLiteral("QFrame#%1 { background: #FFF3CC; border: 1px dashed #E0B000; border-radius: 3px; }").arg(name));
     QFont f = row.text->font();
     f.setBold(lit != nullptr);
     row.text->setFont(f);
-    row.lane->setText(lit && !phase ? lit->lane : QString());
   }
   if (m_store->empty()) {
     m_where->setText(tr("The lines light up as a run's cursor moves through a step."));

@@ -49,6 +49,7 @@ class StepWalkthrough : public QWidget {
     QLabel* number;
     QLabel* text;
     QLabel* lane;
+    int shown = -1;  // the style last applied (0 off, 1 phase, 2 primary, 3 secondary): style sheets are costly
   };
   std::vector<Row> m_rows;
   std::vector<LitLine> m_lit;

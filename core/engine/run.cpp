@@ -2,6 +2,12 @@
 
 #include <chrono>
 
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "common/errors.h"
 #include "analysis/ledger_replay.h"
 #include "comm/link_arbiter.h"
@@ -57,6 +63,11 @@ void Run::start() {
 }
 
 void Run::launch() {
+#if defined(__linux__)
+  // Linux nice values are per thread and inherited: every rank, stream and
+  // Gloo thread started from here runs at this priority.
+  if (m_background) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+#endif
   const auto t0 = std::chrono::steady_clock::now();
   try {
     cpu::initBlasSingleThreaded();

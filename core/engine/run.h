@@ -60,6 +60,11 @@ class Run {
   Run& operator=(const Run&) = delete;
 
   void start();
+  // Before start(): run every engine thread at a lower scheduling priority
+  // (nice +10), so an interactive front end stays responsive while the ranks
+  // saturate the cores. All ranks are lowered alike; the measured timeline
+  // only loses time to other programs, as it would anyway.
+  void setBackground(bool background) { m_background = background; }
   RunResult wait();  // throws RunError if the run failed, RunAborted if cancelled
   RunResult execute() {
     start();
@@ -107,6 +112,7 @@ class Run {
   std::thread m_launcher;
   std::atomic<bool> m_finished{false};
   bool m_started = false;
+  bool m_background = false;
   double m_wallSeconds = 0;
 };
 
