@@ -883,7 +883,8 @@ void MainWindow::updateStatus() {
                                   : tr("Ranks are CPU threads; collectives run on Gloo"));
   m_stepLabel->setText(live ? tr("step %1 / %2").arg(losses.size()).arg(m_bridge->config().steps) : tr("step –"));
   m_lossLabel->setText(losses.empty() || meta_backend ? tr("loss –") : tr("loss %1").arg(losses.back(), 0, 'f', 4));
-  m_elapsedLabel->setText(live ? tr("%1 s").arg(m_bridge->elapsedSeconds(), 0, 'f', 1)
+  const double elapsed = m_bridge->elapsedSeconds();
+  m_elapsedLabel->setText(live ? tr("%1 s").arg(elapsed, 0, 'f', elapsed < 10 ? 2 : 1)
                                : m_store.empty() ? tr("– s")
                                                  : tr("%1 ms traced").arg(static_cast<double>(m_store.endNs()) * 1e-6, 0, 'f', 1));
 }

@@ -130,6 +130,7 @@ void SteppingControls::addTo(QToolBar* bar, QMenu* menu) {
   breaks->setMenu(m_breakMenu);
   breaks->setPopupMode(QToolButton::InstantPopup);
   breaks->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  breaks->setStyleSheet(QStringLiteral("QToolButton { padding-right: 14px; }"));  // room for the menu arrow
   bar->addWidget(breaks);
 
   menu->addAction(m_pause);

@@ -193,6 +193,8 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const 
     const QRectF text_rect = r.intersected(QRectF(clip)).adjusted(3, 0, -3, 0);
     QString text = item.folded > 1 ? QStringLiteral("%1 ops").arg(item.folded) : label(rank, item.event);
     if (item.folded == 1 && advance(text) > text_rect.width()) text = label(rank, item.event, true);
+    // A bare "12" would read as a unit or bucket id: short folds say "×12".
+    if (item.folded > 1 && advance(text) > text_rect.width() - 1) text = QStringLiteral("×%1").arg(item.folded);
     // elidedText returns a fitting text unchanged; the 1 px margin leaves its
     // own rounding (1/64 px) to decide the borderline cases.
     if (advance(text) > text_rect.width() - 1) text = fm.elidedText(text, Qt::ElideRight, text_rect.width());

@@ -370,7 +370,8 @@ QString UnitsView::infoText() const {
   if (!phase.isEmpty()) text += QStringLiteral(" · ") + phase;
   text += tr(" · t = %1").arg(ms(m_time));
   if (!m_cursor) text += tr(" (no cursor: the middle unit's forward)");
-  text += tr(" · rank 0: ") + (busy.isEmpty() ? tr("every unit sharded or freed") : busy.join(QStringLiteral("; ")));
+  // Two lines: the dock is narrow, and the busy list grows with prefetch.
+  text += QStringLiteral("\n") + tr("rank 0: ") + (busy.isEmpty() ? tr("every unit sharded or freed") : busy.join(QStringLiteral("; ")));
   return text;
 }
 
