@@ -121,6 +121,9 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   m_backend = comboBox({"cpu", "meta"},
                        tr("--backend: cpu runs real math on CPU threads; meta runs shapes only (no math, no loss) "
                           "on the modeled clock, for models too big for this machine"), this);
+  m_replicate = new QCheckBox(tr("simulate symmetric ranks once"), this);
+  m_replicate->setToolTip(tr("--replicate: meta runs of 64+ symmetric ranks run rank 0 and copy it to the others "
+                             "(same events, ledger and traffic, far fewer threads)"));
   m_timeoutMs->setSuffix(tr(" ms"));
   m_bucketMb->setSuffix(tr(" MiB"));
   m_firstBucketMb->setSuffix(tr(" MiB"));
@@ -137,7 +140,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
       {m_batch, "batch"}, {m_steps, "steps"}, {m_lr, "lr"}, {m_seed, "seed"}, {m_bucketMb, "bucket-mb"},
       {m_firstBucketMb, "first-bucket-mb"}, {m_timeoutMs, "timeout-ms"}, {m_unitBlocks, "unit-blocks"},
       {m_prefetch, "prefetch"}, {m_reshard, "reshard-after-forward"}, {m_clock, "clock"}, {m_profile, "profile"},
-      {m_backend, "backend"}, {m_inject, "inject-branch"}};
+      {m_backend, "backend"}, {m_inject, "inject-branch"}, {m_replicate, "replicate"}};
   for (const auto& [widget, name] : names) widget->setObjectName(QString::fromLatin1(name));
 
   QFormLayout* form = nullptr;
@@ -169,6 +172,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   m_clockForm->addRow(tr("backend"), m_backend);
   m_clockForm->addRow(tr("clock"), m_clock);
   m_clockForm->addRow(tr("profile"), m_profile);
+  m_clockForm->addRow(m_replicate);
   auto* fault_box = group(tr("Fault injection"), &m_faultForm, this);
   m_faultForm->addRow(m_inject);
   m_faultForm->addRow(tr("rank"), m_injectRank);
@@ -227,7 +231,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
                       m_timeoutMs, m_unitBlocks, m_injectRank, m_injectBlock})
     connect(s, &QSpinBox::valueChanged, this, changed);
   for (QDoubleSpinBox* s : {m_bucketMb, m_firstBucketMb, m_lr}) connect(s, &QDoubleSpinBox::valueChanged, this, changed);
-  for (QCheckBox* c : {m_inject, m_reshard}) connect(c, &QCheckBox::toggled, this, changed);
+  for (QCheckBox* c : {m_inject, m_reshard, m_replicate}) connect(c, &QCheckBox::toggled, this, changed);
   connect(m_preset, &QComboBox::activated, this, [this](int index) {
     if (index <= 0) {
       m_active.reset();
@@ -291,6 +295,7 @@ RunConfig ExperimentPanel::config() const {
   c.clock = m_clock->currentIndex() == 1 || c.backend == Backend::Meta ? ClockKind::Modeled : ClockKind::Measured;
   if (c.clock == ClockKind::Modeled) c.profile = m_profile->currentText().toStdString();
   if (m_inject->isChecked()) c.inject_branch = InjectBranch{m_injectRank->value(), m_injectBlock->value()};
+  c.replicate = c.backend != Backend::Meta || m_replicate->isChecked();
   return c;
 }
 
@@ -322,6 +327,7 @@ void ExperimentPanel::setConfig(const RunConfig& c) {
   const int profile = m_profile->findText(QString::fromStdString(c.profileName()));
   if (profile >= 0) m_profile->setCurrentIndex(profile);
   m_inject->setChecked(c.inject_branch.has_value());
+  m_replicate->setChecked(c.replicate);
   m_injectRank->setValue(c.inject_branch ? c.inject_branch->rank : 0);
   m_injectBlock->setValue(c.inject_branch ? c.inject_branch->block : 0);
   m_loading = false;
@@ -422,6 +428,7 @@ void ExperimentPanel::updateVisibility() {
     m_clock->setCurrentIndex(1);
   }
   m_clockForm->setRowVisible(m_profile, m_clock->currentIndex() == 1 || meta);
+  m_clockForm->setRowVisible(m_replicate, meta);
   m_faultForm->setRowVisible(m_injectRank, m_inject->isChecked());
   m_faultForm->setRowVisible(m_injectBlock, m_inject->isChecked());
 }
@@ -524,6 +531,7 @@ void ExperimentPanel::saveSettings(QSettings& s) const {
   s.setValue("profile", m_profile->currentText());
   s.setValue("backend", m_backend->currentText());
   s.setValue("inject", m_inject->isChecked());
+  s.setValue("replicate", m_replicate->isChecked());
   s.setValue("inject_rank", m_injectRank->value());
   s.setValue("inject_block", m_injectBlock->value());
   s.endGroup();
@@ -568,6 +576,7 @@ void ExperimentPanel::restoreSettings(const QSettings& s) {
   real(m_lr, "lr");
   m_reshard->setChecked(s.value(g + "reshard_after_forward", m_reshard->isChecked()).toBool());
   m_inject->setChecked(s.value(g + "inject", false).toBool());
+  m_replicate->setChecked(s.value(g + "replicate", true).toBool());
   m_loading = false;
   revalidate();
 }

@@ -96,6 +96,7 @@ class ExperimentPanel : public QWidget {
   QComboBox* m_clock;
   QComboBox* m_backend;
   QComboBox* m_profile;
+  QCheckBox* m_replicate;
   QCheckBox* m_inject;
   QSpinBox* m_injectRank;
   QSpinBox* m_injectBlock;

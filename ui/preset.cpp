@@ -115,7 +115,7 @@ QStringList presetConfigFields() {
           QStringLiteral("lr"),              QStringLiteral("unit-blocks"),   QStringLiteral("prefetch"),
           QStringLiteral("reshard-after-forward"), QStringLiteral("shard-group"), QStringLiteral("seed"),
           QStringLiteral("timeout-ms"),      QStringLiteral("inject-branch"), QStringLiteral("clock"),
-          QStringLiteral("profile"),         QStringLiteral("backend")};
+          QStringLiteral("profile"),         QStringLiteral("backend"),       QStringLiteral("replicate")};
 }
 
 Preset parsePreset(const QByteArray& json, const QString& name) {

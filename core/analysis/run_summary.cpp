@@ -236,7 +236,11 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
   char line[256];
   out << "strategy " << c.strategy << ", " << c.ranks << " ranks, " << r.params << " params ("
       << c.model.layers << " blocks, hidden " << c.model.hidden << "), global batch " << c.batch
-      << "\n\n";
+      << "\n";
+  if (r.simulated_ranks > 0 && r.simulated_ranks < c.ranks)
+    out << "symmetric ranks: rank 0 simulated once, ranks 1.." << c.ranks - 1
+        << " are its copies (same events, ledger and traffic)\n";
+  out << "\n";
   if (c.backend == Backend::Meta)
     out << "loss per step: none (the meta backend runs shapes only, no math; " << r.losses.size() << " steps ran)\n";
   else

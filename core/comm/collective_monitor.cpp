@@ -34,7 +34,18 @@ CollectiveMonitor::CollectiveMonitor(std::string group_name, std::vector<int> me
       m_members(std::move(members)),
       m_board(board),
       m_control(control),
-      m_timeout(timeout) {}
+      m_timeout(timeout) {
+  m_expected = static_cast<int>(m_members.size());
+  m_posts.assign(m_members.size(), true);
+}
+
+void CollectiveMonitor::setSimulated(const std::vector<bool>& simulated_by_rank) {
+  m_expected = 0;
+  for (size_t g = 0; g < m_members.size(); ++g) {
+    m_posts[g] = simulated_by_rank[static_cast<size_t>(m_members[g])];
+    m_expected += m_posts[g] ? 1 : 0;
+  }
+}
 
 int64_t CollectiveMonitor::check(int group_rank, const Fingerprint& fp, int64_t arrival_ns,
                                  std::chrono::milliseconds timeout) {
@@ -48,24 +59,29 @@ int64_t CollectiveMonitor::check(int group_rank, const Fingerprint& fp, int64_t 
   latest = std::max(latest, arrival_ns);
   // Only the last arrival wakes the others: O(P) wake-ups per collective, which
   // keeps a 512-rank meta run cheap.
-  if (++m_arrived[fp.seq] == n) m_cv.notify_all();
-  auto all_posted = [&] { return m_arrived[fp.seq] == n; };
+  const int expected = m_expected;
+  if (++m_arrived[fp.seq] == expected) m_cv.notify_all();
+  auto all_posted = [&] { return m_arrived[fp.seq] == expected; };
   if (!m_control.waitUntil(lock, m_cv, all_posted, timeout)) {
     throw RunError(hangReport(fp, m_posted[fp.seq], timeout));
   }
   const auto& posted = m_posted[fp.seq];
   for (int r = 0; r < n; ++r) {
-    if (*posted[r] != *posted[0]) {
+    if (posted[r] && *posted[r] != fp) {
       std::ostringstream os;
       os << "collective mismatch in group " << m_name << " at seq " << fp.seq << ": ";
-      for (int q = 0; q < n; ++q)
-        os << (q ? "; " : "") << "rank " << m_members[q] << " issued " << describe(*posted[q]);
+      bool first = true;
+      for (int q = 0; q < n; ++q) {
+        if (!posted[q]) continue;  // a replicated rank
+        os << (first ? "" : "; ") << "rank " << m_members[q] << " issued " << describe(*posted[q]);
+        first = false;
+      }
       os << ". Every rank must issue the same collectives in the same order.";
       throw RunError(os.str());
     }
   }
   const int64_t start = m_latestArrival[fp.seq];
-  if (++m_released[fp.seq] == n) {  // last one out forgets the slot
+  if (++m_released[fp.seq] == expected) {  // last one out forgets the slot
     m_posted.erase(fp.seq);
     m_released.erase(fp.seq);
     m_latestArrival.erase(fp.seq);
@@ -78,7 +94,8 @@ std::string CollectiveMonitor::hangReport(const Fingerprint& fp,
                                           const std::vector<std::optional<Fingerprint>>& posted,
                                           std::chrono::milliseconds timeout) const {
   std::vector<int> waiting, missing;
-  for (size_t r = 0; r < posted.size(); ++r) (posted[r] ? waiting : missing).push_back(m_members[r]);
+  for (size_t r = 0; r < posted.size(); ++r)
+    if (m_posts[r]) (posted[r] ? waiting : missing).push_back(m_members[r]);
   std::ostringstream os;
   os << "collective hang in group " << m_name << " (timeout " << timeout.count() << " ms): ";
   os << "rank" << (waiting.size() > 1 ? "s " : " ") << joinRanks(waiting)

@@ -44,6 +44,10 @@ class CollectiveMonitor {
   int64_t check(int group_rank, const Fingerprint& fp, int64_t arrival_ns = 0,
                 std::chrono::milliseconds timeout = std::chrono::milliseconds(-1));
   const std::vector<int>& members() const { return m_members; }
+  // Symmetric replication (meta backend): only the members whose flag is set
+  // (by global rank) run; the others are copies of them and never post. A
+  // collective then starts once every simulated member has posted.
+  void setSimulated(const std::vector<bool>& simulated_by_rank);
 
  private:
   std::string hangReport(const Fingerprint& fp, const std::vector<std::optional<Fingerprint>>& posted,
@@ -51,6 +55,8 @@ class CollectiveMonitor {
 
   std::string m_name;
   std::vector<int> m_members;
+  int m_expected = 0;  // members that post: all, unless some are replicated
+  std::vector<bool> m_posts;  // per group rank: false for a replicated rank
   RankStatusBoard& m_board;
   RunControl& m_control;
   std::chrono::milliseconds m_timeout;

@@ -50,6 +50,10 @@ void CommMesh::addGroup(const std::string& name, std::vector<int> members, RankS
   m_specs.push_back({id, name, std::move(members)});
 }
 
+void CommMesh::setSimulated(const std::vector<bool>& simulated_by_rank) {
+  for (auto& monitor : m_monitors) monitor->setSimulated(simulated_by_rank);
+}
+
 void CommMesh::abortAll() {
   for (auto& group : m_comms)
     for (auto& comm : group)

@@ -41,6 +41,8 @@ class CommMesh {
   std::unique_ptr<ProcessGroup> makeProcessGroup(int id, int rank, RankContext& ctx);
   // Wakes every collective blocked in any group (any thread).
   void abortAll();
+  // Symmetric replication: only ranks flagged here post to the monitors.
+  void setSimulated(const std::vector<bool>& simulated_by_rank);
 
  private:
   void addGroup(const std::string& name, std::vector<int> members, RankStatusBoard& board,

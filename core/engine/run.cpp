@@ -1,6 +1,7 @@
 #include "engine/run.h"
 
 #include <chrono>
+#include <map>
 
 #if defined(__linux__)
 #include <sys/resource.h>
@@ -45,6 +46,7 @@ Run::Run(RunConfig config)
     ctx->gate = &m_gate;
   }
   m_rankResults.resize(m_config.ranks);
+  setReplication(m_config.replicate);
   // A meta run has no weights (and may describe more than fits in memory).
   if (m_config.backend == Backend::Cpu) m_finalMaster.assign(static_cast<size_t>(m_spec.numParams()), 0.0f);
 }
@@ -54,6 +56,36 @@ Run::~Run() {
     m_control.cancel();
     m_launcher.join();
   }
+}
+
+void Run::setReplication(bool allowed) {
+  if (m_started) throw RunError("setReplication() must come before start()");
+  const int p = m_config.ranks;
+  m_representative.resize(static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) m_representative[static_cast<size_t>(r)] = r;
+  bool symmetric = allowed && m_config.backend == Backend::Meta && p >= kReplicateFrom && !m_config.inject_branch &&
+                   m_cost != nullptr;
+  if (symmetric) {
+    // Every group of one kind must sit on one link level, or ranks differ in
+    // what their collectives cost (a shard group straddling two nodes).
+    const CommMesh layout(p, m_config.isSharded() ? m_config.shardGroupSize() : 0, m_board, m_control, 1, 1, true);
+    std::map<std::string, bool> level;  // group kind -> sameNode
+    for (const CommGroupSpec& g : layout.groups()) {
+      std::string kind;  // "shard3.gather" -> "shard.gather"
+      for (char c : g.name)
+        if (c < '0' || c > '9') kind += c;
+      const bool same = m_cost->sameNode(g.members);
+      const auto [it, fresh] = level.emplace(kind, same);
+      symmetric &= fresh || it->second == same;
+    }
+    m_groupsOf.clear();
+    if (symmetric)
+      for (int r = 0; r < p; ++r) m_groupsOf.push_back(layout.groupsOf(r));
+  }
+  m_simulated = symmetric ? 1 : p;
+  if (symmetric)
+    for (int& rep : m_representative) rep = 0;
+  m_gate.setRepresentatives(m_representative);
 }
 
 void Run::start() {
@@ -85,10 +117,14 @@ void Run::launch() {
                                         m_config.isSharded() ? m_config.shardGroupSize() : 0, m_board,
                                         m_control, wait_timeout_ms, gloo_timeout_ms,
                                         m_config.backend == Backend::Meta);
+    std::vector<bool> simulated(static_cast<size_t>(m_config.ranks));
+    for (int r = 0; r < m_config.ranks; ++r) simulated[static_cast<size_t>(r)] = m_representative[static_cast<size_t>(r)] == r;
+    m_mesh->setSimulated(simulated);
     m_control.setAbortHandler([this] { m_mesh->abortAll(); });
     if (m_control.isAborted()) m_mesh->abortAll();  // cancelled while connecting
     std::vector<std::thread> ranks;
-    for (int r = 0; r < m_config.ranks; ++r) ranks.emplace_back([this, r] { rankMain(r); });
+    for (int r = 0; r < m_config.ranks; ++r)
+      if (simulated[static_cast<size_t>(r)]) ranks.emplace_back([this, r] { rankMain(r); });
     for (auto& t : ranks) t.join();
   } catch (const std::exception& e) {
     m_control.fail(e.what());
@@ -153,8 +189,11 @@ void Run::rankMain(int rank) {
         m_lossReports.resize(s + 1, 0);
       }
       m_rankLosses[s].resize(m_config.ranks, 0.0);
-      m_rankLosses[s][rank] = loss;
-      ++m_lossReports[s];
+      for (int q = 0; q < m_config.ranks; ++q) {
+        if (m_representative[static_cast<size_t>(q)] != rank) continue;  // itself and its copies
+        m_rankLosses[s][q] = loss;
+        ++m_lossReports[s];
+      }
     }
     std::lock_guard lock(m_mutex);
     RankResult& out = m_rankResults[rank];
@@ -165,6 +204,11 @@ void Run::rankMain(int rank) {
     out.unit_order = strategy->lastUnitOrder();
     out.padding_state_bytes = strategy->paddingStateBytes();
     if (rank == 0) m_paddingElements = strategy->paddingElements();
+    for (int q = 0; q < m_config.ranks; ++q)
+      if (q != rank && m_representative[static_cast<size_t>(q)] == rank) {
+        m_rankResults[q] = out;
+        m_rankResults[q].rank = q;
+      }
     if (!ctx.meta()) strategy->copyOwnedMaster(m_finalMaster);
   } catch (const RunAborted&) {
   } catch (const std::exception& e) {
@@ -203,16 +247,21 @@ RunResult Run::wait() {
     // Allocation order across threads is real-time order; the modeled ledger
     // is the replay in modeled-time order (deterministic).
     for (RankResult& rank : result.ranks) {
+      const int rep = m_representative[static_cast<size_t>(rank.rank)];
+      if (rep != rank.rank) continue;  // a copy: filled from its representative below
       std::vector<Event> events = m_contexts[rank.rank]->log.snapshot();
       sortEvents(events);
       rank.ledger = replayLedger(events);
     }
+    for (RankResult& rank : result.ranks)
+      rank.ledger = result.ranks[static_cast<size_t>(m_representative[static_cast<size_t>(rank.rank)])].ledger;
   }
   result.buckets = m_buckets;
   result.units = m_units;
   result.padding_elements = m_paddingElements;
   result.final_master = m_finalMaster;
   result.wall_seconds = m_wallSeconds;
+  result.simulated_ranks = m_simulated;
   const RunTrace t = trace();
   for (const StepMetrics& m : computeStepMetrics(t.events))
     if (m.step == m_config.steps - 1) result.last_step.push_back(m);
@@ -261,6 +310,28 @@ RunTrace Run::trace() const {
   }
   t.units = m_units;
   for (const auto& ctx : m_contexts) {
+    const int rep = m_representative[static_cast<size_t>(ctx->rank)];
+    if (rep != ctx->rank) {
+      // A replicated rank: its representative's events, as this rank's, on
+      // this rank's groups (an HSDP copy is in another shard group).
+      std::vector<Event> events = t.events[static_cast<size_t>(rep)];
+      const CommMesh::RankGroups& from = m_groupsOf[static_cast<size_t>(rep)];
+      const CommMesh::RankGroups& to = m_groupsOf[static_cast<size_t>(ctx->rank)];
+      const auto relabel = [&](int16_t group) -> int16_t {
+        if (group < 0) return group;
+        if (group == from.world) return static_cast<int16_t>(to.world);
+        if (group == from.gather) return static_cast<int16_t>(to.gather);
+        if (group == from.reduce) return static_cast<int16_t>(to.reduce);
+        if (group == from.replicate) return static_cast<int16_t>(to.replicate);
+        return group;
+      };
+      for (Event& e : events) {
+        e.rank = static_cast<int16_t>(ctx->rank);
+        e.group = relabel(e.group);
+      }
+      t.events.push_back(std::move(events));
+      continue;
+    }
     t.events.push_back(ctx->log.snapshot());
     if (m_clock.modeled()) {
       sortEvents(t.events.back());

@@ -49,6 +49,7 @@ struct RunResult {
   double flops_per_step_per_rank = 0;  // forward + backward (3x forward) of the local batch
   double peak_flops = 0;               // the profile's bf16 peak (modeled clock), else 0
   std::string profile;                 // modeled clock's profile name, else ""
+  int simulated_ranks = 0;             // ranks run; the others copied them (symmetric replication)
   double mfu() const;                  // model FLOPs utilisation of the last step (modeled)
 };
 
@@ -65,6 +66,13 @@ class Run {
   // saturate the cores. All ranks are lowered alike; the measured timeline
   // only loses time to other programs, as it would anyway.
   void setBackground(bool background) { m_background = background; }
+  // Meta runs of many ranks (kReplicateFrom or more) whose ranks are
+  // symmetric — no injected branch, and every group of a kind on the same
+  // link level — simulate rank 0 once and copy it to the others: same
+  // events, ledger and traffic, at a fraction of the threads. Before start().
+  static constexpr int kReplicateFrom = 64;
+  void setReplication(bool allowed);
+  bool replicated() const { return m_simulated < m_config.ranks; }
   RunResult wait();  // throws RunError if the run failed, RunAborted if cancelled
   RunResult execute() {
     start();
@@ -113,6 +121,9 @@ class Run {
   std::atomic<bool> m_finished{false};
   bool m_started = false;
   bool m_background = false;
+  std::vector<int> m_representative;  // per rank: the simulated rank it copies (itself if simulated)
+  int m_simulated = 0;                // ranks that run
+  std::vector<CommMesh::RankGroups> m_groupsOf;  // per rank (replicated runs): to relabel copied events
   double m_wallSeconds = 0;
 };
 

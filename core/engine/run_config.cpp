@@ -187,6 +187,8 @@ std::string runUsage() {
                          rtx4090-pcie, cluster-25gbe, this-cpu, or a .json  [h100-sxm]
   --backend cpu|meta     cpu: real math on CPU ranks; meta: shapes only, no
                          math or memory, modeled clock (big models)        [cpu]
+  --replicate on|off     meta runs of 64+ symmetric ranks: simulate rank 0 once
+                         and copy it to the others (same results)          [on]
   --break-on OP          stop all ranks in lockstep before each forward,
                          backward or optimizer_step op; print their state
   --break-unit U         stop before ops of FSDP unit U (block U otherwise)
@@ -261,7 +263,10 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
         c.clock = ClockKind::Modeled;  // the only clock a shapes-only run has
       } else throw ConfigError("--backend must be cpu or meta, got '" + v + "'");
     }
-    else if (flag == "--break-on") {
+    else if (flag == "--replicate") {
+      if (v != "on" && v != "off") throw ConfigError("--replicate must be on or off, got '" + v + "'");
+      c.replicate = v == "on";
+    } else if (flag == "--break-on") {
       if (v == "forward") c.break_on.push_back(EventKind::Forward);
       else if (v == "backward") c.break_on.push_back(EventKind::Backward);
       else if (v == "optimizer_step") c.break_on.push_back(EventKind::OptimizerStep);
@@ -323,6 +328,7 @@ std::vector<std::string> runArgs(const RunConfig& c) {
   if (c.profile) add("--profile", *c.profile);
   if (c.inject_branch)
     add("--inject-branch", std::to_string(c.inject_branch->rank) + ":" + std::to_string(c.inject_branch->block));
+  if (!c.replicate) add("--replicate", "off");
   for (EventKind k : c.break_on)
     add("--break-on", k == EventKind::Forward ? "forward" : k == EventKind::Backward ? "backward" : "optimizer_step");
   for (int u : c.break_units) add("--break-unit", std::to_string(u));

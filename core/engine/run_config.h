@@ -57,6 +57,7 @@ struct RunConfig {
   std::string profileName() const { return profile.value_or("h100-sxm"); }
   // Breakpoints (lockstep gate): stop all ranks before these compute ops /
   // units (or blocks); the CLI prints each stop and goes on.
+  bool replicate = true;  // meta, 64+ symmetric ranks: simulate rank 0 once and copy it (Run::setReplication)
   std::vector<EventKind> break_on;
   std::vector<int> break_units;
   std::string trace_path;

@@ -11,7 +11,17 @@ int phaseOf(EventKind k) { return k == EventKind::Forward ? 0 : k == EventKind::
 }  // namespace
 
 StepGate::StepGate(int ranks, RunControl& control)
-    : m_ranks(ranks), m_control(control), m_last(ranks), m_lastNs(ranks, 0), m_waiting(ranks, false) {}
+    : m_ranks(ranks), m_participants(ranks), m_control(control), m_last(ranks), m_lastNs(ranks, 0),
+      m_waiting(ranks, false) {
+  for (int r = 0; r < ranks; ++r) m_representative.push_back(r);
+}
+
+void StepGate::setRepresentatives(std::vector<int> representative) {
+  std::lock_guard lock(m_mutex);
+  m_representative = std::move(representative);
+  m_participants = 0;
+  for (int r = 0; r < m_ranks; ++r) m_participants += m_representative[static_cast<size_t>(r)] == r ? 1 : 0;
+}
 
 bool StepGate::isStop(int rank, const GatePoint& p) const {
   const bool breakpoint = m_breakKinds.count(p.kind) ||
@@ -40,7 +50,7 @@ void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns) {
   m_lastNs[rank] = now_ns;
   if (!stop) return;
   m_waiting[rank] = true;
-  if (++m_waitingCount == m_ranks) ++m_stops;
+  if (++m_waitingCount == m_participants) ++m_stops;
   m_cv.notify_all();
   const uint64_t generation = m_generation;
   // The release (step/resume) clears the waiting set itself, so a rank that has
@@ -74,10 +84,17 @@ void StepGate::setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_
 
 bool StepGate::stopped(std::vector<GatePoint>* points, uint64_t* stop_id, std::vector<int64_t>* times_ns) const {
   std::lock_guard lock(m_mutex);
-  if (m_waitingCount != m_ranks) return false;
-  if (points) *points = m_last;
+  if (m_waitingCount != m_participants) return false;
+  if (points) {
+    points->resize(static_cast<size_t>(m_ranks));
+    for (int r = 0; r < m_ranks; ++r) (*points)[static_cast<size_t>(r)] = m_last[static_cast<size_t>(m_representative[static_cast<size_t>(r)])];
+  }
   if (stop_id) *stop_id = m_stops;
-  if (times_ns) *times_ns = m_lastNs;
+  if (times_ns) {
+    times_ns->resize(static_cast<size_t>(m_ranks));
+    for (int r = 0; r < m_ranks; ++r)
+      (*times_ns)[static_cast<size_t>(r)] = m_lastNs[static_cast<size_t>(m_representative[static_cast<size_t>(r)])];
+  }
   return true;
 }
 

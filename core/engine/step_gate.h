@@ -47,6 +47,10 @@ class StepGate {
   bool stopped(std::vector<GatePoint>* points = nullptr, uint64_t* stop_id = nullptr,
                std::vector<int64_t>* times_ns = nullptr) const;
   bool paused() const;  // the controller asked for a stop that has not been released
+  // Symmetric replication: rank r is a copy of representative[r] and never
+  // passes the gate itself; a stop then needs only the representatives, and
+  // stopped() reports each copy at its representative's point.
+  void setRepresentatives(std::vector<int> representative);
   bool enabled() const { return m_enabled; }
   void enable() { m_enabled = true; }  // before the run starts; a disabled gate costs nothing
 
@@ -54,6 +58,8 @@ class StepGate {
   bool isStop(int rank, const GatePoint& p) const;
 
   const int m_ranks;
+  int m_participants;                // ranks that pass the gate themselves
+  std::vector<int> m_representative;
   RunControl& m_control;
   bool m_enabled = false;
   mutable std::mutex m_mutex;

@@ -3,6 +3,7 @@
 // to models no CPU could run; and the seed's lessons show up in its timelines.
 #include <QtTest>
 
+#include <cstring>
 #include <map>
 
 #include "analysis/capacity.h"
@@ -203,6 +204,82 @@ class TestMetaBackend : public QObject {
     const double measured = modelStateBytesPerParam(r.ranks[0], r.params);
     QVERIFY(std::abs(measured - 16.0 / 64) < 0.01);
     QVERIFY(r.mfu() > 0.05 && r.mfu() < 1.0);
+  }
+
+  // Symmetric ranks simulated once and copied: everything a full simulation
+  // measures per rank comes out the same — step metrics, ledgers, traffic,
+  // and each rank's events on its own groups (HSDP's copies live in other
+  // shard groups). An injected branch is never replicated.
+  void replicationMatchesTheFullSimulation_data() {
+    QTest::addColumn<QString>("strategy");
+    QTest::addColumn<QString>("profile");
+    QTest::addColumn<int>("shard_group");
+    QTest::newRow("zero3 h100") << "zero3" << "h100-sxm" << 0;
+    QTest::newRow("ddp h100") << "ddp" << "h100-sxm" << 0;
+    QTest::newRow("hsdp 8x8 h100") << "hsdp" << "h100-sxm" << 8;
+    QTest::newRow("zero3 25gbe") << "zero3" << "cluster-25gbe" << 0;
+  }
+  void replicationMatchesTheFullSimulation() {
+    QFETCH(QString, strategy);
+    QFETCH(QString, profile);
+    QFETCH(int, shard_group);
+    RunConfig c = big(qPrintable(strategy));
+    c.model.layers = 4;
+    c.model.hidden = 256;
+    c.model.heads = 4;
+    c.model.seq = 128;
+    c.model.vocab = 1024;
+    c.ranks = 64;
+    c.batch = 64;
+    c.steps = 1;
+    c.profile = profile.toStdString();
+    if (shard_group) c.shard_group = shard_group;
+    c.timeout_ms = 20000;
+
+    Run full_run(c);
+    full_run.setReplication(false);
+    const RunResult full = full_run.execute();
+    Run copied_run(c);
+    QVERIFY(copied_run.replicated());
+    const RunResult copied = copied_run.execute();
+    QCOMPARE(full.simulated_ranks, 64);
+    QCOMPARE(copied.simulated_ranks, 1);
+
+    QCOMPARE(copied.last_step.size(), full.last_step.size());
+    for (size_t r = 0; r < full.last_step.size(); ++r) {
+      QCOMPARE(copied.last_step[r].wall_ns, full.last_step[r].wall_ns);
+      QCOMPARE(copied.last_step[r].exposed_comm_ns, full.last_step[r].exposed_comm_ns);
+      QCOMPARE(copied.last_step[r].comm_ns, full.last_step[r].comm_ns);
+    }
+    for (int r = 0; r < 64; ++r) {
+      const RankResult& a = full.ranks[size_t(r)];
+      const RankResult& b = copied.ranks[size_t(r)];
+      QCOMPARE(b.rank, r);
+      QCOMPARE(b.ledger.model_state_peak, a.ledger.model_state_peak);
+      QCOMPARE(b.ledger.total_peak, a.ledger.total_peak);
+      QCOMPARE(b.ledger.peak, a.ledger.peak);
+      QCOMPARE(b.comm_bytes.all_gather, a.comm_bytes.all_gather);
+      QCOMPARE(b.comm_bytes.reduce_scatter, a.comm_bytes.reduce_scatter);
+      QCOMPARE(b.comm_bytes.all_reduce, a.comm_bytes.all_reduce);
+    }
+    const RunTrace ta = full_run.trace(), tb = copied_run.trace();
+    for (int r : {0, 9, 37, 63}) {
+      const auto& ea = ta.events[size_t(r)];
+      const auto& eb = tb.events[size_t(r)];
+      QCOMPARE(eb.size(), ea.size());
+      for (size_t i = 0; i < ea.size(); ++i)
+        QVERIFY2(std::memcmp(&ea[i], &eb[i], sizeof(Event)) == 0,
+                 qPrintable(QStringLiteral("rank %1 event %2 (%3, group %4 vs %5) differs")
+                                .arg(r)
+                                .arg(i)
+                                .arg(QLatin1String(eventKindName(ea[i].kind).data()))
+                                .arg(ea[i].group)
+                                .arg(eb[i].group)));
+    }
+
+    RunConfig branch = c;
+    branch.inject_branch = InjectBranch{1, 0};
+    QVERIFY(!Run(branch).replicated());  // the ranks differ: every one is simulated
   }
 };
 

@@ -55,6 +55,9 @@ class TestRunArgs : public QObject {
                            "--inject-branch", "1:0", "--layers", "3"}));
     expectRoundTrip(parse({"--backend", "meta", "--model", "llama2-70b", "--strategy", "zero3", "--ranks", "512",
                            "--batch", "512"}));
+    const RunConfig off = parse({"--backend", "meta", "--ranks", "64", "--batch", "64", "--replicate", "off"});
+    expectRoundTrip(off);
+    QCOMPARE(parseRunArgs(runArgs(off)).replicate, false);
   }
 
   void configJsonCarriesTheFlags() {

@@ -148,6 +148,30 @@ class TestStepGate : public QObject {
     QCOMPARE(stops, 2 * 6);  // input, 4 blocks, head per step
   }
 
+  void replicatedRanksStopTogether() {
+    // 64 meta ranks are simulated once: the copies stop where rank 0 stops.
+    RunConfig c = zero3();
+    c.backend = Backend::Meta;
+    c.clock = ClockKind::Modeled;
+    c.ranks = 64;
+    c.batch = 64;
+    Run run(c);
+    QVERIFY(run.replicated());
+    run.gate().enable();
+    run.gate().pause();
+    run.start();
+    uint64_t stop = 0;
+    auto points = nextStop(run, stop);
+    QCOMPARE(points.size(), size_t{64});
+    expectLockstep(points);
+    run.gate().step(StepMode::NextUnit);
+    points = nextStop(run, stop);
+    expectLockstep(points);
+    QCOMPARE(points[63].unit, 1);
+    run.gate().resume();
+    QCOMPARE(int(run.wait().losses.size()), 2);
+  }
+
   void cancelWhileStopped() {
     Run run(zero3());
     run.gate().enable();
