@@ -1,6 +1,7 @@
 // The meta backend at scale and the modeled clock's overhead.
-//  1. llama2-70b, one zero3 step on 512 ranks (every rank simulated, no
-//     replication): wall time, peak RSS, events simulated per second.
+//  1. llama2-70b, one zero3 step on 512 ranks, symmetric ranks simulated
+//     once (the default), then every rank simulated (--replicate off): wall
+//     time, peak RSS (the process's so far), events simulated per second.
 //  2. The same small real CPU run on the measured and on the modeled clock:
 //     the modeled clock's overhead on a real run (target under 5%).
 // Usage: bench_meta [--ranks P]
@@ -35,21 +36,25 @@ int main(int argc, char** argv) {
   meta.ranks = ranks;
   meta.batch = ranks;
   meta.steps = 1;
-  auto t0 = Clock::now();
-  Run run(meta);
-  const RunResult r = run.execute();
-  const double wall = seconds(t0);
-  size_t events = 0;
-  for (int k = 0; k < ranks; ++k) events += run.eventLog(k).publishedCount();
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  int64_t step = 0;
-  for (const StepMetrics& m : r.last_step) step = std::max(step, m.wall_ns);
-  std::printf("llama2-70b (%lld params), zero3, %d ranks, meta backend, h100-sxm:\n", (long long)r.params, ranks);
-  std::printf("  simulated in %.2f s, peak RSS %.0f MiB, %zu events (%.2f M events/s)\n", wall,
-              usage.ru_maxrss / 1024.0, events, events / wall / 1e6);
-  std::printf("  modeled step %.1f ms, MFU %.1f%%, model state %.3f bytes/param per rank\n", step / 1e6,
-              100 * r.mfu(), double(r.ranks[0].ledger.model_state_peak) / double(r.params));
+  for (bool replicate : {true, false}) {
+    meta.replicate = replicate;
+    auto t0 = Clock::now();
+    Run run(meta);
+    const RunResult r = run.execute();
+    const double wall = seconds(t0);
+    size_t events = 0;
+    for (int k = 0; k < ranks; ++k) events += run.eventLog(k).publishedCount();
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    int64_t step = 0;
+    for (const StepMetrics& m : r.last_step) step = std::max(step, m.wall_ns);
+    std::printf("llama2-70b (%lld params), zero3, %d ranks, meta backend, h100-sxm, %s:\n", (long long)r.params, ranks,
+                replicate ? "symmetric ranks simulated once" : "every rank simulated");
+    std::printf("  %d rank(s) simulated in %.2f s, peak RSS %.0f MiB, %zu events simulated (%.2f M events/s)\n",
+                r.simulated_ranks, wall, usage.ru_maxrss / 1024.0, events, events / wall / 1e6);
+    std::printf("  modeled step %.1f ms, MFU %.1f%%, model state %.3f bytes/param per rank\n", step / 1e6,
+                100 * r.mfu(), double(r.ranks[0].ledger.model_state_peak) / double(r.params));
+  }
 
   RunConfig real;  // CLI defaults: 4 ranks, 8 blocks, hidden 512
   real.steps = 4;
@@ -57,7 +62,7 @@ int main(int argc, char** argv) {
   for (int rep = 0; rep < 3; ++rep) {
     for (ClockKind clock : {ClockKind::Measured, ClockKind::Modeled}) {
       real.clock = clock;
-      t0 = Clock::now();
+      const auto t0 = Clock::now();
       Run(real).execute();
       (clock == ClockKind::Measured ? measured : modeled) += seconds(t0);
     }
