@@ -113,7 +113,7 @@ class BucketPlottable : public QCPAbstractPlottable {
     painter->setPen(Qt::NoPen);
     for (int b = 0; b < m_activity->bucketCount(); ++b) {
       const QRectF band(QPointF(clip.left(), y(b * ranks)), QPointF(clip.right() + 1, y((b + 1) * ranks)));
-      painter->fillRect(band.normalized(), b % 2 ? QColor(0xF4, 0xF6, 0xF8) : QColor(0xFF, 0xFF, 0xFF));
+      painter->fillRect(band.normalized(), Palette::rankBand(b));
     }
     for (int r = 0; r < n; ++r) {
       const int rank = rankOfRow(r), bucket = bucketOfRow(r);
@@ -122,7 +122,7 @@ class BucketPlottable : public QCPAbstractPlottable {
       }
     }
     drawComputeStrip(painter, clip, x, y);
-    painter->setPen(QPen(QColor(0xB0, 0xB5, 0xBC), 1));
+    painter->setPen(QPen(Palette::themed(QColor(0xB0, 0xB5, 0xBC)), 1));
     for (int b = 0; b < m_activity->bucketCount(); ++b) {
       const double yy = std::round(y(b * ranks));
       painter->drawLine(QPointF(clip.left(), yy), QPointF(clip.right(), yy));
@@ -321,7 +321,7 @@ BucketsView::BucketsView(const EventStore* store, QWidget* parent)
   m_empty = new QLabel(tr("Bucket firing appears for ddp, zero1 and zero2 runs."), m_plot);
   m_empty->setAlignment(Qt::AlignCenter);
   m_empty->setWordWrap(true);
-  m_empty->setStyleSheet(QStringLiteral("color: #777;"));
+  m_empty->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x77, 0x77, 0x77)).name()));
   m_empty->setAttribute(Qt::WA_TransparentForMouseEvents);
   auto* overlay = new QVBoxLayout(m_plot);
   overlay->addWidget(m_empty);

@@ -129,7 +129,7 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   m_empty = new QLabel(this);
   m_empty->setAlignment(Qt::AlignCenter);
   m_empty->setWordWrap(true);
-  m_empty->setStyleSheet(QStringLiteral("color: #777;"));
+  m_empty->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x77, 0x77, 0x77)).name()));
 
   auto* box = new QVBoxLayout(this);
   box->setContentsMargins(0, 0, 0, 0);

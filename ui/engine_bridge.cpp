@@ -89,6 +89,13 @@ void EngineBridge::release() {
 
 LedgerSnapshot EngineBridge::ledgerNow(int rank) const { return m_run ? m_run->ledger(rank) : LedgerSnapshot{}; }
 
+size_t EngineBridge::recordedEvents() const {
+  size_t n = 0;
+  if (m_run)
+    for (int r = 0; r < m_config.ranks; ++r) n += m_run->eventLog(r).publishedCount();
+  return n;
+}
+
 bool EngineBridge::isStepping() const { return isRunning() && m_run->gate().paused(); }
 
 void EngineBridge::setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks) {

@@ -59,6 +59,9 @@ class EngineBridge : public QObject {
   // The engine's own books for a rank right now (empty without a run): at a
   // stop, what the memory view's replay at the cursor must agree with.
   LedgerSnapshot ledgerNow(int rank) const;
+  // Events the ranks have published so far (all ranks): the store holds them
+  // all once a poll has drained them.
+  size_t recordedEvents() const;
 
   bool isRunning() const { return m_run && !m_done; }
   bool hasRun() const { return m_run != nullptr; }

@@ -13,6 +13,8 @@
 #include <tuple>
 #include <qcustomplot.h>
 
+#include "plot_style.h"
+#include "palette.h"
 #include "engine/run_config.h"
 #include "event_store.h"
 
@@ -163,6 +165,25 @@ bool FigureExport::write(const QString& path, const QString& title, const QStrin
     return false;
   }
   const double scale = themeScale(width, height);
+  // Figures are always light: switch the palette (and the plots' colours)
+  // while drawing, and back afterwards.
+  struct LightWhileDrawing {
+    const QList<Panel>& panels;
+    Theme shown = Palette::theme();
+    explicit LightWhileDrawing(const QList<Panel>& p) : panels(p) {
+      if (shown == Theme::Light) return;
+      Palette::setTheme(Theme::Light);
+      for (const Panel& panel : panels) PlotStyle::applyTheme(panel.plot);
+    }
+    ~LightWhileDrawing() {
+      if (shown == Theme::Light) return;
+      Palette::setTheme(shown);
+      for (const Panel& panel : panels) {
+        PlotStyle::applyTheme(panel.plot);
+        panel.plot->replot(QCustomPlot::rpQueuedReplot);
+      }
+    }
+  } light(panels);
   bool ok = false;
   if (suffix == QLatin1String("png")) {
     QImage image(width, height, QImage::Format_RGB32);

@@ -1,6 +1,7 @@
 #include "main_window.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -24,7 +25,10 @@
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <qcustomplot.h>
 
+#include "plot_style.h"
+#include "palette.h"
 #include "buckets_view.h"
 #include "comm_view.h"
 #include "engine_bridge.h"
@@ -72,7 +76,7 @@ bool askFigure(QWidget* parent, QString* view, int* width, int* height) {
   form->addRow(QObject::tr("width"), w);
   form->addRow(QObject::tr("height"), h);
   auto* note = new QLabel(QObject::tr("Teaching theme: white, large fonts, legend, a title with the config."), &dialog);
-  note->setStyleSheet(QStringLiteral("color: #666;"));
+  note->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x66, 0x66, 0x66)).name()));
   form->addRow(note);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
   QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
@@ -151,6 +155,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_bridge(new Engi
   connect(m_panel, &ExperimentPanel::stopRequested, m_bridge, &EngineBridge::cancel);
   connect(m_panel, &ExperimentPanel::validityChanged, this, &MainWindow::updateActions);
 
+  // Every plot follows the theme (Palette::themed), including after a figure
+  // export has drawn it light.
+  for (QCustomPlot* plot : findChildren<QCustomPlot*>()) PlotStyle::followTheme(plot);
   resize(1500, 920);
   m_defaultState = saveState();
   restoreSettings();
@@ -334,6 +341,23 @@ void MainWindow::createActions() {
   view->addAction(m_zoomSelectionAction);
   view->addSeparator();
   for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
+  view->addSeparator();
+  QMenu* theme = view->addMenu(tr("&Theme"));
+  auto* themes = new QActionGroup(theme);
+  for (const auto& [name, value] : {std::pair{tr("Light"), Theme::Light}, std::pair{tr("Dark"), Theme::Dark}}) {
+    QAction* a = theme->addAction(name);
+    a->setCheckable(true);
+    a->setChecked(Palette::theme() == value);
+    themes->addAction(a);
+    connect(a, &QAction::triggered, this, [this, value = value, name = name] {
+      if (m_persist) QSettings().setValue(QStringLiteral("view/theme"), value == Theme::Dark ? "dark" : "light");
+      statusBar()->showMessage(value == Palette::theme()
+                                   ? tr("the %1 theme is in use").arg(name.toLower())
+                                   : tr("the %1 theme applies when ShardScope starts next (figures are always light)")
+                                         .arg(name.toLower()),
+                               8000);
+    });
+  }
   view->addSeparator();
   view->addAction(tr("Reset layout"), this, [this] { restoreState(m_defaultState); });
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -805,6 +829,12 @@ void MainWindow::onRunFinished(bool ok, const QString& message) {
 }
 
 void MainWindow::refreshViews() {
+  if (m_bridge->gateStop()) {
+    // Stopped: a late event (a prefetch finishing) must show at once, and
+    // nothing else is streaming, so skip the views' throttles.
+    refreshAllNow();
+    return;
+  }
   m_timeline->refresh();
   m_memory->refresh();
   m_loss->refresh();

@@ -1,5 +1,7 @@
 #include "palette.h"
 
+#include <algorithm>
+
 namespace shardscope {
 
 namespace {
@@ -47,14 +49,14 @@ QColor Palette::category(Category category) {
   return Qt::gray;
 }
 
-QColor Palette::unitState(UnitState state) {
+QColor Palette::unitState(UnitState state, Theme theme) {
   switch (state) {
-    case UnitState::Sharded: return QColor(0xC9, 0xCD, 0xD2);
+    case UnitState::Sharded: return themed(QColor(0xC9, 0xCD, 0xD2), theme);
     case UnitState::Gathering: return kGreen;
     case UnitState::Gathered: return kYellow;
     case UnitState::Computing: return kBlue;
     case UnitState::Reducing: return kVermillion;
-    case UnitState::Freed: return QColor(0xF7, 0xF7, 0xF7);
+    case UnitState::Freed: return themed(QColor(0xF7, 0xF7, 0xF7), theme);
   }
   return Qt::gray;
 }
@@ -82,14 +84,36 @@ QColor Palette::textOn(const QColor& fill) {
   return y > 0.5 ? QColor(0x1A, 0x1A, 0x1A) : Qt::white;
 }
 
-QColor Palette::foldedMixed() { return QColor(0x9A, 0x9A, 0x9A); }
-QColor Palette::background() { return Qt::white; }
-QColor Palette::rankBand(int rank) { return rank % 2 ? QColor(0xF4, 0xF6, 0xF8) : QColor(0xFF, 0xFF, 0xFF); }
-QColor Palette::grid() { return QColor(0xE2, 0xE2, 0xE2); }
-QColor Palette::selection() { return QColor(0x1A, 0x1A, 0x1A); }
+namespace {
+Theme g_theme = Theme::Light;
+}
+
+void Palette::setTheme(Theme theme) { g_theme = theme; }
+Theme Palette::theme() { return g_theme; }
+
+QColor Palette::themed(const QColor& light) { return themed(light, g_theme); }
+
+QColor Palette::themed(const QColor& light, Theme theme) {
+  if (theme == Theme::Light) return light;
+  const int spread = std::max({light.red(), light.green(), light.blue()}) - std::min({light.red(), light.green(), light.blue()});
+  if (spread > 40) return light;  // a hue: kinds, categories, the cursor
+  // Mirror the lightness into [26, 236]: white becomes the canvas (#1A1D21
+  // family), near-black text becomes near-white.
+  const int l = light.lightness();
+  const int mirrored = 26 + (255 - l) * 210 / 255;
+  QColor out = QColor::fromHsl(light.hslHue() < 0 ? 210 : light.hslHue(), std::min(light.hslSaturation(), 40), mirrored);
+  out.setAlpha(light.alpha());
+  return out;
+}
+
+QColor Palette::foldedMixed() { return themed(QColor(0x9A, 0x9A, 0x9A)); }
+QColor Palette::background() { return themed(Qt::white); }
+QColor Palette::rankBand(int rank) { return themed(rank % 2 ? QColor(0xF4, 0xF6, 0xF8) : QColor(0xFF, 0xFF, 0xFF)); }
+QColor Palette::grid(Theme theme) { return themed(QColor(0xE2, 0xE2, 0xE2), theme); }
+QColor Palette::selection(Theme theme) { return themed(QColor(0x1A, 0x1A, 0x1A), theme); }
 
 QColor Palette::cursor() { return QColor(0xC0, 0x00, 0x40); }
-QColor Palette::step() { return QColor(0x50, 0x50, 0x50); }
+QColor Palette::step(Theme theme) { return themed(QColor(0x50, 0x50, 0x50), theme); }
 
 QString Palette::kindTitle(EventKind kind) {
   switch (kind) {

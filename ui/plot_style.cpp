@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+#include <functional>
+
 #include "palette.h"
 
 namespace shardscope {
@@ -16,9 +18,115 @@ void PlotStyle::styleAxes(QCustomPlot* plot) {
     a->setBasePen(axis_pen);
     a->setTickPen(axis_pen);
     a->setSubTickPen(axis_pen);
-    a->grid()->setPen(QPen(Palette::grid(), 1, Qt::DotLine));
+    a->grid()->setPen(QPen(Palette::grid(Theme::Light), 1, Qt::DotLine));
   }
   plot->setBackground(Palette::background());
+}
+
+namespace {
+
+// One colour of one object: in Dark, remember the light colour the view set
+// (a property on the object) and show its themed version; in Light, put the
+// remembered colour back. A view that sets a new light colour later is seen
+// as a colour that is not the themed version of the remembered one.
+template <class Get, class Set>
+void follow(QObject* o, const char* key, Get get, Set set) {
+  const QColor now = get();
+  const QVariant kept = o->property(key);
+  if (Palette::theme() == Theme::Light) {
+    if (kept.isValid()) {
+      if (now == Palette::themed(kept.value<QColor>(), Theme::Dark)) set(kept.value<QColor>());
+      o->setProperty(key, QVariant());
+    }
+    return;
+  }
+  QColor light = kept.isValid() ? kept.value<QColor>() : now;
+  if (kept.isValid() && now != Palette::themed(light, Theme::Dark)) light = now;  // the view changed it
+  o->setProperty(key, light);
+  const QColor shown = Palette::themed(light, Theme::Dark);
+  if (shown != now) set(shown);
+}
+
+void followPen(QObject* o, const char* key, const std::function<QPen()>& get, const std::function<void(const QPen&)>& set) {
+  follow(o, key, [&] { return get().color(); }, [&](const QColor& c) {
+    QPen p = get();
+    p.setColor(c);
+    set(p);
+  });
+}
+
+void followBrush(QObject* o, const char* key, const std::function<QBrush()>& get,
+                 const std::function<void(const QBrush&)>& set) {
+  if (get().style() == Qt::NoBrush) return;
+  follow(o, key, [&] { return get().color(); }, [&](const QColor& c) {
+    QBrush b = get();
+    b.setColor(c);
+    set(b);
+  });
+}
+
+}  // namespace
+
+void PlotStyle::followTheme(QCustomPlot* plot) {
+  QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { applyTheme(plot); });
+  applyTheme(plot);
+}
+
+void PlotStyle::applyTheme(QCustomPlot* plot) {
+  plot->setBackground(Palette::background());
+  for (QCPAxisRect* rect : plot->axisRects()) {
+    for (QCPAxis* a : rect->axes()) {
+      followPen(a, "ssBasePen", [a] { return a->basePen(); }, [a](const QPen& p) { a->setBasePen(p); });
+      followPen(a, "ssTickPen", [a] { return a->tickPen(); }, [a](const QPen& p) { a->setTickPen(p); });
+      followPen(a, "ssSubTickPen", [a] { return a->subTickPen(); }, [a](const QPen& p) { a->setSubTickPen(p); });
+      follow(a, "ssLabel", [a] { return a->labelColor(); }, [a](const QColor& c) { a->setLabelColor(c); });
+      follow(a, "ssTickLabel", [a] { return a->tickLabelColor(); }, [a](const QColor& c) { a->setTickLabelColor(c); });
+      QCPGrid* g = a->grid();
+      followPen(g, "ssGridPen", [g] { return g->pen(); }, [g](const QPen& p) { g->setPen(p); });
+      followPen(g, "ssSubGridPen", [g] { return g->subGridPen(); }, [g](const QPen& p) { g->setSubGridPen(p); });
+    }
+  }
+  if (QCPLegend* legend = plot->legend) {
+    followBrush(legend, "ssBrush", [legend] { return legend->brush(); }, [legend](const QBrush& b) { legend->setBrush(b); });
+    followPen(legend, "ssBorder", [legend] { return legend->borderPen(); }, [legend](const QPen& p) { legend->setBorderPen(p); });
+    follow(legend, "ssText", [legend] { return legend->textColor(); }, [legend](const QColor& c) { legend->setTextColor(c); });
+    for (int i = 0; i < legend->itemCount(); ++i) {
+      QCPAbstractLegendItem* item = legend->item(i);
+      if (!item) continue;  // an empty cell of the legend's grid
+      // A new item takes the legend's (already themed) colour: its light
+      // original is the legend's.
+      if (!item->property("ssText").isValid() && Palette::theme() == Theme::Dark &&
+          item->textColor() == legend->textColor())
+        item->setProperty("ssText", legend->property("ssText"));
+      follow(item, "ssText", [item] { return item->textColor(); }, [item](const QColor& c) { item->setTextColor(c); });
+    }
+  }
+  for (QCPLayoutElement* e : plot->plotLayout()->elements(true))
+    if (auto* text = e ? qobject_cast<QCPTextElement*>(e) : nullptr)
+      follow(text, "ssText", [text] { return text->textColor(); }, [text](const QColor& c) { text->setTextColor(c); });
+  for (int i = 0; i < plot->itemCount(); ++i) {
+    QCPAbstractItem* item = plot->item(i);
+    if (auto* t = qobject_cast<QCPItemText*>(item)) {
+      follow(t, "ssColor", [t] { return t->color(); }, [t](const QColor& c) { t->setColor(c); });
+      followBrush(t, "ssBrush", [t] { return t->brush(); }, [t](const QBrush& b) { t->setBrush(b); });
+      followPen(t, "ssPen", [t] { return t->pen(); }, [t](const QPen& p) { t->setPen(p); });
+    } else if (auto* l = qobject_cast<QCPItemLine*>(item)) {
+      followPen(l, "ssPen", [l] { return l->pen(); }, [l](const QPen& p) { l->setPen(p); });
+    } else if (auto* sl = qobject_cast<QCPItemStraightLine*>(item)) {
+      followPen(sl, "ssPen", [sl] { return sl->pen(); }, [sl](const QPen& p) { sl->setPen(p); });
+    } else if (auto* r = qobject_cast<QCPItemRect*>(item)) {
+      followPen(r, "ssPen", [r] { return r->pen(); }, [r](const QPen& p) { r->setPen(p); });
+      followBrush(r, "ssBrush", [r] { return r->brush(); }, [r](const QBrush& b) { r->setBrush(b); });
+    } else if (auto* tr = qobject_cast<QCPItemTracer*>(item)) {
+      followPen(tr, "ssPen", [tr] { return tr->pen(); }, [tr](const QPen& p) { tr->setPen(p); });
+      followBrush(tr, "ssBrush", [tr] { return tr->brush(); }, [tr](const QBrush& b) { tr->setBrush(b); });
+    }
+  }
+  for (int i = 0; i < plot->plottableCount(); ++i) {
+    QCPAbstractPlottable* p = plot->plottable(i);
+    followPen(p, "ssPen", [p] { return p->pen(); }, [p](const QPen& pen) { p->setPen(pen); });
+    followBrush(p, "ssBrush", [p] { return p->brush(); }, [p](const QBrush& b) { p->setBrush(b); });
+  }
 }
 
 void PlotStyle::updateLegendRow(QCustomPlot* plot, bool top) {

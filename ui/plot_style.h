@@ -15,6 +15,12 @@ class PlotStyle {
   // column's width at zero and squeeze the plot, so it then goes back into the
   // axis rect's inset layout, hidden.
   static void updateLegendRow(QCustomPlot* plot, bool top);
+  // Keeps a plot in the current Palette theme: before every replot, each
+  // neutral colour a view set (written for the light theme) is shown as
+  // Palette::themed() maps it, and the light original kept, so a figure
+  // export (which switches to Light while it draws) gets it back exactly.
+  static void followTheme(QCustomPlot* plot);
+  static void applyTheme(QCustomPlot* plot);  // the pass followTheme runs
 };
 
 }  // namespace shardscope

@@ -5,6 +5,7 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
+#include "palette.h"
 #include "event_store.h"
 
 namespace shardscope {
@@ -16,13 +17,13 @@ StepWalkthrough::StepWalkthrough(const EventStore* store, QWidget* parent) : QWi
   f.setBold(true);
   m_title->setFont(f);
   m_source = new QLabel(this);
-  m_source->setStyleSheet(QStringLiteral("color: #666;"));
+  m_source->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x66, 0x66, 0x66)).name()));
   m_where = new QLabel(this);
   m_where->setWordWrap(true);
-  m_where->setStyleSheet(QStringLiteral("color: #444;"));
+  m_where->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x44, 0x44, 0x44)).name()));
   m_note = new QLabel(this);
   m_note->setWordWrap(true);
-  m_note->setStyleSheet(QStringLiteral("color: #555; font-style: italic;"));
+  m_note->setStyleSheet(QStringLiteral("color: %1; font-style: italic;").arg(Palette::themed(QColor(0x55, 0x55, 0x55)).name()));
   auto* box = new QVBoxLayout(this);
   box->setContentsMargins(8, 6, 8, 6);
   box->setSpacing(3);
@@ -73,14 +74,14 @@ void StepWalkthrough::rebuildLines() {
     row.number = new QLabel(QString::number(i + 1), row.frame);
     row.number->setFixedWidth(18);
     row.number->setAlignment(Qt::AlignRight | Qt::AlignTop);
-    row.number->setStyleSheet(QStringLiteral("color: #888;"));
+    row.number->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x88, 0x88, 0x88)).name()));
     const bool header = std::find(a.headers.begin(), a.headers.end(), static_cast<int>(i)) != a.headers.end();
     row.text = new QLabel(a.lines[i], row.frame);
     row.text->setWordWrap(true);
     // Loop bodies indented under their headers, as in the seed.
     row.text->setContentsMargins(header || i + 1 == a.lines.size() ? 0 : 14, 0, 0, 0);
     row.lane = new QLabel(row.frame);
-    row.lane->setStyleSheet(QStringLiteral("color: #7A5C00; font-size: 8pt;"));
+    row.lane->setStyleSheet(QStringLiteral("color: #7A5C00; font-size: 8pt;"));  // only shown on a lit (yellow) row
     row.lane->setAlignment(Qt::AlignRight | Qt::AlignTop);
     h->addWidget(row.number);
     h->addWidget(row.text, 1);
@@ -114,9 +115,11 @@ void StepWalkthrough::updateLit() {
     const QString name = row.frame->objectName();
     row.frame->setStyleSheet(
         state == 0   ? QStringLiteral("QFrame#%1 { background: transparent; }").arg(name)
-        : state == 1 ? QStringLiteral("QFrame#%1 { background: #E3EDF7; border-radius: 3px; }").arg(name)
-        : state == 2 ? QStringLiteral("QFrame#%1 { background: #FFE08A; border: 1px solid #E0B000; border-radius: 3px; }").arg(name)
-                     : QStringLiteral("QFrame#%1 { background: #FFF3CC; border: 1px dashed #E0B000; border-radius: 3px; }").arg(name));
+        : state == 1 ? QStringLiteral("QFrame#%1 { background: #E3EDF7; border-radius: 3px; } QFrame#%1 QLabel { color: #1A1A1A; }").arg(name)
+        : state == 2 ? QStringLiteral("QFrame#%1 { background: #FFE08A; border: 1px solid #E0B000; border-radius: 3px; } "
+                                      "QFrame#%1 QLabel { color: #1A1A1A; }").arg(name)
+                     : QStringLiteral("QFrame#%1 { background: #FFF3CC; border: 1px dashed #E0B000; border-radius: 3px; } "
+                                      "QFrame#%1 QLabel { color: #1A1A1A; }").arg(name));
     QFont f = row.text->font();
     f.setBold(lit != nullptr);
     row.text->setFont(f);

@@ -101,7 +101,7 @@ void TimelinePlottable::drawBands(QCPPainter* painter, const QRect& clip, int fi
   for (int row = first_row; row <= last_row; ++row) {
     const bool group_start = row == 0 || rows[static_cast<size_t>(row - 1)].rank != rows[static_cast<size_t>(row)].rank;
     const double y = std::round(mValueAxis->coordToPixel(rows[static_cast<size_t>(row)].top));
-    painter->setPen(QPen(group_start ? QColor(0xB0, 0xB5, 0xBC) : QColor(0xEA, 0xEC, 0xEF), 1));
+    painter->setPen(QPen(Palette::themed(group_start ? QColor(0xB0, 0xB5, 0xBC) : QColor(0xEA, 0xEC, 0xEF)), 1));
     if (row > 0) painter->drawLine(QPointF(clip.left(), y), QPointF(clip.right(), y));
   }
 }

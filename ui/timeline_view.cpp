@@ -121,12 +121,12 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
   top->setTickLength(0, 5);
   top->setTickLabelPadding(2);
   top->setBasePen(QPen(QColor(0xB0, 0xB5, 0xBC)));
-  top->setTickPen(QPen(Palette::step()));
+  top->setTickPen(QPen(Palette::step(Theme::Light)));
   QFont step_font = font();
   step_font.setPointSizeF(8);
   step_font.setBold(true);
   top->setTickLabelFont(step_font);
-  top->setTickLabelColor(Palette::step());
+  top->setTickLabelColor(Palette::step(Theme::Light));
   top->grid()->setVisible(false);
   connect(x, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), top, qOverload<const QCPRange&>(&QCPAxis::setRange));
 
@@ -177,7 +177,7 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
   m_placeholder = new QLabel(
       tr("No run yet.\nPress Run (Ctrl+R) to train live, or open a trace (Ctrl+O)."), m_plot);
   m_placeholder->setAlignment(Qt::AlignCenter);
-  m_placeholder->setStyleSheet(QStringLiteral("color: #777; font-size: 11pt;"));
+  m_placeholder->setStyleSheet(QStringLiteral("color: %1; font-size: 11pt;").arg(Palette::themed(QColor(0x77, 0x77, 0x77)).name()));
   m_placeholder->setAttribute(Qt::WA_TransparentForMouseEvents);
   auto* overlay = new QVBoxLayout(m_plot);  // keeps the message centred as the plot resizes
   overlay->addWidget(m_placeholder);
@@ -551,7 +551,7 @@ void TimelineView::updateArrows() {
     auto* outline = new QCPItemRect(m_plot);
     outline->topLeft->setCoords(a->x(), a->y() - half);
     outline->bottomRight->setCoords(b->x(), b->y() + half);
-    outline->setPen(QPen(Palette::selection(), 2));
+    outline->setPen(QPen(Palette::selection(Theme::Light), 2));
     outline->setBrush(Qt::NoBrush);
     outline->setClipToAxisRect(true);
     m_arrows.push_back(outline);
@@ -567,7 +567,7 @@ void TimelineView::updateArrows() {
     auto* line = new QCPItemLine(m_plot);
     line->start->setCoords(*start);
     line->end->setCoords(*end);
-    line->setPen(QPen(Palette::selection(), 1.6));
+    line->setPen(QPen(Palette::selection(Theme::Light), 1.6));
     line->setHead(QCPLineEnding(QCPLineEnding::esSpikeArrow, 9, 11));
     line->setClipToAxisRect(true);
     m_arrows.push_back(line);

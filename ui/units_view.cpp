@@ -69,7 +69,7 @@ class UnitGridPlottable : public QCPAbstractPlottable {
         const QColor c = Palette::unitState(s);
         painter->fillRect(cell, c);
         if (cell.width() >= 4 && cell.height() >= 4) {
-          painter->setPen(QPen(s == UnitState::Freed ? QColor(0xBB, 0xBB, 0xBB) : c.darker(130), 1,
+          painter->setPen(QPen(s == UnitState::Freed ? Palette::themed(QColor(0xBB, 0xBB, 0xBB)) : c.darker(130), 1,
                                s == UnitState::Freed ? Qt::DashLine : Qt::SolidLine));
           painter->drawRect(cell.adjusted(0, 0, -1, -1));
         }
@@ -140,7 +140,7 @@ UnitsView::UnitsView(const EventStore* store, QWidget* parent)
 
   for (int s = 0; s < kUnitStateCount; ++s) {
     auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-    const QColor c = Palette::unitState(static_cast<UnitState>(s));
+    const QColor c = Palette::unitState(static_cast<UnitState>(s), Theme::Light);  // a legend icon: followTheme maps it
     b->setBrush(c);
     b->setPen(QPen(static_cast<UnitState>(s) == UnitState::Freed ? QColor(0xBB, 0xBB, 0xBB) : c.darker(130)));
     b->setName(Palette::unitStateTitle(static_cast<UnitState>(s)));
@@ -156,7 +156,7 @@ UnitsView::UnitsView(const EventStore* store, QWidget* parent)
   m_empty = new QLabel(m_plot);
   m_empty->setAlignment(Qt::AlignCenter);
   m_empty->setWordWrap(true);
-  m_empty->setStyleSheet(QStringLiteral("color: #777;"));
+  m_empty->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x77, 0x77, 0x77)).name()));
   m_empty->setAttribute(Qt::WA_TransparentForMouseEvents);
   auto* overlay = new QVBoxLayout(m_plot);
   overlay->addWidget(m_empty);

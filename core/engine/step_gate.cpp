@@ -12,7 +12,8 @@ int phaseOf(EventKind k) { return k == EventKind::Forward ? 0 : k == EventKind::
 
 StepGate::StepGate(int ranks, RunControl& control)
     : m_ranks(ranks), m_participants(ranks), m_control(control), m_last(ranks), m_lastNs(ranks, 0),
-      m_waiting(ranks, false) {
+      m_waiting(ranks, false),
+      m_passes(ranks, 0) {
   for (int r = 0; r < ranks; ++r) m_representative.push_back(r);
 }
 
@@ -29,7 +30,7 @@ bool StepGate::isStop(int rank, const GatePoint& p) const {
   const GatePoint& last = m_last[rank];
   switch (m_mode) {
     case StepMode::Run: return breakpoint;
-    case StepMode::Pause: return true;
+    case StepMode::Pause: return m_passes[rank] >= m_pauseAt;
     case StepMode::NextOp: return true;  // every pass after a release is the next op
     case StepMode::NextUnit: {
       const int a = last.unit >= 0 ? last.unit : last.block, b = p.unit >= 0 ? p.unit : p.block;
@@ -45,6 +46,7 @@ bool StepGate::isStop(int rank, const GatePoint& p) const {
 void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns) {
   if (!m_enabled) return;
   std::unique_lock lock(m_mutex);
+  ++m_passes[rank];
   const bool stop = isStop(rank, point);
   m_last[rank] = point;
   m_lastNs[rank] = now_ns;
@@ -61,6 +63,7 @@ void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns) {
 void StepGate::pause() {
   std::lock_guard lock(m_mutex);
   m_mode = StepMode::Pause;
+  m_pauseAt = *std::max_element(m_passes.begin(), m_passes.end()) + 1;
 }
 
 void StepGate::resume() { step(StepMode::Run); }

@@ -37,7 +37,10 @@ class StepGate {
   void pass(int rank, const GatePoint& point, int64_t now_ns = 0);
 
   // Controller side (any thread).
-  void pause();                 // stop every rank at its next gate point
+  // Stop every rank at the same gate point: the one after the furthest
+  // rank's last, which the ranks behind run on to (ranks running freely are
+  // not in lockstep, but they all pass the same sequence of points).
+  void pause();
   void resume();                // run freely (breakpoints still stop)
   void step(StepMode granularity);  // NextOp / NextUnit / NextPhase / NextStep, then stop
   void setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks);
@@ -69,6 +72,8 @@ class StepGate {
   std::vector<GatePoint> m_last;  // the point each rank last stopped at or passed
   std::vector<int64_t> m_lastNs;  // and its clock there
   std::vector<bool> m_waiting;
+  std::vector<uint64_t> m_passes;  // gate points each rank has reached
+  uint64_t m_pauseAt = 0;          // Pause mode: the pass number every rank stops at
   int m_waitingCount = 0;
   uint64_t m_stops = 0;
   std::set<EventKind> m_breakKinds;

@@ -44,17 +44,24 @@ RunConfig fsdpConfig() {
 constexpr int kWaitMs = 60000;
 
 // Waits for the next stop; after it, lets the other streams settle (a
-// prefetched gather may still be finishing) so the store holds all they did.
+// prefetched gather may still be finishing): the store must hold every event
+// the ranks published, and that count and rank 0's books must stay put. The
+// engine runs at a low priority, so on a loaded machine this can take a while.
 bool waitStop(MainWindow& w, QSignalSpy& stops) {
   const int before = stops.count();
   if (!QTest::qWaitFor([&] { return stops.count() > before || !w.bridge()->isRunning(); }, kWaitMs)) return false;
   if (!w.bridge()->gateStop()) return false;
   size_t seen = 0;
-  for (int stable = 0; stable < 5;) {
+  std::array<int64_t, kCategoryCount> books{};
+  QElapsedTimer clock;
+  clock.start();
+  for (int stable = 0; stable < 5 && clock.elapsed() < kWaitMs;) {
     QTest::qWait(40);
     const size_t now = w.store().eventCount();
-    stable = now == seen ? stable + 1 : 0;
+    const auto ledger = w.bridge()->ledgerNow(0).current;
+    stable = now == seen && now == w.bridge()->recordedEvents() && ledger == books ? stable + 1 : 0;
     seen = now;
+    books = ledger;
   }
   return w.bridge()->gateStop().has_value();
 }
