@@ -148,6 +148,25 @@ class TestStepGate : public QObject {
     QCOMPARE(stops, 2 * 6);  // input, 4 blocks, head per step
   }
 
+  void pauseFromAFreeRunStopsInLockstep() {
+    // Running freely the ranks drift apart by an op or more; Pause must
+    // still stop them all at one point (the furthest rank's next).
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      RunConfig c = zero3();
+      c.steps = 1000;
+      Run run(c);
+      run.gate().enable();
+      run.start();
+      while (run.stepsDone() < 1 && !run.finished()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(attempt * 3));
+      run.gate().pause();
+      uint64_t stop = 0;
+      expectLockstep(nextStop(run, stop));
+      run.cancel();
+      QVERIFY_THROWS_EXCEPTION(RunAborted, run.wait());
+    }
+  }
+
   void replicatedRanksStopTogether() {
     // 64 meta ranks are simulated once: the copies stop where rank 0 stops.
     RunConfig c = zero3();
