@@ -9,7 +9,6 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QMessageBox>
-#include <QPalette>
 #include <QPixmap>
 #include <QSettings>
 #include <QTimer>
@@ -22,7 +21,7 @@
 #include "experiment_panel.h"
 #include "figure_job.h"
 #include "main_window.h"
-#include "palette.h"
+#include "theme.h"
 #include "preset.h"
 #include "stepping_controls.h"
 #include "units_view.h"
@@ -52,35 +51,6 @@ void grabAndQuit(shardscope::MainWindow& window, const QString& path, int code) 
     }
     QApplication::exit(g_exitCode);
   });
-}
-
-// Fusion with dark roles: the widgets' side of the dark theme (the plots
-// follow Palette::themed).
-QPalette darkPalette() {
-  QPalette p;
-  const QColor window(0x2B, 0x2E, 0x33), base(0x1F, 0x22, 0x26), text(0xE2, 0xE5, 0xE9), muted(0x7A, 0x7F, 0x87);
-  p.setColor(QPalette::Window, window);
-  p.setColor(QPalette::WindowText, text);
-  p.setColor(QPalette::Base, base);
-  p.setColor(QPalette::AlternateBase, window);
-  p.setColor(QPalette::ToolTipBase, window);
-  p.setColor(QPalette::ToolTipText, text);
-  p.setColor(QPalette::PlaceholderText, QColor(0x8A, 0x90, 0x99));
-  p.setColor(QPalette::Text, text);
-  p.setColor(QPalette::Button, QColor(0x33, 0x37, 0x3D));
-  p.setColor(QPalette::ButtonText, text);
-  p.setColor(QPalette::BrightText, QColor(0xFF, 0x4D, 0x7D));
-  p.setColor(QPalette::Link, QColor(0x56, 0xB4, 0xE9));
-  p.setColor(QPalette::Highlight, QColor(0x00, 0x72, 0xB2));
-  p.setColor(QPalette::HighlightedText, Qt::white);
-  p.setColor(QPalette::Light, QColor(0x42, 0x46, 0x4D));
-  p.setColor(QPalette::Midlight, QColor(0x3A, 0x3E, 0x44));
-  p.setColor(QPalette::Mid, QColor(0x4A, 0x4F, 0x57));
-  p.setColor(QPalette::Dark, QColor(0x1A, 0x1C, 0x20));
-  p.setColor(QPalette::Shadow, QColor(0x11, 0x11, 0x11));
-  for (QPalette::ColorRole role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
-    p.setColor(QPalette::Disabled, role, muted);
-  return p;
 }
 
 // --cursor: "auto" (the units view's default moment) or ms since run start.
@@ -148,7 +118,7 @@ int main(int argc, char** argv) {
                      height_opt, cursor_opt, step_opt, theme_opt});
   parser.process(app);
 
-  // The theme is fixed for the process: views take their colours when built.
+  // The theme to start in (View > Theme switches it live and keeps the choice).
   QString theme = parser.isSet(shot_opt) || parser.isSet(figure_opt)
                       ? QStringLiteral("light")
                       : QSettings().value(QStringLiteral("view/theme"), QStringLiteral("light")).toString();
@@ -157,10 +127,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: --theme must be light or dark, got '%s'\n", qPrintable(theme));
     return 2;
   }
-  if (theme == QLatin1String("dark") && !parser.isSet(figure_opt)) {
-    shardscope::Palette::setTheme(shardscope::Theme::Dark);
-    QApplication::setPalette(darkPalette());
-  }
+  shardscope::applyTheme(theme == QLatin1String("dark") && !parser.isSet(figure_opt) ? shardscope::Theme::Dark
+                                                                                     : shardscope::Theme::Light);
 
   bool cursor_auto = false;
   double cursor_ms = 0;

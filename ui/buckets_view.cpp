@@ -11,6 +11,7 @@
 #include <cmath>
 #include <qcustomplot.h>
 
+#include "theme.h"
 #include "event_store.h"
 #include "palette.h"
 #include "plot_style.h"
@@ -321,7 +322,7 @@ BucketsView::BucketsView(const EventStore* store, QWidget* parent)
   m_empty = new QLabel(tr("Bucket firing appears for ddp, zero1 and zero2 runs."), m_plot);
   m_empty->setAlignment(Qt::AlignCenter);
   m_empty->setWordWrap(true);
-  m_empty->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x77, 0x77, 0x77)).name()));
+  setTone(m_empty, Tone::Muted);
   m_empty->setAttribute(Qt::WA_TransparentForMouseEvents);
   auto* overlay = new QVBoxLayout(m_plot);
   overlay->addWidget(m_empty);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <qcustomplot.h>
 
+#include "theme.h"
 #include "event_store.h"
 #include "palette.h"
 #include "plot_style.h"
@@ -129,7 +130,7 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   m_empty = new QLabel(this);
   m_empty->setAlignment(Qt::AlignCenter);
   m_empty->setWordWrap(true);
-  m_empty->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x77, 0x77, 0x77)).name()));
+  setTone(m_empty, Tone::Muted);
 
   auto* box = new QVBoxLayout(this);
   box->setContentsMargins(0, 0, 0, 0);

@@ -14,6 +14,7 @@
 #include <QVBoxLayout>
 #include <limits>
 
+#include "theme.h"
 #include "palette.h"
 #include "analysis/formulas.h"
 #include "analysis/run_summary.h"
@@ -187,7 +188,8 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   m_errorLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_derived = new QLabel(this);
   m_derived->setWordWrap(true);
-  m_derived->setStyleSheet(QStringLiteral("QLabel { color: %1; padding: 2px 4px; }").arg(Palette::themed(QColor(0x44, 0x44, 0x44)).name()));
+  m_derived->setStyleSheet(QStringLiteral("QLabel { padding: 2px 4px; }"));
+  setTone(m_derived, Tone::Note);
 
   m_run = new QPushButton(tr("Run"), this);
   m_run->setObjectName(QStringLiteral("runButton"));

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <qcustomplot.h>
 
+#include "theme.h"
 #include "event_store.h"
 #include "palette.h"
 #include "plot_style.h"
@@ -29,7 +30,7 @@ LossView::LossView(const EventStore* store, QWidget* parent)
   auto* bar = new QHBoxLayout;
   bar->setContentsMargins(6, 2, 6, 0);
   auto* hint = new QLabel(tr("Each finished run adds a curve; same data and seed, same curve."), this);
-  hint->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x66, 0x66, 0x66)).name()));
+  setTone(hint, Tone::Muted);
   bar->addWidget(hint, 1);
   bar->addWidget(m_clear);
   auto* box = new QVBoxLayout(this);
@@ -72,7 +73,7 @@ LossView::LossView(const EventStore* store, QWidget* parent)
   m_empty = new QLabel(m_plot);
   m_empty->setAlignment(Qt::AlignCenter);
   m_empty->setWordWrap(true);
-  m_empty->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x77, 0x77, 0x77)).name()));
+  setTone(m_empty, Tone::Muted);
   m_empty->setAttribute(Qt::WA_TransparentForMouseEvents);
   auto* overlay = new QVBoxLayout(m_plot);  // keeps the message centred as the plot resizes
   overlay->addWidget(m_empty);

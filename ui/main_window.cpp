@@ -27,6 +27,7 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include "theme.h"
 #include "plot_style.h"
 #include "palette.h"
 #include "buckets_view.h"
@@ -76,7 +77,7 @@ bool askFigure(QWidget* parent, QString* view, int* width, int* height) {
   form->addRow(QObject::tr("width"), w);
   form->addRow(QObject::tr("height"), h);
   auto* note = new QLabel(QObject::tr("Teaching theme: white, large fonts, legend, a title with the config."), &dialog);
-  note->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x66, 0x66, 0x66)).name()));
+  setTone(note, Tone::Muted);
   form->addRow(note);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
   QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
@@ -351,11 +352,8 @@ void MainWindow::createActions() {
     themes->addAction(a);
     connect(a, &QAction::triggered, this, [this, value = value, name = name] {
       if (m_persist) QSettings().setValue(QStringLiteral("view/theme"), value == Theme::Dark ? "dark" : "light");
-      statusBar()->showMessage(value == Palette::theme()
-                                   ? tr("the %1 theme is in use").arg(name.toLower())
-                                   : tr("the %1 theme applies when ShardScope starts next (figures are always light)")
-                                         .arg(name.toLower()),
-                               8000);
+      applyTheme(value);
+      statusBar()->showMessage(tr("%1 theme (figures are always exported light)").arg(name), 6000);
     });
   }
   view->addSeparator();

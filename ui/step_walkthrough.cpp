@@ -5,6 +5,7 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
+#include "theme.h"
 #include "palette.h"
 #include "event_store.h"
 
@@ -17,13 +18,14 @@ StepWalkthrough::StepWalkthrough(const EventStore* store, QWidget* parent) : QWi
   f.setBold(true);
   m_title->setFont(f);
   m_source = new QLabel(this);
-  m_source->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x66, 0x66, 0x66)).name()));
+  setTone(m_source, Tone::Muted);
   m_where = new QLabel(this);
   m_where->setWordWrap(true);
-  m_where->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x44, 0x44, 0x44)).name()));
+  setTone(m_where, Tone::Note);
   m_note = new QLabel(this);
   m_note->setWordWrap(true);
-  m_note->setStyleSheet(QStringLiteral("color: %1; font-style: italic;").arg(Palette::themed(QColor(0x55, 0x55, 0x55)).name()));
+  m_note->setStyleSheet(QStringLiteral("font-style: italic;"));
+  setTone(m_note, Tone::Note);
   auto* box = new QVBoxLayout(this);
   box->setContentsMargins(8, 6, 8, 6);
   box->setSpacing(3);
@@ -74,7 +76,7 @@ void StepWalkthrough::rebuildLines() {
     row.number = new QLabel(QString::number(i + 1), row.frame);
     row.number->setFixedWidth(18);
     row.number->setAlignment(Qt::AlignRight | Qt::AlignTop);
-    row.number->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x88, 0x88, 0x88)).name()));
+    setTone(row.number, Tone::Muted);
     const bool header = std::find(a.headers.begin(), a.headers.end(), static_cast<int>(i)) != a.headers.end();
     row.text = new QLabel(a.lines[i], row.frame);
     row.text->setWordWrap(true);

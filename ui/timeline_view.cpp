@@ -11,6 +11,7 @@
 #include <cmath>
 #include <qcustomplot.h>
 
+#include "theme.h"
 #include "dependency_links.h"
 #include "event_store.h"
 #include "figure_export.h"
@@ -177,7 +178,8 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
   m_placeholder = new QLabel(
       tr("No run yet.\nPress Run (Ctrl+R) to train live, or open a trace (Ctrl+O)."), m_plot);
   m_placeholder->setAlignment(Qt::AlignCenter);
-  m_placeholder->setStyleSheet(QStringLiteral("color: %1; font-size: 11pt;").arg(Palette::themed(QColor(0x77, 0x77, 0x77)).name()));
+  m_placeholder->setStyleSheet(QStringLiteral("font-size: 11pt;"));
+  setTone(m_placeholder, Tone::Muted);
   m_placeholder->setAttribute(Qt::WA_TransparentForMouseEvents);
   auto* overlay = new QVBoxLayout(m_plot);  // keeps the message centred as the plot resizes
   overlay->addWidget(m_placeholder);

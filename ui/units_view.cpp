@@ -13,6 +13,7 @@
 #include <limits>
 #include <qcustomplot.h>
 
+#include "theme.h"
 #include "event_store.h"
 #include "palette.h"
 #include "plot_style.h"
@@ -156,7 +157,7 @@ UnitsView::UnitsView(const EventStore* store, QWidget* parent)
   m_empty = new QLabel(m_plot);
   m_empty->setAlignment(Qt::AlignCenter);
   m_empty->setWordWrap(true);
-  m_empty->setStyleSheet(QStringLiteral("color: %1;").arg(Palette::themed(QColor(0x77, 0x77, 0x77)).name()));
+  setTone(m_empty, Tone::Muted);
   m_empty->setAttribute(Qt::WA_TransparentForMouseEvents);
   auto* overlay = new QVBoxLayout(m_plot);
   overlay->addWidget(m_empty);

@@ -12,6 +12,7 @@
 #include "experiment_panel.h"
 #include "main_window.h"
 #include "palette.h"
+#include "theme.h"
 #include "timeline_view.h"
 
 using namespace shardscope;
@@ -102,6 +103,24 @@ class TestTheme : public QObject {
     plot->replot(QCustomPlot::rpImmediateRefresh);
     QVERIFY(plot->xAxis->labelColor().lightness() > 150);
     Palette::setTheme(Theme::Light);
+  }
+
+  void switchesLiveAndBack() {
+    MainWindow w;
+    w.setPersistSettings(false);
+    w.show();
+    QCustomPlot* plot = w.timeline()->plot();
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    const QColor light_label = plot->xAxis->labelColor();
+    QVERIFY(light_label.lightness() < 120);
+    applyTheme(Theme::Dark);
+    QCOMPARE(Palette::theme(), Theme::Dark);
+    QVERIFY(plot->xAxis->labelColor().lightness() > 150);
+    QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 80);
+    applyTheme(Theme::Light);
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    QCOMPARE(plot->xAxis->labelColor(), light_label);  // exactly the colour the view set
+    QVERIFY(QApplication::palette().color(QPalette::Window).lightness() > 180);
   }
 };
 
