@@ -11,7 +11,6 @@
 #include <cmath>
 #include <qcustomplot.h>
 
-#include "theme.h"
 #include "event_store.h"
 #include "palette.h"
 #include "plot_style.h"
@@ -319,13 +318,7 @@ BucketsView::BucketsView(const EventStore* store, QWidget* parent)
   m_plot->legend->setIconSize(14, 9);
   m_plot->legend->setRowSpacing(0);
 
-  m_empty = new QLabel(tr("Bucket firing appears for ddp, zero1 and zero2 runs."), m_plot);
-  m_empty->setAlignment(Qt::AlignCenter);
-  m_empty->setWordWrap(true);
-  setTone(m_empty, Tone::Muted);
-  m_empty->setAttribute(Qt::WA_TransparentForMouseEvents);
-  auto* overlay = new QVBoxLayout(m_plot);
-  overlay->addWidget(m_empty);
+  m_empty = PlotStyle::emptyMessage(m_plot, tr("Bucket firing appears for ddp, zero1 and zero2 runs."));
 
   auto* box = new QVBoxLayout(this);
   box->setContentsMargins(0, 0, 0, 0);

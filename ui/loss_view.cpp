@@ -70,13 +70,7 @@ LossView::LossView(const EventStore* store, QWidget* parent)
 
   m_plot->yAxis->setTickLabelPadding(3);
   m_plot->setToolTip(tr("Mean over ranks of each rank's local loss, per completed step"));
-  m_empty = new QLabel(m_plot);
-  m_empty->setAlignment(Qt::AlignCenter);
-  m_empty->setWordWrap(true);
-  setTone(m_empty, Tone::Muted);
-  m_empty->setAttribute(Qt::WA_TransparentForMouseEvents);
-  auto* overlay = new QVBoxLayout(m_plot);  // keeps the message centred as the plot resizes
-  overlay->addWidget(m_empty);
+  m_empty = PlotStyle::emptyMessage(m_plot, QString());
   connect(m_clear, &QPushButton::clicked, this, &LossView::clearRuns);
   refresh();
 }

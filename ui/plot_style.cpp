@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "palette.h"
+#include "theme.h"
 
 namespace shardscope {
 
@@ -66,6 +67,17 @@ void followBrush(QObject* o, const char* key, const std::function<QBrush()>& get
 }
 
 }  // namespace
+
+QLabel* PlotStyle::emptyMessage(QCustomPlot* plot, const QString& text) {
+  auto* label = new QLabel(text, plot);
+  label->setAlignment(Qt::AlignCenter);
+  label->setWordWrap(true);
+  setTone(label, Tone::Muted);
+  label->setAttribute(Qt::WA_TransparentForMouseEvents);
+  auto* overlay = new QVBoxLayout(plot);
+  overlay->addWidget(label);
+  return label;
+}
 
 void PlotStyle::followTheme(QCustomPlot* plot) {
   QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { applyTheme(plot); });

@@ -3,6 +3,8 @@
 #pragma once
 
 class QCustomPlot;
+class QLabel;
+class QString;
 
 namespace shardscope {
 
@@ -20,6 +22,9 @@ class PlotStyle {
   // Palette::themed() maps it, and the light original kept, so a figure
   // export (which switches to Light while it draws) gets it back exactly.
   static void followTheme(QCustomPlot* plot);
+  // A muted message centred over the plot (kept centred as it resizes, and
+  // transparent to the mouse): what the view shows while it has nothing to draw.
+  static QLabel* emptyMessage(QCustomPlot* plot, const QString& text);
   static void applyTheme(QCustomPlot* plot);  // the pass followTheme runs
 };
 

@@ -13,7 +13,6 @@
 #include <limits>
 #include <qcustomplot.h>
 
-#include "theme.h"
 #include "event_store.h"
 #include "palette.h"
 #include "plot_style.h"
@@ -154,13 +153,7 @@ UnitsView::UnitsView(const EventStore* store, QWidget* parent)
   m_plot->legend->setFont(legend_font);
   m_plot->legend->setIconSize(14, 10);
 
-  m_empty = new QLabel(m_plot);
-  m_empty->setAlignment(Qt::AlignCenter);
-  m_empty->setWordWrap(true);
-  setTone(m_empty, Tone::Muted);
-  m_empty->setAttribute(Qt::WA_TransparentForMouseEvents);
-  auto* overlay = new QVBoxLayout(m_plot);
-  overlay->addWidget(m_empty);
+  m_empty = PlotStyle::emptyMessage(m_plot, QString());
 
   auto* box = new QVBoxLayout(this);
   box->setContentsMargins(0, 0, 0, 0);
