@@ -17,6 +17,9 @@
 #include <memory>
 #include <optional>
 
+#if SHARDSCOPE_HAVE_CUDA
+#include "cuda/cuda_runtime.h"
+#endif
 #include "engine_bridge.h"
 #include "experiment_panel.h"
 #include "figure_job.h"
@@ -65,6 +68,9 @@ bool parseCursor(const QString& text, bool* is_auto, double* ms) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#if SHARDSCOPE_HAVE_CUDA
+  shardscope::gpu::registerCudaRuntime();  // --backend cuda, cuda-emulated
+#endif
   // The figure path draws without a display: pick the offscreen platform
   // before QApplication reads QT_QPA_PLATFORM (an explicit setting wins).
   for (int i = 1; i < argc; ++i) {

@@ -1,5 +1,6 @@
 #include "experiment_panel.h"
 
+#include <algorithm>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -120,9 +121,11 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   }
   if (!profiles.contains(QStringLiteral("h100-sxm"))) profiles.prepend(QStringLiteral("h100-sxm"));
   m_profile = comboBox(profiles, tr("--profile: the hardware the modeled clock prices ops for"), this);
-  m_backend = comboBox({"cpu", "meta"},
+  // Index order is config()'s kBackends and setConfig()'s mapping.
+  m_backend = comboBox({"cpu", "meta", "cuda-emulated", "cuda"},
                        tr("--backend: cpu runs real math on CPU threads; meta runs shapes only (no math, no loss) "
-                          "on the modeled clock, for models too big for this machine"), this);
+                          "on the modeled clock, for models too big for this machine; cuda-emulated runs every "
+                          "rank on GPU 0 with real kernels; cuda runs one rank per GPU over NCCL"), this);
   m_replicate = new QCheckBox(tr("simulate symmetric ranks once"), this);
   m_replicate->setToolTip(tr("--replicate: meta runs of 64+ symmetric ranks run rank 0 and copy it to the others "
                              "(same events, ledger and traffic, far fewer threads)"));
@@ -293,9 +296,13 @@ RunConfig ExperimentPanel::config() const {
     c.reshard_after_forward = m_reshard->isChecked();
   }
   if (c.strategy == "hsdp") c.shard_group = m_shardGroup->value();
-  c.backend = m_backend->currentIndex() == 1 ? Backend::Meta : Backend::Cpu;
+  constexpr Backend kBackends[] = {Backend::Cpu, Backend::Meta, Backend::CudaEmulated, Backend::Cuda};
+  c.backend = kBackends[std::clamp(m_backend->currentIndex(), 0, 3)];
   // As the CLI: the meta backend has no other clock than the modeled one.
-  c.clock = m_clock->currentIndex() == 1 || c.backend == Backend::Meta ? ClockKind::Modeled : ClockKind::Measured;
+  // GPU backends measure the device (CUDA events).
+  c.clock = (m_clock->currentIndex() == 1 && !isGpuBackend(c.backend)) || c.backend == Backend::Meta
+                ? ClockKind::Modeled
+                : ClockKind::Measured;
   if (c.clock == ClockKind::Modeled) c.profile = m_profile->currentText().toStdString();
   if (m_inject->isChecked()) c.inject_branch = InjectBranch{m_injectRank->value(), m_injectBlock->value()};
   c.replicate = c.backend != Backend::Meta || m_replicate->isChecked();
@@ -310,7 +317,10 @@ void ExperimentPanel::setConfig(const RunConfig& c) {
   m_shardGroup->setValue(c.shardGroupSize());
   const int preset_model = c.model.preset.empty() ? -1 : m_model->findText(QString::fromStdString(c.model.preset));
   m_model->setCurrentIndex(preset_model >= 0 ? preset_model : c.model.kind == ModelKind::Gpt ? 1 : 0);
-  m_backend->setCurrentIndex(c.backend == Backend::Meta ? 1 : 0);
+  m_backend->setCurrentIndex(c.backend == Backend::Meta           ? 1
+                             : c.backend == Backend::CudaEmulated ? 2
+                             : c.backend == Backend::Cuda         ? 3
+                                                                  : 0);
   m_layers->setValue(c.model.layers);
   m_hidden->setValue(c.model.hidden);
   m_heads->setValue(c.model.heads);
@@ -346,7 +356,7 @@ void ExperimentPanel::setRunning(bool running) {
 
 std::string ExperimentPanel::configKey(const RunConfig& c) const {
   // configJson() has neither the backend nor a published model's name.
-  return configJson(c) + (c.backend == Backend::Meta ? "|meta|" : "|cpu|") + c.model.preset;
+  return configJson(c) + "|" + backendName(c.backend) + "|" + c.model.preset;
 }
 
 bool ExperimentPanel::selectPreset(const QString& name) {
@@ -425,10 +435,11 @@ void ExperimentPanel::updateVisibility() {
   for (QWidget* w : {static_cast<QWidget*>(m_layers), static_cast<QWidget*>(m_hidden)})
     m_modelForm->setRowVisible(w, !published);
   const bool meta = m_backend->currentIndex() == 1;
-  m_clock->setEnabled(!meta);
-  if (meta && m_clock->currentIndex() != 1) {
+  const bool gpu = m_backend->currentIndex() >= 2;
+  m_clock->setEnabled(!meta && !gpu);
+  if ((meta && m_clock->currentIndex() != 1) || (gpu && m_clock->currentIndex() != 0)) {
     const QSignalBlocker block(m_clock);
-    m_clock->setCurrentIndex(1);
+    m_clock->setCurrentIndex(meta ? 1 : 0);
   }
   m_clockForm->setRowVisible(m_profile, m_clock->currentIndex() == 1 || meta);
   m_clockForm->setRowVisible(m_replicate, meta);

@@ -476,7 +476,7 @@ bool MainWindow::showHistoryRun(int row) {
   m_loss->setFromTrace(false);
   m_loss->setNoLossReason(r.config.backend == Backend::Meta ? tr("The meta backend runs shapes only: no math, so no loss.")
                                                             : QString());
-  if (r.ok && r.config.backend == Backend::Cpu) m_loss->markKept();
+  if (r.ok && r.config.backend != Backend::Meta) m_loss->markKept();
   m_buckets->setRunError(r.ok ? QString() : r.error);
   m_comm->setRun(r.result.get());
   setCursorTime(std::nullopt);
@@ -791,7 +791,7 @@ void MainWindow::onRunFinished(bool ok, const QString& message) {
       record.result = std::move(result);
     }
     m_history->addRun(std::move(record));
-    if (ok && m_bridge->config().backend == Backend::Cpu) m_loss->keepRun(m_runLabel);
+    if (ok && m_bridge->config().backend != Backend::Meta) m_loss->keepRun(m_runLabel);
   }
   if (ok)
     statusBar()->showMessage(message, 8000);

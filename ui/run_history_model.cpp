@@ -12,7 +12,7 @@ RunHistoryModel::RunHistoryModel(QObject* parent) : QAbstractTableModel(parent) 
 
 RunHistoryModel::Figures RunHistoryModel::figuresOf(const RunRecord& r) {
   Figures f;
-  if (!r.losses.empty() && r.config.backend == Backend::Cpu) f.loss = r.losses.back();
+  if (!r.losses.empty() && r.config.backend != Backend::Meta) f.loss = r.losses.back();
   const RunResult* res = r.result.get();
   if (!res || res->ranks.empty()) return f;
   int64_t step = 0, comm = 0, exposed = 0;

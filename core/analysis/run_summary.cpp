@@ -36,7 +36,7 @@ void writeConfig(JsonWriter& w, const RunConfig& c) {
   w.member("hidden", c.model.hidden);
   w.member("model", c.model.kind == ModelKind::Gpt ? "gpt" : "mlp");
   if (!c.model.preset.empty()) w.member("model_preset", c.model.preset);
-  w.member("backend", c.backend == Backend::Meta ? "meta" : "cpu");
+  w.member("backend", backendName(c.backend));
   if (c.model.kind == ModelKind::Gpt) {
     w.member("heads", c.model.heads);
     w.member("seq", c.model.seq);
@@ -112,6 +112,7 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
   w.member("strategy", c.strategy);
   w.member("ranks", c.ranks);
   w.member("params", r.params);
+  if (!r.device.empty()) w.member("device", r.device);
   w.key("config");
   writeConfig(w, c);
   w.member("wall_seconds", r.wall_seconds);
@@ -163,6 +164,18 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     w.member("model_state_bytes_per_param", modelStateBytesPerParam(rank, r.params));
     w.member("expected_model_state_bytes_per_param", expected_bpp);
     w.member("padding_bytes", rank.padding_state_bytes);
+    if (rank.device_memory) {
+      // The ledger books what was asked (allocated); the caching allocator
+      // holds more from cudaMalloc (reserved), and the device shows more still.
+      const RankDevice::MemoryReport& d = *rank.device_memory;
+      w.key("device_memory").beginObject();
+      w.member("allocated_peak_bytes", d.allocated_peak);
+      w.member("reserved_peak_bytes", d.reserved_peak);
+      w.member("reserved_bytes_at_end", d.reserved_bytes);
+      w.member("device_used_bytes", d.device_used_bytes);
+      w.member("device_total_bytes", d.device_total_bytes);
+      w.endObject();
+    }
     for (const StepMetrics& m : r.last_step) {
       if (m.rank != rank.rank) continue;
       w.member("step_ns", m.wall_ns);
@@ -237,6 +250,7 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
   out << "strategy " << c.strategy << ", " << c.ranks << " ranks, " << r.params << " params ("
       << c.model.layers << " blocks, hidden " << c.model.hidden << "), global batch " << c.batch
       << "\n";
+  if (!r.device.empty()) out << r.device << "\n";
   if (r.simulated_ranks > 0 && r.simulated_ranks < c.ranks)
     out << "symmetric ranks: rank 0 simulated once, ranks 1.." << c.ranks - 1
         << " are its copies (same events, ledger and traffic)\n";
@@ -264,6 +278,19 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
       out << line;
     }
     out << "\n";
+  }
+  if (!r.ranks.empty() && r.ranks.front().device_memory) {
+    out << "\nGPU memory per rank (MiB): allocated = what the ledger books, reserved = what the caching\n"
+           "allocator holds from cudaMalloc (rounding + cache), device used = cudaMemGetInfo (all ranks on\n"
+           "the GPU, the CUDA context, cuBLAS workspaces)\n";
+    out << "  rank  allocated peak  reserved peak  device used / total\n";
+    for (const RankResult& rank : r.ranks) {
+      if (!rank.device_memory) continue;
+      const RankDevice::MemoryReport& d = *rank.device_memory;
+      std::snprintf(line, sizeof line, "  %4d  %14s  %13s  %11s / %s\n", rank.rank, mib(d.allocated_peak).c_str(),
+                    mib(d.reserved_peak).c_str(), mib(d.device_used_bytes).c_str(), mib(d.device_total_bytes).c_str());
+      out << line;
+    }
   }
   const double expected_bpp = expectedBytesPerParam(c);
   const int64_t expected_total = total(expectedComm(c, r.params));

@@ -9,8 +9,8 @@
 namespace shardscope {
 
 CommMesh::CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunControl& control,
-                   int timeout_ms, int transport_timeout_ms, bool meta)
-    : m_ranks(ranks), m_shardGroup(shard_group), m_meta(meta) {
+                   int timeout_ms, int transport_timeout_ms, bool meta, DeviceRuntime* gpu)
+    : m_ranks(ranks), m_shardGroup(shard_group), m_meta(meta), m_gpu(gpu) {
   std::vector<int> all(ranks);
   for (int r = 0; r < ranks; ++r) all[r] = r;
   addGroup("world", all, board, control, timeout_ms, transport_timeout_ms);
@@ -44,7 +44,9 @@ void CommMesh::addGroup(const std::string& name, std::vector<int> members, RankS
                         RunControl& control, int timeout_ms, int transport_timeout_ms) {
   const int id = static_cast<int>(m_specs.size());
   const int size = static_cast<int>(members.size());
-  m_comms.push_back(m_meta ? createMetaGroup(size) : createGlooGroup(size, name, transport_timeout_ms));
+  if (m_meta) m_comms.push_back(createMetaGroup(size));
+  else if (m_gpu) m_comms.push_back(m_gpu->createGroup(name, members));
+  else m_comms.push_back(createGlooGroup(size, name, transport_timeout_ms));
   m_monitors.push_back(std::make_unique<CollectiveMonitor>(name, members, board, control,
                                                            std::chrono::milliseconds(timeout_ms)));
   m_specs.push_back({id, name, std::move(members)});

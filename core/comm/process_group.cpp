@@ -36,7 +36,8 @@ void ProcessGroup::run(EventKind kind, int64_t bytes, const CollectiveTag& tag, 
                                                       : std::chrono::milliseconds(-1);
     const int64_t start = m_monitor.check(m_comm.rank(), fp, m_ctx.clock.nowNs(), timeout);
     m_ctx.clock.advanceTo(start);  // modeled: a collective starts when its last rank arrives
-    scope.event().value = m_ctx.clock.nowNs() - scope.event().begin_ns;
+    // On a GPU the span is device time, which cannot tell waiting from moving.
+    scope.event().value = scope.deviceTimed() ? 0 : m_ctx.clock.nowNs() - scope.event().begin_ns;
     fn();
     if (m_ctx.cost) {
       // A pipelined broadcast ends for everyone when the payload has crossed

@@ -2,7 +2,8 @@
 // GPU add in different orders; fp32 sums of <= 1000 terms drift ~1e-6); bf16
 // storage 2^-8 = 3.9e-3 (one RNE rounding of the output is <= 2^-9 relative per
 // element, the math in between is fp32 as on the CPU); GEMMs the same two bounds;
-// AdamW and the casts bit-exact; collectives exact on small integers.
+// AdamW, casts and head permutes bit-exact; collectives exact on small integers;
+// attention 2^-7 and the GPT model 2^-5 (chains of bf16 roundings, see the checks).
 #include "cuda/cuda_selftest.h"
 
 #include <cuda_runtime_api.h>
@@ -26,11 +27,15 @@
 #include "cuda/cuda_stream.h"
 #include "cuda/device_query.h"
 #include "cuda/emulated_communicator.h"
+#include "cuda/gpu_gpt_model.h"
 #include "cuda/kernels/internal.h"
 #include "cuda/nccl_communicator.h"
+#include "device/device_runtime.h"
 #include "kernels/cpu_attention.h"
 #include "kernels/cpu_kernels.h"
 #include "memory/memory_ledger.h"
+#include "model/gpt_model.h"
+#include "model/model_spec.h"
 
 namespace shardscope::gpu {
 namespace {
@@ -433,6 +438,313 @@ SelfTestResult checkGemm(Ctx& ctx, GemmPath path, bool transA, bool transB, int 
   return v.result();
 }
 
+// ---- GPT: embeddings, heads, batched GEMMs, attention, the model -----------
+
+// Batched GEMMs: per-matrix bounds as gemm(). `pad` elements between matrices, so a
+// kernel that ignored the strides (or wrote past a matrix) fails: padding must stay c0.
+template <class TC>
+SelfTestResult checkGemmBatched(Ctx& ctx, GemmPath path, bool transA, bool transB, int M, int N,
+                                int K, int batch, int pad) {
+  const int64_t sA = static_cast<int64_t>(M) * K + pad, sB = static_cast<int64_t>(K) * N + pad;
+  const int64_t sC = static_cast<int64_t>(M) * N + pad;
+  const auto a = quantized<bf16>(randomVector(ctx, static_cast<size_t>(sA * batch)));
+  const auto b = quantized<bf16>(randomVector(ctx, static_cast<size_t>(sB * batch)));
+  const auto c0 = quantized<TC>(randomVector(ctx, static_cast<size_t>(sC * batch)));
+  const float alpha = 0.75f, beta = 0.5f;
+  std::vector<float> ref = c0;
+  for (int i = 0; i < batch; ++i) {
+    cpu::gemm(transA, transB, M, N, K, alpha, a.data() + i * sA, b.data() + i * sB, beta,
+              ref.data() + i * sC);
+  }
+  BlasHandle blas(path);
+  DevArray<bf16> da(ctx, stored<bf16>(a)), db(ctx, stored<bf16>(b));
+  DevArray<TC> dc(ctx, stored<TC>(c0));
+  gemmStridedBatched(blas, transA, transB, M, N, K, alpha, da.get(), sA, db.get(), sB, beta,
+                     dc.get(), sC, batch, ctx.s());
+  Verdict v(boundFor<TC>());
+  v.compare(std::string("C x") + std::to_string(batch) + " (" + typeName<TC>() + ")",
+            toF32(dc.download()), ref);
+  return v.result();
+}
+
+// Number of elements that differ bit for bit (a NaN anywhere counts).
+size_t mismatches(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return std::max(got.size(), want.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) bad += std::memcmp(&got[i], &want[i], 4) != 0;
+  return bad;
+}
+
+// Embedding forward and both gradients against host loops (same summation order,
+// so fp32 is near exact; bf16: one output rounding), the token index exactly, and
+// the NaN row of an out-of-range token.
+template <class T>
+SelfTestResult checkEmbedding(Ctx& ctx) {
+  const int batch = 3, seq = 37, C = 300, V = 300;  // C > 256: two column blocks per row
+  const int n = batch * seq;
+  std::vector<int32_t> tokens(static_cast<size_t>(n));
+  // Multiples of 3 below 183: repeated tokens, and most of [0, V) absent (rows of 0).
+  for (int i = 0; i < n; ++i) tokens[static_cast<size_t>(i)] = (i * 7919 + 13) % 61 * 3;
+  const auto wte = quantized<T>(randomVector(ctx, static_cast<size_t>(V) * C));
+  const auto wpe = quantized<T>(randomVector(ctx, static_cast<size_t>(seq) * C));
+  const auto dout = quantized<T>(randomVector(ctx, static_cast<size_t>(n) * C));
+  std::vector<float> x(static_cast<size_t>(n) * C), dwpe(static_cast<size_t>(seq) * C, 0.0f);
+  std::vector<float> dwte(static_cast<size_t>(V) * C, 0.0f);
+  for (int r = 0; r < n; ++r) {
+    const size_t tok = static_cast<size_t>(tokens[static_cast<size_t>(r)]);
+    const size_t t = static_cast<size_t>(r % seq), row = static_cast<size_t>(r) * C;
+    for (int c = 0; c < C; ++c) {
+      x[row + c] = wte[tok * C + c] + wpe[t * C + c];
+      dwpe[t * C + c] += dout[row + c];
+      dwte[tok * C + c] += dout[row + c];
+    }
+  }
+  Verdict v(boundFor<T>());
+  // The token index: exact.
+  std::vector<int32_t> offsets(static_cast<size_t>(V) + 1), positions(static_cast<size_t>(n));
+  buildTokenIndex(tokens.data(), n, V, offsets.data(), positions.data());
+  size_t index_wrong = offsets[0] != 0 || offsets[static_cast<size_t>(V)] != n;
+  for (size_t tok = 0, k = 0; tok < static_cast<size_t>(V); ++tok) {
+    for (int i = 0; i < n; ++i) {
+      if (tokens[static_cast<size_t>(i)] != static_cast<int32_t>(tok)) continue;
+      const bool inside = static_cast<int32_t>(k) >= offsets[tok] &&
+                          static_cast<int32_t>(k) < offsets[tok + 1];
+      index_wrong += !inside || positions[k] != i;
+      ++k;
+    }
+  }
+  if (index_wrong) v.fail(std::to_string(index_wrong) + " token index entries wrong");
+
+  DevArray<int32_t> dtok(ctx, tokens), doff(ctx, offsets), dpos(ctx, positions);
+  DevArray<T> dwte_in(ctx, stored<T>(wte)), dwpe_in(ctx, stored<T>(wpe));
+  DevArray<T> dout_in(ctx, stored<T>(dout));
+  DevArray<T> dx(ctx, x.size()), ddwpe(ctx, dwpe.size()), ddwte(ctx, dwte.size());
+  embeddingForward(dtok.get(), dwte_in.get(), dwpe_in.get(), dx.get(), batch, seq, C, V, ctx.s());
+  positionEmbeddingBackward(dout_in.get(), ddwpe.get(), batch, seq, C, ctx.s());
+  tokenEmbeddingBackward(dout_in.get(), doff.get(), dpos.get(), ddwte.get(), V, C, ctx.s());
+  const std::vector<float> got_x = toF32(dx.download());
+  v.compare("forward", got_x, x);
+  v.compare("dwpe", toF32(ddwpe.download()), dwpe);
+  v.compare("dwte", toF32(ddwte.download()), dwte);
+
+  // An out-of-range token: its row becomes NaN, the others are unchanged.
+  std::vector<int32_t> bad_tokens = tokens;
+  const int bad_row = 5;
+  bad_tokens[bad_row] = V;
+  DevArray<int32_t> dbad(ctx, bad_tokens);
+  DevArray<T> dx2(ctx, x.size());
+  embeddingForward(dbad.get(), dwte_in.get(), dwpe_in.get(), dx2.get(), batch, seq, C, V, ctx.s());
+  const std::vector<float> got_x2 = toF32(dx2.download());
+  size_t wrong = 0;
+  for (size_t i = 0; i < got_x2.size(); ++i) {
+    const bool in_bad_row = i / C == static_cast<size_t>(bad_row);
+    wrong += in_bad_row ? !std::isnan(got_x2[i]) : std::memcmp(&got_x2[i], &got_x[i], 4) != 0;
+  }
+  if (wrong) v.fail(std::to_string(wrong) + " elements wrong with one out-of-range token");
+  return v.result();
+}
+
+// splitHeads (with a bias) and mergeHeads are permutations plus one fp32 add and
+// rounding: bit-exact against host loops, and merge(split(x)) == x.
+template <class T>
+SelfTestResult checkHeads(Ctx& ctx) {
+  const int batch = 2, seq = 19, C = 48, NH = 4, hs = C / NH;
+  Verdict v(0.0);
+  for (int groups : {3, 1}) {
+    const size_t n = static_cast<size_t>(groups) * batch * seq * C;
+    const auto x = quantized<T>(randomVector(ctx, n));
+    const auto bias = quantized<T>(randomVector(ctx, static_cast<size_t>(groups) * C));
+    const bool with_bias = groups == 3;  // the qkv split; groups = 1 is the gradient split
+    std::vector<float> split(n), rows(n);
+    for (int g = 0; g < groups; ++g) {
+      for (int b = 0; b < batch; ++b) {
+        for (int h = 0; h < NH; ++h) {
+          for (int t = 0; t < seq; ++t) {
+            for (int d = 0; d < hs; ++d) {
+              const size_t o =
+                  (((static_cast<size_t>(g) * batch + b) * NH + h) * seq + t) * hs + d;
+              const size_t col = static_cast<size_t>(g) * C + static_cast<size_t>(h) * hs + d;
+              const size_t i = (static_cast<size_t>(b) * seq + t) * groups * C + col;
+              split[o] = with_bias ? x[i] + bias[col] : x[i];
+              rows[i] = split[o];
+            }
+          }
+        }
+      }
+    }
+    split = quantized<T>(split);
+    rows = quantized<T>(rows);
+    DevArray<T> dx(ctx, stored<T>(x)), dbias(ctx, stored<T>(bias)), dsplit(ctx, n), dmerged(ctx, n);
+    splitHeads(dx.get(), with_bias ? dbias.get() : nullptr, dsplit.get(), groups, batch, seq, C, NH,
+               ctx.s());
+    mergeHeads(dsplit.get(), dmerged.get(), groups, batch, seq, C, NH, ctx.s());
+    const std::string what = "groups " + std::to_string(groups);
+    v.record(what + " split mismatches",
+             static_cast<double>(mismatches(toF32(dsplit.download()), split)));
+    v.record(what + " merge mismatches",
+             static_cast<double>(mismatches(toF32(dmerged.download()), rows)));
+  }
+  return v.result();
+}
+
+// Attention (splitHeads + attentionForward/Backward) against cpu_attention on the
+// same bf16 inputs. Scores, probabilities and every GEMM output are rounded to bf16
+// on the way (cpu: fp32 throughout); a CPU emulation of exactly these roundings
+// measured 2.1e-3..4.1e-3 on these shapes over 4 seeds, so 2^-7 = 7.8e-3.
+constexpr double kAttentionBound = 1.0 / 128.0;
+
+SelfTestResult checkAttention(Ctx& ctx, int B, int T, int C, int NH) {
+  const size_t BT = static_cast<size_t>(B) * T, atts = static_cast<size_t>(B) * NH * T * T;
+  const auto qkv = quantized<bf16>(randomVector(ctx, BT * 3 * C));
+  const auto dout = quantized<bf16>(randomVector(ctx, BT * C));
+  std::vector<float> att(atts), out(BT * C), dqkv(BT * 3 * C), scratch(static_cast<size_t>(T) * T);
+  cpu::attentionForward(qkv.data(), att.data(), out.data(), B, T, C, NH);
+  cpu::attentionBackward(dout.data(), qkv.data(), att.data(), scratch.data(), dqkv.data(), B, T, C,
+                         NH);
+  BlasHandle blas;
+  DevArray<bf16> dqkv_in(ctx, stored<bf16>(qkv)), qkvh(ctx, BT * 3 * C), datt(ctx, atts);
+  DevArray<bf16> yh(ctx, BT * C), dout_rows(ctx, BT * C);
+  splitHeads<bf16>(dqkv_in.get(), nullptr, qkvh.get(), 3, B, T, C, NH, ctx.s());
+  attentionForward(blas, qkvh.get(), datt.get(), yh.get(), dout_rows.get(), B, T, C, NH, ctx.s());
+  DevArray<bf16> ddout(ctx, stored<bf16>(dout)), dyh(ctx, BT * C), ddatt(ctx, atts);
+  DevArray<bf16> dqkvh(ctx, BT * 3 * C), dqkv_out(ctx, BT * 3 * C);
+  attentionBackward(blas, ddout.get(), qkvh.get(), datt.get(), dyh.get(), ddatt.get(), dqkvh.get(),
+                    dqkv_out.get(), B, T, C, NH, ctx.s());
+  Verdict v(kAttentionBound);
+  v.compare("att", toF32(datt.download()), att);
+  v.compare("out", toF32(dout_rows.download()), out);
+  v.compare("dqkv", toF32(dqkv_out.download()), dqkv);
+  return v.result();
+}
+
+// Buffer<T> memory from a CachingAllocator on the check's stream, as a GPU run's
+// ledger gets it (zeroed, booked by the allocator).
+class AllocatorDeviceMemory final : public DeviceMemory {
+ public:
+  AllocatorDeviceMemory(CachingAllocator& allocator, StreamHandle stream)
+      : m_allocator(allocator), m_stream(stream) {}
+  void* allocate(size_t bytes, Category category) override {
+    void* p = m_allocator.allocate(bytes, category, m_stream);
+    CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, m_stream));
+    return p;
+  }
+  void free(void* ptr) noexcept override {
+    try {
+      m_allocator.free(ptr);
+    } catch (const std::exception&) {
+      // Only a lost context fails here.
+    }
+  }
+
+ private:
+  CachingAllocator& m_allocator;
+  StreamHandle m_stream;
+};
+
+// The check's stream as the thread's device queue while it lives.
+class ScopedStreamQueue final : public DeviceQueue {
+ public:
+  explicit ScopedStreamQueue(CudaStream& stream)
+      : m_stream(stream), m_previous(currentDeviceQueue()) {
+    setCurrentDeviceQueue(this);
+  }
+  ~ScopedStreamQueue() override { setCurrentDeviceQueue(m_previous); }
+  DeviceMarkerPtr mark(bool) override { return nullptr; }  // the model never marks
+  void waitFor(const DeviceMarker&) override {}
+  void synchronize() override { m_stream.synchronize(); }
+  void* nativeHandle() const override { return m_stream.handle(); }
+
+ private:
+  CudaStream& m_stream;
+  DeviceQueue* m_previous;
+};
+
+// One step of GpuGptModel against GptModel on the same bf16 weights and corpus batch:
+// the loss, every parameter's gradient (worst per-parameter relative error), the
+// onReady order, and the ledger back at 0 after releaseBatch. Layout or transpose
+// mistakes give errors near 1; the bf16 chain through two blocks measured <= 6e-3
+// (<= 1.1e-2 on smaller shapes) in a CPU emulation of these kernels, so 2^-5.
+constexpr double kGptModelBound = 1.0 / 32.0;
+
+SelfTestResult checkGptModel(Ctx& ctx) {
+  ModelShape shape;
+  shape.kind = ModelKind::Gpt;
+  shape.layers = 2;
+  shape.hidden = 64;
+  shape.heads = 4;
+  shape.seq = 32;
+  shape.vocab = 256;
+  const ModelSpec spec(shape);
+  const int batch = 2;
+  std::vector<float> master(static_cast<size_t>(spec.numParams()));
+  GptModel::initParams(spec, ctx.seed, master.data());
+  // Non-trivial biases and LayerNorm weights, so one applied in the wrong place shows.
+  const std::vector<float> noise = randomVector(ctx, master.size(), 0.05f);
+  std::vector<bf16> w(master.size());
+  for (size_t i = 0; i < master.size(); ++i) w[i] = toBf16(master[i] + noise[i]);
+  const int S = spec.segmentCount();
+  // One step; returns loss()'s value (NaN on the GPU until finishLoss()).
+  auto step = [&](Model& m, const bf16* weights, bf16* grads, std::vector<int>& order) {
+    m.loadBatch(3, 5);
+    for (int s = 0; s < S; ++s) m.forward(s, weights + spec.segmentOffset(s));
+    const double loss = m.loss();
+    for (int s = S - 1; s >= 0; --s) {
+      m.backward(s, weights + spec.segmentOffset(s), grads + spec.segmentOffset(s),
+                 [&](int p) { order.push_back(p); });
+    }
+    m.releaseBatch();
+    return loss;
+  };
+
+  MemoryLedger cpu_ledger(0, nullptr, nullptr);
+  GptModel cpu_model(spec, cpu_ledger, batch, ctx.seed);
+  std::vector<bf16> cpu_grads(w.size());
+  std::vector<int> cpu_order, gpu_order;
+  const double cpu_loss =
+      cpu_model.finishLoss(step(cpu_model, w.data(), cpu_grads.data(), cpu_order));
+
+  MemoryLedger ledger(0, nullptr, nullptr);
+  CachingAllocator allocator(ctx.device, ledger, ctx.s(), "selftest gpt");
+  AllocatorDeviceMemory memory(allocator, ctx.s());
+  ledger.setDeviceMemory(&memory);
+  DevArray<bf16> dw(ctx, w), dg(ctx, w.size());  // grads NaN-poisoned: unwritten ones fail
+  double gpu_loss = 0.0;
+  {
+    ScopedStreamQueue queue(ctx.stream);
+    GpuGptModel gpu_model(spec, ledger, batch, ctx.seed);
+    const double enqueued = step(gpu_model, dw.get(), dg.get(), gpu_order);
+    ctx.stream.synchronize();
+    gpu_loss = gpu_model.finishLoss(enqueued);
+  }
+  const std::vector<float> gpu_grads = toF32(dg.download());
+  const std::vector<float> ref_grads = toF32(cpu_grads);
+
+  Verdict v(kGptModelBound);
+  v.record("loss", std::abs(gpu_loss - cpu_loss) / cpu_loss);
+  double worst = 0.0;
+  std::string worst_name;
+  for (const ParamInfo& p : spec.params()) {
+    const auto first = p.offset, last = p.offset + p.numel();
+    const double e =
+        relError(std::vector<float>(gpu_grads.begin() + first, gpu_grads.begin() + last),
+                 std::vector<float>(ref_grads.begin() + first, ref_grads.begin() + last));
+    if (std::isnan(e) || e > worst) {
+      worst = e;
+      worst_name = p.name;
+    }
+    if (std::isnan(e)) break;
+  }
+  v.record("worst grad (" + worst_name + ")", worst);
+  if (gpu_order != cpu_order) v.fail("onReady order differs from GptModel's");
+  for (Category c : {Category::Activation, Category::Workspace}) {
+    if (ledger.current(c) != 0) {
+      v.fail(std::string("ledger keeps ") + std::to_string(ledger.current(c)) + " bytes of " +
+             (c == Category::Activation ? "activation" : "workspace") + " after releaseBatch");
+    }
+  }
+  return v.result();
+}
+
 // ---- allocator and streams -----------------------------------------------
 
 SelfTestResult checkAllocatorLedger(Ctx& ctx) {
@@ -741,6 +1053,26 @@ const std::vector<std::pair<std::string, CheckFn>>& registry() {
       }
     }
     c.emplace_back("gemm_lt_odd_shape", [](Ctx& x) { return checkGemm<float>(x, GemmPath::CublasLt, false, true, 37, 29, 51); });
+    for (GemmPath path : {GemmPath::CublasLt, GemmPath::CublasGemmEx}) {
+      const std::string p = path == GemmPath::CublasLt ? "lt" : "ex";
+      for (int t = 0; t < 4; ++t) {
+        const bool ta = t & 2, tb = t & 1;
+        const std::string ops = std::string(ta ? "T" : "N") + (tb ? "T" : "N");
+        c.emplace_back("gemm_batched_" + p + "_" + ops + "_bf16", [=](Ctx& x) {
+          return checkGemmBatched<bf16>(x, path, ta, tb, 64, 48, 40, 6, 8);
+        });
+      }
+      c.emplace_back("gemm_batched_" + p + "_odd_f32", [=](Ctx& x) {
+        return checkGemmBatched<float>(x, path, false, true, 37, 29, 51, 3, 3);
+      });
+    }
+    c.emplace_back("embedding_f32", checkEmbedding<float>);
+    c.emplace_back("embedding_bf16", checkEmbedding<bf16>);
+    c.emplace_back("heads_split_merge_f32", checkHeads<float>);
+    c.emplace_back("heads_split_merge_bf16", checkHeads<bf16>);
+    c.emplace_back("attention_bf16", [](Ctx& x) { return checkAttention(x, 2, 48, 96, 3); });
+    c.emplace_back("attention_bf16_odd", [](Ctx& x) { return checkAttention(x, 1, 37, 60, 5); });
+    c.emplace_back("gpt_model_vs_cpu", checkGptModel);
     c.emplace_back("allocator_ledger", checkAllocatorLedger);
     c.emplace_back("streams_events_pool", checkStreamsAndPool);
     c.emplace_back("emulated_p4", [](Ctx& x) { return checkEmulated(x, false); });

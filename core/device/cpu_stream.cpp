@@ -4,8 +4,8 @@
 
 namespace shardscope {
 
-CpuStream::CpuStream(std::string name, RunControl& control, int slot)
-    : m_name(std::move(name)), m_control(control) {
+CpuStream::CpuStream(std::string name, RunControl& control, int slot, std::unique_ptr<DeviceQueue> queue)
+    : m_name(std::move(name)), m_control(control), m_queue(std::move(queue)) {
   m_cursor.op_base = slot >= 0 ? slot << 24 : -1;
   m_worker = std::thread([this] { workerLoop(); });
 }
@@ -17,9 +17,20 @@ CpuStream::~CpuStream() {
   }
   m_cv.notify_all();
   m_worker.join();
+  m_queue.reset();  // waits for the queue's device work (CUDA stream destruction)
 }
 
 void CpuStream::enqueue(std::function<void()> task) {
+  DeviceQueue* from = currentDeviceQueue();
+  if (m_queue && from && from != m_queue.get()) {
+    // Issued from another stream's task: this work may read what that stream
+    // launched so far (a gradient, a gathered unit), so it waits for it on
+    // the device too.
+    task = [marker = from->mark(), fn = std::move(task)] {
+      currentDeviceQueue()->waitFor(*marker);
+      fn();
+    };
+  }
   {
     std::lock_guard lock(m_mutex);
     m_tasks.push_back({std::move(task), cursorNow()});
@@ -29,7 +40,10 @@ void CpuStream::enqueue(std::function<void()> task) {
 
 StreamEventPtr CpuStream::record(int32_t op_id) {
   auto event = std::make_shared<StreamEvent>(op_id);
-  enqueue([event] { event->signal(); });
+  enqueue([event] {
+    if (DeviceQueue* q = currentDeviceQueue()) event->setDeviceMarker(q->mark());
+    event->signal();
+  });
   return event;
 }
 
@@ -37,10 +51,21 @@ void CpuStream::waitEvent(StreamEventPtr event) {
   enqueue([this, event] { event->wait(m_control); });
 }
 
-void CpuStream::synchronize() { record()->wait(m_control); }
+void CpuStream::synchronize() {
+  record()->wait(m_control);
+  if (m_queue) m_queue->synchronize();
+}
 
 void CpuStream::workerLoop() {
   setCurrentCursor(&m_cursor);
+  if (m_queue) {
+    try {
+      m_queue->bindThread();
+    } catch (const std::exception& e) {
+      m_control.fail(m_name + ": " + e.what());
+    }
+    setCurrentDeviceQueue(m_queue.get());
+  }
   for (;;) {
     Task task;
     {

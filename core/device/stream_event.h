@@ -9,6 +9,7 @@
 
 #include "common/run_control.h"
 #include "common/timeline.h"
+#include "device/device_runtime.h"
 
 namespace shardscope {
 
@@ -27,11 +28,25 @@ class StreamEvent {
     std::lock_guard lock(m_mutex);
     return m_signaled;
   }
-  // Blocks until signalled; throws RunAborted if the run aborts first.
+  // Blocks until signalled; throws RunAborted if the run aborts first. On a
+  // GPU run the waiting stream's device queue then waits for the recording
+  // queue's mark (a host thread without a queue waits for it itself).
   void wait(const RunControl& control) const {
-    std::unique_lock lock(m_mutex);
-    control.waitUntil(lock, m_cv, [&] { return m_signaled; });
-    cursorAdvanceTo(m_time);  // the waiter cannot go on before the event happened
+    DeviceMarkerPtr marker;
+    {
+      std::unique_lock lock(m_mutex);
+      control.waitUntil(lock, m_cv, [&] { return m_signaled; });
+      cursorAdvanceTo(m_time);  // the waiter cannot go on before the event happened
+      marker = m_marker;
+    }
+    if (!marker) return;
+    if (DeviceQueue* q = currentDeviceQueue()) q->waitFor(*marker);
+    else marker->hostWait();
+  }
+  // The recording stream, before signal(): its device queue's mark.
+  void setDeviceMarker(DeviceMarkerPtr marker) {
+    std::lock_guard lock(m_mutex);
+    m_marker = std::move(marker);
   }
   // op id of the last op enqueued before the record (for dependency arrows).
   int32_t opId() const { return m_opId; }
@@ -41,6 +56,7 @@ class StreamEvent {
   mutable std::condition_variable m_cv;
   bool m_signaled = false;
   int64_t m_time = 0;
+  DeviceMarkerPtr m_marker;
   int32_t m_opId;
 };
 

@@ -48,7 +48,9 @@ Run::Run(RunConfig config)
   m_rankResults.resize(m_config.ranks);
   setReplication(m_config.replicate);
   // A meta run has no weights (and may describe more than fits in memory).
-  if (m_config.backend == Backend::Cpu) m_finalMaster.assign(static_cast<size_t>(m_spec.numParams()), 0.0f);
+  if (m_config.backend != Backend::Meta) m_finalMaster.assign(static_cast<size_t>(m_spec.numParams()), 0.0f);
+  // Fails here, with the flag named, when this build or machine cannot run it.
+  if (isGpuBackend(m_config.backend)) m_runtime = makeDeviceRuntime(m_config);
 }
 
 Run::~Run() {
@@ -116,7 +118,7 @@ void Run::launch() {
     m_mesh = std::make_unique<CommMesh>(m_config.ranks,
                                         m_config.isSharded() ? m_config.shardGroupSize() : 0, m_board,
                                         m_control, wait_timeout_ms, gloo_timeout_ms,
-                                        m_config.backend == Backend::Meta);
+                                        m_config.backend == Backend::Meta, m_runtime.get());
     std::vector<bool> simulated(static_cast<size_t>(m_config.ranks));
     for (int r = 0; r < m_config.ranks; ++r) simulated[static_cast<size_t>(r)] = m_representative[static_cast<size_t>(r)] == r;
     m_mesh->setSimulated(simulated);
@@ -133,6 +135,7 @@ void Run::launch() {
   m_control.setAbortHandler(nullptr);
   m_mesh.reset();  // rank threads are gone; close the connections now, not at ~Run
   m_abandoned.clear();
+  m_abandonedDevices.clear();
   m_finished.store(true);
 }
 
@@ -151,19 +154,36 @@ void Run::rankMain(int rank) {
   auto attachLink = [&](ProcessGroup* pg) {
     if (pg && m_cost) pg->setLinkArbiter(m_cost->sameNode(pg->members()) ? intra_link.get() : inter_link.get());
   };
+  // GPU runs: the rank's device (memory, queues, kernels), alive until the
+  // strategy's buffers are freed.
+  std::unique_ptr<RankDevice> device;
+  auto queue = [&](const char* name, int priority) -> std::unique_ptr<DeviceQueue> {
+    return device ? device->makeQueue(name, priority) : nullptr;
+  };
+  if (m_runtime) {
+    try {
+      device = m_runtime->makeRankDevice(rank, ctx.ledger);
+    } catch (const std::exception& e) {
+      m_control.fail("rank " + std::to_string(rank) + ": " + e.what());
+      setCurrentCursor(nullptr);
+      return;
+    }
+    ctx.device = device.get();
+    ctx.ledger.setDeviceMemory(&device->memory());
+  }
   // Streams outlive the strategy's use of them but are stopped before its
   // buffers go away: a failed step leaves tasks that reference them.
   const std::string prefix = "rank" + std::to_string(rank);
-  auto compute = std::make_unique<CpuStream>(prefix + ".compute", m_control, 1);
-  auto comm = std::make_unique<CpuStream>(prefix + ".comm", m_control, 2);
+  auto compute = std::make_unique<CpuStream>(prefix + ".compute", m_control, 1, queue("compute", 0));
+  auto comm = std::make_unique<CpuStream>(prefix + ".comm", m_control, 2, queue("comm", -1));
   std::unique_ptr<CpuStream> gather_stream, reduce_stream;
   const CommMesh::RankGroups ids = m_mesh->groupsOf(rank);
   auto world = m_mesh->makeProcessGroup(ids.world, rank, ctx);
   std::unique_ptr<ProcessGroup> gather, reduce, replicate;
   RankEnv env{ctx, m_config, m_spec, *world, *compute, *comm};
   if (m_config.isSharded()) {
-    gather_stream = std::make_unique<CpuStream>(prefix + ".gather", m_control, 3);
-    reduce_stream = std::make_unique<CpuStream>(prefix + ".reduce", m_control, 4);
+    gather_stream = std::make_unique<CpuStream>(prefix + ".gather", m_control, 3, queue("gather", -1));
+    reduce_stream = std::make_unique<CpuStream>(prefix + ".reduce", m_control, 4, queue("reduce", -1));
     gather = m_mesh->makeProcessGroup(ids.gather, rank, ctx);
     reduce = m_mesh->makeProcessGroup(ids.reduce, rank, ctx);
     if (ids.replicate >= 0) replicate = m_mesh->makeProcessGroup(ids.replicate, rank, ctx);
@@ -176,12 +196,15 @@ void Run::rankMain(int rank) {
   for (ProcessGroup* pg : {world.get(), gather.get(), reduce.get(), replicate.get()}) attachLink(pg);
   std::unique_ptr<Strategy> strategy;
   try {
+    if (device) device->syncOrigin(m_clock);
     strategy = makeStrategy(env);
     strategy->setup();
+    if (device) ctx.resolveDeviceTimes();
     for (int s = 0; s < m_config.steps; ++s) {
       ctx.setStep(s);
       ctx.instant(Lane::Host, EventKind::StepBegin);
       const double loss = strategy->step(s);
+      if (device) ctx.resolveDeviceTimes();  // the step's queues are drained
       ctx.instant(Lane::Host, EventKind::StepEnd);
       std::lock_guard lock(m_mutex);
       if (m_rankLosses.size() <= static_cast<size_t>(s)) {
@@ -203,6 +226,7 @@ void Run::rankMain(int rank) {
     out.fire_order = strategy->lastFireOrder();
     out.unit_order = strategy->lastUnitOrder();
     out.padding_state_bytes = strategy->paddingStateBytes();
+    if (device) out.device_memory = device->memoryReport();
     if (rank == 0) m_paddingElements = strategy->paddingElements();
     for (int q = 0; q < m_config.ranks; ++q)
       if (q != rank && m_representative[static_cast<size_t>(q)] == rank) {
@@ -226,10 +250,21 @@ void Run::rankMain(int rank) {
     // are closed (launch() closes the mesh first, then frees these).
     std::lock_guard lock(m_mutex);
     m_abandoned.push_back(std::move(strategy));
+    if (device) m_abandonedDevices.push_back(std::move(device));
   } else {
     // Free the model state while the host cursor is live, so the modeled
     // clock stamps those frees at the run's end, not at zero.
     strategy.reset();
+    if (device) {
+      try {
+        ctx.resolveDeviceTimes();  // spans still pending (a failed step's)
+      } catch (const std::exception& e) {
+        m_control.fail(e.what());
+      }
+      ctx.ledger.setDeviceMemory(nullptr);
+      ctx.device = nullptr;
+    }
+    device.reset();
   }
   setCurrentCursor(nullptr);
 }
@@ -262,6 +297,7 @@ RunResult Run::wait() {
   result.final_master = m_finalMaster;
   result.wall_seconds = m_wallSeconds;
   result.simulated_ranks = m_simulated;
+  if (m_runtime) result.device = m_runtime->describe();
   const RunTrace t = trace();
   for (const StepMetrics& m : computeStepMetrics(t.events))
     if (m.step == m_config.steps - 1) result.last_step.push_back(m);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct RankResult {
   std::vector<int> fire_order;  // buckets in launch order, last step
   std::vector<std::pair<std::string, int>> unit_order;  // FSDP (op, unit) issue order, last step
   int64_t padding_state_bytes = 0;  // model-state bytes spent on shard padding
+  // GPU runs: the device allocator's books (allocated = what the ledger booked,
+  // reserved = what it holds from cudaMalloc) and cudaMemGetInfo's view.
+  std::optional<RankDevice::MemoryReport> device_memory;
 };
 
 struct RunResult {
@@ -50,6 +54,7 @@ struct RunResult {
   double peak_flops = 0;               // the profile's bf16 peak (modeled clock), else 0
   std::string profile;                 // modeled clock's profile name, else ""
   int simulated_ranks = 0;             // ranks run; the others copied them (symmetric replication)
+  std::string device;                  // GPU runs: what ran where ("cuda-emulated: 4 ranks on GPU 0 (…)")
   double mfu() const;                  // model FLOPs utilisation of the last step (modeled)
 };
 
@@ -110,7 +115,9 @@ class Run {
   StepGate m_gate;
   std::vector<std::unique_ptr<RankContext>> m_contexts;
   std::unique_ptr<CommMesh> m_mesh;
+  std::unique_ptr<DeviceRuntime> m_runtime;  // GPU backends only
   std::vector<std::unique_ptr<class Strategy>> m_abandoned;  // of a stopped run, freed after m_mesh
+  std::vector<std::unique_ptr<RankDevice>> m_abandonedDevices;  // their memory, freed after them
 
   mutable std::mutex m_mutex;
   std::vector<std::vector<double>> m_rankLosses;  // [step][rank]

@@ -64,6 +64,18 @@ Prefetch parsePrefetch(const std::string& v) {
 
 }  // namespace
 
+std::string backendName(Backend b) {
+  switch (b) {
+    case Backend::Cpu: return "cpu";
+    case Backend::Meta: return "meta";
+    case Backend::Cuda: return "cuda";
+    case Backend::CudaEmulated: return "cuda-emulated";
+  }
+  return "?";
+}
+
+bool isGpuBackend(Backend b) { return b == Backend::Cuda || b == Backend::CudaEmulated; }
+
 std::string prefetchName(Prefetch p) {
   switch (p) {
     case Prefetch::None: return "none";
@@ -85,9 +97,17 @@ void validate(const RunConfig& c) {
     requireRange("--ranks", c.ranks, 1, 1024, " with --backend meta");
     if (c.clock != ClockKind::Modeled)
       throw ConfigError("--backend meta runs no math, so it needs --clock modeled");
+  } else if (c.backend == Backend::CudaEmulated) {
+    requireRange("--ranks", c.ranks, 1, 16, " with --backend cuda-emulated (ranks share one GPU)");
+  } else if (c.backend == Backend::Cuda) {
+    requireRange("--ranks", c.ranks, 1, 64, " with --backend cuda (one rank per visible GPU)");
   } else {
     requireRange("--ranks", c.ranks, 1, 64, " (CPU ranks are threads; --backend meta simulates up to 256)");
   }
+  if (isGpuBackend(c.backend) && c.clock != ClockKind::Measured)
+    throw ConfigError("--backend " + backendName(c.backend) +
+                      " measures the GPU (CUDA events): use --clock measured, or --backend meta with a --profile "
+                      "to model other hardware");
   requireRange("--layers", c.model.layers, 1, 256);
   requireRange("--hidden", c.model.hidden, 8, 8192);
   if (!c.model.preset.empty() && c.backend != Backend::Meta)
@@ -161,7 +181,7 @@ void validate(const RunConfig& c) {
 std::string runUsage() {
   return R"(usage: shardscope-cli run [flags]
   --strategy NAME        ddp, zero1, zero2, zero3 (= fsdp), hsdp            [ddp]
-  --ranks P              data-parallel ranks, CPU threads, 1..64            [4]
+  --ranks P              data-parallel ranks, 1..64 (cuda-emulated 1..16)   [4]
   --model KIND           mlp (residual MLP, regression) or gpt (attention +
                          MLP blocks on a byte-level text corpus)            [mlp]
   --layers L             blocks, 1..256                                     [8]
@@ -185,8 +205,10 @@ std::string runUsage() {
                          under a hardware profile; deterministic)           [measured]
   --profile NAME         modeled clock's hardware: h100-sxm, h200, a100-40gb-pcie,
                          rtx4090-pcie, cluster-25gbe, this-cpu, or a .json  [h100-sxm]
-  --backend cpu|meta     cpu: real math on CPU ranks; meta: shapes only, no
-                         math or memory, modeled clock (big models)        [cpu]
+  --backend NAME         cpu: real math on CPU ranks; meta: shapes only, no
+                         math or memory, modeled clock (big models);
+                         cuda: one rank per GPU, NCCL; cuda-emulated: all
+                         ranks on GPU 0, collectives as device copies      [cpu]
   --replicate on|off     meta runs of 64+ symmetric ranks: simulate rank 0 once
                          and copy it to the others (same results)          [on]
   --break-on OP          stop all ranks in lockstep before each forward,
@@ -261,7 +283,9 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
       else if (v == "meta") {
         c.backend = Backend::Meta;
         c.clock = ClockKind::Modeled;  // the only clock a shapes-only run has
-      } else throw ConfigError("--backend must be cpu or meta, got '" + v + "'");
+      } else if (v == "cuda") c.backend = Backend::Cuda;
+      else if (v == "cuda-emulated") c.backend = Backend::CudaEmulated;
+      else throw ConfigError("--backend must be cpu, meta, cuda or cuda-emulated, got '" + v + "'");
     }
     else if (flag == "--replicate") {
       if (v != "on" && v != "off") throw ConfigError("--replicate must be on or off, got '" + v + "'");
@@ -323,7 +347,7 @@ std::vector<std::string> runArgs(const RunConfig& c) {
   if (c.unit_blocks) add("--unit-blocks", std::to_string(*c.unit_blocks));
   if (c.prefetch) add("--prefetch", prefetchName(*c.prefetch));
   if (c.reshard_after_forward) add("--reshard-after-forward", *c.reshard_after_forward ? "on" : "off");
-  if (c.backend == Backend::Meta) add("--backend", "meta");
+  if (c.backend != Backend::Cpu) add("--backend", backendName(c.backend));
   add("--clock", c.clock == ClockKind::Modeled ? "modeled" : "measured");
   if (c.profile) add("--profile", *c.profile);
   if (c.inject_branch)

@@ -21,8 +21,12 @@ enum class Prefetch { None, Forward, Backward, Both };
 enum class ClockKind { Measured, Modeled };
 // cpu: real math and memory on CPU ranks. meta: shapes only — no math, no
 // bytes, but the same engine, ledger accounting and the modeled clock.
-enum class Backend { Cpu, Meta };
+// cuda: one rank per GPU, NCCL collectives. cuda-emulated: P ranks on one GPU,
+// collectives as device copies and reductions (NCCL refuses two ranks per GPU).
+enum class Backend { Cpu, Meta, Cuda, CudaEmulated };
 std::string prefetchName(Prefetch p);
+std::string backendName(Backend b);  // the --backend value
+bool isGpuBackend(Backend b);
 
 struct RunConfig {
   std::string strategy = "ddp";

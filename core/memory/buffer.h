@@ -1,6 +1,7 @@
 // A typed, ledger-tagged allocation: the only way engine code gets memory for
 // model state, communication buffers or activations, so the ledger sees every
-// byte. Move-only; the destructor books the free.
+// byte. Move-only; the destructor books the free. On a GPU run (the ledger has
+// DeviceMemory) the data is device memory and the device allocator books it.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <span>
 #include <utility>
 
+#include "device/device_runtime.h"
 #include "memory/memory_ledger.h"
 
 namespace shardscope {
@@ -31,6 +33,10 @@ class Buffer {
       // from it are ordinary arithmetic, and a stray touch faults at once. (One
       // mapping per buffer would exceed vm.max_map_count at 512 ranks.)
       m_data = reinterpret_cast<T*>(kMetaAddress);
+    } else if (DeviceMemory* device = ledger.deviceMemory()) {
+      m_data = static_cast<T*>(device->allocate(count * sizeof(T), category));  // zeroed, booked
+      m_device = device;
+      return;
     } else {
       m_data = static_cast<T*>(std::aligned_alloc(64, bytes));
       if (!m_data) throw std::bad_alloc();
@@ -44,6 +50,7 @@ class Buffer {
     if (this != &o) {
       reset();
       m_ledger = std::exchange(o.m_ledger, nullptr);
+      m_device = std::exchange(o.m_device, nullptr);
       m_category = o.m_category;
       m_data = std::exchange(o.m_data, nullptr);
       m_count = std::exchange(o.m_count, 0);
@@ -55,11 +62,16 @@ class Buffer {
 
   void reset() {
     if (m_count > 0) {
-      m_ledger->onFree(m_category, static_cast<int64_t>(m_count * sizeof(T)));
-      if (!m_ledger->meta()) std::free(m_data);
+      if (m_device) {
+        m_device->free(m_data);  // books the free
+      } else {
+        m_ledger->onFree(m_category, static_cast<int64_t>(m_count * sizeof(T)));
+        if (!m_ledger->meta()) std::free(m_data);
+      }
     }
     m_data = nullptr;
     m_count = 0;
+    m_device = nullptr;
   }
 
   T* data() { return m_data; }
@@ -75,6 +87,7 @@ class Buffer {
 
  private:
   MemoryLedger* m_ledger = nullptr;
+  DeviceMemory* m_device = nullptr;  // where the data lives on a GPU run (null: host memory)
   Category m_category = Category::Workspace;
   T* m_data = nullptr;
   size_t m_count = 0;

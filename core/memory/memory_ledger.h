@@ -23,12 +23,18 @@ struct LedgerSnapshot {
 
 bool isModelState(Category c);
 
+class DeviceMemory;  // device/device_runtime.h
+
 class MemoryLedger {
  public:
   MemoryLedger(int rank, EventLog* log, const RunClock* clock, bool meta = false)
       : m_rank(rank), m_log(log), m_clock(clock), m_meta(meta) {}
   // Shapes-only run: buffers are booked here but never allocated.
   bool meta() const { return m_meta; }
+  // GPU runs: where Buffer<T> gets its memory (the device allocator, which
+  // books this ledger itself); null on the CPU backend. Set before any Buffer.
+  void setDeviceMemory(DeviceMemory* memory) { m_deviceMemory = memory; }
+  DeviceMemory* deviceMemory() const { return m_deviceMemory; }
 
   void onAlloc(Category c, int64_t bytes);
   void onFree(Category c, int64_t bytes);
@@ -46,6 +52,7 @@ class MemoryLedger {
   EventLog* m_log;
   const RunClock* m_clock;
   const bool m_meta;
+  DeviceMemory* m_deviceMemory = nullptr;
   mutable std::mutex m_mutex;
   LedgerSnapshot m_books;
   int64_t m_modelState = 0;

@@ -25,7 +25,10 @@ class Model {
   // rank-dependent branch that bypasses a block (y = x; no gradients).
   virtual void forward(int segment, const bf16* w, bool skip = false) = 0;
   // After the last segment's forward: this rank's mean loss; seeds backward.
+  // A GPU model only enqueues the loss here (returns NaN, so nothing syncs
+  // mid-step); finishLoss() gives the value once the compute queue is drained.
   virtual double loss() = 0;
+  virtual double finishLoss(double from_loss) { return from_loss; }
   // g: the segment's bf16 grads, same layout as w (overwritten); onReady(param)
   // fires the moment each parameter's gradient is written.
   virtual void backward(int segment, const bf16* w, bf16* g, const std::function<void(int)>& onReady,

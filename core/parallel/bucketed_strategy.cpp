@@ -10,7 +10,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 BucketedStrategy::BucketedStrategy(RankEnv& env, int pad_multiple, bool persistent_buckets)
     : m_env(env),
-      m_model(makeModel(env.spec, env.ctx.ledger, env.config.batch / env.config.ranks, env.config.seed)) {
+      m_model(makeRankModel(env)) {
   auto plan = planBuckets(env.spec, static_cast<int64_t>(env.config.bucket_mb * kMiB),
                           static_cast<int64_t>(env.config.first_bucket_mb * kMiB),
                           static_cast<int>(sizeof(bf16)));
@@ -25,13 +25,12 @@ BucketedStrategy::BucketedStrategy(RankEnv& env, int pad_multiple, bool persiste
 void BucketedStrategy::setup() {
   const auto n = static_cast<size_t>(m_env.spec.numParams());
   m_params = Buffer<bf16>(m_env.ctx.ledger, Category::Param, n);
-  // As DDP's constructor: rank 0's initial state is broadcast to every replica.
+  m_initMaster = broadcastInitialWeights(m_env);
   if (!m_env.ctx.meta()) {
-    m_initMaster.assign(n, 0.0f);
-    if (m_env.ctx.rank == 0) initModelParams(m_env.spec, m_env.config.seed, m_initMaster.data());
+    std::vector<bf16> params(n);
+    cpu::f32ToBf16(m_initMaster.data(), params.data(), n);
+    m_env.ctx.ops().upload(m_params.data(), params.data(), m_params.bytes());
   }
-  m_env.world.broadcast(m_initMaster.data(), n, DType::F32, 0, Lane::Comm);
-  if (!m_env.ctx.meta()) cpu::f32ToBf16(m_initMaster.data(), m_params.data(), n);
   setupState();
   m_initMaster = {};
 }
@@ -98,7 +97,7 @@ double BucketedStrategy::step(int step) {
   m_reducer->finishBackward();
   finishStep(step);
   m_model->releaseBatch();
-  return m_loss;
+  return m_model->finishLoss(m_loss);
 }
 
 }  // namespace shardscope

@@ -13,7 +13,7 @@ void DdpStrategy::setupState() {
   m_master = Buffer<float>(ledger, Category::Master, n);
   m_adamM = Buffer<float>(ledger, Category::AdamM, n);
   m_adamV = Buffer<float>(ledger, Category::AdamV, n);
-  if (!m_env.ctx.meta()) std::memcpy(m_master.data(), m_initMaster.data(), m_master.bytes());
+  if (!m_env.ctx.meta()) m_env.ctx.ops().upload(m_master.data(), m_initMaster.data(), m_master.bytes());
 }
 
 void DdpStrategy::launchBucket(int b, int32_t ready_op) {
@@ -29,7 +29,7 @@ void DdpStrategy::launchBucket(int b, int32_t ready_op) {
     if (!ctx.meta())
       for (const BucketPlanEntry& e : bucket.entries) {
         const ParamInfo& p = m_env.spec.params()[e.param];
-        std::memcpy(m_grads.data() + p.offset, buf.data() + e.offset, sizeof(bf16) * p.numel());
+        ctx.ops().copy(m_grads.data() + p.offset, buf.data() + e.offset, sizeof(bf16) * p.numel());
       }
     ctx.chargeMemory(2.0 * buf.bytes());
   });
@@ -49,7 +49,7 @@ void DdpStrategy::finishStep(int step) {
     ctx.gatePoint(EventKind::OptimizerStep);
     ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
     if (!ctx.meta())
-      cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_grads.data(), m_params.data(),
+      ctx.ops().adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_grads.data(), m_params.data(),
                     m_master.size(), adamConfig(), step + 1);
     ctx.chargeMemory(kAdamBytesPerElement * double(m_master.size()));
   });
@@ -58,7 +58,7 @@ void DdpStrategy::finishStep(int step) {
 
 void DdpStrategy::copyOwnedMaster(std::vector<float>& full) const {
   if (m_env.ctx.rank != 0) return;
-  std::memcpy(full.data(), m_master.data(), m_master.bytes());
+  m_env.ctx.ops().download(full.data(), m_master.data(), m_master.bytes());
 }
 
 }  // namespace shardscope

@@ -10,7 +10,7 @@ FsdpStrategy::FsdpStrategy(RankEnv& env)
     : m_env(env),
       m_units(env.spec, env.config.unitBlocks(), env.gather->groupSize()),
       m_shard(m_units.shardOf(env.gather->groupRank())),
-      m_model(makeModel(env.spec, env.ctx.ledger, env.config.batch / env.config.ranks, env.config.seed)),
+      m_model(makeRankModel(env)),
       m_prefetchForward(env.config.prefetchMode() == Prefetch::Forward ||
                         env.config.prefetchMode() == Prefetch::Both),
       m_prefetchBackward(env.config.prefetchMode() == Prefetch::Backward ||
@@ -30,22 +30,23 @@ FsdpStrategy::FsdpStrategy(RankEnv& env)
 
 void FsdpStrategy::setup() {
   MemoryLedger& ledger = m_env.ctx.ledger;
-  const auto n = static_cast<size_t>(m_env.spec.numParams());
   const auto s = static_cast<size_t>(m_shard.elements);
   // As FSDP's sync_module_states: rank 0's initial weights reach every rank,
   // then each keeps only its shard.
-  std::vector<float> init(m_env.ctx.meta() ? 0 : n, 0.0f);
-  if (m_env.ctx.rank == 0 && !m_env.ctx.meta()) initModelParams(m_env.spec, m_env.config.seed, init.data());
-  m_env.world.broadcast(init.data(), n, DType::F32, 0, Lane::Comm);
+  const std::vector<float> init = broadcastInitialWeights(m_env);
   m_paramShard = Buffer<bf16>(ledger, Category::Param, s);
   m_gradShard = Buffer<bf16>(ledger, Category::Grad, s);
   m_master = Buffer<float>(ledger, Category::Master, s);
   m_adamM = Buffer<float>(ledger, Category::AdamM, s);
   m_adamV = Buffer<float>(ledger, Category::AdamV, s);
   if (m_env.ctx.meta()) return;
+  std::vector<float> master(s, 0.0f);
   for (const ShardSpan& span : m_shard.spans)
-    for (int64_t i = 0; i < span.count; ++i) m_master[span.shard_offset + i] = init[span.flat_offset + i];
-  cpu::f32ToBf16(m_master.data(), m_paramShard.data(), s);
+    for (int64_t i = 0; i < span.count; ++i) master[span.shard_offset + i] = init[span.flat_offset + i];
+  std::vector<bf16> params(s);
+  cpu::f32ToBf16(master.data(), params.data(), s);
+  m_env.ctx.ops().upload(m_master.data(), master.data(), m_master.bytes());
+  m_env.ctx.ops().upload(m_paramShard.data(), params.data(), m_paramShard.bytes());
 }
 
 bool FsdpStrategy::skipsUnit(int unit) const {
@@ -191,7 +192,7 @@ void FsdpStrategy::issueReduce(int unit) {
     // Pre-divide by the world size: the shard-group sum (and, for HSDP, the
     // sum across replicas) then yields the mean gradient, as in DDP.
     if (ctx.ranks > 1 && !ctx.meta())
-      cpu::scaleBf16InPlace(full.data(), 1.0f / static_cast<float>(ctx.ranks), full.size());
+      ctx.ops().scaleBf16(full.data(), 1.0f / static_cast<float>(ctx.ranks), full.size());
     ctx.chargeMemory(2.0 * full.bytes());
     bf16* shard = m_gradShard.data() + m_shard.unit_offset[unit];
     const auto chunk = static_cast<size_t>(u.chunk());
@@ -273,7 +274,7 @@ double FsdpStrategy::step(int step) {
     cpu::AdamConfig adam;
     adam.lr = static_cast<float>(m_env.config.lr);
     if (!ctx.meta())
-      cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_gradShard.data(), m_paramShard.data(),
+      ctx.ops().adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_gradShard.data(), m_paramShard.data(),
                     m_master.size(), adam, step + 1);
     ctx.chargeMemory(kAdamBytesPerElement * double(m_master.size()));
   });
@@ -281,14 +282,16 @@ double FsdpStrategy::step(int step) {
   m_env.gather_stream->synchronize();
   m_model->releaseBatch();
   m_lastOrder = m_order;
-  return m_loss;
+  return m_model->finishLoss(m_loss);
 }
 
 void FsdpStrategy::copyOwnedMaster(std::vector<float>& full) const {
   // Under HSDP every replica holds the same shard; replica 0 reports it.
   if (m_env.replicate && m_env.replicate->groupRank() != 0) return;
+  std::vector<float> master(m_master.size());
+  m_env.ctx.ops().download(master.data(), m_master.data(), m_master.bytes());
   for (const ShardSpan& span : m_shard.spans)
-    for (int64_t i = 0; i < span.count; ++i) full[span.flat_offset + i] = m_master[span.shard_offset + i];
+    for (int64_t i = 0; i < span.count; ++i) full[span.flat_offset + i] = master[span.shard_offset + i];
 }
 
 int64_t FsdpStrategy::paddingStateBytes() const {

@@ -53,8 +53,8 @@ void GradReducer::onGradReady(int param, const bf16* grad) {
   // Pre-divided by P so the sum collective yields the mean, as PyTorch does.
   if (!ctx.meta()) {
     bf16* dst = m_buffers[b].data() + m_buckets[b].entries[m_entryOf[param]].offset;
-    std::memcpy(dst, grad, sizeof(bf16) * p.numel());
-    if (ctx.ranks > 1) cpu::scaleBf16InPlace(dst, 1.0f / static_cast<float>(ctx.ranks), p.numel());
+    ctx.ops().copy(dst, grad, sizeof(bf16) * p.numel());
+    if (ctx.ranks > 1) ctx.ops().scaleBf16(dst, 1.0f / static_cast<float>(ctx.ranks), p.numel());
   }
   ctx.chargeMemory(4.0 * p.numel());  // read the gradient, write the bucket slot
   m_arrived[param] = 1;

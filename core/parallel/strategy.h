@@ -13,6 +13,7 @@
 #include "device/cpu_stream.h"
 #include "engine/rank_context.h"
 #include "engine/run_config.h"
+#include "model/model.h"
 #include "model/model_spec.h"
 
 namespace shardscope {
@@ -58,5 +59,12 @@ class Strategy {
 };
 
 std::unique_ptr<Strategy> makeStrategy(RankEnv& env);
+// The rank's model on its device (the GPU model on a GPU run), for its slice of the batch.
+std::unique_ptr<Model> makeRankModel(RankEnv& env);
+// Rank 0's initial fp32 weights reach every rank by a broadcast (DDP's
+// constructor, FSDP's sync_module_states); returned on the host (empty on a
+// meta run). On a GPU run the broadcast moves a device buffer, booked as
+// Workspace while it lives.
+std::vector<float> broadcastInitialWeights(RankEnv& env);
 
 }  // namespace shardscope

@@ -18,7 +18,11 @@ void ZeroStrategy::setupState() {
   m_master = Buffer<float>(ledger, Category::Master, shard);
   m_adamM = Buffer<float>(ledger, Category::AdamM, shard);
   m_adamV = Buffer<float>(ledger, Category::AdamV, shard);
-  if (!m_env.ctx.meta()) m_layout->gather(m_initMaster.data(), m_master.data());
+  if (!m_env.ctx.meta()) {
+    std::vector<float> owned(shard, 0.0f);
+    m_layout->gather(m_initMaster.data(), owned.data());
+    m_env.ctx.ops().upload(m_master.data(), owned.data(), m_master.bytes());
+  }
 }
 
 bf16* ZeroStrategy::segmentGrads(int segment) {
@@ -53,7 +57,7 @@ void ZeroStrategy::launchBucket(int b, int32_t ready_op) {
     const int64_t base = m_layout->shardOffset(b);
     for (size_t i = s0; i < s1 && !ctx.meta(); ++i) {
       const ShardSpan& s = m_layout->spans()[i];
-      std::memcpy(m_grads.data() + s.flat_offset, reduced.data() + (s.shard_offset - base), sizeof(bf16) * s.count);
+      ctx.ops().copy(m_grads.data() + s.flat_offset, reduced.data() + (s.shard_offset - base), sizeof(bf16) * s.count);
     }
   });
 }
@@ -76,11 +80,13 @@ void ZeroStrategy::finishStep(int step) {
     Buffer<bf16> gathered;
     if (m_stage == 1) {  // the owned chunk of the full gradients, in shard order
       gathered = Buffer<bf16>(ctx.ledger, Category::Workspace, shard);
-      if (!ctx.meta()) m_layout->gather(m_grads.data(), gathered.data());
+      for (const ShardSpan& s : m_layout->spans())
+        if (!ctx.meta())
+          ctx.ops().copy(gathered.data() + s.shard_offset, m_grads.data() + s.flat_offset, sizeof(bf16) * s.count);
       grads = gathered.data();
     }
     if (!ctx.meta())
-      cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), grads, param_shard->data(), shard,
+      ctx.ops().adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), grads, param_shard->data(), shard,
                     adamConfig(), step + 1);
     ctx.chargeMemory(kAdamBytesPerElement * double(shard));
   });
@@ -96,7 +102,7 @@ void ZeroStrategy::finishStep(int step) {
                             {index, -1, -1}, Lane::Comm);
       for (size_t i = 0; i < b.entries.size() && !ctx.meta(); ++i) {
         const ParamInfo& p = m_env.spec.params()[b.entries[i].param];
-        std::memcpy(m_params.data() + p.offset, full.data() + b.entries[i].offset, sizeof(bf16) * p.numel());
+        ctx.ops().copy(m_params.data() + p.offset, full.data() + b.entries[i].offset, sizeof(bf16) * p.numel());
       }
       ctx.chargeMemory(2.0 * full.bytes());
     });
@@ -112,6 +118,10 @@ int64_t ZeroStrategy::paddingStateBytes() const {
   return (m_stage == 1 ? 12 : 14) * excess / ranks;
 }
 
-void ZeroStrategy::copyOwnedMaster(std::vector<float>& full) const { m_layout->scatter(m_master.data(), full.data()); }
+void ZeroStrategy::copyOwnedMaster(std::vector<float>& full) const {
+  std::vector<float> owned(m_master.size());
+  m_env.ctx.ops().download(owned.data(), m_master.data(), m_master.bytes());
+  m_layout->scatter(owned.data(), full.data());
+}
 
 }  // namespace shardscope

@@ -3,9 +3,12 @@
 # PyTorch; no Qt, spdlog, Gloo, OpenBLAS or registry): unpack the carried Debian
 # packages (tests/gpu/fetch_deps.sh), find NCCL and cuBLAS, configure the
 # core-only preset's settings with CUDA ON for sm_90 only, build
-# shardscope_gpu_check and run it: the self-test table, "N passed, N failed", the
-# GEMM and collective benchmark tables. Everything before the run also works on a
-# CPU machine, where the check prints "skipped" and exits 0.
+# shardscope_gpu_check and shardscope-cli and run: the self-test table, the
+# GEMM and collective benchmark tables, the engine checks (every strategy on
+# cuda-emulated P=4: equivalence, ledger, timestamps, step times), the CLI's
+# zero3 run with its trace, and PyTorch's step at world size 1 for the ratio.
+# Everything before the run also works on a CPU machine, where the check
+# prints "skipped" and exits 0.
 #
 # Device tool call (from the repo root):
 #   command: bash tests/gpu/check.sh     carry: [".gpu_deps"]     timeout_s: 420
@@ -129,8 +132,8 @@ grep -E '^(spdlog_DIR|Gloo_DIR|fmt_DIR|NCCL_LIBRARY|CUDA_cublasLt_LIBRARY|PKG_CO
 echo "configure took $(( $(date +%s) - t0 )) s"
 [ "$mode" = configure ] && exit 0
 
-step "build shardscope_gpu_check"
-if ! ninja -C "$build" shardscope_gpu_check >"$out/build.log" 2>&1; then
+step "build shardscope_gpu_check and shardscope-cli"
+if ! ninja -C "$build" shardscope_gpu_check shardscope-cli >"$out/build.log" 2>&1; then
   grep -E -A5 'error|FAILED' "$out/build.log" | head -60
   tail -20 "$out/build.log"
   exit 1
@@ -139,10 +142,35 @@ grep -E 'warning' "$out/build.log" || echo "no warnings"
 echo "build done at $(( $(date +%s) - t0 )) s"
 [ "$mode" = build ] && exit 0
 
-step "run"
+step "run: self-tests, benchmarks, the engine on cuda-emulated P=4"
 set +e
-"$build/core/cuda/shardscope_gpu_check" "${check_args[@]}" 2>&1 | tee "$out/gpu_check.log"
+"$build/core/cuda/shardscope_gpu_check" --out "$out" "${check_args[@]}" 2>&1 | tee "$out/gpu_check.log"
 rc=${PIPESTATUS[0]}
 set -e
 echo "check exit code $rc after $(( $(date +%s) - t0 )) s"
+
+if grep -q '^GPU check skipped' "$out/gpu_check.log"; then exit "$rc"; fi
+
+step "the CLI: zero3 on 4 emulated ranks, trace and summary"
+set +e
+"$build/app/shardscope-cli" run --backend cuda-emulated --strategy zero3 --ranks 4 --steps 3 \
+  --trace "$out/t.json" --summary "$out/summary.json" 2>&1 | tee "$out/cli.log" | tail -40
+cli_rc=${PIPESTATUS[0]}
+set -e
+echo "cli exit code $cli_rc"
+[ "$cli_rc" = 0 ] || rc=1
+
+step "PyTorch at world size 1 (same MLP, batch and precision)"
+ws1=$(sed -n 's/^SHARDSCOPE_WS1_STEP_MS //p' "$out/gpu_check.log" | tail -1)
+if [ -n "$ws1" ] && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  python3 "$root/tests/gpu/torch_mlp_step.py" 2>&1 | tee "$out/torch.log"
+  torch_ms=$(awk '/^TORCH_STEP_MS/ { if (best == "" || $3 < best) best = $3 } END { print best }' "$out/torch.log")
+  if [ -n "$torch_ms" ]; then
+    awk -v s="$ws1" -v t="$torch_ms" 'BEGIN { printf "ShardScope %.3f ms, PyTorch (faster mode) %.3f ms: %.2fx (target <= 1.2x)\n", s, t, s / t }' |
+      tee -a "$out/torch.log"
+  fi
+else
+  echo "skipped: no world-size-1 figure from the check, or no PyTorch with CUDA"
+fi
+echo "done after $(( $(date +%s) - t0 )) s"
 exit "$rc"

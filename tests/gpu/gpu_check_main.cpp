@@ -23,6 +23,7 @@
 #include "cuda/device_query.h"
 #include "cuda/emulated_communicator.h"
 #include "cuda/kernels/internal.h"
+#include "engine_check.h"
 
 using namespace shardscope;
 using namespace shardscope::gpu;
@@ -33,7 +34,9 @@ struct Options {
   int device = 0;
   uint64_t seed = 1;
   bool bench = true;
+  bool engine = true;
   std::string only;  // run just this self-test
+  std::string out;   // where traces go (--out DIR)
 };
 
 double median(std::vector<double> v) {
@@ -271,13 +274,15 @@ int main(int argc, char** argv) {
     if (arg == "--device") o.device = std::stoi(value());
     else if (arg == "--seed") o.seed = std::stoull(value());
     else if (arg == "--no-bench") o.bench = false;
+    else if (arg == "--no-engine") o.engine = false;
+    else if (arg == "--out") o.out = value();
     else if (arg == "--only") o.only = value();
     else if (arg == "--list") {
       for (const auto& n : selfTestNames()) std::printf("%s\n", n.c_str());
       return 0;
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--device N] [--seed S] [--no-bench] [--only CHECK] [--list]\n",
+                   "usage: %s [--device N] [--seed S] [--no-bench] [--no-engine] [--out DIR] [--only CHECK] [--list]\n",
                    argv[0]);
       return 2;
     }
@@ -310,6 +315,18 @@ int main(int argc, char** argv) {
       ++failed;
     }
   }
-  std::printf("\n%d passed, %d failed\n", passed, failed);
+  int engine_passed = 0;
+  if (o.engine && o.only.empty()) {
+    EngineCheckOptions e;
+    e.bench = o.bench;
+    e.out_dir = o.out;
+    try {
+      engine_passed = runEngineChecks(e, failed);
+    } catch (const std::exception& ex) {
+      std::printf("engine check failed: %s\n", ex.what());
+      ++failed;
+    }
+  }
+  std::printf("\n%d passed, %d failed\n", passed + engine_passed, failed);
   return failed == 0 ? 0 : 1;
 }

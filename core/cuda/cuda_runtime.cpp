@@ -1,0 +1,322 @@
+// CudaRuntime: core's DeviceRuntime on CUDA. A rank's host thread has no queue:
+// what it launches (setup uploads, the initial broadcast, staging allocations)
+// goes on the rank's host stream and is complete at return, so no stream needs
+// a marker for it. Stream threads launch asynchronously on their own CUDA stream.
+#include "cuda/cuda_runtime.h"
+
+#include <cuda_runtime_api.h>
+
+#include <mutex>
+#include <sstream>
+#include <string>
+
+#include "common/errors.h"
+#include "cuda/caching_allocator.h"
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_kernels.h"
+#include "cuda/cuda_stream.h"
+#include "cuda/emulated_communicator.h"
+#include "cuda/gpu_gpt_model.h"
+#include "cuda/gpu_mlp_model.h"
+#include "cuda/nccl_communicator.h"
+#include "device/device_runtime.h"
+#include "engine/run_config.h"
+#include "model/model_spec.h"
+
+namespace shardscope::gpu {
+
+namespace {
+
+StreamHandle streamOf(const DeviceQueue& queue) { return static_cast<StreamHandle>(queue.nativeHandle()); }
+
+class CudaMarker final : public DeviceMarker {
+ public:
+  CudaMarker(bool timing, int device) : event(timing ? CudaEvent::Timing::On : CudaEvent::Timing::Off, device) {}
+  void hostWait() const override { event.synchronize(); }
+  CudaEvent event;
+};
+
+class CudaQueue final : public DeviceQueue {
+ public:
+  CudaQueue(int device, const std::string& name, int priority) : m_stream(device, name, priority) {}
+  DeviceMarkerPtr mark(bool timing) override {
+    auto marker = std::make_shared<CudaMarker>(timing, m_stream.device());
+    marker->event.record(m_stream.handle());
+    return marker;
+  }
+  void waitFor(const DeviceMarker& marker) override {
+    m_stream.waitEvent(static_cast<const CudaMarker&>(marker).event);
+  }
+  void synchronize() override { m_stream.synchronize(); }
+  void* nativeHandle() const override { return m_stream.handle(); }
+  void bindThread() override { CUDA_CHECK(cudaSetDevice(m_stream.device())); }
+
+ private:
+  CudaStream m_stream;
+};
+
+// Where a call from this thread goes: the current queue's stream, or the
+// rank's host stream (then the caller synchronizes before returning).
+struct Launch {
+  StreamHandle stream;
+  bool host;
+};
+Launch launchOn(StreamHandle host_stream) {
+  if (DeviceQueue* q = currentDeviceQueue()) return {streamOf(*q), false};
+  return {host_stream, true};
+}
+
+class CudaMemory final : public DeviceMemory {
+ public:
+  CudaMemory(CachingAllocator& allocator, StreamHandle host_stream)
+      : m_allocator(allocator), m_hostStream(host_stream) {}
+  void* allocate(size_t bytes, Category category) override {
+    const Launch at = launchOn(m_hostStream);
+    void* ptr = m_allocator.allocate(bytes, category, at.stream);
+    CUDA_CHECK(cudaMemsetAsync(ptr, 0, bytes, at.stream));
+    if (at.host) CUDA_CHECK(cudaStreamSynchronize(at.stream));
+    return ptr;
+  }
+  void free(void* ptr) noexcept override {
+    try {
+      // Freed from a stream's task: the block may be reused only after the
+      // work that stream launched so far (the allocator records an event).
+      if (DeviceQueue* q = currentDeviceQueue()) m_allocator.markUsedOn(ptr, streamOf(*q));
+      m_allocator.free(ptr);
+    } catch (const std::exception&) {
+      // Only a lost context fails here, and the memory went with it.
+    }
+  }
+
+ private:
+  CachingAllocator& m_allocator;
+  StreamHandle m_hostStream;
+};
+
+class CudaOps final : public DeviceOps {
+ public:
+  explicit CudaOps(StreamHandle host_stream) : m_hostStream(host_stream) {}
+  void copy(void* dst, const void* src, size_t bytes) override {
+    const Launch at = launchOn(m_hostStream);
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, at.stream));
+    finish(at);
+  }
+  void upload(void* dst, const void* host_src, size_t bytes) override {
+    // Pageable host memory is staged by the driver before the call returns.
+    const Launch at = launchOn(m_hostStream);
+    CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, at.stream));
+    finish(at);
+  }
+  void download(void* host_dst, const void* src, size_t bytes) override {
+    const Launch at = launchOn(m_hostStream);
+    CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, at.stream));
+    CUDA_CHECK(cudaStreamSynchronize(at.stream));
+  }
+  void scaleBf16(bf16* y, float s, size_t n) override {
+    const Launch at = launchOn(m_hostStream);
+    gpu::scaleBf16(y, s, n, at.stream);
+    finish(at);
+  }
+  void f32ToBf16(const float* in, bf16* out, size_t n) override {
+    const Launch at = launchOn(m_hostStream);
+    gpu::f32ToBf16(in, out, n, at.stream);
+    finish(at);
+  }
+  void adamStep(float* master, float* m, float* v, const bf16* grad, bf16* param_out, size_t n,
+                const cpu::AdamConfig& config, int step) override {
+    const Launch at = launchOn(m_hostStream);
+    gpu::adamStep(master, m, v, grad, param_out, n, config, step, at.stream);
+    finish(at);
+  }
+
+ private:
+  static void finish(const Launch& at) {
+    if (at.host) CUDA_CHECK(cudaStreamSynchronize(at.stream));
+  }
+  StreamHandle m_hostStream;
+};
+
+std::string deviceName(int device) {
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  return prop.name;
+}
+
+class CudaRankDevice final : public RankDevice {
+ public:
+  CudaRankDevice(int rank, int device, MemoryLedger& ledger)
+      : m_device(device),
+        m_name("GPU " + std::to_string(device) + " (" + deviceName(device) + ")"),
+        m_hostStream(device, "rank" + std::to_string(rank) + ".host"),
+        m_allocator(device, ledger, m_hostStream.handle(), "rank " + std::to_string(rank) + " " + m_name),
+        m_memory(m_allocator, m_hostStream.handle()),
+        m_ops(m_hostStream.handle()) {
+    // The rank's host thread launches on this device from now on.
+    CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~CudaRankDevice() override {
+    cudaSetDevice(m_device);
+    cudaDeviceSynchronize();  // nothing of this rank may still be using its blocks
+  }
+
+  std::string name() const override { return m_name; }
+  DeviceMemory& memory() override { return m_memory; }
+  DeviceOps& ops() override { return m_ops; }
+  std::unique_ptr<DeviceQueue> makeQueue(const std::string& name, int priority) override {
+    return std::make_unique<CudaQueue>(m_device, name, priority);
+  }
+  std::unique_ptr<Model> makeModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch,
+                                   uint64_t seed) override {
+    switch (spec.shape().kind) {
+      case ModelKind::Mlp: return std::make_unique<GpuMlpModel>(spec, ledger, local_batch, seed);
+      case ModelKind::Gpt: return std::make_unique<GpuGptModel>(spec, ledger, local_batch, seed);
+    }
+    throw std::invalid_argument("CudaRankDevice::makeModel: unknown model kind");
+  }
+  void syncOrigin(const RunClock& clock) override {
+    m_origin = std::make_unique<CudaEvent>(CudaEvent::Timing::On, m_device);
+    m_origin->record(m_hostStream.handle());
+    m_origin->synchronize();
+    m_originNs = clock.nowNs();
+  }
+  int64_t markerNs(const DeviceMarker& timing_marker) override {
+    const auto& marker = static_cast<const CudaMarker&>(timing_marker);
+    return m_originNs + static_cast<int64_t>(static_cast<double>(elapsedMs(*m_origin, marker.event)) * 1e6);
+  }
+  MemoryReport memoryReport() const override {
+    const DeviceMemoryCheck check = m_allocator.crossCheck();
+    const AllocatorStats stats = m_allocator.stats();
+    MemoryReport r;
+    r.allocated_bytes = stats.allocated_bytes;
+    r.allocated_peak = stats.allocated_peak;
+    r.reserved_bytes = stats.reserved_bytes;
+    r.reserved_peak = stats.reserved_peak;
+    r.device_used_bytes = static_cast<int64_t>(check.used_bytes);
+    r.device_total_bytes = static_cast<int64_t>(check.total_bytes);
+    return r;
+  }
+
+ private:
+  int m_device;
+  std::string m_name;
+  CudaStream m_hostStream;
+  CachingAllocator m_allocator;
+  CudaMemory m_memory;
+  CudaOps m_ops;
+  std::unique_ptr<CudaEvent> m_origin;
+  int64_t m_originNs = 0;
+};
+
+// A GPU communicator as the engine calls it: on a stream thread the collective
+// is enqueued on that stream and returns; on a host thread (the setup
+// broadcast) it runs on a stream of its own and is complete at return.
+class QueueCommunicator final : public Communicator {
+ public:
+  explicit QueueCommunicator(std::unique_ptr<GpuCommunicator> inner)
+      : m_inner(std::move(inner)), m_hostStream(m_inner->device(), "collective.host") {}
+  int rank() const override { return m_inner->rank(); }
+  int size() const override { return m_inner->size(); }
+  std::string backendName() const override { return m_inner->backendName(); }
+  void allReduce(void* data, size_t count, DType dtype) override {
+    call([&] { m_inner->allReduce(data, count, dtype); });
+  }
+  void reduceScatter(const void* input, void* output, size_t count, DType dtype) override {
+    call([&] { m_inner->reduceScatter(input, output, count, dtype); });
+  }
+  void allGather(const void* input, void* output, size_t count, DType dtype) override {
+    call([&] { m_inner->allGather(input, output, count, dtype); });
+  }
+  void broadcast(void* data, size_t count, DType dtype, int root) override {
+    call([&] { m_inner->broadcast(data, count, dtype, root); });
+  }
+  void barrier() override {
+    call([&] { m_inner->barrier(); });
+  }
+  uint64_t bytesSent() const override { return m_inner->bytesSent(); }
+  void abort() override { m_inner->abort(); }
+
+ private:
+  template <class Fn>
+  void call(Fn&& fn) {
+    const Launch at = launchOn(m_hostStream.handle());
+    m_inner->setStream(at.stream);
+    fn();
+    if (at.host) m_hostStream.synchronize();
+  }
+  std::unique_ptr<GpuCommunicator> m_inner;
+  CudaStream m_hostStream;
+};
+
+class CudaRuntime final : public DeviceRuntime {
+ public:
+  explicit CudaRuntime(const RunConfig& config) : m_emulated(config.backend == Backend::CudaEmulated) {
+    const std::string flag = "--backend " + backendName(config.backend);
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess || count == 0) {
+      const std::string why =
+          status != cudaSuccess ? std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status)
+                                : "the driver reports 0 devices";
+      cudaGetLastError();
+      throw ConfigError(flag + " needs an NVIDIA GPU, and no CUDA device is visible (" + why +
+                        "); check nvidia-smi and CUDA_VISIBLE_DEVICES, or use --backend cpu");
+    }
+    if (!m_emulated && config.ranks > count) {
+      std::ostringstream os;
+      os << flag << " runs one rank per GPU (NCCL refuses two ranks on one device): --ranks " << config.ranks
+         << " needs " << config.ranks << " visible GPUs and this machine shows " << count
+         << "; use --ranks " << count << ", or --backend cuda-emulated --ranks " << config.ranks
+         << " to run " << config.ranks << " ranks on one GPU";
+      throw ConfigError(os.str());
+    }
+    m_ranks = config.ranks;
+    m_gpuName = deviceName(0);
+  }
+
+  std::string describe() const override {
+    std::ostringstream os;
+    if (m_emulated) {
+      os << "cuda-emulated: " << m_ranks << " rank" << (m_ranks > 1 ? "s" : "") << " on GPU 0 (" << m_gpuName
+         << "), collectives as device copies";
+    } else {
+      os << "cuda: " << m_ranks << " rank" << (m_ranks > 1 ? "s" : "") << " on GPU"
+         << (m_ranks > 1 ? "s 0-" + std::to_string(m_ranks - 1) : " 0") << " (" << m_gpuName << "), NCCL "
+         << NCCL_MAJOR << "." << NCCL_MINOR << "." << NCCL_PATCH;
+    }
+    return os.str();
+  }
+
+  std::unique_ptr<RankDevice> makeRankDevice(int rank, MemoryLedger& ledger) override {
+    return std::make_unique<CudaRankDevice>(rank, m_emulated ? 0 : rank, ledger);
+  }
+
+  std::vector<std::unique_ptr<Communicator>> createGroup(const std::string&,
+                                                         const std::vector<int>& members) override {
+    std::vector<std::unique_ptr<Communicator>> out;
+    if (m_emulated) {
+      for (auto& comm : createEmulatedGroup(static_cast<int>(members.size()), 0))
+        out.push_back(std::make_unique<QueueCommunicator>(std::move(comm)));
+    } else {
+      // One clique per group over its members' GPUs (group rank i on GPU members[i]).
+      for (auto& comm : createNcclGroup(members))
+        out.push_back(std::make_unique<QueueCommunicator>(std::move(comm)));
+    }
+    return out;
+  }
+
+ private:
+  bool m_emulated;
+  int m_ranks = 0;
+  std::string m_gpuName;
+};
+
+}  // namespace
+
+void registerCudaRuntime() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerDeviceRuntime([](const RunConfig& config) { return std::make_unique<CudaRuntime>(config); });
+  });
+}
+
+}  // namespace shardscope::gpu
