@@ -12,12 +12,14 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
 #include <limits>
 
 #include "theme.h"
 #include "palette.h"
 #include "analysis/formulas.h"
+#include "device/device_runtime.h"
 #include "analysis/run_summary.h"
 #include "common/errors.h"
 #include "model/hardware_profile.h"
@@ -126,6 +128,16 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
                        tr("--backend: cpu runs real math on CPU threads; meta runs shapes only (no math, no loss) "
                           "on the modeled clock, for models too big for this machine; cuda-emulated runs every "
                           "rank on GPU 0 with real kernels; cuda runs one rank per GPU over NCCL"), this);
+  if (!deviceRuntimeRegistered()) {
+    // Shown, so the option is known, but not selectable in a build without CUDA.
+    if (auto* items = qobject_cast<QStandardItemModel*>(m_backend->model())) {
+      for (int row : {2, 3}) {
+        QStandardItem* item = items->item(row);
+        item->setEnabled(false);
+        item->setToolTip(tr("this build has no CUDA backend (nvcc, cuBLAS or NCCL were not found when it was built)"));
+      }
+    }
+  }
   m_replicate = new QCheckBox(tr("simulate symmetric ranks once"), this);
   m_replicate->setToolTip(tr("--replicate: meta runs of 64+ symmetric ranks run rank 0 and copy it to the others "
                              "(same events, ledger and traffic, far fewer threads)"));

@@ -900,15 +900,32 @@ void MainWindow::updateStatus() {
                                 "not this machine's time").arg(profile));
   } else {
     m_clockLabel->setText(tr("clock measured"));
-    m_clockLabel->setToolTip(tr("Times are this machine's steady clock"));
+    const bool gpu = m_shownConfig && isGpuBackend(m_shownConfig->backend);
+    m_clockLabel->setToolTip(gpu ? tr("Op spans are CUDA-event times on each GPU stream; instants and memory events "
+                                      "are host times (when the work was launched)")
+                                 : tr("Times are this machine's steady clock"));
   }
   const auto& losses = m_store.losses();
   const bool live = m_bridge->isRunning() || m_fromBridge;
-  const bool meta_backend = m_shownConfig && m_shownConfig->backend == Backend::Meta;
-  m_backendLabel->setText(meta_backend ? tr("backend meta") : tr("backend cpu"));
-  m_backendLabel->setToolTip(meta_backend ? tr("Shapes only: no math and no bytes, but the same engine, ledger and traffic, "
-                                       "priced on the modeled clock")
-                                  : tr("Ranks are CPU threads; collectives run on Gloo"));
+  const Backend backend = m_shownConfig ? m_shownConfig->backend : Backend::Cpu;
+  const bool meta_backend = backend == Backend::Meta;
+  m_backendLabel->setText(tr("backend %1").arg(QString::fromStdString(backendName(backend))));
+  switch (backend) {
+    case Backend::Meta:
+      m_backendLabel->setToolTip(tr("Shapes only: no math and no bytes, but the same engine, ledger and traffic, "
+                                    "priced on the modeled clock"));
+      break;
+    case Backend::Cuda:
+      m_backendLabel->setToolTip(tr("One rank per GPU; collectives run on NCCL; op spans are CUDA-event times"));
+      break;
+    case Backend::CudaEmulated:
+      m_backendLabel->setToolTip(tr("Every rank on GPU 0 with its own streams and memory; collectives are device "
+                                    "copies and reductions; op spans are CUDA-event times"));
+      break;
+    case Backend::Cpu:
+      m_backendLabel->setToolTip(tr("Ranks are CPU threads; collectives run on Gloo"));
+      break;
+  }
   m_stepLabel->setText(live ? tr("step %1 / %2").arg(losses.size()).arg(m_bridge->config().steps) : tr("step –"));
   m_lossLabel->setText(losses.empty() || meta_backend ? tr("loss –") : tr("loss %1").arg(losses.back(), 0, 'f', 4));
   const double elapsed = m_bridge->elapsedSeconds();

@@ -6,9 +6,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/errors.h"
 #include "cuda/caching_allocator.h"
@@ -29,30 +33,106 @@ namespace {
 
 StreamHandle streamOf(const DeviceQueue& queue) { return static_cast<StreamHandle>(queue.nativeHandle()); }
 
+// How long the host waits for one stream's work before calling it hung, as
+// PyTorch's NCCL watchdog does (its default is 10 minutes): 100x --timeout-ms,
+// at least a minute.
+struct Watchdog {
+  std::string rank;  // "rank 2"
+  std::chrono::milliseconds limit;
+};
+
+// Polls instead of cudaEventSynchronize / cudaStreamSynchronize, so a stopped
+// run is not held by a kernel that never finishes (a peer died mid-collective),
+// and a hung one fails the run. Spins with yields first: the usual wait, the
+// end of a step, is short.
+template <class Done>
+void pollUntil(Done&& done, const RunControl& control, const Watchdog& watchdog, const std::string& what) {
+  const auto start = std::chrono::steady_clock::now();
+  while (!done()) {
+    if (control.isAborted()) throw RunAborted();
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (waited > watchdog.limit) {
+      throw RunError(watchdog.rank + ": the GPU has not finished " + what + " after " +
+                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(waited).count()) +
+                     " s (a collective that never completes?); every rank stops. The watchdog is 100x "
+                     "--timeout-ms");
+    }
+    if (waited < std::chrono::microseconds(200))
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+// A rank's events, recycled: creating one takes the context's lock, and a step
+// marks every op twice (its span) plus every hand-off between streams.
+// Re-recording an event is safe once it is back here: waits already enqueued
+// on it keep the state they saw.
+class EventPool {
+ public:
+  EventPool(int device, Watchdog watchdog) : m_device(device), m_watchdog(std::move(watchdog)) {}
+  const Watchdog& watchdog() const { return m_watchdog; }
+  std::unique_ptr<CudaEvent> take(bool timing) {
+    {
+      std::lock_guard lock(m_mutex);
+      auto& free = timing ? m_timing : m_plain;
+      if (!free.empty()) {
+        auto event = std::move(free.back());
+        free.pop_back();
+        return event;
+      }
+    }
+    return std::make_unique<CudaEvent>(timing ? CudaEvent::Timing::On : CudaEvent::Timing::Off, m_device);
+  }
+  void give(std::unique_ptr<CudaEvent> event) {
+    std::lock_guard lock(m_mutex);
+    (event->timing() ? m_timing : m_plain).push_back(std::move(event));
+  }
+
+ private:
+  int m_device;
+  Watchdog m_watchdog;
+  std::mutex m_mutex;
+  std::vector<std::unique_ptr<CudaEvent>> m_timing, m_plain;
+};
+
 class CudaMarker final : public DeviceMarker {
  public:
-  CudaMarker(bool timing, int device) : event(timing ? CudaEvent::Timing::On : CudaEvent::Timing::Off, device) {}
-  void hostWait() const override { event.synchronize(); }
-  CudaEvent event;
+  CudaMarker(std::shared_ptr<EventPool> pool, bool timing) : m_pool(std::move(pool)), m_event(m_pool->take(timing)) {}
+  ~CudaMarker() override { m_pool->give(std::move(m_event)); }
+  CudaMarker(const CudaMarker&) = delete;
+  CudaMarker& operator=(const CudaMarker&) = delete;
+  void hostWait(const RunControl& control) const override {
+    pollUntil([&] { return m_event->isComplete(); }, control, m_pool->watchdog(), "a stream's work before an event");
+  }
+  CudaEvent& event() const { return *m_event; }
+
+ private:
+  std::shared_ptr<EventPool> m_pool;
+  std::unique_ptr<CudaEvent> m_event;
 };
 
 class CudaQueue final : public DeviceQueue {
  public:
-  CudaQueue(int device, const std::string& name, int priority) : m_stream(device, name, priority) {}
+  CudaQueue(int device, const std::string& name, int priority, std::shared_ptr<EventPool> events)
+      : m_stream(device, name, priority), m_events(std::move(events)) {}
   DeviceMarkerPtr mark(bool timing) override {
-    auto marker = std::make_shared<CudaMarker>(timing, m_stream.device());
-    marker->event.record(m_stream.handle());
+    auto marker = std::make_shared<CudaMarker>(m_events, timing);
+    marker->event().record(m_stream.handle());
     return marker;
   }
   void waitFor(const DeviceMarker& marker) override {
-    m_stream.waitEvent(static_cast<const CudaMarker&>(marker).event);
+    m_stream.waitEvent(static_cast<const CudaMarker&>(marker).event());
   }
-  void synchronize() override { m_stream.synchronize(); }
+  void synchronize(const RunControl& control) override {
+    pollUntil([&] { return m_stream.isIdle(); }, control, m_events->watchdog(), "stream " + m_stream.name());
+  }
   void* nativeHandle() const override { return m_stream.handle(); }
   void bindThread() override { CUDA_CHECK(cudaSetDevice(m_stream.device())); }
 
  private:
   CudaStream m_stream;
+  std::shared_ptr<EventPool> m_events;
 };
 
 // Where a call from this thread goes: the current queue's stream, or the
@@ -144,13 +224,14 @@ std::string deviceName(int device) {
 
 class CudaRankDevice final : public RankDevice {
  public:
-  CudaRankDevice(int rank, int device, MemoryLedger& ledger)
+  CudaRankDevice(int rank, int device, MemoryLedger& ledger, std::chrono::milliseconds watchdog)
       : m_device(device),
         m_name("GPU " + std::to_string(device) + " (" + deviceName(device) + ")"),
         m_hostStream(device, "rank" + std::to_string(rank) + ".host"),
         m_allocator(device, ledger, m_hostStream.handle(), "rank " + std::to_string(rank) + " " + m_name),
         m_memory(m_allocator, m_hostStream.handle()),
-        m_ops(m_hostStream.handle()) {
+        m_ops(m_hostStream.handle()),
+        m_events(std::make_shared<EventPool>(device, Watchdog{"rank " + std::to_string(rank), watchdog})) {
     // The rank's host thread launches on this device from now on.
     CUDA_CHECK(cudaSetDevice(device));
   }
@@ -163,7 +244,7 @@ class CudaRankDevice final : public RankDevice {
   DeviceMemory& memory() override { return m_memory; }
   DeviceOps& ops() override { return m_ops; }
   std::unique_ptr<DeviceQueue> makeQueue(const std::string& name, int priority) override {
-    return std::make_unique<CudaQueue>(m_device, name, priority);
+    return std::make_unique<CudaQueue>(m_device, name, priority, m_events);
   }
   std::unique_ptr<Model> makeModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch,
                                    uint64_t seed) override {
@@ -181,7 +262,7 @@ class CudaRankDevice final : public RankDevice {
   }
   int64_t markerNs(const DeviceMarker& timing_marker) override {
     const auto& marker = static_cast<const CudaMarker&>(timing_marker);
-    return m_originNs + static_cast<int64_t>(static_cast<double>(elapsedMs(*m_origin, marker.event)) * 1e6);
+    return m_originNs + static_cast<int64_t>(static_cast<double>(elapsedMs(*m_origin, marker.event())) * 1e6);
   }
   MemoryReport memoryReport() const override {
     const DeviceMemoryCheck check = m_allocator.crossCheck();
@@ -203,6 +284,7 @@ class CudaRankDevice final : public RankDevice {
   CachingAllocator m_allocator;
   CudaMemory m_memory;
   CudaOps m_ops;
+  std::shared_ptr<EventPool> m_events;
   std::unique_ptr<CudaEvent> m_origin;
   int64_t m_originNs = 0;
 };
@@ -249,7 +331,9 @@ class QueueCommunicator final : public Communicator {
 
 class CudaRuntime final : public DeviceRuntime {
  public:
-  explicit CudaRuntime(const RunConfig& config) : m_emulated(config.backend == Backend::CudaEmulated) {
+  explicit CudaRuntime(const RunConfig& config)
+      : m_emulated(config.backend == Backend::CudaEmulated),
+        m_watchdog(std::max<int64_t>(60'000, 100 * int64_t{config.timeout_ms})) {
     const std::string flag = "--backend " + backendName(config.backend);
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);
@@ -287,7 +371,7 @@ class CudaRuntime final : public DeviceRuntime {
   }
 
   std::unique_ptr<RankDevice> makeRankDevice(int rank, MemoryLedger& ledger) override {
-    return std::make_unique<CudaRankDevice>(rank, m_emulated ? 0 : rank, ledger);
+    return std::make_unique<CudaRankDevice>(rank, m_emulated ? 0 : rank, ledger, m_watchdog);
   }
 
   std::vector<std::unique_ptr<Communicator>> createGroup(const std::string&,
@@ -306,6 +390,7 @@ class CudaRuntime final : public DeviceRuntime {
 
  private:
   bool m_emulated;
+  std::chrono::milliseconds m_watchdog;
   int m_ranks = 0;
   std::string m_gpuName;
 };

@@ -28,6 +28,7 @@
 #include "cuda/device_query.h"
 #include "cuda/emulated_communicator.h"
 #include "cuda/gpu_gpt_model.h"
+#include "cuda/gpu_mlp_model.h"
 #include "cuda/kernels/internal.h"
 #include "cuda/nccl_communicator.h"
 #include "device/device_runtime.h"
@@ -35,6 +36,7 @@
 #include "kernels/cpu_kernels.h"
 #include "memory/memory_ledger.h"
 #include "model/gpt_model.h"
+#include "model/mlp_model.h"
 #include "model/model_spec.h"
 
 namespace shardscope::gpu {
@@ -651,7 +653,7 @@ class ScopedStreamQueue final : public DeviceQueue {
   ~ScopedStreamQueue() override { setCurrentDeviceQueue(m_previous); }
   DeviceMarkerPtr mark(bool) override { return nullptr; }  // the model never marks
   void waitFor(const DeviceMarker&) override {}
-  void synchronize() override { m_stream.synchronize(); }
+  void synchronize(const RunControl&) override { m_stream.synchronize(); }
   void* nativeHandle() const override { return m_stream.handle(); }
 
  private:
@@ -659,25 +661,19 @@ class ScopedStreamQueue final : public DeviceQueue {
   DeviceQueue* m_previous;
 };
 
-// One step of GpuGptModel against GptModel on the same bf16 weights and corpus batch:
-// the loss, every parameter's gradient (worst per-parameter relative error), the
-// onReady order, and the ledger back at 0 after releaseBatch. Layout or transpose
-// mistakes give errors near 1; the bf16 chain through two blocks measured <= 6e-3
-// (<= 1.1e-2 on smaller shapes) in a CPU emulation of these kernels, so 2^-5.
-constexpr double kGptModelBound = 1.0 / 32.0;
+// One step of a GPU model against its CPU twin on the same bf16 weights and
+// batch: the loss, every parameter's gradient (worst per-parameter relative
+// error), the onReady order, and the ledger back at 0 after releaseBatch.
+// Layout or transpose mistakes give errors near 1. GPT: the bf16 chain through
+// two blocks measured <= 6e-3 (<= 1.1e-2 on smaller shapes) in a CPU emulation
+// of these kernels, so 2^-5; the MLP's shorter chain gets the same bound.
+constexpr double kModelBound = 1.0 / 32.0;
 
-SelfTestResult checkGptModel(Ctx& ctx) {
-  ModelShape shape;
-  shape.kind = ModelKind::Gpt;
-  shape.layers = 2;
-  shape.hidden = 64;
-  shape.heads = 4;
-  shape.seq = 32;
-  shape.vocab = 256;
+template <class CpuModel, class GpuModel>
+SelfTestResult checkModelVsCpu(Ctx& ctx, const ModelShape& shape, int batch) {
   const ModelSpec spec(shape);
-  const int batch = 2;
   std::vector<float> master(static_cast<size_t>(spec.numParams()));
-  GptModel::initParams(spec, ctx.seed, master.data());
+  CpuModel::initParams(spec, ctx.seed, master.data());
   // Non-trivial biases and LayerNorm weights, so one applied in the wrong place shows.
   const std::vector<float> noise = randomVector(ctx, master.size(), 0.05f);
   std::vector<bf16> w(master.size());
@@ -697,21 +693,21 @@ SelfTestResult checkGptModel(Ctx& ctx) {
   };
 
   MemoryLedger cpu_ledger(0, nullptr, nullptr);
-  GptModel cpu_model(spec, cpu_ledger, batch, ctx.seed);
+  CpuModel cpu_model(spec, cpu_ledger, batch, ctx.seed);
   std::vector<bf16> cpu_grads(w.size());
   std::vector<int> cpu_order, gpu_order;
   const double cpu_loss =
       cpu_model.finishLoss(step(cpu_model, w.data(), cpu_grads.data(), cpu_order));
 
   MemoryLedger ledger(0, nullptr, nullptr);
-  CachingAllocator allocator(ctx.device, ledger, ctx.s(), "selftest gpt");
+  CachingAllocator allocator(ctx.device, ledger, ctx.s(), "selftest model");
   AllocatorDeviceMemory memory(allocator, ctx.s());
   ledger.setDeviceMemory(&memory);
   DevArray<bf16> dw(ctx, w), dg(ctx, w.size());  // grads NaN-poisoned: unwritten ones fail
   double gpu_loss = 0.0;
   {
     ScopedStreamQueue queue(ctx.stream);
-    GpuGptModel gpu_model(spec, ledger, batch, ctx.seed);
+    GpuModel gpu_model(spec, ledger, batch, ctx.seed);
     const double enqueued = step(gpu_model, dw.get(), dg.get(), gpu_order);
     ctx.stream.synchronize();
     gpu_loss = gpu_model.finishLoss(enqueued);
@@ -719,7 +715,7 @@ SelfTestResult checkGptModel(Ctx& ctx) {
   const std::vector<float> gpu_grads = toF32(dg.download());
   const std::vector<float> ref_grads = toF32(cpu_grads);
 
-  Verdict v(kGptModelBound);
+  Verdict v(kModelBound);
   v.record("loss", std::abs(gpu_loss - cpu_loss) / cpu_loss);
   double worst = 0.0;
   std::string worst_name;
@@ -735,7 +731,7 @@ SelfTestResult checkGptModel(Ctx& ctx) {
     if (std::isnan(e)) break;
   }
   v.record("worst grad (" + worst_name + ")", worst);
-  if (gpu_order != cpu_order) v.fail("onReady order differs from GptModel's");
+  if (gpu_order != cpu_order) v.fail("onReady order differs from the CPU model's");
   for (Category c : {Category::Activation, Category::Workspace}) {
     if (ledger.current(c) != 0) {
       v.fail(std::string("ledger keeps ") + std::to_string(ledger.current(c)) + " bytes of " +
@@ -743,6 +739,26 @@ SelfTestResult checkGptModel(Ctx& ctx) {
     }
   }
   return v.result();
+}
+
+SelfTestResult checkGptModel(Ctx& ctx) {
+  ModelShape shape;
+  shape.kind = ModelKind::Gpt;
+  shape.layers = 2;
+  shape.hidden = 64;
+  shape.heads = 4;
+  shape.seq = 32;
+  shape.vocab = 256;
+  return checkModelVsCpu<GptModel, GpuGptModel>(ctx, shape, 2);
+}
+
+SelfTestResult checkMlpModel(Ctx& ctx) {
+  ModelShape shape;
+  shape.kind = ModelKind::Mlp;
+  shape.layers = 3;
+  shape.hidden = 96;
+  shape.io_dim = 40;
+  return checkModelVsCpu<MlpModel, GpuMlpModel>(ctx, shape, 24);
 }
 
 // ---- allocator and streams -----------------------------------------------
@@ -1073,6 +1089,7 @@ const std::vector<std::pair<std::string, CheckFn>>& registry() {
     c.emplace_back("attention_bf16", [](Ctx& x) { return checkAttention(x, 2, 48, 96, 3); });
     c.emplace_back("attention_bf16_odd", [](Ctx& x) { return checkAttention(x, 1, 37, 60, 5); });
     c.emplace_back("gpt_model_vs_cpu", checkGptModel);
+    c.emplace_back("mlp_model_vs_cpu", checkMlpModel);
     c.emplace_back("allocator_ledger", checkAllocatorLedger);
     c.emplace_back("streams_events_pool", checkStreamsAndPool);
     c.emplace_back("emulated_p4", [](Ctx& x) { return checkEmulated(x, false); });

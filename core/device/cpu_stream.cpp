@@ -53,7 +53,7 @@ void CpuStream::waitEvent(StreamEventPtr event) {
 
 void CpuStream::synchronize() {
   record()->wait(m_control);
-  if (m_queue) m_queue->synchronize();
+  if (m_queue) m_queue->synchronize(m_control);  // also when called from another stream's task
 }
 
 void CpuStream::workerLoop() {

@@ -46,6 +46,11 @@ void registerDeviceRuntime(DeviceRuntimeFactory factory) {
   factorySlot() = std::move(factory);
 }
 
+bool deviceRuntimeRegistered() {
+  std::lock_guard lock(g_factoryMutex);
+  return static_cast<bool>(factorySlot());
+}
+
 std::unique_ptr<DeviceRuntime> makeDeviceRuntime(const RunConfig& config) {
   DeviceRuntimeFactory factory;
   {

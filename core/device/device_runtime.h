@@ -24,6 +24,7 @@
 
 #include "comm/communicator.h"
 #include "common/run_clock.h"
+#include "common/run_control.h"
 #include "kernels/cpu_kernels.h"
 #include "memory/memory_ledger.h"
 #include "tensor/bf16.h"
@@ -39,7 +40,9 @@ struct RunConfig;
 class DeviceMarker {
  public:
   virtual ~DeviceMarker() = default;
-  virtual void hostWait() const = 0;  // the host blocks until the marker is complete
+  // The host blocks until the marker is complete, or throws RunAborted once
+  // the run is stopped (a hung kernel must not hang a cancel).
+  virtual void hostWait(const RunControl& control) const = 0;
 };
 using DeviceMarkerPtr = std::shared_ptr<DeviceMarker>;
 
@@ -51,7 +54,8 @@ class DeviceQueue {
   virtual DeviceMarkerPtr mark(bool timing = false) = 0;
   // Later work on this queue starts after `marker` (the host does not block).
   virtual void waitFor(const DeviceMarker& marker) = 0;
-  virtual void synchronize() = 0;  // the host blocks until the queue is drained
+  // The host blocks until the queue is drained (RunAborted as hostWait).
+  virtual void synchronize(const RunControl& control) = 0;
   virtual void* nativeHandle() const = 0;  // cudaStream_t
   // The stream's worker thread, once before its first task (makes the
   // queue's device current on that thread).
@@ -137,5 +141,7 @@ using DeviceRuntimeFactory = std::function<std::unique_ptr<DeviceRuntime>(const 
 void registerDeviceRuntime(DeviceRuntimeFactory factory);
 // Throws ConfigError when this build has no GPU backend.
 std::unique_ptr<DeviceRuntime> makeDeviceRuntime(const RunConfig& config);
+// Whether this process can run the cuda backends at all (a factory is registered).
+bool deviceRuntimeRegistered();
 
 }  // namespace shardscope

@@ -41,7 +41,7 @@ class StreamEvent {
     }
     if (!marker) return;
     if (DeviceQueue* q = currentDeviceQueue()) q->waitFor(*marker);
-    else marker->hostWait();
+    else marker->hostWait(control);
   }
   // The recording stream, before signal(): its device queue's mark.
   void setDeviceMarker(DeviceMarkerPtr marker) {

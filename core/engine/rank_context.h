@@ -85,7 +85,7 @@ struct RankContext {
       pending.swap(m_timed);
     }
     for (TimedEvent& t : pending) {
-      t.end->hostWait();
+      t.end->hostWait(control);
       t.event.begin_ns = device->markerNs(*t.begin);
       t.event.end_ns = std::max(t.event.begin_ns, device->markerNs(*t.end));
       log.record(t.event);

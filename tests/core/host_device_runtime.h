@@ -134,7 +134,8 @@ class HostMarker final : public DeviceMarker {
  public:
   HostMarker(bool timing, std::shared_ptr<HostDeviceFault> fault)
       : m_timing(timing), m_state(std::make_shared<HostMarkerState>()), m_fault(std::move(fault)) {}
-  void hostWait() const override {
+  void hostWait(const RunControl&) const override { waitDone(); }
+  void waitDone() const {
     m_state->wait();
     m_fault->throwIfSet();  // cudaEventSynchronize returns the sticky error
   }
@@ -190,7 +191,8 @@ class HostQueue final : public DeviceQueue {
     if (!host) throw std::logic_error("host-fake " + m_name + ": waitFor() on a marker of another runtime");
     launch([state = host->state()] { state->wait(); });
   }
-  void synchronize() override {
+  void synchronize(const RunControl&) override { drain(); }
+  void drain() {
     auto drained = std::make_shared<HostMarkerState>();  // the worker may still be notifying when we return
     launch([drained] { drained->complete(false); });
     drained->wait();
@@ -419,7 +421,7 @@ class HostDeviceOps final : public DeviceOps {
   }
   void download(void* host_dst, const void* src, size_t bytes) override {
     m_memory.checkDevice(src, bytes, "download src");
-    if (HostQueue* q = currentHostQueue()) q->synchronize();
+    if (HostQueue* q = currentHostQueue()) q->drain();
     m_fault->throwIfSet();  // a synchronous copy returns the sticky error
     std::memcpy(host_dst, src, bytes);
     m_probe->ops_sync.fetch_add(1, std::memory_order_relaxed);
@@ -523,7 +525,7 @@ class HostFakeModel final : public Model {
   template <class F>
   void onHost(F&& f) {
     DeviceQueue* q = currentDeviceQueue();
-    if (q) q->synchronize();
+    if (q) static_cast<HostQueue*>(q)->drain();
     ScopedCurrentQueue none(nullptr);
     f(q);
   }
