@@ -93,7 +93,11 @@ struct RankContext {
   }
   // Compute stream, before a forward/backward/optimizer op.
   void gatePoint(EventKind kind, int block = -1, int unit = -1) {
-    if (gate) gate->pass(rank, {kind, currentStep(), block, unit}, clock.nowNs());
+    if (!gate) return;
+    if (device)  // a stop shows the device work launched so far, resolved
+      gate->pass(rank, {kind, currentStep(), block, unit}, clock.nowNs(), [this] { resolveDeviceTimes(); });
+    else
+      gate->pass(rank, {kind, currentStep(), block, unit}, clock.nowNs());
   }
 
  private:

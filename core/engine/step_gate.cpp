@@ -43,7 +43,7 @@ bool StepGate::isStop(int rank, const GatePoint& p) const {
   return false;
 }
 
-void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns) {
+void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns, const std::function<void()>& settle) {
   if (!m_enabled) return;
   std::unique_lock lock(m_mutex);
   ++m_passes[rank];
@@ -51,6 +51,13 @@ void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns) {
   m_last[rank] = point;
   m_lastNs[rank] = now_ns;
   if (!stop) return;
+  if (settle) {
+    const uint64_t seen = m_generation;
+    lock.unlock();
+    settle();
+    lock.lock();
+    if (m_generation != seen) return;  // released (resumed) while settling: no longer a stop
+  }
   m_waiting[rank] = true;
   if (++m_waitingCount == m_participants) ++m_stops;
   m_cv.notify_all();

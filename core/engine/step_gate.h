@@ -9,6 +9,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -34,7 +35,9 @@ class StepGate {
 
   // Compute stream of `rank`: blocks while this point is a stop. now_ns: the
   // rank's run-clock time there (modeled or measured), kept for the views.
-  void pass(int rank, const GatePoint& point, int64_t now_ns = 0);
+  // settle: run (unlocked) before the rank counts as stopped, so what the
+  // views read at a stop is complete (a GPU rank resolves its device spans).
+  void pass(int rank, const GatePoint& point, int64_t now_ns = 0, const std::function<void()>& settle = {});
 
   // Controller side (any thread).
   // Stop every rank at the same gate point: the one after the furthest

@@ -16,6 +16,7 @@
 #include "common/errors.h"
 #include "device/cpu_stream.h"
 #include "engine/run.h"
+#include "engine/step_gate.h"
 #include "host_device_runtime.h"
 #include "parallel/fsdp_units.h"
 
@@ -496,6 +497,48 @@ class TestDevicePlumbing : public QObject {
     }
     QCOMPARE(probe->devices_destroyed, probe->devices_made);
     QCOMPARE(probe->leaked_blocks, int64_t(0));
+  }
+
+  // Stepping a GPU run by op: at every stop the device spans of the ops the
+  // ranks have passed are already in their logs (the gate settles them), not
+  // held back until the step ends; and releasing the stops runs the step out.
+  void steppingShowsDeviceSpansAtStops() {
+    registerHostDeviceRuntime(fakeOptions(13));
+    RunConfig c = config("zero3");
+    c.backend = Backend::CudaEmulated;
+    c.steps = 1;
+    Run run(c);
+    run.gate().enable();
+    run.gate().pause();
+    run.start();
+    uint64_t stop_id = 0;
+    int checked = 0;
+    for (int op = 0; op < 4; ++op) {
+      std::vector<GatePoint> points;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      uint64_t id = 0;
+      while (std::chrono::steady_clock::now() < deadline && !run.gate().stopped(&points, &id)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      QVERIFY2(id != stop_id && !points.empty(), "the ranks did not stop");
+      stop_id = id;
+      const GatePoint at = points.front();
+      if (at.kind == EventKind::Forward && op >= 2) {
+        // Forward ops 0 .. op-1 ran; each rank's log already holds their spans.
+        for (int r = 0; r < kRanks; ++r) {
+          int forwards = 0;
+          for (const Event& e : run.eventLog(r).snapshot())
+            if (e.kind == EventKind::Forward && e.step == 0) ++forwards;
+          QVERIFY2(forwards >= op, qPrintable(QString("rank %1 stopped before forward op %2 but its log shows %3 "
+                                                      "forward spans").arg(r).arg(op).arg(forwards)));
+        }
+        ++checked;
+      }
+      run.gate().step(StepMode::NextOp);
+    }
+    QVERIFY(checked > 0);
+    run.gate().resume();
+    run.wait();
   }
 
   void cleanupTestCase() { registerDeviceRuntime(DeviceRuntimeFactory{}); }
