@@ -16,6 +16,7 @@
 #include "common/errors.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_kernels.h"
+#include "cuda/gpu_model_support.h"
 #include "device/device_runtime.h"
 
 namespace shardscope::gpu {
@@ -30,17 +31,6 @@ enum BlockParam {
 };
 enum HeadParam { LnfW, LnfB, LmHeadW, kHeadParams };
 enum EmbedParam { Wte, Wpe, kEmbedParams };
-
-// The compute stream of the calling thread, or a logic_error naming the method.
-StreamHandle computeStream(const char* method) {
-  DeviceQueue* queue = currentDeviceQueue();
-  if (!queue) {
-    throw std::logic_error(std::string("GpuGptModel::") + method +
-                           " ran on a thread without a device queue; it must run as a task of "
-                           "the rank's compute stream (currentDeviceQueue() is null)");
-  }
-  return static_cast<StreamHandle>(queue->nativeHandle());
-}
 
 size_t elems(int64_t a, int64_t b = 1, int64_t c = 1, int64_t d = 1) {
   return static_cast<size_t>(a * b * c * d);
@@ -77,14 +67,9 @@ GpuGptModel::GpuGptModel(const ModelSpec& spec, MemoryLedger& ledger, int local_
                       " attention rows exceed the GPU kernels' int range (" +
                       std::to_string(INT_MAX) + "); use more ranks or a shorter --seq");
   }
-  CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&m_lossHost), sizeof(double)));
-  *m_lossHost = std::numeric_limits<double>::quiet_NaN();
 }
 
-GpuGptModel::~GpuGptModel() {
-  // A destructor cannot throw; the engine drained the stream before this.
-  if (m_lossHost) static_cast<void>(cudaFreeHost(m_lossHost));
-}
+GpuGptModel::~GpuGptModel() = default;
 
 BlasHandle& GpuGptModel::blas() {
   if (!m_blas) m_blas = std::make_unique<BlasHandle>();
@@ -123,7 +108,7 @@ void GpuGptModel::loadTokens(const int32_t* tokens, const int32_t* targets) {
 }
 
 void GpuGptModel::uploadBatch(const char* method) {
-  const StreamHandle stream = computeStream(method);
+  const StreamHandle stream = computeStream("GpuGptModel", method);
   if (m_ledger.meta() || !m_ledger.deviceMemory()) {
     throw std::logic_error(std::string("GpuGptModel::") + method +
                            ": the ledger has no device memory, so Buffers would be host memory "
@@ -167,7 +152,7 @@ void GpuGptModel::forward(int segment, const bf16* w, bool skip) {
     }
     return;  // branch taken: the residual stream passes through unchanged
   }
-  const StreamHandle stream = computeStream("forward");
+  const StreamHandle stream = computeStream("GpuGptModel", "forward");
   BlasHandle& handle = blas();
   const std::pair<int, int> range = m_spec.segmentParams(segment);
   const int first = range.first, last = range.second;
@@ -207,7 +192,7 @@ void GpuGptModel::forwardBlock(const bf16* const* p, Saved& s) {
   const int B = m_batch, T = shape.seq, D = shape.hidden, H = shape.heads, F = 4 * D;
   const int N = B * T;
   const size_t ND = elems(N, D), NF = elems(N, F);
-  const StreamHandle stream = computeStream("forward");
+  const StreamHandle stream = computeStream("GpuGptModel", "forward");
   BlasHandle& handle = blas();
   auto activation = [&](size_t n) { return Buffer<bf16>(m_ledger, Category::Activation, n); };
 
@@ -257,22 +242,19 @@ void GpuGptModel::forwardBlock(const bf16* const* p, Saved& s) {
 
 double GpuGptModel::loss() {
   const int N = m_batch * m_spec.shape().seq, V = m_spec.shape().vocab;
-  const StreamHandle stream = computeStream("loss");
+  const StreamHandle stream = computeStream("GpuGptModel", "loss");
   // The logits become their own gradient: no second (B, T, V) buffer.
   m_grad = std::move(m_cur);
   Buffer<float> row_loss(m_ledger, Category::Workspace, elems(N));
-  Buffer<double> sum(m_ledger, Category::Workspace, 1);
   // row_loss[r] = -log softmax[target] / N; dlogits = (softmax - onehot) / N.
   crossEntropy<bf16>(m_grad.data(), m_targets.data(), m_grad.data(), row_loss.data(), N, V, N,
                      stream);
-  sumToDouble(row_loss.data(), elems(N), sum.data(), stream);
-  CUDA_CHECK(cudaMemcpyAsync(m_lossHost, sum.data(), sizeof(double), cudaMemcpyDeviceToHost,
-                             stream));
-  // row_loss and sum are freed here, after the launches that use them (stream-ordered).
+  m_loss.enqueueSum(row_loss.data(), elems(N), m_ledger, stream);
+  // row_loss is freed here, after the launches that use them (stream-ordered).
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-double GpuGptModel::finishLoss(double /*from_loss*/) { return *m_lossHost; }
+double GpuGptModel::finishLoss(double /*from_loss*/) { return m_loss.value(); }
 
 void GpuGptModel::backward(int segment, const bf16* w, bf16* g,
                            const std::function<void(int)>& onReady, bool skip) {
@@ -287,7 +269,7 @@ void GpuGptModel::backward(int segment, const bf16* w, bf16* g,
     }
     return;  // identity branch: d(in) = d(out), no parameter gradients
   }
-  const StreamHandle stream = computeStream("backward");
+  const StreamHandle stream = computeStream("GpuGptModel", "backward");
   BlasHandle& handle = blas();
   Saved& s = m_saved[segment];
   const std::pair<int, int> range = m_spec.segmentParams(segment);
@@ -348,7 +330,7 @@ void GpuGptModel::backwardBlock(const bf16* const* p, bf16* const* slot, Saved& 
   const int B = m_batch, T = shape.seq, D = shape.hidden, H = shape.heads, F = 4 * D;
   const int N = B * T;
   const size_t ND = elems(N, D), NF = elems(N, F);
-  const StreamHandle stream = computeStream("backward");
+  const StreamHandle stream = computeStream("GpuGptModel", "backward");
   BlasHandle& handle = blas();
   auto workspace = [&](size_t n) { return Buffer<bf16>(m_ledger, Category::Workspace, n); };
   const bf16* dy = m_grad.data();  // d out (N, D)

@@ -12,6 +12,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_kernels.h"
+#include "cuda/gpu_model_support.h"
 #include "device/device_runtime.h"
 
 namespace shardscope::gpu {
@@ -19,17 +20,6 @@ namespace shardscope::gpu {
 namespace {
 
 constexpr float kLayerNormEps = 1e-5f;  // cpu::layerNormForward's default
-
-// The compute stream of the calling thread, or a logic_error naming the method.
-StreamHandle computeStream(const char* method) {
-  DeviceQueue* queue = currentDeviceQueue();
-  if (!queue) {
-    throw std::logic_error(std::string("GpuMlpModel::") + method +
-                           " ran on a thread without a device queue; it must run as a task of "
-                           "the rank's compute stream (currentDeviceQueue() is null)");
-  }
-  return static_cast<StreamHandle>(queue->nativeHandle());
-}
 
 }  // namespace
 
@@ -45,14 +35,9 @@ GpuMlpModel::GpuMlpModel(const ModelSpec& spec, MemoryLedger& ledger, int local_
     throw std::invalid_argument("GpuMlpModel: local_batch = " + std::to_string(local_batch) +
                                 " must be >= 1 (batch / ranks)");
   }
-  CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&m_lossHost), sizeof(double)));
-  *m_lossHost = std::numeric_limits<double>::quiet_NaN();
 }
 
-GpuMlpModel::~GpuMlpModel() {
-  // A destructor cannot throw; the engine drained the stream before this.
-  if (m_lossHost) static_cast<void>(cudaFreeHost(m_lossHost));
-}
+GpuMlpModel::~GpuMlpModel() = default;
 
 BlasHandle& GpuMlpModel::blas() {
   if (!m_blas) m_blas = std::make_unique<BlasHandle>();
@@ -60,7 +45,7 @@ BlasHandle& GpuMlpModel::blas() {
 }
 
 void GpuMlpModel::loadBatch(int step, int64_t first) {
-  const StreamHandle stream = computeStream("loadBatch");
+  const StreamHandle stream = computeStream("GpuMlpModel", "loadBatch");
   blas();  // its workspace cudaMalloc may synchronize: do it before the step's kernels
   const size_t n = static_cast<size_t>(m_batch) * m_spec.shape().io_dim;
   m_hostX.resize(n);
@@ -97,7 +82,7 @@ void GpuMlpModel::forward(int segment, const bf16* w, bool skip) {
   const int L = m_spec.shape().layers;
   Saved& s = m_saved[segment];
   if (skip) return;  // branch taken: activation passes through unchanged
-  const StreamHandle stream = computeStream("forward");
+  const StreamHandle stream = computeStream("GpuMlpModel", "forward");
   BlasHandle& handle = blas();
   if (segment == 0) {
     // out (B, D) = xin (B, io) · Wi^T + bi; Wi (D, io), bi (D)
@@ -143,28 +128,25 @@ void GpuMlpModel::forward(int segment, const bf16* w, bool skip) {
 
 double GpuMlpModel::loss() {
   const int B = m_batch, io = m_spec.shape().io_dim;
-  const StreamHandle stream = computeStream("loss");
+  const StreamHandle stream = computeStream("GpuMlpModel", "loss");
   m_grad = Buffer<bf16>(m_ledger, Category::Activation, static_cast<size_t>(B) * io);
   Buffer<float> row_loss(m_ledger, Category::Workspace, B);
-  Buffer<double> sum(m_ledger, Category::Workspace, 1);
   // dpred = 2 (pred - target) / (B io), the loss's mean over this rank's B rows.
   mseLoss<bf16>(m_cur.data(), m_targets.data(), m_grad.data(), row_loss.data(), B, io, B, stream);
-  sumToDouble(row_loss.data(), static_cast<size_t>(B), sum.data(), stream);
-  CUDA_CHECK(cudaMemcpyAsync(m_lossHost, sum.data(), sizeof(double), cudaMemcpyDeviceToHost,
-                             stream));
+  m_loss.enqueueSum(row_loss.data(), static_cast<size_t>(B), m_ledger, stream);
   m_cur.reset();
-  // row_loss and sum are freed here, after the launches that use them (stream-ordered).
+  // row_loss is freed here, after the launches that use them (stream-ordered).
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-double GpuMlpModel::finishLoss(double /*from_loss*/) { return *m_lossHost; }
+double GpuMlpModel::finishLoss(double /*from_loss*/) { return m_loss.value(); }
 
 void GpuMlpModel::backward(int segment, const bf16* w, bf16* g,
                            const std::function<void(int)>& onReady, bool skip) {
   const int B = m_batch, D = m_spec.shape().hidden, F = 4 * D, io = m_spec.shape().io_dim;
   const int L = m_spec.shape().layers;
   if (skip) return;  // identity branch: d(in) = d(out), no parameter gradients
-  const StreamHandle stream = computeStream("backward");
+  const StreamHandle stream = computeStream("GpuMlpModel", "backward");
   BlasHandle& handle = blas();
   Saved& s = m_saved[segment];
   const int first = m_spec.segmentParams(segment).first;

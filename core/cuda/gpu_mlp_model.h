@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "cuda/gpu_model_support.h"
 #include "memory/buffer.h"
 #include "model/model.h"
 #include "model/model_spec.h"
@@ -64,7 +65,7 @@ class GpuMlpModel final : public Model {
   Buffer<bf16> m_grad;     // d loss / d activation flowing backward
   std::vector<Saved> m_saved;
   std::unique_ptr<BlasHandle> m_blas;
-  double* m_lossHost = nullptr;  // pinned: the loss's device-to-host copy stays asynchronous
+  PinnedLoss m_loss;
 };
 
 }  // namespace shardscope::gpu
