@@ -52,6 +52,15 @@ def time_steps(step, warmup, reps):
     return statistics.median(times)
 
 
+def copy_all(dst, src):
+    """dst[i].copy_(src[i]) for all i, as one foreach launch when PyTorch has it."""
+    if hasattr(torch, "_foreach_copy_"):
+        torch._foreach_copy_(dst, src)
+    else:
+        for d, s in zip(dst, src):
+            d.copy_(s)
+
+
 def bf16_params_step(args, x, y):
     model = make_model(args.layers, args.hidden, args.io).cuda()
     masters = [p.detach().clone().float() for p in model.parameters()]
@@ -67,9 +76,10 @@ def bf16_params_step(args, x, y):
             p.grad = None
         loss = nn.functional.mse_loss(model(xb), yb)
         loss.backward()
-        torch._foreach_copy_([m.grad for m in masters], [p.grad for p in params])
+        copy_all([m.grad for m in masters], [p.grad for p in params])
         opt.step()
-        torch._foreach_copy_(params, masters)
+        with torch.no_grad():
+            copy_all(params, masters)
 
     return time_steps(step, args.warmup, args.reps)
 
