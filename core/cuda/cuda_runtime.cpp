@@ -20,6 +20,7 @@
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_stream.h"
 #include "cuda/emulated_communicator.h"
+#include "cuda/emulated_group.h"
 #include "cuda/gpu_gpt_model.h"
 #include "cuda/gpu_mlp_model.h"
 #include "cuda/nccl_communicator.h"
@@ -329,6 +330,51 @@ class QueueCommunicator final : public Communicator {
   CudaStream m_hostStream;
 };
 
+// NCCL ranks as threads of one process. NCCL does not allow issuing on two
+// communicators of one device from two threads at once, and wants every GPU to
+// see the launches of its communicators in one order; here a rank's gather and
+// reduce streams are separate threads with separate communicators. So each
+// collective is launched when all its ranks have posted it (the emulated
+// group's rendezvous), by the last to arrive, for every member inside one
+// ncclGroupStart/End, under one process-wide lock: a collective reaches all its
+// GPUs as a unit, and all GPUs see one global launch order. Each op goes on its
+// own rank's stream, so no cross-stream events are needed.
+class NcclExecutor final : public CollectiveExecutor {
+ public:
+  explicit NcclExecutor(std::vector<std::unique_ptr<NcclCommunicator>> comms) : m_comms(std::move(comms)) {}
+  void markReady(int, const CollectivePost&) override {}
+  void launch(const std::vector<CollectivePost>& posts, int) override {
+    static std::mutex launch_mutex;
+    std::lock_guard lock(launch_mutex);
+    NCCL_CHECK(ncclGroupStart());
+    try {
+      for (size_t q = 0; q < posts.size(); ++q) {
+        const CollectivePost& p = posts[q];
+        NcclCommunicator& comm = *m_comms[q];
+        comm.setStream(p.stream);
+        switch (p.op) {
+          case CollectiveOp::AllReduce: comm.allReduce(p.output, p.count, p.dtype); break;
+          case CollectiveOp::ReduceScatter: comm.reduceScatter(p.input, p.output, p.count, p.dtype); break;
+          case CollectiveOp::AllGather: comm.allGather(p.input, p.output, p.count, p.dtype); break;
+          case CollectiveOp::Broadcast: comm.broadcast(p.output, p.count, p.dtype, p.root); break;
+          case CollectiveOp::Barrier: break;  // the rendezvous already met every rank on the host
+        }
+      }
+    } catch (...) {
+      ncclGroupEnd();
+      throw;
+    }
+    NCCL_CHECK(ncclGroupEnd());
+  }
+  void join(int, const CollectivePost&, int) override {}
+  void abort() override {
+    for (auto& comm : m_comms) comm->abort();
+  }
+
+ private:
+  std::vector<std::unique_ptr<NcclCommunicator>> m_comms;
+};
+
 class CudaRuntime final : public DeviceRuntime {
  public:
   explicit CudaRuntime(const RunConfig& config)
@@ -381,9 +427,15 @@ class CudaRuntime final : public DeviceRuntime {
       for (auto& comm : createEmulatedGroup(static_cast<int>(members.size()), 0))
         out.push_back(std::make_unique<QueueCommunicator>(std::move(comm)));
     } else {
-      // One clique per group over its members' GPUs (group rank i on GPU members[i]).
-      for (auto& comm : createNcclGroup(members))
-        out.push_back(std::make_unique<QueueCommunicator>(std::move(comm)));
+      // One clique per group over its members' GPUs (group rank i on GPU members[i]),
+      // launched through the rendezvous (NcclExecutor).
+      const int size = static_cast<int>(members.size());
+      auto group = std::make_shared<EmulatedGroup>(size, std::make_unique<NcclExecutor>(createNcclGroup(members)));
+      for (int r = 0; r < size; ++r) {
+        const int device = members[static_cast<size_t>(r)];
+        out.push_back(std::make_unique<QueueCommunicator>(
+            std::make_unique<EmulatedCommunicator>(group, r, device, nullptr, "nccl")));
+      }
     }
     return out;
   }

@@ -92,6 +92,7 @@ void EmulatedGroup::abort() {
     m_aborted = true;
   }
   m_cv.notify_all();
+  m_executor->abort();
 }
 
 bool EmulatedGroup::aborted() const {
@@ -100,8 +101,9 @@ bool EmulatedGroup::aborted() const {
 }
 
 EmulatedCommunicator::EmulatedCommunicator(std::shared_ptr<EmulatedGroup> group, int rank,
-                                           int device, StreamHandle default_stream)
-    : m_group(std::move(group)), m_rank(rank), m_device(device), m_stream(default_stream) {}
+                                           int device, StreamHandle default_stream, std::string backend)
+    : m_group(std::move(group)), m_rank(rank), m_device(device), m_stream(default_stream),
+      m_backend(std::move(backend)) {}
 
 void EmulatedCommunicator::run(CollectiveOp op, size_t count, DType dtype, int root,
                                const void* input, void* output) {

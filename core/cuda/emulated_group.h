@@ -38,6 +38,8 @@ class CollectiveExecutor {
   virtual void launch(const std::vector<CollectivePost>& posts, int last) = 0;
   // Each rank's thread after launch returned: order its stream after the collective.
   virtual void join(int rank, const CollectivePost& post, int last) = 0;
+  // Any thread, from EmulatedGroup::abort: stop device work in flight (NCCL's abort).
+  virtual void abort() {}
 };
 
 class EmulatedGroup {
@@ -68,11 +70,13 @@ class EmulatedGroup {
 
 class EmulatedCommunicator final : public GpuCommunicator {
  public:
+  // backend: what backendName() says ("cuda-emulated", or "nccl" when the
+  // group's executor launches NCCL collectives).
   EmulatedCommunicator(std::shared_ptr<EmulatedGroup> group, int rank, int device,
-                       StreamHandle default_stream);
+                       StreamHandle default_stream, std::string backend = "cuda-emulated");
   int rank() const override { return m_rank; }
   int size() const override { return m_group->size(); }
-  std::string backendName() const override { return "cuda-emulated"; }
+  std::string backendName() const override { return m_backend; }
 
   void allReduce(void* data, size_t count, DType dtype) override;
   void reduceScatter(const void* input, void* output, size_t count, DType dtype) override;
@@ -95,6 +99,7 @@ class EmulatedCommunicator final : public GpuCommunicator {
   int m_rank;
   int m_device;
   StreamHandle m_stream;
+  std::string m_backend;
   std::atomic<uint64_t> m_sent{0};  // written by the rank's thread, read by any
 };
 

@@ -74,8 +74,10 @@ class FakeBackend final : public BlockPoolBackend {
 class HostExecutor final : public CollectiveExecutor {
  public:
   std::atomic<int> launches{0};
+  std::atomic<int> aborts{0};
   std::function<void()> failLaunch;  // throws, when set
 
+  void abort() override { ++aborts; }
   void markReady(int, const CollectivePost&) override {}
   void join(int, const CollectivePost&, int) override {}
   void launch(const std::vector<CollectivePost>& posts, int last) override {
@@ -456,6 +458,8 @@ class TestCudaHostLogic : public QObject {
     });
     aborter.join();
     for (const auto& e : errors) QCOMPARE(e, std::string("aborted"));
+    // The executor hears it too: NCCL's aborts its communicators (kernels in flight).
+    QVERIFY(g.executor->aborts.load() >= 1);
     QVERIFY_THROWS_EXCEPTION(RunAborted, g.comms[0]->barrier());
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, g.comms[0]->broadcast(nullptr, 1, DType::F32, 4));
   }
