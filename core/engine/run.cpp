@@ -136,6 +136,10 @@ void Run::launch() {
   m_mesh.reset();  // rank threads are gone; close the connections now, not at ~Run
   m_abandoned.clear();
   m_abandonedDevices.clear();
+  for (auto& ctx : m_contexts) {  // a stopped GPU run's devices are gone now
+    ctx->device = nullptr;
+    ctx->ledger.setDeviceMemory(nullptr);
+  }
   m_finished.store(true);
 }
 

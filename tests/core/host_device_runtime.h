@@ -123,6 +123,10 @@ class HostDeviceFault {
     std::lock_guard lock(m_mutex);
     if (!m_error.empty()) throw RunError("host-fake " + m_device + " failed on queue " + m_error);
   }
+  bool isSet() const {
+    std::lock_guard lock(m_mutex);
+    return !m_error.empty();
+  }
 
  private:
   std::string m_device;
@@ -174,6 +178,14 @@ class HostQueue final : public DeviceQueue {
   HostQueue(const HostQueue&) = delete;
   HostQueue& operator=(const HostQueue&) = delete;
 
+  // Device work (a kernel, a copy, a collective): like CUDA after a sticky
+  // error, it no longer runs once the device has failed. (A collective aborted
+  // under Gloo may still be receiving into its buffer; a later copy must not read it.)
+  void launchKernel(std::function<void()> work) {
+    launch([fault = m_fault, work = std::move(work)] {
+      if (!fault->isSet()) work();
+    });
+  }
   void launch(std::function<void()> work) {
     {
       std::lock_guard lock(m_mutex);
@@ -259,8 +271,9 @@ inline HostQueue* currentHostQueue() {
 // same size, so a late reader or writer on a third queue is caught.
 class HostDeviceMemory final : public DeviceMemory {
  public:
-  HostDeviceMemory(int rank, MemoryLedger& ledger, std::shared_ptr<HostFakeProbe> probe)
-      : m_rank(rank), m_ledger(ledger), m_probe(std::move(probe)) {}
+  HostDeviceMemory(int rank, MemoryLedger& ledger, std::shared_ptr<HostFakeProbe> probe,
+                   std::shared_ptr<HostDeviceFault> fault)
+      : m_rank(rank), m_ledger(ledger), m_probe(std::move(probe)), m_fault(std::move(fault)) {}
   ~HostDeviceMemory() override {
     std::lock_guard lock(m_mutex);
     {
@@ -272,6 +285,7 @@ class HostDeviceMemory final : public DeviceMemory {
         SHARDSCOPE_FAKE_UNPOISON(p, size);
         std::free(p);
       }
+    for (void* p : m_retired) std::free(p);
     // Live blocks are leaked on purpose: something still points at them.
   }
 
@@ -384,6 +398,14 @@ class HostDeviceMemory final : public DeviceMemory {
     HostQueue* owner = nullptr;  // allocating queue; null: a host thread's
   };
   void release(void* ptr, size_t capacity) {
+    if (m_fault->isSet()) {
+      // A failed device's memory is only given back with the device: a
+      // collective aborted under Gloo may still be sending from or receiving
+      // into it (the CPU backend keeps such buffers until the mesh is closed).
+      std::lock_guard lock(m_mutex);
+      m_retired.push_back(ptr);
+      return;
+    }
     std::memset(ptr, 0xFF, capacity);
     SHARDSCOPE_FAKE_POISON(ptr, capacity);
     std::lock_guard lock(m_mutex);
@@ -396,6 +418,8 @@ class HostDeviceMemory final : public DeviceMemory {
   mutable std::mutex m_mutex;
   std::map<uintptr_t, Block> m_live;
   std::unordered_map<size_t, std::vector<void*>> m_free;
+  std::vector<void*> m_retired;  // freed after the device failed
+  std::shared_ptr<HostDeviceFault> m_fault;
   int64_t m_allocated = 0, m_allocatedPeak = 0;
 };
 
@@ -452,7 +476,7 @@ class HostDeviceOps final : public DeviceOps {
     if (HostQueue* q = currentHostQueue()) {
       if (m_faultOp > 0 && m_queued.fetch_add(1) + 1 == m_faultOp)
         q->launch([] { throw std::runtime_error("injected device fault (an illegal memory access)"); });
-      else q->launch(std::forward<F>(work));
+      else q->launchKernel(std::forward<F>(work));
       m_probe->ops_queued.fetch_add(1, std::memory_order_relaxed);
     } else {
       m_fault->throwIfSet();
@@ -617,7 +641,7 @@ class HostFakeCommunicator final : public Communicator {
                                " bytes, the ring formula counted " + std::to_string(bytes));
     };
     if (HostQueue* q = currentHostQueue()) {
-      q->launch(std::move(work));
+      q->launchKernel(std::move(work));
       m_probe->collectives_queued.fetch_add(1, std::memory_order_relaxed);
     } else {
       work();
@@ -736,7 +760,7 @@ class HostDeviceRuntime final : public DeviceRuntime {
 inline HostRankDevice::HostRankDevice(int rank, MemoryLedger& ledger, const HostFakeOptions& options,
                                       std::shared_ptr<HostFakeProbe> probe, HostDeviceRuntime& runtime)
     : m_rank(rank), m_options(options), m_probe(probe), m_runtime(runtime),
-      m_fault(std::make_shared<HostDeviceFault>("GPU " + std::to_string(rank))), m_memory(rank, ledger, probe),
+      m_fault(std::make_shared<HostDeviceFault>("GPU " + std::to_string(rank))), m_memory(rank, ledger, probe, m_fault),
       m_ops(m_memory, probe, m_fault, rank == options.fault_rank ? options.fault_op : 0) {
   m_runtime.attach(rank, this);
   std::lock_guard lock(m_probe->mutex);
