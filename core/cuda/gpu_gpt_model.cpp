@@ -18,6 +18,7 @@
 #include "cuda/cuda_kernels.h"
 #include "cuda/gpu_model_support.h"
 #include "device/device_runtime.h"
+#include "model/gpt_model.h"
 
 namespace shardscope::gpu {
 
@@ -76,14 +77,7 @@ BlasHandle& GpuGptModel::blas() {
   return *m_blas;
 }
 
-double GpuGptModel::forwardFlops(int segment) const {
-  const ModelShape& s = m_spec.shape();
-  const double B = m_batch, T = s.seq, D = s.hidden, V = s.vocab;
-  if (segment == 0) return B * T * D;  // wte[token] + wpe[pos]: one add per element
-  if (segment == s.layers + 1) return 2.0 * B * T * D * V;  // LM head GEMM (LNf is negligible)
-  // qkv 3D², proj D², fc1 4D², fc2 4D² (12D² MACs per token), plus q·k^T and att·v.
-  return 2.0 * B * T * 12.0 * D * D + 2.0 * 2.0 * B * T * T * D;
-}
+double GpuGptModel::forwardFlops(int segment) const { return GptModel::segmentFlops(m_spec, m_batch, segment); }
 
 void GpuGptModel::loadBatch(int step, int64_t first) {
   const size_t n = elems(m_batch, m_spec.shape().seq);

@@ -14,6 +14,7 @@
 #include "cuda/cuda_kernels.h"
 #include "cuda/gpu_model_support.h"
 #include "device/device_runtime.h"
+#include "model/mlp_model.h"
 
 namespace shardscope::gpu {
 
@@ -71,11 +72,7 @@ void GpuMlpModel::releaseBatch() {
   m_targets.reset();
 }
 
-double GpuMlpModel::forwardFlops(int segment) const {
-  const double B = m_batch, D = m_spec.shape().hidden, io = m_spec.shape().io_dim;
-  if (segment == 0 || segment == m_spec.shape().layers + 1) return 2.0 * B * D * io;
-  return 2.0 * 2.0 * B * D * 4.0 * D;  // two GEMMs (B,D)x(D,4D) and (B,4D)x(4D,D)
-}
+double GpuMlpModel::forwardFlops(int segment) const { return MlpModel::segmentFlops(m_spec, m_batch, segment); }
 
 void GpuMlpModel::forward(int segment, const bf16* w, bool skip) {
   const int B = m_batch, D = m_spec.shape().hidden, F = 4 * D, io = m_spec.shape().io_dim;

@@ -92,9 +92,11 @@ void GptModel::releaseBatch() {
   m_targets.reset();
 }
 
-double GptModel::forwardFlops(int segment) const {
-  const ModelShape& s = m_spec.shape();
-  const double B = m_batch, T = s.seq, D = s.hidden, V = s.vocab;
+double GptModel::forwardFlops(int segment) const { return segmentFlops(m_spec, m_batch, segment); }
+
+double GptModel::segmentFlops(const ModelSpec& spec, int batch, int segment) {
+  const ModelShape& s = spec.shape();
+  const double B = batch, T = s.seq, D = s.hidden, V = s.vocab;
   if (segment == 0) return B * T * D;  // wte[token] + wpe[pos]: one add per element
   if (segment == s.layers + 1) return 2.0 * B * T * D * V;  // LM head GEMM (LNf is negligible)
   // qkv 3D², proj D², fc1 4D², fc2 4D² (12D² MACs per token), plus q·k^T and att·v.

@@ -29,6 +29,9 @@ class GptModel : public Model {
   // GPT-2 init, identical on every rank: weights N(0, 0.02), the residual
   // projections (attn.proj, fc2) scaled by 1/sqrt(2L), LN weights 1, biases 0.
   static void initParams(const ModelSpec& spec, uint64_t seed, float* master);
+  // FLOPs of one segment's forward on `batch` samples of T tokens: what
+  // forwardFlops() reports here and on the GPU twin (one formula for both).
+  static double segmentFlops(const ModelSpec& spec, int batch, int segment);
 
   void loadBatch(int step, int64_t first) override;
   // Tests: this exact batch instead of the corpus. tokens, targets: (B, T), in [0, V).

@@ -49,11 +49,13 @@ void MlpModel::releaseBatch() {
   m_targets.reset();
 }
 
-double MlpModel::forwardFlops(int segment) const {
-  const double B = m_batch, D = m_spec.shape().hidden, io = m_spec.shape().io_dim;
-  if (segment == 0 || segment == m_spec.shape().layers + 1) return 2.0 * B * D * io;
+double MlpModel::segmentFlops(const ModelSpec& spec, int batch, int segment) {
+  const double B = batch, D = spec.shape().hidden, io = spec.shape().io_dim;
+  if (segment == 0 || segment == spec.shape().layers + 1) return 2.0 * B * D * io;
   return 2.0 * 2.0 * B * D * 4.0 * D;  // two GEMMs (B,D)x(D,4D) and (B,4D)x(4D,D)
 }
+
+double MlpModel::forwardFlops(int segment) const { return segmentFlops(m_spec, m_batch, segment); }
 
 Buffer<float> MlpModel::weightsF32(int segment, const bf16* w) {
   const auto [first, last] = m_spec.segmentParams(segment);

@@ -25,6 +25,9 @@ class MlpModel : public Model {
 
   // Deterministic init of all parameters (fp32), identical on every rank.
   static void initParams(const ModelSpec& spec, uint64_t seed, float* master);
+  // FLOPs of one segment's forward on `batch` samples: what forwardFlops()
+  // reports here and on the GPU twin (one formula for both).
+  static double segmentFlops(const ModelSpec& spec, int batch, int segment);
 
   void loadBatch(int step, int64_t first) override;
   void releaseBatch() override;
