@@ -33,7 +33,8 @@ enum class EventKind : uint8_t {
 };
 inline constexpr int kEventKindCount = 17;
 
-// Memory ledger categories (DESIGN.md "allocator = ledger").
+// Memory ledger categories: every allocation is tagged with one, so the
+// allocator is the ledger (core/memory/memory_ledger.h).
 enum class Category : uint8_t {
   Param, Grad, Master, AdamM, AdamV, Gathered, GradFull, Bucket, Activation, Workspace
 };

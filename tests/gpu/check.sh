@@ -144,7 +144,7 @@ echo "build done at $(( $(date +%s) - t0 )) s"
 
 step "run: self-tests, benchmarks, the engine on cuda-emulated P=4"
 set +e
-"$build/core/cuda/shardscope_gpu_check" --out "$out" "${check_args[@]}" 2>&1 | tee "$out/gpu_check.log"
+"$build/core/cuda/gpu_check/shardscope_gpu_check" --out "$out" "${check_args[@]}" 2>&1 | tee "$out/gpu_check.log"
 rc=${PIPESTATUS[0]}
 set -e
 echo "check exit code $rc after $(( $(date +%s) - t0 )) s"

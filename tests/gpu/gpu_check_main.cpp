@@ -1,5 +1,5 @@
 // The GPU check without Qt, for GPU machines (tests/gpu/check.sh): runs every
-// self-test (core/cuda/cuda_selftest.h) as a table ending in "N passed, N failed",
+// self-test (tests/gpu/cuda_selftest.h) as a table ending in "N passed, N failed",
 // then benchmarks: cuBLASLt vs cublasGemmEx TFLOP/s on large bf16 GEMMs, and the
 // emulated all-gather / reduce-scatter (P = 4 on one GPU) against a plain
 // device-to-device copy, each verified in the same run that times it.
@@ -18,7 +18,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_kernels.h"
-#include "cuda/cuda_selftest.h"
+#include "cuda_selftest.h"
 #include "cuda/cuda_stream.h"
 #include "cuda/device_query.h"
 #include "cuda/emulated_communicator.h"

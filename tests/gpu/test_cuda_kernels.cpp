@@ -1,12 +1,12 @@
 // The GPU backend against the CPU backend: one row per self-test of
-// core/cuda/cuda_selftest.h (every kernel in f32 and bf16 storage, the GEMMs in
+// tests/gpu/cuda_selftest.h (every kernel in f32 and bf16 storage, the GEMMs in
 // all four transpose combinations on both cuBLAS paths, the allocator's ledger,
 // stream ordering, the emulated collectives at P = 4 and NCCL on every visible
 // GPU). Bounds are stated in cuda_selftest.cpp. Without a usable GPU every row
 // skips with the runtime's own reason.
 #include <QtTest>
 
-#include "cuda/cuda_selftest.h"
+#include "cuda_selftest.h"
 
 using namespace shardscope::gpu;
 

@@ -4,7 +4,7 @@
 // element, the math in between is fp32 as on the CPU); GEMMs the same two bounds;
 // AdamW, casts and head permutes bit-exact; collectives exact on small integers;
 // attention 2^-7 and the GPT model 2^-5 (chains of bf16 roundings, see the checks).
-#include "cuda/cuda_selftest.h"
+#include "cuda_selftest.h"
 
 #include <cuda_runtime_api.h>
 
