@@ -5,6 +5,9 @@ find_package(spdlog REQUIRED)
 find_package(Gloo REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+# core/kineto: PyTorch profiler traces (JSON via simdjson, .json.gz via zlib).
+find_package(simdjson REQUIRED)
+find_package(ZLIB REQUIRED)
 
 if(SHARDSCOPE_BUILD_BENCH)
   find_package(benchmark REQUIRED)

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "analysis/run_summary.h"
+#include "cli/analyze_command.h"
 #include "cli/calc_command.h"
 #include "cli/profiles_command.h"
 #include "common/errors.h"
@@ -24,6 +25,7 @@ commands:
   devices   list visible CUDA devices, their memory and the NCCL version
   calc      model-state memory per rank for each stage, and which stage fits (calc --help)
   profiles  hardware profiles for modeled timelines; --calibrate measures this machine
+  analyze   PyTorch profiler traces of a real job: HTA's metrics per rank (analyze --help)
   help      this text (run --help lists the run flags)
 )";
 
@@ -142,6 +144,7 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     if (args[0] == "devices") return commandDevices(rest, out, err, hooks);
     if (args[0] == "calc") return commandCalc(rest, out, err);
     if (args[0] == "profiles") return commandProfiles(rest, out, err);
+    if (args[0] == "analyze") return commandAnalyze(rest, out, err);
     if (args[0] == "--version") {
       out << "shardscope-cli " << SHARDSCOPE_VERSION << "\n";
       return kExitOk;

@@ -12,6 +12,7 @@ SHARDSCOPE_DEB_PACKAGES=(
   libqcustomplot-dev libqcustomplot2.1-qt6
   libspdlog-dev libgloo-dev libopenblas-dev
   libbenchmark-dev         # tests/bench
+  libsimdjson-dev zlib1g-dev # core/kineto: PyTorch profiler traces, .json.gz
   xvfb xauth               # xvfb-run, for the GUI on a machine without a display
   fonts-dejavu-core        # offscreen Qt still needs one font to lay out text
 )

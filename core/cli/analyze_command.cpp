@@ -1,0 +1,89 @@
+#include "cli/analyze_command.h"
+
+#include <fstream>
+#include <iostream>
+#include <ostream>
+
+#include "common/errors.h"
+#include "kineto/trace_analysis.h"
+
+namespace shardscope {
+
+namespace {
+
+constexpr int kExitOk = 0, kExitBadInput = 2;
+
+const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... [--json FILE] [--whole-trace] [--rank-of FILE=R]
+  TRACE         a PyTorch profiler trace (.json or .json.gz), one per rank; DIR: its *.json, *.json.gz
+  --json FILE   also write the figures as JSON (stable keys)
+  --whole-trace every step and exact timestamps, instead of HTA's conventions (last step left
+                out when there are two or more; float timestamps rounded to whole microseconds)
+  --rank-of FILE=R  the rank of a trace without distributedInfo.rank (repeatable)
+)";
+
+}  // namespace
+
+int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> inputs;
+  std::string json_path;
+  kineto::HtaOptions hta;
+  kineto::TraceSetOptions load;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      out << kAnalyzeUsage;
+      return kExitOk;
+    } else if (a == "--json") {
+      if (i + 1 >= args.size()) {
+        err << "error: --json needs a FILE to write\n";
+        return kExitBadInput;
+      }
+      json_path = args[++i];
+    } else if (a == "--whole-trace") {
+      hta.whole_trace = true;
+    } else if (a == "--rank-of") {
+      const std::string spec = i + 1 < args.size() ? args[++i] : "";
+      const size_t eq = spec.rfind('=');
+      int rank = -1;
+      if (eq != std::string::npos && eq > 0 && eq + 1 < spec.size() &&
+          spec.find_first_not_of("0123456789", eq + 1) == std::string::npos && spec.size() - eq - 1 <= 9)
+        rank = std::stoi(spec.substr(eq + 1));
+      if (rank < 0) {
+        err << "error: --rank-of takes FILE=R with R a non-negative integer, got '" << spec << "'\n";
+        return kExitBadInput;
+      }
+      load.rank_of[spec.substr(0, eq)] = rank;
+    } else if (a.size() > 1 && a[0] == '-') {
+      err << "error: analyze does not know the flag '" << a << "' (see shardscope-cli analyze --help)\n";
+      return kExitBadInput;
+    } else {
+      inputs.push_back(a);
+    }
+  }
+  if (inputs.empty()) {
+    err << "error: analyze needs at least one trace file or folder (see shardscope-cli analyze --help)\n";
+    return kExitBadInput;
+  }
+  load.progress = [&err](const std::string& line) { err << line << "\n"; };
+  load.progress_min_bytes = 64u << 20;  // say what takes a while
+  try {
+    const kineto::TraceSet set = kineto::loadTraceSet(inputs, load);
+    const kineto::JobAnalysis job = kineto::analyzeTraceSet(set, hta);
+    kineto::printAnalysisText(job, set, out);
+    if (!json_path.empty()) {
+      std::ofstream f(json_path);
+      if (!f) {
+        err << "error: --json " << json_path << ": cannot write the file\n";
+        return kExitBadInput;
+      }
+      kineto::writeAnalysisJson(job, set, f);
+      out << "figures written to " << json_path << "\n";
+    }
+  } catch (const ConfigError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+}  // namespace shardscope

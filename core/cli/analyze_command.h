@@ -1,0 +1,17 @@
+// `shardscope-cli analyze TRACE|DIR... [--json FILE] [--whole-trace] [--rank-of FILE=R]`:
+// reads PyTorch profiler (Kineto) traces, one per rank, and prints per rank
+// the steps, Holistic Trace Analysis' metrics (kernel time, idle / compute /
+// non-compute %, comm/comp overlap %), bytes and bus bandwidth per collective
+// kind and the ten longest exposed communications; --json writes the same.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace shardscope {
+
+// args: the words after "analyze". Exit codes: 0 ok, 2 a bad flag or trace.
+int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace shardscope

@@ -1,0 +1,4 @@
+// The trace walk built for AVX2 (CMake compiles this file with -mavx2 -mbmi
+// -mbmi2 -mlzcnt -mpclmul, so simdjson's builtin kernel is "haswell").
+#define KINETO_WALK_ENTRY readKinetoJsonAvx2
+#include "kineto/kineto_json_walk.inc"

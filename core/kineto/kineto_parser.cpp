@@ -1,0 +1,53 @@
+#include "kineto/kineto_parser.h"
+
+#include <algorithm>
+
+#include "common/errors.h"
+#include "kineto/kineto_json_reader.h"
+
+namespace shardscope::kineto {
+
+std::string describeOffset(std::string_view text, size_t offset) {
+  offset = std::min(offset, text.size());
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return "byte " + std::to_string(offset) + " (line " + std::to_string(line) + ", column " + std::to_string(col) + ")";
+}
+
+RankTrace parseKinetoTrace(const PaddedBuffer& json, const std::string& path) {
+  RankTrace out;
+  out.path = path;
+  out.json_bytes = json.size;
+  readKinetoJson(json, out);
+  // Memory instants come from several threads: order them by time, ties kept in file order.
+  std::stable_sort(out.memory.begin(), out.memory.end(),
+                   [](const MemorySample& a, const MemorySample& b) { return a.ts_ns < b.ts_ns; });
+  for (uint32_t i = 0; i < out.memory.size(); ++i) out.events[out.memory[i].event].extra = i;
+  std::stable_sort(out.out_of_memory.begin(), out.out_of_memory.end(),
+                   [](const MemorySample& a, const MemorySample& b) { return a.ts_ns < b.ts_ns; });
+  for (uint32_t i = 0; i < out.out_of_memory.size(); ++i) out.events[out.out_of_memory[i].event].extra = i;
+  out.events.shrink_to_fit();
+  return out;
+}
+
+RankTrace loadKinetoFile(const std::string& path, uint64_t max_bytes) {
+  const PaddedBuffer json = readTraceFile(path, max_bytes);
+  return parseKinetoTrace(json, path);
+}
+
+size_t RankTrace::memoryBytes() const {
+  return strings.memoryBytes() + events.capacity() * sizeof(TraceEvent) +
+         collective_args.capacity() * sizeof(CollectiveArgs) +
+         (memory.capacity() + out_of_memory.capacity()) * sizeof(MemorySample) +
+         big_integers.capacity() * sizeof(BigInteger) +
+         (process_names.size() + thread_names.size() + process_labels.size()) * 64;
+}
+
+}  // namespace shardscope::kineto

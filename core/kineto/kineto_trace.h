@@ -1,0 +1,125 @@
+// One rank's PyTorch profiler (Kineto) trace as read from its file: a compact
+// record per event (names interned), the few args the analyses need in side
+// tables, and the file's metadata. Times are integer nanoseconds exactly as
+// written (relative to base_time_ns when the file has baseTimeNanoseconds).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kineto/string_table.h"
+
+namespace shardscope::kineto {
+
+inline constexpr uint32_t kNone = UINT32_MAX;
+
+// What an event is, from its "cat" (and name, for memory instants and
+// metadata). Kernel..CudaSync run on the GPU; the rest on the host.
+enum class EventKind : uint8_t {
+  Other,
+  Kernel,             // cat "kernel"
+  GpuMemcpy,          // cat "gpu_memcpy"
+  GpuMemset,          // cat "gpu_memset"
+  GpuUserAnnotation,  // cat "gpu_user_annotation"
+  CudaSync,           // cat "cuda_sync"
+  CpuOp,              // cat "cpu_op" (and "Operator" in the older autograd-profiler format)
+  UserAnnotation,     // cat "user_annotation"
+  CudaRuntime,        // cat "cuda_runtime"
+  CudaDriver,         // cat "cuda_driver"
+  PythonFunction,     // cat "python_function"
+  Flow,               // cat "ac2g" / "async_cpu_to_gpu" (ph s/f), id = correlation
+  MemoryInstant,      // name "[memory]"
+  OutOfMemory,        // name "[OutOfMemory]"
+  ProfilerTrace,      // cat "Trace" (the profiler's own span; HTA drops it)
+};
+
+enum EventFlags : uint8_t {
+  kHasTs = 1,
+  kHasDur = 2,
+  kHasCat = 4,
+  kTsFloat = 8,  // ts was written as a float ("12.5", "1e3")
+};
+
+// 56 bytes: the retained record of every non-metadata event.
+struct TraceEvent {
+  int64_t ts_ns = 0;
+  int64_t dur_ns = 0;        // 0 when the event has no dur (see kHasDur)
+  int64_t correlation = -1;  // args.correlation; a flow's id; -1 when absent
+  uint32_t name = StringTable::kEmpty;
+  uint32_t cat = StringTable::kEmpty;
+  uint32_t pid = StringTable::kEmpty;  // the pid's text ("0", "CPU functions")
+  uint32_t tid = StringTable::kEmpty;
+  int32_t stream = -1;   // args.stream when an integer (HTA's rule), else -1
+  uint32_t extra = kNone;  // index into collective_args (ops, kernels) or memory (instants)
+  char ph = 0;
+  EventKind kind = EventKind::Other;
+  uint8_t flags = 0;
+
+  bool has(EventFlags f) const { return (flags & f) != 0; }
+  int64_t endNs() const { return ts_ns + dur_ns; }
+};
+static_assert(sizeof(TraceEvent) <= 64, "keep the per-event record within 64 bytes");
+
+// Args of a collective op (nccl:*, record_param_comms, c10d::*) or of a
+// kernel that carries them (newer traces copy them onto the kernel).
+struct CollectiveArgs {
+  uint32_t collective_name = StringTable::kEmpty;  // "Collective name"
+  uint32_t dtype = StringTable::kEmpty;
+  uint32_t pg_name = StringTable::kEmpty;   // "Process Group Name"
+  uint32_t pg_ranks = StringTable::kEmpty;  // "Process Group Ranks", a JSON string "[0, 1]"
+  uint32_t input_dims = StringTable::kEmpty;  // "Input Dims" (raw JSON), older traces
+  int64_t in_nelems = -1, out_nelems = -1;
+  int32_t group_size = -1;
+};
+
+// A "[memory]" or "[OutOfMemory]" instant event's args.
+struct MemorySample {
+  int64_t ts_ns = 0;
+  int64_t bytes = 0;  // signed: negative on a free
+  int64_t total_allocated = -1, total_reserved = -1;
+  uint64_t addr = 0;
+  uint32_t addr_text = StringTable::kEmpty;  // Addr when it did not fit in 64 bits
+  uint32_t tid = StringTable::kEmpty;
+  int32_t device_type = -1, device_id = -1;
+  uint32_t event = kNone;  // index into events
+};
+
+// An integer argument beyond int64 (they occur in real traces): kept as text.
+struct BigInteger {
+  uint32_t field = StringTable::kEmpty;
+  uint32_t text = StringTable::kEmpty;
+  uint64_t byte_offset = 0;
+};
+
+struct RankTrace {
+  std::string path;
+  int rank = -1;  // distributedInfo.rank, or what --rank-of said
+  bool rank_from_metadata = false;
+  int world_size = -1;
+  std::optional<int64_t> base_time_ns;  // baseTimeNanoseconds
+  bool bare_array = false;              // no traceEvents object (older autograd-profiler format)
+  bool any_float_ts = false;            // some ts was a float or missing: HTA's rounding rule applies
+  uint64_t json_bytes = 0;
+
+  StringTable strings;
+  std::vector<TraceEvent> events;
+  std::vector<CollectiveArgs> collective_args;
+  std::vector<MemorySample> memory;       // [memory] instants, stably sorted by time
+  std::vector<MemorySample> out_of_memory;
+  std::vector<BigInteger> big_integers;
+  std::map<uint32_t, uint32_t> process_names;                      // pid -> name
+  std::map<uint32_t, std::vector<uint32_t>> process_labels;        // pid -> labels
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> thread_names;  // (pid, tid) -> name
+
+  // Absolute time of an event start, for aligning ranks.
+  int64_t absoluteNs(int64_t ts_ns) const { return ts_ns + base_time_ns.value_or(0); }
+  std::string_view str(uint32_t id) const { return strings.view(id); }
+  // Heap bytes held by the trace, for the bytes-per-event figure.
+  size_t memoryBytes() const;
+};
+
+}  // namespace shardscope::kineto

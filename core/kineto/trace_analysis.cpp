@@ -1,0 +1,178 @@
+#include "kineto/trace_analysis.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+
+namespace shardscope::kineto {
+
+JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options) {
+  JobAnalysis job;
+  job.whole_trace = options.whole_trace;
+  job.origin_ns = set.origin_ns;
+  std::vector<const RankTrace*> all;
+  for (const RankTrace& t : set.ranks) all.push_back(&t);
+  job.multi_step = hasMultipleProfilerSteps(all);
+  for (size_t r = 0; r < set.ranks.size(); ++r) {
+    const RankTrace& t = set.ranks[r];
+    const TraceIndex& idx = set.indexes[r];
+    RankAnalysis a;
+    a.rank = t.rank;
+    a.path = t.path;
+    for (const ProfilerStep& s : idx.steps) a.steps.push_back(s.number);
+    a.selection = selectHtaKernels(t, job.multi_step, options);
+    a.steps_analyzed = static_cast<int64_t>(a.steps.size());
+    if (a.selection.last_step_dropped && a.steps_analyzed > 0) --a.steps_analyzed;
+    a.hta = computeHtaMetrics(a.selection);
+    a.comm = summarizeCommunication(t, idx, a.selection);
+    a.memory_samples = static_cast<int64_t>(t.memory.size());
+    a.memory_baseline = idx.memory_baseline;
+    a.peak_allocated = idx.peak_allocated;
+    a.peak_reserved = idx.peak_reserved;
+    a.out_of_memory = static_cast<int64_t>(t.out_of_memory.size());
+    a.big_integers = static_cast<int64_t>(t.big_integers.size());
+    job.ranks.push_back(std::move(a));
+  }
+  return job;
+}
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  if (std::isnan(v)) return "n/a";
+  char s[64];
+  std::snprintf(s, sizeof s, f, v);
+  return s;
+}
+
+std::string mib(int64_t bytes) {
+  if (bytes < 0) return "n/a";
+  const double b = double(bytes);
+  if (b >= double(1ll << 30)) return fmt("%.2f GiB", b / double(1ll << 30));
+  if (b >= double(1 << 20)) return fmt("%.2f MiB", b / double(1 << 20));
+  if (b >= 1024) return fmt("%.2f KiB", b / 1024);
+  return fmt("%.0f B", b);
+}
+double us(int64_t ns) { return double(ns) / 1000.0; }
+
+void jsonString(std::ostream& out, std::string_view s) {
+  out << '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') out << '\\' << c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char e[8];
+      std::snprintf(e, sizeof e, "\\u%04x", c);
+      out << e;
+    } else out << c;
+  }
+  out << '"';
+}
+
+// HTA rounds its percentages to two decimals; NaN (nothing to divide by) is null.
+std::string jsonPct(double v) { return std::isnan(v) ? "null" : fmt("%.2f", v); }
+std::string jsonNum(double v) { return std::isnan(v) ? "null" : fmt("%.3f", v); }
+
+}  // namespace
+
+void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream& out) {
+  out << "ranks: " << job.ranks.size() << ", aligned on the earliest timestamp of all ranks (" << job.origin_ns
+      << " ns); ranks of one host share a clock\n";
+  if (job.whole_trace) out << "whole trace: every step, exact nanosecond timestamps (not HTA's conventions)\n";
+  for (size_t r = 0; r < job.ranks.size(); ++r) {
+    const RankAnalysis& a = job.ranks[r];
+    const RankTrace& t = set.ranks[r];
+    out << "\nrank " << a.rank << "  " << a.path << "\n";
+    out << "  steps: " << a.steps.size();
+    if (!a.steps.empty()) out << " (ProfilerStep#" << a.steps.front() << "..#" << a.steps.back() << ")";
+    out << ", " << a.steps_analyzed << " analyzed";
+    if (a.selection.last_step_dropped) out << " (HTA leaves the last step out)";
+    out << "\n";
+    if (a.selection.rounded) out << "  timestamps: floats, rounded to whole microseconds as HTA does\n";
+    if (!a.hta.has_kernels) {
+      out << "  no GPU kernels in the analyzed window: HTA's GPU metrics do not apply\n";
+    } else {
+      out << "  kernel time: " << fmt("%.3f", us(a.hta.kernel_time_ns)) << " us   idle " << fmt("%.2f", a.hta.idle_pct)
+          << " %   compute " << fmt("%.2f", a.hta.compute_pct) << " %   non-compute "
+          << fmt("%.2f", a.hta.non_compute_pct) << " %\n";
+      out << "  comm/comp overlap: " << fmt("%.2f", a.hta.overlap_pct) << " %"
+          << (std::isnan(a.hta.overlap_pct) ? " (no communication kernels)" : "") << "\n";
+      out << "  kernel types:";
+      for (const auto& [label, ns] : a.hta.kernel_type_ns) out << "  " << label << " " << fmt("%.3f", us(ns)) << " us;";
+      out << "\n";
+    }
+    if (!a.comm.kinds.empty()) {
+      out << "  collectives        count      bytes        time us   algbw GB/s  busbw GB/s  group\n";
+      for (const CollectiveKindSummary& k : a.comm.kinds) {
+        char line[256];
+        std::snprintf(line, sizeof line, "    %-16s %5lld  %12s  %12.3f  %10s  %10s  %5s\n",
+                      std::string(collectiveKindName(k.kind)).c_str(), static_cast<long long>(k.count),
+                      k.sized ? mib(k.bytes).c_str() : "unknown", us(k.time_ns),
+                      k.sized ? fmt("%.3f", k.algbw_gbps).c_str() : "n/a",
+                      k.sized ? fmt("%.3f", k.busbw_gbps).c_str() : "n/a",
+                      k.group_size > 0 ? std::to_string(k.group_size).c_str() : k.group_size == -2 ? "mixed" : "?");
+        out << line;
+      }
+    }
+    if (!a.comm.longest_exposed.empty()) {
+      out << "  longest exposed communications (exposed us / dur us / kind / name):\n";
+      for (const ExposedComm& x : a.comm.longest_exposed)
+        out << "    " << fmt("%10.3f", us(x.exposed_ns)) << "  " << fmt("%10.3f", us(x.dur_ns)) << "  "
+            << collectiveKindName(x.kind) << "  " << t.str(t.events[x.event].name).substr(0, 80) << "\n";
+    }
+    if (a.memory_samples > 0)
+      out << "  memory: " << a.memory_samples << " samples, allocated before the window " << mib(a.memory_baseline)
+          << ", peak allocated " << mib(a.peak_allocated) << ", peak reserved " << mib(a.peak_reserved) << "\n";
+    if (a.out_of_memory > 0) out << "  ERROR: " << a.out_of_memory << " [OutOfMemory] events\n";
+    if (a.big_integers > 0) out << "  " << a.big_integers << " integer args beyond int64, kept as text\n";
+  }
+}
+
+void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream& out) {
+  out << "{\n  \"whole_trace\": " << (job.whole_trace ? "true" : "false") << ",\n  \"origin_ns\": " << job.origin_ns
+      << ",\n  \"ranks\": [";
+  for (size_t r = 0; r < job.ranks.size(); ++r) {
+    const RankAnalysis& a = job.ranks[r];
+    const RankTrace& t = set.ranks[r];
+    out << (r ? ",\n" : "\n") << "    {\"rank\": " << a.rank << ", \"file\": ";
+    jsonString(out, a.path);
+    out << ",\n     \"steps\": [";
+    for (size_t s = 0; s < a.steps.size(); ++s) out << (s ? ", " : "") << a.steps[s];
+    out << "], \"steps_analyzed\": " << a.steps_analyzed
+        << ", \"last_step_dropped\": " << (a.selection.last_step_dropped ? "true" : "false")
+        << ", \"rounded_to_us\": " << (a.selection.rounded ? "true" : "false") << ",\n     \"kernel_time_us\": "
+        << jsonNum(us(a.hta.kernel_time_ns)) << ", \"idle_pct\": " << jsonPct(a.hta.idle_pct)
+        << ", \"compute_pct\": " << jsonPct(a.hta.compute_pct) << ", \"non_compute_pct\": "
+        << jsonPct(a.hta.non_compute_pct) << ", \"overlap_pct\": " << jsonPct(a.hta.overlap_pct)
+        << ",\n     \"idle_us\": " << jsonNum(us(a.hta.idle_ns)) << ", \"compute_us\": " << jsonNum(us(a.hta.compute_ns))
+        << ", \"non_compute_us\": " << jsonNum(us(a.hta.non_compute_ns)) << ",\n     \"kernel_types_us\": {";
+    for (size_t k = 0; k < a.hta.kernel_type_ns.size(); ++k) {
+      out << (k ? ", " : "");
+      jsonString(out, a.hta.kernel_type_ns[k].first);
+      out << ": " << jsonNum(us(a.hta.kernel_type_ns[k].second));
+    }
+    out << "},\n     \"collectives\": [";
+    for (size_t k = 0; k < a.comm.kinds.size(); ++k) {
+      const CollectiveKindSummary& c = a.comm.kinds[k];
+      out << (k ? ",\n       " : "\n       ") << "{\"kind\": \"" << collectiveKindName(c.kind) << "\", \"count\": " << c.count
+          << ", \"sized\": " << c.sized << ", \"bytes\": " << c.bytes << ", \"time_us\": " << jsonNum(us(c.time_ns))
+          << ", \"algbw_gbps\": " << (c.sized ? jsonNum(c.algbw_gbps) : "null")
+          << ", \"busbw_gbps\": " << (c.sized ? jsonNum(c.busbw_gbps) : "null") << ", \"group_size\": " << c.group_size
+          << "}";
+    }
+    out << "],\n     \"exposed_communications\": [";
+    for (size_t k = 0; k < a.comm.longest_exposed.size(); ++k) {
+      const ExposedComm& x = a.comm.longest_exposed[k];
+      out << (k ? ",\n       " : "\n       ") << "{\"name\": ";
+      jsonString(out, t.str(t.events[x.event].name));
+      out << ", \"kind\": \"" << collectiveKindName(x.kind) << "\", \"ts_us\": " << jsonNum(us(x.ts_ns))
+          << ", \"dur_us\": " << jsonNum(us(x.dur_ns)) << ", \"exposed_us\": " << jsonNum(us(x.exposed_ns))
+          << ", \"bytes\": " << x.bytes << "}";
+    }
+    out << "],\n     \"memory\": {\"samples\": " << a.memory_samples << ", \"baseline_bytes\": " << a.memory_baseline
+        << ", \"peak_allocated_bytes\": " << a.peak_allocated << ", \"peak_reserved_bytes\": " << a.peak_reserved
+        << ", \"out_of_memory_events\": " << a.out_of_memory << "}}";
+  }
+  out << "\n  ]\n}\n";
+}
+
+}  // namespace shardscope::kineto

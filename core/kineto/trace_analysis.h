@@ -1,0 +1,43 @@
+// Everything `shardscope-cli analyze` reports for a job, per rank: steps,
+// HTA's metrics, communication by kind, the longest exposed communications
+// and the memory series' figures. Qt-free, so views can show the same.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "kineto/comm_summary.h"
+#include "kineto/hta_metrics.h"
+#include "kineto/trace_set.h"
+
+namespace shardscope::kineto {
+
+struct RankAnalysis {
+  int rank = -1;
+  std::string path;
+  std::vector<int64_t> steps;  // ProfilerStep numbers in the trace, by time
+  int64_t steps_analyzed = 0;  // steps left in after HTA's last-step rule
+  HtaSelection selection;
+  HtaRankMetrics hta;
+  CommSummary comm;
+  int64_t memory_samples = 0, memory_baseline = 0, peak_allocated = -1, peak_reserved = -1;
+  int64_t out_of_memory = 0;
+  int64_t big_integers = 0;  // args beyond int64, kept as text
+};
+
+struct JobAnalysis {
+  bool whole_trace = false;
+  bool multi_step = false;
+  int64_t origin_ns = 0;
+  std::vector<RankAnalysis> ranks;
+};
+
+JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options);
+
+// Text for people; JSON with stable keys for tools.
+void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream& out);
+void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream& out);
+
+}  // namespace shardscope::kineto

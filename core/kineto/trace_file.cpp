@@ -1,0 +1,137 @@
+#include "kineto/trace_file.h"
+
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "common/errors.h"
+
+namespace shardscope::kineto {
+
+namespace {
+
+std::string gib(uint64_t bytes) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.2f GiB", static_cast<double>(bytes) / double(1ull << 30));
+  return s;
+}
+
+struct File {
+  std::FILE* f = nullptr;
+  ~File() {
+    if (f) std::fclose(f);
+  }
+};
+
+void allocate(PaddedBuffer& b, size_t capacity) {
+  auto grown = std::make_unique<char[]>(capacity + simdjson::SIMDJSON_PADDING);
+  if (b.size) std::memcpy(grown.get(), b.data.get(), b.size);
+  b.data = std::move(grown);
+  b.capacity = capacity;
+}
+
+void finish(PaddedBuffer& b) {
+  std::memset(b.data.get() + b.size, 0, b.capacity + simdjson::SIMDJSON_PADDING - b.size);
+  b.capacity = b.size + simdjson::SIMDJSON_PADDING;
+}
+
+PaddedBuffer readPlain(const std::string& path, std::FILE* f, uint64_t file_size, uint64_t max_bytes) {
+  if (file_size > max_bytes)
+    throw ConfigError(path + ": " + std::to_string(file_size) + " bytes of JSON, more than the " + gib(max_bytes) +
+                      " cap (simdjson takes documents below 4 GiB)");
+  PaddedBuffer b;
+  allocate(b, file_size);
+  b.size = std::fread(b.data.get(), 1, file_size, f);
+  if (b.size != file_size) throw ConfigError(path + ": read " + std::to_string(b.size) + " of " +
+                                             std::to_string(file_size) + " bytes: " + std::strerror(errno));
+  finish(b);
+  return b;
+}
+
+PaddedBuffer readGzip(const std::string& path, std::FILE* f, uint64_t file_size, uint64_t max_bytes) {
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw ConfigError(path + ": cannot start zlib");
+  struct End {
+    z_stream* z;
+    ~End() { inflateEnd(z); }
+  } end{&z};
+  PaddedBuffer b;
+  // The gzip trailer's size is mod 2^32; start from 4x the compressed size and grow.
+  allocate(b, std::min<uint64_t>(max_bytes, std::max<uint64_t>(file_size * 4, 1 << 16)));
+  std::vector<unsigned char> in(1 << 20);
+  uint64_t consumed = 0;
+  int rc = Z_OK;
+  bool member_done = false, out_full = false;
+  for (;;) {
+    if (z.avail_in == 0) {
+      const size_t n = std::fread(in.data(), 1, in.size(), f);
+      if (n == 0 && (!out_full || member_done)) break;  // else inflate still holds output
+      z.next_in = in.data();
+      z.avail_in = static_cast<uInt>(n);
+      consumed += n;
+    }
+    if (member_done) {  // concatenated gzip members form one stream
+      inflateReset(&z);
+      member_done = false;
+    }
+    if (b.size == b.capacity) {
+      if (b.capacity >= max_bytes)
+        throw ConfigError(path + ": inflates to more than the " + gib(max_bytes) +
+                          " cap (simdjson takes documents below 4 GiB)");
+      allocate(b, std::min<uint64_t>(max_bytes, b.capacity * 2));
+    }
+    z.next_out = reinterpret_cast<Bytef*>(b.data.get() + b.size);
+    const size_t room = std::min<size_t>(b.capacity - b.size, 1u << 30);
+    z.avail_out = static_cast<uInt>(room);
+    rc = inflate(&z, Z_NO_FLUSH);
+    b.size += room - z.avail_out;
+    out_full = z.avail_out == 0;
+    if (rc == Z_STREAM_END) {
+      member_done = true;
+      continue;
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR)
+      throw ConfigError(path + ": corrupt gzip data near compressed byte " +
+                        std::to_string(consumed - z.avail_in) + " (" + (z.msg ? z.msg : "zlib error") + ")");
+  }
+  if (std::ferror(f)) throw ConfigError(path + ": read error: " + std::strerror(errno));
+  if (!member_done)
+    throw ConfigError(path + ": truncated gzip file: the stream ends after " + std::to_string(consumed) +
+                      " compressed bytes (" + std::to_string(b.size) +
+                      " bytes inflated) without its end marker");
+  if (b.capacity - b.size < 1) allocate(b, b.size + 1);
+  finish(b);
+  return b;
+}
+
+}  // namespace
+
+bool isGzipPath(const std::string& path) {
+  return path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+}
+
+PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) throw ConfigError(path + ": cannot open: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    throw ConfigError(path + ": not a regular file (a trace is a .json or .json.gz file)");
+  File file{std::fopen(path.c_str(), "rb")};
+  if (!file.f) throw ConfigError(path + ": cannot open: " + std::strerror(errno));
+  const auto size = static_cast<uint64_t>(st.st_size);
+  // Sniff the gzip magic rather than trust the name.
+  unsigned char magic[2] = {0, 0};
+  const size_t got = std::fread(magic, 1, 2, file.f);
+  std::rewind(file.f);
+  const bool gz = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  if (!gz && isGzipPath(path)) throw ConfigError(path + ": named .gz but is not gzip data (no 1f 8b header)");
+  return gz ? readGzip(path, file.f, size, max_bytes) : readPlain(path, file.f, size, max_bytes);
+}
+
+}  // namespace shardscope::kineto

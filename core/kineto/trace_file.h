@@ -1,0 +1,27 @@
+// Reads a trace file whole into a buffer the JSON parser can use (simdjson
+// needs padding after the input): a .json as is, a .json.gz stream-inflated.
+// Only regular files: a FIFO or /dev/zero would never end.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace shardscope::kineto {
+
+// simdjson's On-Demand parser takes documents below 4 GiB.
+inline constexpr uint64_t kMaxTraceBytes = (uint64_t(4) << 30) - 4096;
+
+struct PaddedBuffer {
+  std::unique_ptr<char[]> data;
+  size_t size = 0;      // bytes of JSON
+  size_t capacity = 0;  // size plus the zeroed padding
+};
+
+// Throws ConfigError naming the file: missing, not a regular file,
+// unreadable, a truncated or corrupt gzip stream, or more than max_bytes of JSON.
+PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes = kMaxTraceBytes);
+
+bool isGzipPath(const std::string& path);
+
+}  // namespace shardscope::kineto

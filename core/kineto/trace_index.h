@@ -1,0 +1,49 @@
+// What one rank's trace says beyond its raw events: profiler steps, which
+// launch started which GPU event (args.correlation), each collective
+// identified from the CPU side (kernel -> correlation -> launch -> the
+// enclosing nccl:* / record_param_comms / c10d::* op and its args), and the
+// memory series' baseline and peaks. Built once after parsing.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "kineto/collective_kind.h"
+#include "kineto/kineto_trace.h"
+
+namespace shardscope::kineto {
+
+struct ProfilerStep {
+  int64_t number = 0;  // N of ProfilerStep#N
+  uint32_t event = kNone;
+};
+
+struct Collective {
+  uint32_t kernel = kNone;  // the GPU event (kNone: a host-only collective, e.g. Gloo)
+  uint32_t op = kNone;      // the CPU op carrying the args, kNone when none was found
+  CollectiveKind kind = CollectiveKind::Unknown;
+  bool from_args = false;   // kind and size from "Collective name" etc., not from names
+  int64_t bytes = -1;       // elements x dtype size; -1 when the trace does not say
+  int32_t group_size = -1;
+  uint32_t pg_name = StringTable::kEmpty;
+  int64_t ts_ns = 0, dur_ns = 0;  // of the kernel (or the host op)
+};
+
+struct TraceIndex {
+  std::vector<ProfilerStep> steps;  // by start time
+  std::vector<Collective> collectives;  // by start time
+  std::unordered_map<int64_t, uint32_t> launch_of_correlation;  // cuda_runtime / cuda_driver event
+  std::vector<uint32_t> collective_of_event;  // event -> index into collectives, kNone; GPU events only when sized
+  int64_t memory_baseline = 0;  // allocated before the window: first total minus first delta
+  int64_t peak_allocated = -1, peak_reserved = -1;
+};
+
+TraceIndex buildTraceIndex(const RankTrace& trace);
+
+// ProfilerStep#N -> N (HTA's pattern ^ProfilerStep#(\d+)); -1 for other names.
+int64_t profilerStepNumber(std::string_view name);
+bool isCollectiveOpName(std::string_view name);
+bool isGpuKind(EventKind kind);
+
+}  // namespace shardscope::kineto

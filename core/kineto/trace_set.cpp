@@ -1,0 +1,121 @@
+#include "kineto/trace_set.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "common/errors.h"
+#include "kineto/kineto_parser.h"
+
+namespace shardscope::kineto {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool isTraceName(const std::string& name) {
+  const auto ends = [&](const char* s) {
+    const std::string suffix(s);
+    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends(".json") || ends(".json.gz");
+}
+
+}  // namespace
+
+std::vector<std::string> expandTraceInputs(const std::vector<std::string>& inputs) {
+  std::vector<std::string> files;
+  for (const std::string& in : inputs) {
+    std::error_code ec;
+    if (fs::is_directory(in, ec)) {
+      std::vector<std::string> found;
+      for (const auto& entry : fs::directory_iterator(in, ec))
+        if (isTraceName(entry.path().filename().string())) found.push_back(entry.path().string());
+      if (ec) throw ConfigError(in + ": cannot list the folder: " + ec.message());
+      if (found.empty()) throw ConfigError(in + ": no .json or .json.gz trace files in this folder");
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(in);
+    }
+  }
+  return files;
+}
+
+TraceSet loadTraceSet(const std::vector<std::string>& inputs, const TraceSetOptions& options) {
+  const std::vector<std::string> files = expandTraceInputs(inputs);
+  if (files.empty()) throw ConfigError("no trace files given");
+  for (const auto& [path, rank] : options.rank_of)
+    if (std::find(files.begin(), files.end(), path) == files.end())
+      throw ConfigError("--rank-of " + path + "=" + std::to_string(rank) + ": that file is not among the inputs");
+
+  std::vector<RankTrace> traces(files.size());
+  std::vector<TraceIndex> indexes(files.size());
+  std::vector<std::exception_ptr> errors(files.size());
+  std::atomic<size_t> next{0};
+  std::mutex progress_mutex;
+  const auto say = [&](const std::string& line) {
+    if (!options.progress) return;
+    std::lock_guard<std::mutex> lock(progress_mutex);
+    options.progress(line);
+  };
+  const auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < files.size();) {
+      try {
+        const auto start = std::chrono::steady_clock::now();
+        const PaddedBuffer json = readTraceFile(files[i], options.max_bytes);
+        traces[i] = parseKinetoTrace(json, files[i]);
+        indexes[i] = buildTraceIndex(traces[i]);
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        char line[512];
+        std::snprintf(line, sizeof line, "read %s: %.1f MB of JSON, %zu events in %.2f s", files[i].c_str(),
+                      double(json.size) / 1e6, traces[i].events.size(), s);
+        if (json.size >= options.progress_min_bytes) say(line);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  unsigned n = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  n = static_cast<unsigned>(std::min<size_t>(n, files.size()));
+  std::vector<std::thread> pool;
+  for (unsigned k = 1; k < n; ++k) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  std::map<int, size_t> by_rank;
+  for (size_t i = 0; i < files.size(); ++i) {
+    RankTrace& t = traces[i];
+    const auto given = options.rank_of.find(files[i]);
+    if (given != options.rank_of.end()) {
+      t.rank = given->second;
+      t.rank_from_metadata = false;
+    } else if (!t.rank_from_metadata) {
+      throw ConfigError(files[i] + ": no distributedInfo.rank in the trace; say which rank it is with --rank-of " +
+                        files[i] + "=R");
+    }
+    const auto [it, fresh] = by_rank.emplace(t.rank, i);
+    if (!fresh)
+      throw ConfigError(files[i] + ": rank " + std::to_string(t.rank) + " again (also " + files[it->second] +
+                        "); give each file its own rank with --rank-of FILE=R");
+  }
+  TraceSet set;
+  set.origin_ns = INT64_MAX;
+  for (const auto& [rank, i] : by_rank) {
+    for (const TraceEvent& e : traces[i].events)
+      if (e.has(kHasTs)) set.origin_ns = std::min(set.origin_ns, traces[i].absoluteNs(e.ts_ns));
+    set.ranks.push_back(std::move(traces[i]));
+    set.indexes.push_back(std::move(indexes[i]));
+  }
+  if (set.origin_ns == INT64_MAX) set.origin_ns = 0;
+  return set;
+}
+
+}  // namespace shardscope::kineto

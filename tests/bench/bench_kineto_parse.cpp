@@ -1,0 +1,147 @@
+// Reading a PyTorch profiler trace: parse + index throughput of core/kineto
+// on a generated Kineto trace (float µs timestamps with ns digits, kernels,
+// launches, collectives, memory instants), against simdjson's own full DOM
+// parse of the same buffer (the physical limit) and Python's json.load of the
+// same file (what HTA does), timed by /usr/bin/python3 in the same run.
+// SHARDSCOPE_BENCH_KINETO_MB sets the trace size (default 200).
+#include <benchmark/benchmark.h>
+#include <simdjson.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "kineto/kineto_parser.h"
+#include "kineto/trace_file.h"
+#include "kineto/trace_index.h"
+
+using namespace shardscope::kineto;
+
+namespace {
+
+size_t targetBytes() {
+  const char* mb = std::getenv("SHARDSCOPE_BENCH_KINETO_MB");
+  return static_cast<size_t>(mb ? std::atof(mb) : 200.0) * 1000 * 1000;
+}
+
+// A trace shaped like a Kineto export of a DDP step loop.
+std::string generateTrace(size_t bytes) {
+  std::string s;
+  s.reserve(bytes + (1 << 20));
+  s += "{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 8},\n"
+       "\"traceEvents\": [\n";
+  char line[1024];
+  int64_t corr = 1, step = 1;
+  double t = 1000.0;
+  while (s.size() < bytes) {
+    const double step_start = t;
+    for (int op = 0; op < 200 && s.size() < bytes; ++op, ++corr) {
+      std::snprintf(line, sizeof line,
+                    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::linear\", \"pid\": 4242, \"tid\": 4242, "
+                    "\"ts\": %.3f, \"dur\": 12.125, \"args\": {\"External id\": %lld, \"Record function id\": 0, "
+                    "\"Ev Idx\": %lld}},\n"
+                    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 4242, "
+                    "\"tid\": 4242, \"ts\": %.3f, \"dur\": 4.250, \"args\": {\"External id\": %lld, \"cbid\": 211, "
+                    "\"correlation\": %lld}},\n"
+                    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize"
+                    "128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas\", \"pid\": 0, \"tid\": 7, "
+                    "\"ts\": %.3f, \"dur\": 35.517, \"args\": {\"External id\": %lld, \"queued\": 0, \"device\": 0, "
+                    "\"context\": 1, \"stream\": 7, \"correlation\": %lld, \"registers per thread\": 168, "
+                    "\"shared memory\": 213248, \"blocks per SM\": 0.5, \"warps per SM\": 2, \"grid\": [66, 1, 1], "
+                    "\"block\": [384, 1, 1], \"est. achieved occupancy %%\": 3}},\n"
+                    "{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": "
+                    "4242, \"tid\": 4242, \"ts\": %.3f, \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Addr\": "
+                    "139872261980160, \"Bytes\": 2097152, \"Total Allocated\": %lld, \"Total Reserved\": 4294967296}},\n",
+                    t, (long long)corr, (long long)corr, t + 1.5, (long long)corr, (long long)corr, t + 20.0,
+                    (long long)corr, (long long)corr, t + 2.0, (long long)(1000000000 + corr * 64));
+      s += line;
+      if (op % 20 == 19) {
+        std::snprintf(line, sizeof line,
+                      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 4242, \"tid\": "
+                      "4242, \"ts\": %.3f, \"dur\": 30.000, \"args\": {\"Collective name\": \"allreduce\", \"dtype\": "
+                      "\"BFloat16\", \"In msg nelems\": 6553600, \"Out msg nelems\": 6553600, \"Group size\": 8, "
+                      "\"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1, 2, 3, 4, 5, 6, 7]\"}},\n"
+                      "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*"
+                      ", unsigned long, ncclWork*)\", \"pid\": 0, \"tid\": 20, \"ts\": %.3f, \"dur\": 410.250, \"args\": "
+                      "{\"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": 20, \"correlation\": %lld}},\n",
+                      t + 5.0, t + 40.0, (long long)corr);
+        s += line;
+      }
+      t += 40.123;
+    }
+    std::snprintf(line, sizeof line,
+                  "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%lld\", \"pid\": 4242, "
+                  "\"tid\": 4242, \"ts\": %.3f, \"dur\": %.3f, \"args\": {}},\n",
+                  (long long)step++, step_start, t - step_start);
+    s += line;
+  }
+  s += "{\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", \"ts\": 1}\n],\n"
+       "\"traceName\": \"generated\", \"baseTimeNanoseconds\": 1700000000000000000}\n";
+  return s;
+}
+
+const std::string& tracePath() {
+  static const std::string path = [] {
+    const size_t bytes = targetBytes();
+    const std::string p = "/tmp/shardscope_bench_kineto_" + std::to_string(bytes / 1000000) + "MB.json";
+    std::ifstream probe(p, std::ios::binary | std::ios::ate);
+    if (!probe || static_cast<size_t>(probe.tellg()) < bytes) std::ofstream(p, std::ios::binary) << generateTrace(bytes);
+    return p;
+  }();
+  return path;
+}
+
+const PaddedBuffer& traceBuffer() {
+  static const PaddedBuffer b = readTraceFile(tracePath());
+  return b;
+}
+
+void BM_KinetoParseIndex(benchmark::State& state) {
+  const PaddedBuffer& json = traceBuffer();
+  size_t events = 0, held = 0;
+  for (auto _ : state) {
+    RankTrace t = parseKinetoTrace(json, tracePath());
+    TraceIndex idx = buildTraceIndex(t);
+    benchmark::DoNotOptimize(idx.collectives.data());
+    events = t.events.size();
+    held = t.memoryBytes();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * json.size));
+  state.counters["events_per_s"] = benchmark::Counter(double(events) * double(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["bytes_per_event"] = double(held) / double(events);
+  state.counters["events"] = double(events);
+  state.counters["avx2_walk"] = kinetoAvx2WalkUsed() ? 1 : 0;
+}
+BENCHMARK(BM_KinetoParseIndex)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_SimdjsonDomParse(benchmark::State& state) {
+  const PaddedBuffer& json = traceBuffer();
+  simdjson::dom::parser parser;
+  for (auto _ : state) {
+    simdjson::dom::element doc;
+    if (parser.parse(json.data.get(), json.size, false).get(doc)) state.SkipWithError("simdjson parse failed");
+    benchmark::DoNotOptimize(doc);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * json.size));
+  state.SetLabel(simdjson::get_active_implementation()->name());
+}
+BENCHMARK(BM_SimdjsonDomParse)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_PythonJsonLoad(benchmark::State& state) {
+  const std::string cmd = "/usr/bin/python3 -c \"import json,sys,time; t=time.perf_counter(); "
+                          "json.load(open(sys.argv[1])); print(time.perf_counter()-t)\" " + tracePath();
+  for (auto _ : state) {
+    std::FILE* p = popen(cmd.c_str(), "r");
+    double seconds = -1;
+    if (!p || std::fscanf(p, "%lf", &seconds) != 1) state.SkipWithError("/usr/bin/python3 did not report a time");
+    if (p) pclose(p);
+    state.SetIterationTime(seconds);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * traceBuffer().size));
+}
+BENCHMARK(BM_PythonJsonLoad)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,245 @@
+// Reading PyTorch profiler traces: timestamps straight from their decimal
+// text to integer ns (int, float with ns digits, relative to a
+// baseTimeNanoseconds that comes after traceEvents), string pids and their
+// metadata names, memory instants from two threads with ties, integers
+// beyond int64 kept as text, gzip, the older autograd-profiler format, and
+// one clear error (file, byte offset / line:column, what was expected) for
+// each bad input.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "common/errors.h"
+#include "kineto/decimal_text.h"
+#include "kineto/kineto_parser.h"
+#include "kineto/trace_set.h"
+
+using namespace shardscope;
+using namespace shardscope::kineto;
+
+namespace {
+
+const std::string kData = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/";
+
+// The error text of loading `inputs`, or "" when it loaded.
+std::string loadError(const std::vector<std::string>& inputs, const TraceSetOptions& o = {}) {
+  try {
+    loadTraceSet(inputs, o);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string write(const QTemporaryDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir.filePath(QString::fromStdString(name)).toStdString();
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+class TestKinetoRead : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void decimalTextToNanoseconds() {
+    QCOMPARE(parseDecimal("12", 3).value, 12000);
+    QVERIFY(!parseDecimal("12", 3).float_syntax);
+    QCOMPARE(parseDecimal("1.2345", 3).value, 1235);  // 1234.5 ns rounds half away from zero
+    QCOMPARE(parseDecimal("-0.0005", 3).value, -1);
+    QCOMPARE(parseDecimal("1e3", 3).value, 1000000);
+    QVERIFY(parseDecimal("1e3", 3).float_syntax);
+    QCOMPARE(parseDecimal("1700000000123456.789", 3).value, 1700000000123456789);
+    QCOMPARE(parseDecimal("99999999999999999999", 0).status, DecimalStatus::OutOfRange);
+    QCOMPARE(parseDecimal("9223372036854775807", 0).value, INT64_MAX);
+    QCOMPARE(parseDecimal("9223372036854775808", 0).status, DecimalStatus::OutOfRange);
+    QCOMPARE(parseDecimal("12abc", 3).status, DecimalStatus::NotANumber);
+    QCOMPARE(parseDecimal("", 3).status, DecimalStatus::NotANumber);
+    QCOMPARE(ceilToMicros(1001), 2000);
+    QCOMPARE(ceilToMicros(-1001), -1000);
+    QCOMPARE(floorToMicros(-1001), -2000);
+    QCOMPARE(floorToMicros(1999), 1000);
+  }
+
+  void recordStaysCompact() { QVERIFY(sizeof(TraceEvent) <= 64); }
+
+  void baseTimeAfterTraceEvents() {
+    const RankTrace t = loadKinetoFile(kData + "base_relative.json");
+    QVERIFY(t.base_time_ns.has_value());
+    QCOMPARE(*t.base_time_ns, 1700000000000000000);
+    QCOMPARE(t.events.size(), size_t(2));
+    QCOMPARE(t.events[0].ts_ns, 1234);
+    QCOMPARE(t.events[0].dur_ns, 500);
+    QCOMPARE(t.absoluteNs(t.events[1].ts_ns), 1700000000000003001);
+    QVERIFY(t.any_float_ts);
+    QCOMPARE(t.events[1].kind, EventKind::Kernel);
+    QCOMPARE(t.events[1].stream, 7);
+    QCOMPARE(t.events[1].correlation, 1);
+  }
+
+  void epochFloatTimestampsKeepTheirNanoseconds() {
+    const RankTrace t = loadKinetoFile(kData + "epoch_float_ts.json");
+    QVERIFY(t.bare_array);
+    QCOMPARE(t.events[0].ts_ns, 1700000000123456789);  // a double would give ...456768 or so
+    QCOMPARE(t.events[0].dur_ns, 1500);
+    QVERIFY(t.events[0].has(kTsFloat));
+    QVERIFY(!t.events[1].has(kTsFloat));
+    QCOMPARE(t.events[1].ts_ns, 1700000000123456000);
+  }
+
+  void stringPidsAndTheirNames() {
+    const RankTrace t = loadKinetoFile(kData + "two_ranks/rank1_float_ts.json");
+    QCOMPARE(t.rank, 1);
+    QCOMPARE(t.world_size, 2);
+    const auto pid = t.strings.find("0");
+    const auto tid = t.strings.find("stream 7");
+    QVERIFY(pid && tid);
+    QCOMPARE(t.str(t.process_names.at(*pid)), std::string_view("python3"));
+    QCOMPARE(t.str(t.thread_names.at({*pid, *tid})), std::string_view("stream 7"));
+    const RankTrace r0 = loadKinetoFile(kData + "two_ranks/rank0_int_ts.json");
+    QVERIFY(!r0.any_float_ts);
+    const auto gpu = r0.strings.find("0");
+    QVERIFY(gpu);
+    QCOMPARE(r0.str(r0.process_labels.at(*gpu).at(0)), std::string_view("GPU 0"));
+  }
+
+  void memoryFromTwoThreadsStablySorted() {
+    const TraceSet set = loadTraceSet({kData + "two_ranks"});
+    const RankTrace& t = set.ranks[1];
+    QCOMPARE(t.memory.size(), size_t(3));
+    QCOMPARE(t.memory[0].ts_ns, 5000);  // last in the file, earliest in time
+    QCOMPARE(t.memory[0].bytes, 512);
+    QCOMPARE(t.memory[1].ts_ns, 10000);  // the tie keeps file order: thread 1, then thread 2
+    QCOMPARE(t.str(t.memory[1].tid), std::string_view("1"));
+    QCOMPARE(t.memory[1].bytes, 1000);
+    QCOMPARE(t.str(t.memory[2].tid), std::string_view("2"));
+    QCOMPARE(t.memory[2].bytes, -200);
+    QCOMPARE(t.events[t.memory[0].event].extra, 0u);  // the event points back at its sample
+    const TraceIndex& idx = set.indexes[1];
+    QCOMPARE(idx.memory_baseline, 4000 - 512);
+    QCOMPARE(idx.peak_allocated, 5000);
+    QCOMPARE(idx.peak_reserved, 8000);
+    QCOMPARE(t.out_of_memory.size(), size_t(1));
+    QCOMPARE(t.out_of_memory[0].bytes, 85899345920);
+  }
+
+  void integersBeyondInt64KeptAsText() {
+    const RankTrace t = loadKinetoFile(kData + "two_ranks/rank1_float_ts.json");
+    QCOMPARE(t.big_integers.size(), size_t(1));
+    QCOMPARE(t.str(t.big_integers[0].field), std::string_view("Addr"));
+    QCOMPARE(t.str(t.big_integers[0].text), std::string_view("18446744073709551616"));
+    bool found = false;
+    for (const MemorySample& m : t.memory) found |= t.str(m.addr_text) == "18446744073709551616";
+    QVERIFY(found);
+  }
+
+  void collectiveFoundThroughCorrelation() {
+    const TraceSet set = loadTraceSet({kData + "two_ranks"});
+    const RankTrace& t = set.ranks[0];
+    const TraceIndex& idx = set.indexes[0];
+    QCOMPARE(idx.collectives.size(), size_t(2));
+    const Collective& ag = idx.collectives[1];
+    QCOMPARE(t.str(t.events[ag.kernel].name).substr(0, 13), std::string_view("ncclDevKernel"));
+    QVERIFY(ag.op != kNone);
+    QCOMPARE(t.str(t.events[ag.op].name), std::string_view("nccl:all_gather"));
+    QCOMPARE(ag.kind, CollectiveKind::AllGather);
+    QCOMPARE(ag.bytes, 4096);
+    QCOMPARE(t.str(t.events[idx.collectives[0].op].name), std::string_view("record_param_comms"));
+    QCOMPARE(idx.steps.size(), size_t(3));
+  }
+
+  void olderAutogradProfilerFormat() {
+    // A real 2-rank Gloo DDP run (make_torch_ddp_trace.py); rank 1 gzipped.
+    TraceSetOptions o;
+    o.rank_of[kData + "torch_ddp_gloo_rank0.json"] = 0;
+    o.rank_of[kData + "torch_ddp_gloo_rank1.json.gz"] = 1;
+    const TraceSet set = loadTraceSet({kData + "torch_ddp_gloo_rank0.json", kData + "torch_ddp_gloo_rank1.json.gz"}, o);
+    QCOMPARE(set.ranks.size(), size_t(2));
+    for (size_t r = 0; r < 2; ++r) {
+      const RankTrace& t = set.ranks[r];
+      QVERIFY(t.bare_array);
+      QVERIFY(t.events.size() > 300);
+      size_t ops = 0;
+      for (const TraceEvent& e : t.events) ops += e.kind == EventKind::CpuOp;
+      QCOMPARE(ops, t.events.size());
+      size_t all_reduce = 0;
+      for (const Collective& c : set.indexes[r].collectives) all_reduce += c.kind == CollectiveKind::AllReduce;
+      QVERIFY(all_reduce >= 1);
+      QVERIFY(t.strings.find("DistributedDataParallel.forward").has_value());
+    }
+  }
+
+  void missingRankNamesTheFile() {
+    const std::string path = kData + "no_rank.json";
+    const std::string e = loadError({path});
+    QVERIFY2(contains(e, path) && contains(e, "distributedInfo.rank") && contains(e, "--rank-of " + path + "=R"), e.c_str());
+    TraceSetOptions o;
+    o.rank_of[path] = 3;
+    QCOMPARE(loadTraceSet({path}, o).ranks.at(0).rank, 3);
+  }
+
+  void truncatedGzipSaysSo() {
+    const std::string e = loadError({kData + "truncated.json.gz"});
+    QVERIFY2(contains(e, "truncated.json.gz: truncated gzip file"), e.c_str());
+  }
+
+  void timestampBeyondInt64IsAnErrorWithItsOffset() {
+    const std::string e = loadError({kData + "ts_beyond_int64.json"});
+    QVERIFY2(contains(e, "ts_beyond_int64.json: byte 126 (line 2, column 77): expected \"ts\""), e.c_str());
+  }
+
+  void badJsonNamesLineAndColumn() {
+    QTemporaryDir dir;
+    const std::string path = write(dir, "bad.json", "{\"traceEvents\": [\n  {\"ph\": \"X\", \"ts\": 1, \"dur\": [}\n]}");
+    const std::string e = loadError({path});
+    QVERIFY2(contains(e, path + ": ") && contains(e, "line 2") && contains(e, "expected"), e.c_str());
+    const std::string not_number = write(dir, "str_ts.json", "[{\"ph\": \"X\", \"ts\": \"12\"}]");
+    const std::string e2 = loadError({not_number});
+    QVERIFY2(contains(e2, "byte 19 (line 1, column 20): expected a number for \"ts\""), e2.c_str());
+    const std::string cut = write(dir, "cut.json", "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1");
+    const std::string e3 = loadError({cut});
+    QVERIFY2(contains(e3, "cut.json: ") && contains(e3, "expected"), e3.c_str());
+    const std::string no_events = write(dir, "empty.json", "{\"schemaVersion\": 1}");
+    QVERIFY(contains(loadError({no_events}), "no \"traceEvents\" array"));
+  }
+
+  void nonRegularFilesRefused() {
+    QTemporaryDir dir;
+    const std::string fifo = dir.filePath("pipe.json").toStdString();
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    QVERIFY(contains(loadError({fifo}), "pipe.json: not a regular file"));
+    QVERIFY(contains(loadError({"/dev/zero"}), "/dev/zero: not a regular file"));
+    QVERIFY(contains(loadError({dir.filePath("missing.json").toStdString()}), "cannot open"));
+  }
+
+  void gzipNameWithoutGzipData() {
+    QTemporaryDir dir;
+    const std::string path = write(dir, "plain.json.gz", "[]");
+    QVERIFY(contains(loadError({path}), "plain.json.gz: named .gz but is not gzip data"));
+  }
+
+  void duplicateRankRefused() {
+    QTemporaryDir dir;
+    const std::string a = write(dir, "a.json", "{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": []}");
+    const std::string b = write(dir, "b.json", "{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": []}");
+    const std::string e = loadError({a, b});
+    QVERIFY2(contains(e, "b.json: rank 0 again (also " + a + ")"), e.c_str());
+  }
+
+  void inflatedSizeCapIsStated() {
+    TraceSetOptions o;
+    o.max_bytes = 1000;
+    o.rank_of[kData + "torch_ddp_gloo_rank1.json.gz"] = 1;
+    const std::string e = loadError({kData + "torch_ddp_gloo_rank1.json.gz"}, o);
+    QVERIFY2(contains(e, "inflates to more than the 0.00 GiB cap"), e.c_str());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestKinetoRead)
+#include "test_kineto_read.moc"
