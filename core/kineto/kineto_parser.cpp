@@ -27,13 +27,15 @@ RankTrace parseKinetoTrace(const PaddedBuffer& json, const std::string& path) {
   out.json_bytes = json.size;
   readKinetoJson(json, out);
   // Memory instants come from several threads: order them by time, ties kept in file order.
-  std::stable_sort(out.memory.begin(), out.memory.end(),
-                   [](const MemorySample& a, const MemorySample& b) { return a.ts_ns < b.ts_ns; });
+  const auto byTime = [&out](const MemorySample& a, const MemorySample& b) { return out.tsOf(a) < out.tsOf(b); };
+  std::stable_sort(out.memory.begin(), out.memory.end(), byTime);
   for (uint32_t i = 0; i < out.memory.size(); ++i) out.events[out.memory[i].event].extra = i;
-  std::stable_sort(out.out_of_memory.begin(), out.out_of_memory.end(),
-                   [](const MemorySample& a, const MemorySample& b) { return a.ts_ns < b.ts_ns; });
+  std::stable_sort(out.out_of_memory.begin(), out.out_of_memory.end(), byTime);
   for (uint32_t i = 0; i < out.out_of_memory.size(); ++i) out.events[out.out_of_memory[i].event].extra = i;
   out.events.shrink_to_fit();
+  out.memory.shrink_to_fit();
+  out.out_of_memory.shrink_to_fit();
+  out.collective_args.shrink_to_fit();
   return out;
 }
 
@@ -43,7 +45,8 @@ RankTrace loadKinetoFile(const std::string& path, uint64_t max_bytes) {
 }
 
 size_t RankTrace::memoryBytes() const {
-  return strings.memoryBytes() + events.capacity() * sizeof(TraceEvent) +
+  return strings.memoryBytes() + events.capacity() * sizeof(TraceEvent) + tracks.capacity() * sizeof(Track) +
+         categories.capacity() * sizeof(uint32_t) +
          collective_args.capacity() * sizeof(CollectiveArgs) +
          (memory.capacity() + out_of_memory.capacity()) * sizeof(MemorySample) +
          big_integers.capacity() * sizeof(BigInteger) +

@@ -44,17 +44,16 @@ enum EventFlags : uint8_t {
   kTsFloat = 8,  // ts was written as a float ("12.5", "1e3")
 };
 
-// 56 bytes: the retained record of every non-metadata event.
+// 48 bytes: the retained record of every non-metadata event.
 struct TraceEvent {
   int64_t ts_ns = 0;
   int64_t dur_ns = 0;        // 0 when the event has no dur (see kHasDur)
   int64_t correlation = -1;  // args.correlation; a flow's id; -1 when absent
   uint32_t name = StringTable::kEmpty;
-  uint32_t cat = StringTable::kEmpty;
-  uint32_t pid = StringTable::kEmpty;  // the pid's text ("0", "CPU functions")
-  uint32_t tid = StringTable::kEmpty;
-  int32_t stream = -1;   // args.stream when an integer (HTA's rule), else -1
+  uint32_t track = 0;      // index into RankTrace::tracks: the (pid, tid) it sits on
+  int32_t stream = -1;     // args.stream when an integer (HTA's rule), else -1
   uint32_t extra = kNone;  // index into collective_args (ops, kernels) or memory (instants)
+  uint16_t cat = 0;        // index into RankTrace::categories
   char ph = 0;
   EventKind kind = EventKind::Other;
   uint8_t flags = 0;
@@ -62,7 +61,7 @@ struct TraceEvent {
   bool has(EventFlags f) const { return (flags & f) != 0; }
   int64_t endNs() const { return ts_ns + dur_ns; }
 };
-static_assert(sizeof(TraceEvent) <= 64, "keep the per-event record within 64 bytes");
+static_assert(sizeof(TraceEvent) <= 48, "keep the per-event record within 48 bytes");
 
 // Args of a collective op (nccl:*, record_param_comms, c10d::*) or of a
 // kernel that carries them (newer traces copy them onto the kernel).
@@ -76,16 +75,20 @@ struct CollectiveArgs {
   int32_t group_size = -1;
 };
 
-// A "[memory]" or "[OutOfMemory]" instant event's args.
+// A "[memory]" or "[OutOfMemory]" instant event's args (its time is the event's).
 struct MemorySample {
-  int64_t ts_ns = 0;
   int64_t bytes = 0;  // signed: negative on a free
   int64_t total_allocated = -1, total_reserved = -1;
-  uint64_t addr = 0;
-  uint32_t addr_text = StringTable::kEmpty;  // Addr when it did not fit in 64 bits
-  uint32_t tid = StringTable::kEmpty;
-  int32_t device_type = -1, device_id = -1;
+  uint64_t addr = 0;  // 0 when absent or beyond 64 bits (then in big_integers)
   uint32_t event = kNone;  // index into events
+  uint32_t tid = StringTable::kEmpty;
+  int16_t device_type = -1, device_id = -1;
+};
+
+// A (pid, tid) pair as written (their texts interned): a process and thread, or a device and stream.
+struct Track {
+  uint32_t pid = StringTable::kEmpty;
+  uint32_t tid = StringTable::kEmpty;
 };
 
 // An integer argument beyond int64 (they occur in real traces): kept as text.
@@ -107,6 +110,8 @@ struct RankTrace {
 
   StringTable strings;
   std::vector<TraceEvent> events;
+  std::vector<Track> tracks;
+  std::vector<uint32_t> categories;  // cat index -> string id
   std::vector<CollectiveArgs> collective_args;
   std::vector<MemorySample> memory;       // [memory] instants, stably sorted by time
   std::vector<MemorySample> out_of_memory;
@@ -118,6 +123,10 @@ struct RankTrace {
   // Absolute time of an event start, for aligning ranks.
   int64_t absoluteNs(int64_t ts_ns) const { return ts_ns + base_time_ns.value_or(0); }
   std::string_view str(uint32_t id) const { return strings.view(id); }
+  std::string_view catOf(const TraceEvent& e) const { return strings.view(categories[e.cat]); }
+  uint32_t pidOf(const TraceEvent& e) const { return tracks[e.track].pid; }
+  uint32_t tidOf(const TraceEvent& e) const { return tracks[e.track].tid; }
+  int64_t tsOf(const MemorySample& m) const { return events[m.event].ts_ns; }
   // Heap bytes held by the trace, for the bytes-per-event figure.
   size_t memoryBytes() const;
 };

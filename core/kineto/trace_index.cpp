@@ -61,7 +61,7 @@ struct ThreadOps {
 TraceIndex buildTraceIndex(const RankTrace& t) {
   TraceIndex idx;
   const auto& ev = t.events;
-  std::map<std::pair<uint32_t, uint32_t>, ThreadOps> threads;
+  std::unordered_map<uint32_t, ThreadOps> threads;  // by track
   for (uint32_t i = 0; i < ev.size(); ++i) {
     const TraceEvent& e = ev[i];
     if ((e.kind == EventKind::CudaRuntime || e.kind == EventKind::CudaDriver) && e.correlation >= 0)
@@ -70,7 +70,7 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
       const std::string_view name = t.str(e.name);
       const int64_t step = profilerStepNumber(name);
       if (step >= 0) idx.steps.push_back({step, i});
-      if (isCollectiveOpName(name) && e.has(kHasDur)) threads[{e.pid, e.tid}].ops.push_back(i);
+      if (isCollectiveOpName(name) && e.has(kHasDur)) threads[e.track].ops.push_back(i);
     }
   }
   const auto byStart = [&](uint32_t a, uint32_t b) { return ev[a].ts_ns < ev[b].ts_ns; };
@@ -80,7 +80,7 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
 
   // The innermost enclosing collective op of a launch, preferring one with args.
   const auto enclosingOp = [&](const TraceEvent& launch) -> uint32_t {
-    const auto it = threads.find({launch.pid, launch.tid});
+    const auto it = threads.find(launch.track);
     if (it == threads.end()) return kNone;
     const auto& ops = it->second.ops;
     auto pos = std::upper_bound(ops.begin(), ops.end(), launch.ts_ns,

@@ -31,7 +31,7 @@ std::string generateTrace(size_t bytes) {
   s.reserve(bytes + (1 << 20));
   s += "{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 8},\n"
        "\"traceEvents\": [\n";
-  char line[1024];
+  char line[4096];
   int64_t corr = 1, step = 1;
   double t = 1000.0;
   while (s.size() < bytes) {
