@@ -2,10 +2,12 @@
 // on a generated Kineto trace (float µs timestamps with ns digits, kernels,
 // launches, collectives, memory instants), against simdjson's own full DOM
 // parse of the same buffer (the physical limit) and Python's json.load of the
-// same file (what HTA does), timed by /usr/bin/python3 in the same run.
+// same file (what HTA does), timed by /usr/bin/python3 in the same run; and
+// zlib's inflate of the same trace gzipped (readTraceFile on the .gz).
 // SHARDSCOPE_BENCH_KINETO_MB sets the trace size (default 200).
 #include <benchmark/benchmark.h>
 #include <simdjson.h>
+#include <zlib.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -92,6 +94,23 @@ const std::string& tracePath() {
   return path;
 }
 
+// The same trace gzipped (zlib level 6, like Python's gzip default 9 but quicker to make).
+const std::string& gzipPath() {
+  static const std::string path = [] {
+    const std::string p = tracePath() + ".gz";
+    std::ifstream probe(p, std::ios::binary);
+    if (!probe) {
+      std::ifstream in(tracePath(), std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      gzFile gz = gzopen(p.c_str(), "wb6");
+      gzwrite(gz, text.data(), static_cast<unsigned>(text.size()));
+      gzclose(gz);
+    }
+    return p;
+  }();
+  return path;
+}
+
 const PaddedBuffer& traceBuffer() {
   static const PaddedBuffer b = readTraceFile(tracePath());
   return b;
@@ -114,6 +133,21 @@ void BM_KinetoParseIndex(benchmark::State& state) {
   state.counters["avx2_walk"] = kinetoAvx2WalkUsed() ? 1 : 0;
 }
 BENCHMARK(BM_KinetoParseIndex)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_KinetoReadGzip(benchmark::State& state) {
+  const std::string& gz = gzipPath();
+  std::ifstream probe(gz, std::ios::binary | std::ios::ate);
+  const auto gz_bytes = static_cast<double>(probe.tellg());
+  size_t json = 0;
+  for (auto _ : state) {
+    const PaddedBuffer b = readTraceFile(gz);
+    json = b.size;
+    benchmark::DoNotOptimize(b.data.get());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * json));  // inflated bytes
+  state.counters["gz_MB"] = gz_bytes / 1e6;
+}
+BENCHMARK(BM_KinetoReadGzip)->Unit(benchmark::kMillisecond)->Iterations(2);
 
 void BM_SimdjsonDomParse(benchmark::State& state) {
   const PaddedBuffer& json = traceBuffer();
