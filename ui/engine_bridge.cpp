@@ -34,7 +34,7 @@ void EngineBridge::start(const RunConfig& config, bool paused) {
   m_run->gate().enable();
   std::set<EventKind> kinds = m_breakKinds;
   std::set<int> units = m_breakUnits;
-  kinds.insert(config.break_on.begin(), config.break_on.end());
+  kinds.merge(breakEventKinds(config.break_on));
   units.insert(config.break_units.begin(), config.break_units.end());
   m_run->gate().setBreakpoints(std::move(kinds), std::move(units));
   if (paused) m_run->gate().pause();

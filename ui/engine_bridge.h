@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "engine/run.h"
-#include "engine/run_config.h"
+#include "config/run_config.h"
 #include "trace/event.h"
 
 namespace shardscope {

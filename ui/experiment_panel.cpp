@@ -23,7 +23,7 @@
 #include "analysis/run_summary.h"
 #include "common/errors.h"
 #include "model/hardware_profile.h"
-#include "model/model_presets.h"
+#include "config/model_presets.h"
 #include "model/model_spec.h"
 
 namespace shardscope {

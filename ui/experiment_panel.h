@@ -10,7 +10,7 @@
 #include <QWidget>
 #include <optional>
 
-#include "engine/run_config.h"
+#include "config/run_config.h"
 #include "preset.h"
 
 class QCheckBox;

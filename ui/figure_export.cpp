@@ -15,7 +15,7 @@
 
 #include "plot_style.h"
 #include "palette.h"
-#include "engine/run_config.h"
+#include "config/run_config.h"
 #include "event_store.h"
 
 namespace shardscope {

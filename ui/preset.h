@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "engine/run_config.h"
+#include "config/run_config.h"
 
 namespace shardscope {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "engine/run.h"
-#include "engine/run_config.h"
+#include "config/run_config.h"
 #include "trace/run_trace.h"
 
 namespace shardscope {

@@ -10,7 +10,7 @@
 #include <functional>
 #include <set>
 
-#include "engine/run_config.h"
+#include "config/run_config.h"
 #include "engine/step_gate.h"
 
 class QAction;

@@ -48,16 +48,19 @@ int64_t parseParamCount(const std::string& flag, const std::string& text) {
   return static_cast<int64_t>(whole);
 }
 
-int64_t modelStateBytesPerRank(const std::string& stage, int64_t params, int ranks, int shard_group) {
+int64_t modelStateBytesPerRank(Strategy stage, int64_t params, int ranks, int shard_group) {
   // Replicated bytes/param x N plus sharded bytes/param x one shard; the split
   // is the seed's: bf16 param 2, bf16 grad 2, fp32 master 4, Adam m 4, Adam v 4.
   const int64_t n = params, shard = ceilDiv(params, ranks);
-  if (stage == "ddp") return 16 * n;
-  if (stage == "zero1") return 4 * n + 12 * shard;
-  if (stage == "zero2") return 2 * n + 14 * shard;
-  if (stage == "zero3" || stage == "fsdp") return 16 * shard;
-  if (stage == "hsdp") return 16 * ceilDiv(params, shard_group > 0 ? shard_group : ranks);
-  throw ConfigError("unknown stage '" + stage + "'; stages: ddp, zero1, zero2, zero3, fsdp, hsdp");
+  switch (stage) {
+    case Strategy::Ddp: return 16 * n;
+    case Strategy::Zero1: return 4 * n + 12 * shard;
+    case Strategy::Zero2: return 2 * n + 14 * shard;
+    case Strategy::Zero3:
+    case Strategy::Fsdp: return 16 * shard;
+    case Strategy::Hsdp: return 16 * ceilDiv(params, shard_group > 0 ? shard_group : ranks);
+  }
+  return 16 * n;
 }
 
 CapacityReport computeCapacity(const CapacityInput& in) {
@@ -83,10 +86,10 @@ CapacityReport computeCapacity(const CapacityInput& in) {
 
   CapacityReport r;
   r.input = in;
-  std::vector<std::string> order = {"ddp", "zero1", "zero2"};
-  if (in.shard_group > 0) order.push_back("hsdp");
-  order.push_back("zero3");
-  for (const std::string& stage : order) {
+  std::vector<Strategy> order = {Strategy::Ddp, Strategy::Zero1, Strategy::Zero2};
+  if (in.shard_group > 0) order.push_back(Strategy::Hsdp);
+  order.push_back(Strategy::Zero3);
+  for (Strategy stage : order) {
     StageCapacity s;
     s.stage = stage;
     s.bytes_per_param = expectedModelStateBytesPerParam(stage, in.ranks, in.shard_group);

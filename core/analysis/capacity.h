@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "config/kinds.h"
+
 namespace shardscope {
 
 inline constexpr double kBytesPerGb = 1e9;  // capacities here are decimal GB, as datasheets print
@@ -21,7 +23,7 @@ struct CapacityInput {
 };
 
 struct StageCapacity {
-  std::string stage;                 // "ddp", "zero1", "zero2", "hsdp", "zero3"
+  Strategy stage = Strategy::Ddp;    // ddp, zero1, zero2, hsdp, zero3
   double bytes_per_param = 0;        // the seed formula at P (or G)
   int64_t bytes_per_rank = 0;        // model states on one rank
   bool fits = false;                 // bytes_per_rank <= capacity_bytes
@@ -32,7 +34,7 @@ struct CapacityReport {
   // Least sharding first: ddp, zero1, zero2, then hsdp (shards over G <= P)
   // when a shard group is given, then zero3.
   std::vector<StageCapacity> stages;
-  std::optional<std::string> smallest_fitting_stage;  // first of `stages` that fits
+  std::optional<Strategy> smallest_fitting_stage;  // first of `stages` that fits
   // Smallest P at which zero3 fits: ceil(N / floor(C / 16)), about 16 N / C;
   // 0 when not even one param's 16 bytes fit in C.
   int64_t zero3_min_ranks = 0;
@@ -48,6 +50,6 @@ CapacityReport computeCapacity(const CapacityInput& input);
 int64_t parseParamCount(const std::string& flag, const std::string& text);
 
 // Model-state bytes on one rank for `stage` (ddp, zero1, zero2, zero3, fsdp, hsdp).
-int64_t modelStateBytesPerRank(const std::string& stage, int64_t params, int ranks, int shard_group = 0);
+int64_t modelStateBytesPerRank(Strategy stage, int64_t params, int ranks, int shard_group = 0);
 
 }  // namespace shardscope

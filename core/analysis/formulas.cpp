@@ -1,26 +1,28 @@
 #include "analysis/formulas.h"
 
-#include "common/errors.h"
 
 namespace shardscope {
 
-double expectedModelStateBytesPerParam(const std::string& strategy, int ranks, int shard_group) {
+double expectedModelStateBytesPerParam(Strategy strategy, int ranks, int shard_group) {
   const double p = ranks;
-  if (strategy == "ddp") return 16.0;
-  if (strategy == "zero1") return 4.0 + 12.0 / p;
-  if (strategy == "zero2") return 2.0 + 14.0 / p;
-  if (strategy == "zero3" || strategy == "fsdp") return 16.0 / p;
-  if (strategy == "hsdp") return 16.0 / (shard_group > 0 ? shard_group : ranks);
-  throw ConfigError("unknown strategy '" + strategy + "'");
+  switch (strategy) {
+    case Strategy::Ddp: return 16.0;
+    case Strategy::Zero1: return 4.0 + 12.0 / p;
+    case Strategy::Zero2: return 2.0 + 14.0 / p;
+    case Strategy::Zero3:
+    case Strategy::Fsdp: return 16.0 / p;
+    case Strategy::Hsdp: return 16.0 / (shard_group > 0 ? shard_group : ranks);
+  }
+  return 16.0;
 }
 
-CommBytes expectedCommBytes(const std::string& strategy, int64_t params, int ranks, int shard_group,
+CommBytes expectedCommBytes(Strategy strategy, int64_t params, int ranks, int shard_group,
                             bool reshard_after_forward) {
   CommBytes b;
   if (ranks <= 1) return b;
   const double two_n = 2.0 * static_cast<double>(params);
   const double gathers = reshard_after_forward ? 2.0 : 1.0;
-  if (strategy == "hsdp") {
+  if (isHybrid(strategy)) {
     const int g = shard_group > 0 ? shard_group : ranks;
     const int replicas = ranks / g;
     const double in_group = (g - 1.0) / g * two_n;
@@ -30,16 +32,14 @@ CommBytes expectedCommBytes(const std::string& strategy, int64_t params, int ran
     return b;
   }
   const double half = (ranks - 1.0) / ranks * two_n;  // one reduce-scatter or all-gather
-  if (strategy == "ddp") {
+  if (reducesByAllReduce(strategy)) {
     b.all_reduce = static_cast<int64_t>(2.0 * half);
-  } else if (strategy == "zero1" || strategy == "zero2") {
+  } else if (!isSharded(strategy)) {  // zero1, zero2
     b.reduce_scatter = static_cast<int64_t>(half);
     b.all_gather = static_cast<int64_t>(half);
-  } else if (strategy == "zero3" || strategy == "fsdp") {
+  } else {  // zero3, fsdp
     b.reduce_scatter = static_cast<int64_t>(half);
     b.all_gather = static_cast<int64_t>(gathers * half);
-  } else {
-    throw ConfigError("no traffic formula for strategy '" + strategy + "'");
   }
   return b;
 }

@@ -7,11 +7,12 @@
 #include <string>
 
 #include "comm/process_group.h"
+#include "config/kinds.h"
 
 namespace shardscope {
 
 // ddp 16, zero1 4 + 12/P, zero2 2 + 14/P, zero3/fsdp 16/P, hsdp 16/G.
-double expectedModelStateBytesPerParam(const std::string& strategy, int ranks, int shard_group = 0);
+double expectedModelStateBytesPerParam(Strategy strategy, int ranks, int shard_group = 0);
 
 // Bytes one rank sends per step for N parameters in bf16 (2N bytes):
 // ddp, zero1, zero2: 2(P-1)/P x 2N (all-reduce, or reduce-scatter + all-gather);
@@ -20,7 +21,7 @@ double expectedModelStateBytesPerParam(const std::string& strategy, int ranks, i
 // of (G-1)/G x 2N inside the group, plus an all-reduce of the 2N/G shard
 // across replicas, 2(R-1)/R x 2N/G. Without resharding after forward
 // (SHARD_GRAD_OP) the backward all-gather disappears: 2N instead of 3N.
-CommBytes expectedCommBytes(const std::string& strategy, int64_t params, int ranks, int shard_group = 0,
+CommBytes expectedCommBytes(Strategy strategy, int64_t params, int ranks, int shard_group = 0,
                             bool reshard_after_forward = true);
 
 // Ring all-reduce of `bytes` on P ranks: each rank sends 2(P-1)/P x bytes.

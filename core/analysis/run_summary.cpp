@@ -9,7 +9,9 @@
 
 #include "analysis/formulas.h"
 #include "common/errors.h"
+#include "config/config_json.h"
 #include "trace/json_writer.h"
+#include "trace/ordered_json_writer.h"
 
 namespace shardscope {
 
@@ -28,50 +30,7 @@ void writeCommBytes(JsonWriter& w, const CommBytes& b) {
   w.endObject();
 }
 
-void writeConfig(JsonWriter& w, const RunConfig& c) {
-  w.beginObject();
-  w.member("strategy", c.strategy);
-  w.member("ranks", c.ranks);
-  w.member("layers", c.model.layers);
-  w.member("hidden", c.model.hidden);
-  w.member("model", c.model.kind == ModelKind::Gpt ? "gpt" : "mlp");
-  if (!c.model.preset.empty()) w.member("model_preset", c.model.preset);
-  w.member("backend", backendName(c.backend));
-  if (c.model.kind == ModelKind::Gpt) {
-    w.member("heads", c.model.heads);
-    w.member("seq", c.model.seq);
-    w.member("vocab", c.model.vocab);
-  } else {
-    w.member("io_dim", c.model.io_dim);
-  }
-  w.member("batch", c.batch);
-  w.member("steps", c.steps);
-  w.member("bucket_mb", c.bucket_mb);
-  w.member("first_bucket_mb", c.first_bucket_mb);
-  w.member("lr", c.lr);
-  w.member("seed", c.seed);
-  w.member("timeout_ms", c.timeout_ms);
-  w.member("clock", c.clock == ClockKind::Modeled ? "modeled" : "measured");
-  if (c.clock == ClockKind::Modeled) w.member("profile", c.profileName());
-  if (c.isSharded()) {
-    w.member("unit_blocks", c.unitBlocks());
-    w.member("prefetch", prefetchName(c.prefetchMode()));
-    w.member("reshard_after_forward", c.reshardAfterForward());
-    w.member("shard_group", c.shardGroupSize());
-  }
-  if (c.inject_branch) {
-    w.key("inject_branch").beginObject();
-    w.member("rank", c.inject_branch->rank);
-    w.member("block", c.inject_branch->block);
-    w.endObject();
-  }
-  // The flags that run this config again (an opened trace restores its form from them).
-  w.key("args").beginArray();
-  for (const std::string& arg : runArgs(c)) w.value(arg);
-  w.endArray();
-  w.member("command", runCommandLine(c));
-  w.endObject();
-}
+void writeConfig(JsonWriter& w, const RunConfig& c) { writeJson(w, configToJson(c)); }
 
 std::string mib(int64_t bytes) {
   std::ostringstream os;
@@ -109,14 +68,14 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
   const RunConfig& c = r.config;
   JsonWriter w(out, 2);
   w.beginObject();
-  w.member("strategy", c.strategy);
+  w.member("strategy", strategyName(c.strategy));
   w.member("ranks", c.ranks);
   w.member("params", r.params);
   if (!r.device.empty()) w.member("device", r.device);
   w.key("config");
   writeConfig(w, c);
   w.member("wall_seconds", r.wall_seconds);
-  w.member("clock", c.clock == ClockKind::Modeled ? "modeled" : "measured");
+  w.member("clock", clockName(c.clock));
   if (!r.profile.empty()) w.member("profile", r.profile);
   w.key("last_step").beginObject();
   {
@@ -247,7 +206,7 @@ void writeSummaryFile(const RunResult& result, const std::string& path) {
 void printSummaryText(const RunResult& r, std::ostream& out) {
   const RunConfig& c = r.config;
   char line[256];
-  out << "strategy " << c.strategy << ", " << c.ranks << " ranks, " << r.params << " params ("
+  out << "strategy " << strategyName(c.strategy) << ", " << c.ranks << " ranks, " << r.params << " params ("
       << c.model.layers << " blocks, hidden " << c.model.hidden << "), global batch " << c.batch
       << "\n";
   if (!r.device.empty()) out << r.device << "\n";
@@ -294,7 +253,7 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
   }
   const double expected_bpp = expectedBytesPerParam(c);
   const int64_t expected_total = total(expectedComm(c, r.params));
-  const int64_t ddp_total = total(expectedCommBytes("ddp", r.params, c.ranks));
+  const int64_t ddp_total = total(expectedCommBytes(Strategy::Ddp, r.params, c.ranks));
   out << "\nmodel state (param+grad+master+adam_m+adam_v) and bytes sent per rank per step, measured vs the seed\n";
   out << "  rank  strategy  bytes/param  expected  padding(B)   bytes sent/step    expected  vs ddp 2N\n";
   for (const RankResult& rank : r.ranks) {
@@ -302,7 +261,7 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     char ratio[32] = "-";
     if (ddp_total > 0) std::snprintf(ratio, sizeof ratio, "%.3fx", static_cast<double>(sent) / ddp_total);
     std::snprintf(line, sizeof line, "  %4d  %8s  %11.3f  %8.3f  %10lld   %15lld  %10lld  %9s\n", rank.rank,
-                  c.strategy.c_str(), modelStateBytesPerParam(rank, r.params), expected_bpp,
+                  strategyName(c.strategy).c_str(), modelStateBytesPerParam(rank, r.params), expected_bpp,
                   static_cast<long long>(rank.padding_state_bytes), static_cast<long long>(sent),
                   static_cast<long long>(expected_total), ratio);
     out << line;

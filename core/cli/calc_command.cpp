@@ -9,7 +9,7 @@
 
 #include "analysis/capacity.h"
 #include "common/errors.h"
-#include "model/model_presets.h"
+#include "config/model_presets.h"
 #include "trace/json_writer.h"
 
 namespace shardscope {
@@ -129,14 +129,14 @@ void printText(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
   out << std::left << std::setw(8) << "stage" << std::right << std::setw(12) << "bytes/param" << std::setw(12)
       << "GB/rank" << "   fits " << cap << "\n";
   for (const StageCapacity& s : r.stages) {
-    out << std::left << std::setw(8) << s.stage << std::right << std::setw(12) << std::fixed << std::setprecision(3)
+    out << std::left << std::setw(8) << strategyName(s.stage) << std::right << std::setw(12) << std::fixed << std::setprecision(3)
         << s.bytes_per_param << std::setw(12) << gb(static_cast<double>(s.bytes_per_rank)) << "   "
         << (s.fits ? "yes" : "no") << "\n";
   }
   out.unsetf(std::ios::floatfield);
   out << "\n";
   if (r.smallest_fitting_stage)
-    out << "smallest stage that fits " << cap << " per rank: " << *r.smallest_fitting_stage << "\n";
+    out << "smallest stage that fits " << cap << " per rank: " << strategyName(*r.smallest_fitting_stage) << "\n";
   else
     out << "no stage fits " << cap << " per rank on " << in.ranks << " ranks\n";
   if (r.zero3_min_ranks > 0) {
@@ -169,7 +169,7 @@ void printJson(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
     w.key("stages").beginArray();
     for (const StageCapacity& s : r.stages) {
       w.beginObject();
-      w.member("stage", s.stage);
+      w.member("stage", strategyName(s.stage));
       w.member("bytes_per_param", s.bytes_per_param);
       w.member("bytes_per_rank", s.bytes_per_rank);
       w.member("gb_per_rank", static_cast<double>(s.bytes_per_rank) / kBytesPerGb);
@@ -178,7 +178,7 @@ void printJson(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
     }
     w.endArray();
     w.key("smallest_fitting_stage");
-    if (r.smallest_fitting_stage) w.value(*r.smallest_fitting_stage);
+    if (r.smallest_fitting_stage) w.value(strategyName(*r.smallest_fitting_stage));
     else w.null();
     w.key("zero3_min_ranks");
     if (r.zero3_min_ranks > 0) w.value(r.zero3_min_ranks);

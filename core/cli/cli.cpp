@@ -78,7 +78,7 @@ int commandRun(const std::vector<std::string>& args, std::ostream& out, std::ost
   try {
     if (!config.break_on.empty() || !config.break_units.empty()) {
       run.gate().enable();
-      run.gate().setBreakpoints({config.break_on.begin(), config.break_on.end()},
+      run.gate().setBreakpoints(breakEventKinds(config.break_on),
                                 {config.break_units.begin(), config.break_units.end()});
       run.start();
       printBreaks(run, out);

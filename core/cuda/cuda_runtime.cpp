@@ -25,7 +25,7 @@
 #include "cuda/gpu_mlp_model.h"
 #include "cuda/nccl_communicator.h"
 #include "device/device_runtime.h"
-#include "engine/run_config.h"
+#include "config/run_config.h"
 #include "model/model_spec.h"
 
 namespace shardscope::gpu {

@@ -4,7 +4,7 @@
 #include <mutex>
 
 #include "common/errors.h"
-#include "engine/run_config.h"
+#include "config/run_config.h"
 
 namespace shardscope {
 

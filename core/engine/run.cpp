@@ -198,7 +198,7 @@ void Run::rankMain(int rank) {
     env.reduce_stream = reduce_stream.get();
   }
   for (ProcessGroup* pg : {world.get(), gather.get(), reduce.get(), replicate.get()}) attachLink(pg);
-  std::unique_ptr<Strategy> strategy;
+  std::unique_ptr<ParallelStrategy> strategy;
   try {
     if (device) device->syncOrigin(m_clock);
     strategy = makeStrategy(env);
@@ -338,7 +338,7 @@ std::vector<double> Run::losses() const {
 
 RunTrace Run::trace() const {
   RunTrace t;
-  t.strategy = m_config.strategy;
+  t.strategy = strategyName(m_config.strategy);
   t.ranks = m_config.ranks;
   t.params = m_spec.numParams();
   for (const ParamInfo& p : m_spec.params()) t.param_names.push_back(p.name);

@@ -19,7 +19,7 @@
 #include "common/run_control.h"
 #include "engine/cost_model.h"
 #include "engine/rank_context.h"
-#include "engine/run_config.h"
+#include "config/run_config.h"
 #include "model/model_spec.h"
 #include "parallel/bucket_plan.h"
 #include "trace/run_trace.h"
@@ -116,7 +116,7 @@ class Run {
   std::vector<std::unique_ptr<RankContext>> m_contexts;
   std::unique_ptr<CommMesh> m_mesh;
   std::unique_ptr<DeviceRuntime> m_runtime;  // GPU backends only
-  std::vector<std::unique_ptr<class Strategy>> m_abandoned;  // of a stopped run, freed after m_mesh
+  std::vector<std::unique_ptr<class ParallelStrategy>> m_abandoned;  // of a stopped run, freed after m_mesh
   std::vector<std::unique_ptr<RankDevice>> m_abandonedDevices;  // their memory, freed after them
 
   mutable std::mutex m_mutex;

@@ -4,6 +4,18 @@
 
 namespace shardscope {
 
+std::set<EventKind> breakEventKinds(const std::vector<BreakOp>& ops) {
+  std::set<EventKind> kinds;
+  for (BreakOp op : ops) {
+    switch (op) {
+      case BreakOp::Forward: kinds.insert(EventKind::Forward); break;
+      case BreakOp::Backward: kinds.insert(EventKind::Backward); break;
+      case BreakOp::OptimizerStep: kinds.insert(EventKind::OptimizerStep); break;
+    }
+  }
+  return kinds;
+}
+
 namespace {
 
 int phaseOf(EventKind k) { return k == EventKind::Forward ? 0 : k == EventKind::Backward ? 1 : 2; }

@@ -15,9 +15,13 @@
 #include <vector>
 
 #include "common/run_control.h"
+#include "config/kinds.h"
 #include "trace/event.h"
 
 namespace shardscope {
+
+// The compute-op event kinds --break-on names.
+std::set<EventKind> breakEventKinds(const std::vector<BreakOp>& ops);
 
 struct GatePoint {
   EventKind kind = EventKind::Forward;  // Forward, Backward or OptimizerStep

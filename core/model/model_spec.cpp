@@ -1,6 +1,6 @@
 #include "model/model_spec.h"
 
-#include "model/model_presets.h"
+#include "config/model_presets.h"
 
 namespace shardscope {
 
@@ -81,25 +81,6 @@ void ModelSpec::addPresetTransformer() {
   }
   norm("final_norm", L + 1);
   if (!m.tied_embeddings) add("lm_head.weight", m.vocab, D, L + 1);
-}
-
-ModelShape presetShape(const std::string& name) {
-  const ModelPreset& p = findModelPreset(name);
-  ModelShape s;
-  s.kind = ModelKind::Gpt;
-  s.preset = p.name;
-  s.layers = p.layers;
-  s.hidden = p.hidden;
-  s.heads = p.heads;
-  s.seq = p.seq;
-  s.vocab = p.vocab;
-  s.ffn = p.ffn;
-  s.kv_heads = p.kv_heads;
-  s.learned_positions = p.learned_positions;
-  s.tied_embeddings = p.tied_embeddings;
-  s.gated_mlp = p.gated_mlp;
-  s.biases = p.biases;
-  return s;
 }
 
 void ModelSpec::add(const std::string& name, int rows, int cols, int segment) {

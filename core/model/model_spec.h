@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "config/model_shape.h"
+
 namespace shardscope {
 
 struct ParamInfo {
@@ -21,28 +23,6 @@ struct ParamInfo {
   int segment = 0;     // 0 = input, 1..L = block0..L-1, L+1 = head
   int64_t numel() const { return static_cast<int64_t>(rows) * cols; }
 };
-
-enum class ModelKind { Mlp, Gpt };
-
-struct ModelShape {
-  ModelKind kind = ModelKind::Mlp;
-  int layers = 8;     // residual blocks
-  int hidden = 512;   // D; the block's inner width is 4D
-  int io_dim = 64;    // mlp: input features and regression targets
-  int heads = 4;      // gpt: attention heads (head dim D / heads)
-  int seq = 64;       // gpt: tokens per sample (T)
-  int vocab = 256;    // gpt: vocabulary (byte-level tokens need >= 256)
-  // A published transformer (model/model_presets.h) for the meta backend: its
-  // parameter table follows the preset's architecture (GQA, SwiGLU, tied
-  // embeddings, biases or not) instead of the CPU GPT block's.
-  std::string preset;
-  int ffn = 0;        // preset: MLP inner width
-  int kv_heads = 0;   // preset: key/value heads
-  bool learned_positions = false, tied_embeddings = false, gated_mlp = false, biases = true;
-};
-
-// The shape of a published model preset (throws ConfigError for unknown names).
-ModelShape presetShape(const std::string& name);
 
 class ModelSpec {
  public:

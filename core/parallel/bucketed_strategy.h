@@ -15,7 +15,7 @@
 
 namespace shardscope {
 
-class BucketedStrategy : public Strategy {
+class BucketedStrategy : public ParallelStrategy {
  public:
   double step(int step) final;
   void setup() override;

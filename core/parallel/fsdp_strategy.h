@@ -21,7 +21,7 @@
 
 namespace shardscope {
 
-class FsdpStrategy : public Strategy {
+class FsdpStrategy : public ParallelStrategy {
  public:
   explicit FsdpStrategy(RankEnv& env);
   void setup() override;

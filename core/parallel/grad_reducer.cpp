@@ -87,7 +87,7 @@ void GradReducer::finishBackward() {
 
 void GradReducer::reportUnready() {
   const Bucket& bucket = m_buckets[m_nextLaunch];
-  const char* op = m_env.config.strategy == "ddp" ? "all_reduce" : "reduce_scatter";
+  const char* op = reducesByAllReduce(m_env.config.strategy) ? "all_reduce" : "reduce_scatter";
   std::ostringstream os;
   os << "bucket " << bucket.index << " never became ready on rank " << m_env.ctx.rank
      << ": backward finished without the gradients of ";

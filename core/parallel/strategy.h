@@ -12,7 +12,7 @@
 #include "comm/process_group.h"
 #include "device/cpu_stream.h"
 #include "engine/rank_context.h"
-#include "engine/run_config.h"
+#include "config/run_config.h"
 #include "model/model.h"
 #include "model/model_spec.h"
 
@@ -39,9 +39,9 @@ struct RankEnv {
   CpuStream* reduce_stream = nullptr;
 };
 
-class Strategy {
+class ParallelStrategy {
  public:
-  virtual ~Strategy() = default;
+  virtual ~ParallelStrategy() = default;
   virtual void setup() = 0;
   virtual double step(int step) = 0;  // local mean loss of this rank's slice
   // Writes the fp32 master weights this rank owns into `full` (size N); ranks
@@ -58,7 +58,7 @@ class Strategy {
   virtual std::vector<std::pair<std::string, int>> lastUnitOrder() const { return {}; }
 };
 
-std::unique_ptr<Strategy> makeStrategy(RankEnv& env);
+std::unique_ptr<ParallelStrategy> makeStrategy(RankEnv& env);
 // The rank's model on its device (the GPU model on a GPU run), for its slice of the batch.
 std::unique_ptr<Model> makeRankModel(RankEnv& env);
 // Rank 0's initial fp32 weights reach every rank by a broadcast (DDP's

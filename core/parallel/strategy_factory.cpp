@@ -7,13 +7,13 @@
 
 namespace shardscope {
 
-std::unique_ptr<Strategy> makeStrategy(RankEnv& env) {
-  const std::string& s = env.config.strategy;
-  if (s == "ddp") return std::make_unique<DdpStrategy>(env);
-  if (s == "zero1") return std::make_unique<ZeroStrategy>(env, 1);
-  if (s == "zero2") return std::make_unique<ZeroStrategy>(env, 2);
-  if (s == "zero3" || s == "fsdp" || s == "hsdp") return std::make_unique<FsdpStrategy>(env);
-  throw ConfigError("--strategy " + s + " is not yet available");
+std::unique_ptr<ParallelStrategy> makeStrategy(RankEnv& env) {
+  switch (zeroStage(env.config.strategy)) {
+    case 0: return std::make_unique<DdpStrategy>(env);
+    case 1: return std::make_unique<ZeroStrategy>(env, 1);
+    case 2: return std::make_unique<ZeroStrategy>(env, 2);
+    default: return std::make_unique<FsdpStrategy>(env);  // zero3, fsdp, hsdp
+  }
 }
 
 std::unique_ptr<Model> makeRankModel(RankEnv& env) {

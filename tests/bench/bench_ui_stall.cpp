@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "engine/run_config.h"
+#include "config/run_config.h"
 #include "engine_bridge.h"
 #include "experiment_panel.h"
 #include "main_window.h"

@@ -32,7 +32,7 @@
 #include "common/errors.h"
 #include "common/run_clock.h"
 #include "device/device_runtime.h"
-#include "engine/run_config.h"
+#include "config/run_config.h"
 #include "kernels/cpu_kernels.h"
 #include "memory/memory_ledger.h"
 #include "model/model.h"

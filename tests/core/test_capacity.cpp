@@ -7,7 +7,7 @@
 #include "analysis/capacity.h"
 #include "analysis/formulas.h"
 #include "common/errors.h"
-#include "model/model_presets.h"
+#include "config/model_presets.h"
 
 using namespace shardscope;
 

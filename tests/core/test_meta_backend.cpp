@@ -10,7 +10,7 @@
 #include "analysis/formulas.h"
 #include "analysis/run_summary.h"
 #include "engine/run.h"
-#include "model/model_presets.h"
+#include "config/model_presets.h"
 
 using namespace shardscope;
 

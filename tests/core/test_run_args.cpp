@@ -4,7 +4,7 @@
 #include <QtTest>
 
 #include "analysis/run_summary.h"
-#include "engine/run_config.h"
+#include "config/run_config.h"
 #include "trace/json_value.h"
 
 using namespace shardscope;

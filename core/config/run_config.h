@@ -1,5 +1,7 @@
-// Every knob of a run, with the CLI's flag names, and the one validator both
-// the CLI and the GUI use, so a bad value gets the same message everywhere.
+// Every knob of a run. The settings table (config/settings.h) gives each its
+// flag, JSON key, default, range and help; the CLI, the validator, the config
+// JSON in traces and summaries, presets and the GUI's form all come from it,
+// so a bad value gets the same message everywhere.
 #pragma once
 
 #include <cstdint>
@@ -7,29 +9,19 @@
 #include <string>
 #include <vector>
 
-#include "model/model_spec.h"
-#include "trace/event.h"
+#include "config/kinds.h"
+#include "config/model_shape.h"
 
 namespace shardscope {
 
 struct InjectBranch {
   int rank = 0;
   int block = 0;
+  bool operator==(const InjectBranch&) const = default;
 };
 
-enum class Prefetch { None, Forward, Backward, Both };
-enum class ClockKind { Measured, Modeled };
-// cpu: real math and memory on CPU ranks. meta: shapes only — no math, no
-// bytes, but the same engine, ledger accounting and the modeled clock.
-// cuda: one rank per GPU, NCCL collectives. cuda-emulated: P ranks on one GPU,
-// collectives as device copies and reductions (NCCL refuses two ranks per GPU).
-enum class Backend { Cpu, Meta, Cuda, CudaEmulated };
-std::string prefetchName(Prefetch p);
-std::string backendName(Backend b);  // the --backend value
-bool isGpuBackend(Backend b);
-
 struct RunConfig {
-  std::string strategy = "ddp";
+  Strategy strategy = Strategy::Ddp;
   int ranks = 4;
   ModelShape model;
   int batch = 32;          // global batch; each rank takes batch / ranks samples
@@ -46,12 +38,12 @@ struct RunConfig {
   std::optional<bool> reshard_after_forward; // [on]
   std::optional<int> shard_group;            // hsdp: G ranks per shard group
 
-  bool isSharded() const { return strategy == "zero3" || strategy == "fsdp" || strategy == "hsdp"; }
+  bool isSharded() const { return shardscope::isSharded(strategy); }
   int unitBlocks() const { return unit_blocks.value_or(1); }
   Prefetch prefetchMode() const { return prefetch.value_or(Prefetch::Both); }
   bool reshardAfterForward() const { return reshard_after_forward.value_or(true); }
   // Ranks that shard one copy of the model state: P, or G under hsdp.
-  int shardGroupSize() const { return strategy == "hsdp" ? shard_group.value_or(ranks) : ranks; }
+  int shardGroupSize() const { return isHybrid(strategy) ? shard_group.value_or(ranks) : ranks; }
   std::optional<InjectBranch> inject_branch;
   // measured: CPU wall time. modeled: op costs priced under a hardware
   // profile (deterministic; what the profile's GPUs would do).
@@ -59,10 +51,10 @@ struct RunConfig {
   Backend backend = Backend::Cpu;
   std::optional<std::string> profile;  // modeled only [h100-sxm]
   std::string profileName() const { return profile.value_or("h100-sxm"); }
+  bool replicate = true;  // meta, 64+ symmetric ranks: simulate rank 0 once and copy it (Run::setReplication)
   // Breakpoints (lockstep gate): stop all ranks before these compute ops /
   // units (or blocks); the CLI prints each stop and goes on.
-  bool replicate = true;  // meta, 64+ symmetric ranks: simulate rank 0 once and copy it (Run::setReplication)
-  std::vector<EventKind> break_on;
+  std::vector<BreakOp> break_on;
   std::vector<int> break_units;
   std::string trace_path;
   std::string summary_path;

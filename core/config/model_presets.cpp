@@ -1,4 +1,4 @@
-#include "model/model_presets.h"
+#include "config/model_presets.h"
 
 #include "common/errors.h"
 

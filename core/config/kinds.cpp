@@ -1,0 +1,123 @@
+#include "config/kinds.h"
+
+#include <utility>
+
+namespace shardscope {
+
+namespace {
+
+// The one name table of each kind.
+template <class E>
+using Names = std::vector<std::pair<E, const char*>>;
+
+const Names<Strategy>& strategyTable() {
+  static const Names<Strategy> t = {{Strategy::Ddp, "ddp"},     {Strategy::Zero1, "zero1"}, {Strategy::Zero2, "zero2"},
+                                    {Strategy::Zero3, "zero3"}, {Strategy::Fsdp, "fsdp"},   {Strategy::Hsdp, "hsdp"}};
+  return t;
+}
+const Names<Backend>& backendTable() {
+  static const Names<Backend> t = {{Backend::Cpu, "cpu"},
+                                   {Backend::Meta, "meta"},
+                                   {Backend::Cuda, "cuda"},
+                                   {Backend::CudaEmulated, "cuda-emulated"}};
+  return t;
+}
+const Names<ClockKind>& clockTable() {
+  static const Names<ClockKind> t = {{ClockKind::Measured, "measured"}, {ClockKind::Modeled, "modeled"}};
+  return t;
+}
+const Names<Prefetch>& prefetchTable() {
+  static const Names<Prefetch> t = {{Prefetch::None, "none"},
+                                    {Prefetch::Forward, "forward"},
+                                    {Prefetch::Backward, "backward"},
+                                    {Prefetch::Both, "both"}};
+  return t;
+}
+const Names<ModelKind>& modelKindTable() {
+  static const Names<ModelKind> t = {{ModelKind::Mlp, "mlp"}, {ModelKind::Gpt, "gpt"}};
+  return t;
+}
+const Names<BreakOp>& breakOpTable() {
+  static const Names<BreakOp> t = {
+      {BreakOp::Forward, "forward"}, {BreakOp::Backward, "backward"}, {BreakOp::OptimizerStep, "optimizer_step"}};
+  return t;
+}
+
+template <class E>
+std::string nameIn(const Names<E>& t, E v) {
+  for (const auto& [value, name] : t)
+    if (value == v) return name;
+  return "?";
+}
+
+template <class E>
+std::optional<E> valueIn(const Names<E>& t, std::string_view name) {
+  for (const auto& [value, n] : t)
+    if (name == n) return value;
+  return std::nullopt;
+}
+
+template <class E>
+std::vector<std::string> namesIn(const Names<E>& t) {
+  std::vector<std::string> out;
+  for (const auto& entry : t) out.emplace_back(entry.second);
+  return out;
+}
+
+template <class E>
+std::vector<E> valuesIn(const Names<E>& t) {
+  std::vector<E> out;
+  for (const auto& entry : t) out.push_back(entry.first);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<Strategy>& allStrategies() {
+  static const std::vector<Strategy> v = valuesIn(strategyTable());
+  return v;
+}
+const std::vector<Backend>& allBackends() {
+  static const std::vector<Backend> v = valuesIn(backendTable());
+  return v;
+}
+
+std::string strategyName(Strategy s) { return nameIn(strategyTable(), s); }
+std::string backendName(Backend b) { return nameIn(backendTable(), b); }
+std::string clockName(ClockKind c) { return nameIn(clockTable(), c); }
+std::string prefetchName(Prefetch p) { return nameIn(prefetchTable(), p); }
+std::string modelKindName(ModelKind m) { return nameIn(modelKindTable(), m); }
+std::string breakOpName(BreakOp op) { return nameIn(breakOpTable(), op); }
+
+std::optional<Strategy> parseStrategy(std::string_view n) { return valueIn(strategyTable(), n); }
+std::optional<Backend> parseBackend(std::string_view n) { return valueIn(backendTable(), n); }
+std::optional<ClockKind> parseClock(std::string_view n) { return valueIn(clockTable(), n); }
+std::optional<Prefetch> parsePrefetch(std::string_view n) { return valueIn(prefetchTable(), n); }
+std::optional<ModelKind> parseModelKind(std::string_view n) { return valueIn(modelKindTable(), n); }
+std::optional<BreakOp> parseBreakOp(std::string_view n) { return valueIn(breakOpTable(), n); }
+
+std::vector<std::string> strategyNames() { return namesIn(strategyTable()); }
+std::vector<std::string> backendNames() { return namesIn(backendTable()); }
+std::vector<std::string> clockNames() { return namesIn(clockTable()); }
+std::vector<std::string> prefetchNames() { return namesIn(prefetchTable()); }
+std::vector<std::string> breakOpNames() { return namesIn(breakOpTable()); }
+
+bool isSharded(Strategy s) { return s == Strategy::Zero3 || s == Strategy::Fsdp || s == Strategy::Hsdp; }
+bool usesBuckets(Strategy s) { return !isSharded(s); }
+bool isHybrid(Strategy s) { return s == Strategy::Hsdp; }
+int zeroStage(Strategy s) {
+  switch (s) {
+    case Strategy::Ddp: return 0;
+    case Strategy::Zero1: return 1;
+    case Strategy::Zero2: return 2;
+    case Strategy::Zero3:
+    case Strategy::Fsdp:
+    case Strategy::Hsdp: return 3;
+  }
+  return 0;
+}
+bool reducesByAllReduce(Strategy s) { return s == Strategy::Ddp; }
+
+bool isGpuBackend(Backend b) { return b == Backend::Cuda || b == Backend::CudaEmulated; }
+
+}  // namespace shardscope

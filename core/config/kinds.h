@@ -1,0 +1,69 @@
+// The enumerated choices of a run: strategy, backend, clock, prefetch, model
+// kind and the ops a breakpoint can stop before. Their CLI / trace names map
+// to the values here and nowhere else; code asks the predicates below instead
+// of comparing names.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardscope {
+
+// fsdp behaves as zero3 but stays its own value: summaries and traces write
+// the name the user chose.
+enum class Strategy { Ddp, Zero1, Zero2, Zero3, Fsdp, Hsdp };
+// cpu: real math and memory on CPU ranks. meta: shapes only — no math, no
+// bytes, but the same engine, ledger accounting and the modeled clock.
+// cuda: one rank per GPU, NCCL collectives. cuda-emulated: P ranks on one GPU,
+// collectives as device copies and reductions (NCCL refuses two ranks per GPU).
+enum class Backend { Cpu, Meta, Cuda, CudaEmulated };
+// measured: this machine's (or GPU's) time. modeled: op costs priced under a
+// hardware profile (deterministic).
+enum class ClockKind { Measured, Modeled };
+enum class Prefetch { None, Forward, Backward, Both };
+enum class ModelKind { Mlp, Gpt };
+// The compute ops a lockstep breakpoint (--break-on) stops before.
+enum class BreakOp { Forward, Backward, OptimizerStep };
+
+// Every value of each kind, in the order the CLI's help and the form list them.
+const std::vector<Strategy>& allStrategies();
+const std::vector<Backend>& allBackends();
+
+std::string strategyName(Strategy s);  // "zero3"
+std::string backendName(Backend b);    // the --backend value
+std::string clockName(ClockKind c);
+std::string prefetchName(Prefetch p);
+std::string modelKindName(ModelKind m);
+std::string breakOpName(BreakOp op);
+
+// nullopt for a name that is not one of the kind's values.
+std::optional<Strategy> parseStrategy(std::string_view name);
+std::optional<Backend> parseBackend(std::string_view name);
+std::optional<ClockKind> parseClock(std::string_view name);
+std::optional<Prefetch> parsePrefetch(std::string_view name);
+std::optional<ModelKind> parseModelKind(std::string_view name);
+std::optional<BreakOp> parseBreakOp(std::string_view name);
+
+// The names of a kind's values ("none", "forward", …), for help texts and menus.
+std::vector<std::string> strategyNames();
+std::vector<std::string> backendNames();
+std::vector<std::string> clockNames();
+std::vector<std::string> prefetchNames();
+std::vector<std::string> breakOpNames();
+
+// zero3, fsdp and hsdp: parameters, gradients and optimizer state sharded in FSDP units.
+bool isSharded(Strategy s);
+// ddp, zero1 and zero2 reduce gradients in buckets (sharded strategies per unit).
+bool usesBuckets(Strategy s);
+// hsdp: shard within a group of G ranks, replicate across groups.
+bool isHybrid(Strategy s);
+// ZeRO stage of the model state: 0 (ddp), 1, 2, or 3 (zero3, fsdp, hsdp).
+int zeroStage(Strategy s);
+// ddp reduces gradients with all-reduce; every other strategy reduce-scatters them.
+bool reducesByAllReduce(Strategy s);
+
+bool isGpuBackend(Backend b);
+
+}  // namespace shardscope

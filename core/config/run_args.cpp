@@ -1,0 +1,150 @@
+// The CLI side of the settings table: parse, validate, usage and unparse are
+// loops over config/settings.h's rows.
+#include <algorithm>
+#include <sstream>
+
+#include "common/errors.h"
+#include "config/run_config.h"
+#include "config/settings.h"
+
+namespace shardscope {
+
+namespace {
+
+// Rows in another order (runArgs' or usage's), by a column.
+std::vector<const Setting*> sortedBy(int Setting::*column) {
+  std::vector<const Setting*> rows;
+  for (const Setting& s : settings())
+    if (s.*column > 0) rows.push_back(&s);
+  std::stable_sort(rows.begin(), rows.end(), [column](const Setting* a, const Setting* b) { return a->*column < b->*column; });
+  return rows;
+}
+
+void checkRange(const Setting& s, const RunConfig& c) {
+  if (!s.number) return;
+  const std::optional<double> v = s.number(c);
+  if (!v) return;
+  std::string hint = s.range_hint;
+  const Range range = s.range_for ? s.range_for(c, hint) : s.range;
+  if (range.empty()) return;
+  if (s.type == SettingType::Real) {
+    const bool above_lo = range.lo_open ? *v > range.lo : *v >= range.lo;
+    const bool below_hi = range.hi_open ? *v < range.hi : *v <= range.hi;
+    if (!(above_lo && below_hi))
+      throw ConfigError(std::string(s.flag) + " must be in " + range.text() + ", got " + std::to_string(*v) + hint);
+    return;
+  }
+  requireRange(s.flag, static_cast<long long>(*v), static_cast<long long>(range.lo),
+               static_cast<long long>(range.hi), hint);
+}
+
+}  // namespace
+
+void validate(const RunConfig& c) {
+  for (const Setting& s : settings()) {
+    const bool applies = s.applies.appliesTo(c);
+    if (!applies && s.applies_text && s.given && s.given(c)) {
+      std::string message = std::string(s.flag) + " applies to " + s.applies_text;
+      // Strategy-bound settings name the strategy they were given to.
+      if (!(s.applies.strategies & (1u << static_cast<unsigned>(c.strategy))))
+        message += ", not " + strategyName(c.strategy) + s.not_applies_hint;
+      throw ConfigError(message);
+    }
+    if (applies) checkRange(s, c);
+    if (s.rule) s.rule(c);
+  }
+}
+
+RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
+  RunConfig c;
+  if (help) *help = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if (flag == "--help" || flag == "-h") {
+      if (help) *help = true;
+      return c;
+    }
+    if (flag.rfind("--", 0) != 0) throw ConfigError("unexpected argument '" + flag + "' (see --help)");
+    if (i + 1 >= args.size()) throw ConfigError(flag + " needs a value (see --help)");
+    const std::string& v = args[++i];
+    const Setting* s = findSetting(flag);
+    if (!s || !s->set || flag != s->flag) throw ConfigError("unknown flag " + flag + " (see --help)");
+    s->set(c, *s, v);
+  }
+  validate(c);
+  return c;
+}
+
+std::string runUsage() {
+  constexpr size_t kHelpColumn = 25, kWidth = 78;
+  std::ostringstream os;
+  os << "usage: shardscope-cli run [flags]\n";
+  // Help order is runArgs' (model, training, sharding, clock, faults), then the output files.
+  std::vector<const Setting*> rows = sortedBy(&Setting::args_order);
+  for (const Setting& s : settings())
+    if (s.flag && s.args_order == 0) rows.push_back(&s);
+  for (const Setting* row : rows) {
+    const Setting& s = *row;
+    std::string text = s.help;
+    if (!s.range.empty() && !s.range_for) text += ", " + s.range.text();
+    if (s.flag == std::string("--ranks")) {
+      std::ostringstream r;
+      r << ", " << ranksRange(Backend::Cpu).text() << " (cuda-emulated " << ranksRange(Backend::CudaEmulated).text()
+        << ", meta " << ranksRange(Backend::Meta).text() << ")";
+      text += r.str();
+    }
+    if (s.repeatable) text += " (repeatable)";
+    // Word-wrapped into the help column; the default goes right-aligned on the last line.
+    std::vector<std::string> lines(1);
+    std::istringstream words(text);
+    for (std::string word; words >> word;) {
+      if (!lines.back().empty() && kHelpColumn + lines.back().size() + 1 + word.size() > kWidth) lines.emplace_back();
+      lines.back() += (lines.back().empty() ? "" : " ") + word;
+    }
+    if (s.default_text) {
+      const std::string tag = std::string("[") + s.default_text + "]";
+      if (kHelpColumn + lines.back().size() + 1 + tag.size() > kWidth) lines.emplace_back();
+      lines.back().resize(kWidth - kHelpColumn - tag.size(), ' ');
+      lines.back() += tag;
+    }
+    std::string line = std::string("  ") + s.flag + (*s.metavar ? std::string(" ") + s.metavar : "");
+    if (line.size() + 1 > kHelpColumn) {
+      os << line << "\n";
+      line.clear();
+    }
+    for (const std::string& l : lines) {
+      line.resize(kHelpColumn, ' ');
+      os << line << l << "\n";
+      line.clear();
+    }
+  }
+  os << "  --help                 this text\n"
+        "exit codes: 0 ok, 2 bad input, 3 the run stopped (mismatch or hang)\n";
+  return os.str();
+}
+
+std::vector<std::string> runArgs(const RunConfig& c) {
+  std::vector<std::string> a;
+  // --model first (its args_order): a published shape resets the shape flags given before it.
+  for (const Setting* s : sortedBy(&Setting::args_order)) {
+    if (!s->args) continue;
+    for (std::string& value : s->args(c)) {
+      a.emplace_back(s->flag);
+      a.push_back(std::move(value));
+    }
+  }
+  return a;
+}
+
+std::string runCommandLine(const RunConfig& c) {
+  std::string line = "shardscope-cli run";
+  for (const std::string& arg : runArgs(c)) {
+    const bool plain = arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/+=") ==
+                       std::string::npos;
+    line += ' ';
+    line += plain && !arg.empty() ? arg : "'" + arg + "'";  // profiles may be paths
+  }
+  return line;
+}
+
+}  // namespace shardscope
