@@ -10,7 +10,6 @@
 #include "engine/run.h"
 #include "event_store.h"
 #include "palette.h"
-#include "trace/json_value.h"
 
 namespace shardscope {
 
@@ -24,11 +23,8 @@ int kindIndex(EventKind k) {
   return -1;
 }
 
-// Bytes one rank sends in a ring collective on n ranks, for a buffer of `bytes`.
-double ringFactor(EventKind k, int n) {
-  if (n <= 1) return 0;
-  return k == EventKind::AllReduce ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n;
-}
+// Bytes one rank sends in a ring collective on n ranks, per byte of buffer (nccl-tests' busbw factor).
+double ringFactor(EventKind k, int n) { return busBandwidthFactor(k, n); }
 
 int64_t pick(const CommBytes& b, EventKind k) {
   switch (k) {
@@ -85,16 +81,9 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
   // Expected bytes per rank per step, per kind.
   const RunTrace& meta = store.meta();
   CommBytes expected;
-  try {
-    bool reshard = true;
-    if (!meta.config_json.empty()) {
-      const JsonValue config = JsonValue::parse(meta.config_json);
-      if (const JsonValue* v = config.find("reshard_after_forward"); v && v->isBool()) reshard = v->asBool();
-    }
-    expected = expectedCommBytes(meta.strategy, meta.params, meta.ranks,
-                                 static_cast<int>(store.configInt("shard_group", 0)), reshard);
-  } catch (const std::exception&) {
-    // An unknown strategy or config: no expectation to show.
+  if (const std::optional<Strategy> strategy = store.strategy()) {  // an unknown strategy: no expectation to show
+    const bool reshard = !store.config() || store.config()->reshardAfterForward();
+    expected = expectedCommBytes(*strategy, meta.params, meta.ranks, store.shardGroup(), reshard);
   }
   m_expectedTotal = expected.all_reduce + expected.reduce_scatter + expected.all_gather;
   m_measured = result && static_cast<int>(result->ranks.size()) == ranks;
@@ -110,8 +99,11 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
       if (k < 0) continue;
       const int64_t dur = e.end_ns - e.begin_ns;
       const int64_t wait = std::clamp<int64_t>(e.value, 0, dur);
+      // The collective's own group (trace metadata), else the ranks seen in it.
       const auto group = group_ranks.find(e.group);
-      const int n = group != group_ranks.end() ? static_cast<int>(group->second.size()) : ranks;
+      const int n = meta.group(e.group) ? meta.groupSize(e)
+                    : group != group_ranks.end() ? static_cast<int>(group->second.size())
+                                                 : ranks;
       acc[k].ops += 1;
       acc[k].time_ns += dur;
       acc[k].wait_ns += wait;

@@ -44,7 +44,6 @@ void EngineBridge::start(const RunConfig& config, bool paused) {
   m_settledCount = 0;
   m_config = config;
   RunTrace meta = m_run->trace();  // metadata only: no event has been recorded yet
-  meta.config_json = configJson(config);
   m_store->reset(meta);
   m_cursors.assign(static_cast<size_t>(config.ranks), 0);
   m_stepsDone = 0;
@@ -208,7 +207,6 @@ void EngineBridge::finish() {
     // time. Show that one, as an exported trace would.
     std::vector<double> losses = m_store->losses();
     RunTrace trace = m_run->trace();
-    trace.config_json = configJson(m_config);
     m_store->setFromTrace(std::move(trace));
     m_store->setLosses(std::move(losses));
     emit eventsAppended();

@@ -15,41 +15,18 @@ void EventStore::resetEvents() {
 void EventStore::reset(const RunTrace& meta) {
   m_meta = meta;
   m_meta.events.clear();
-  parseConfig();
   resetEvents();
 }
 
 void EventStore::clear() {
   m_meta = RunTrace{};
-  parseConfig();
   resetEvents();
-}
-
-void EventStore::parseConfig() {
-  m_config = JsonValue();
-  if (m_meta.config_json.empty()) return;
-  try {
-    m_config = JsonValue::parse(m_meta.config_json);
-  } catch (const std::exception&) {
-    // The trace reader and the writer both check it; a bad one just means no config.
-  }
-}
-
-std::string EventStore::configString(std::string_view key, const std::string& fallback) const {
-  const JsonValue* v = m_config.find(key);
-  return v && v->isString() ? v->asString() : fallback;
-}
-
-int64_t EventStore::configInt(std::string_view key, int64_t fallback) const {
-  const JsonValue* v = m_config.find(key);
-  return v && v->isInteger() ? v->asInt64() : fallback;
 }
 
 void EventStore::setFromTrace(RunTrace trace) {
   std::vector<std::vector<Event>> events = std::move(trace.events);
   trace.events.clear();
   m_meta = std::move(trace);
-  parseConfig();
   resetEvents();
   for (size_t r = 0; r < events.size(); ++r) appendEvents(static_cast<int>(r), events[r]);
 }

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "trace/event.h"
-#include "trace/json_value.h"
 #include "trace/run_trace.h"
 
 namespace shardscope {
@@ -41,11 +40,15 @@ class EventStore {
   // Metadata: strategy, ranks, params, names, buckets, units (events empty).
   const RunTrace& meta() const { return m_meta; }
   std::string blockName(int segment) const;  // "block3", or "segment 7" when unknown
-  // A member of meta().config_json ("clock", "shard_group", …), or fallback
-  // when the config is absent, not JSON, or lacks the member.
-  std::string configString(std::string_view key, const std::string& fallback = {}) const;
-  int64_t configInt(std::string_view key, int64_t fallback = 0) const;
-  bool modeledClock() const { return configString("clock") == "modeled"; }
+  // The run's config; nullptr for a trace without a readable one.
+  const RunConfig* config() const { return m_meta.config ? &*m_meta.config : nullptr; }
+  bool modeledClock() const { return config() && config()->clock == ClockKind::Modeled; }
+  // The config's strategy, else the metadata's name; nullopt when neither is known.
+  std::optional<Strategy> strategy() const {
+    return config() ? std::optional<Strategy>(config()->strategy) : parseStrategy(m_meta.strategy);
+  }
+  // Ranks per shard group for the formulas: hsdp's G, P for zero3/fsdp, 0 otherwise or unknown.
+  int shardGroup() const { return config() && config()->isSharded() ? config()->shardGroupSize() : 0; }
   // Changes on reset/clear/setFromTrace, never on append: views whose
   // cursors predate it must rebuild.
   uint64_t generation() const { return m_generation; }
@@ -55,10 +58,8 @@ class EventStore {
 
  private:
   void resetEvents();
-  void parseConfig();
 
   RunTrace m_meta;
-  JsonValue m_config;  // parsed config_json; null when empty or malformed
   std::vector<std::vector<Event>> m_events;
   std::vector<double> m_losses;
   size_t m_count = 0;

@@ -88,7 +88,9 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   m_presetText->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_presetText->setStyleSheet(QStringLiteral(
       "QLabel { color: #1F2D3A; background: #EEF5FB; border: 1px solid #C9DDEE; border-radius: 3px; padding: 5px; }"));
-  m_strategy = comboBox({"ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp"},
+  QStringList strategies;
+  for (const std::string& name : strategyNames()) strategies << QString::fromStdString(name);
+  m_strategy = comboBox(strategies,
                         tr("--strategy: how model state is replicated or sharded across ranks"), this);
   m_ranks = intBox(0, 1024, tr("--ranks: data-parallel ranks (CPU threads), 1..64"), this);
   m_shardGroup = intBox(0, 1024, tr("--shard-group: hsdp ranks per shard group; must divide --ranks"), this);
@@ -278,7 +280,7 @@ RunConfig ExperimentPanel::defaultConfig() {
 
 RunConfig ExperimentPanel::config() const {
   RunConfig c;
-  c.strategy = m_strategy->currentText().toStdString();
+  c.strategy = allStrategies()[static_cast<size_t>(std::clamp(m_strategy->currentIndex(), 0, 5))];
   c.ranks = m_ranks->value();
   if (m_model->currentIndex() >= 2) {
     // A published shape: its table fixes layers, width, heads and sequence.
@@ -307,7 +309,7 @@ RunConfig ExperimentPanel::config() const {
     c.prefetch = static_cast<Prefetch>(m_prefetch->currentIndex());
     c.reshard_after_forward = m_reshard->isChecked();
   }
-  if (c.strategy == "hsdp") c.shard_group = m_shardGroup->value();
+  if (isHybrid(c.strategy)) c.shard_group = m_shardGroup->value();
   constexpr Backend kBackends[] = {Backend::Cpu, Backend::Meta, Backend::CudaEmulated, Backend::Cuda};
   c.backend = kBackends[std::clamp(m_backend->currentIndex(), 0, 3)];
   // As the CLI: the meta backend has no other clock than the modeled one.
@@ -323,7 +325,7 @@ RunConfig ExperimentPanel::config() const {
 
 void ExperimentPanel::setConfig(const RunConfig& c) {
   m_loading = true;
-  const int strategy = m_strategy->findText(QString::fromStdString(c.strategy));
+  const int strategy = m_strategy->findText(QString::fromStdString(strategyName(c.strategy)));
   m_strategy->setCurrentIndex(strategy >= 0 ? strategy : 0);
   m_ranks->setValue(c.ranks);
   m_shardGroup->setValue(c.shardGroupSize());
@@ -433,9 +435,9 @@ void ExperimentPanel::updateRunButton() {
 }
 
 void ExperimentPanel::updateVisibility() {
-  const QString strategy = m_strategy->currentText();
-  const bool sharded = strategy == "zero3" || strategy == "fsdp" || strategy == "hsdp";
-  m_strategyForm->setRowVisible(m_shardGroup, strategy == "hsdp");
+  const Strategy strategy = allStrategies()[static_cast<size_t>(std::clamp(m_strategy->currentIndex(), 0, 5))];
+  const bool sharded = isSharded(strategy);
+  m_strategyForm->setRowVisible(m_shardGroup, isHybrid(strategy));
   const bool gpt = m_model->currentIndex() == 1;  // published shapes fix their own
   for (QWidget* w : {static_cast<QWidget*>(m_heads), static_cast<QWidget*>(m_seq), static_cast<QWidget*>(m_vocab)})
     m_modelForm->setRowVisible(w, gpt);
@@ -489,14 +491,10 @@ void ExperimentPanel::revalidate() {
     const ModelSpec spec(c.model);
     const double n = static_cast<double>(spec.numParams());
     QString text = tr("%1 M parameters · %2 samples per rank").arg(n * 1e-6, 0, 'f', 2).arg(c.batch / c.ranks);
-    try {
-      const double per_param = expectedModelStateBytesPerParam(c.strategy, c.ranks, c.shardGroupSize());
-      text += tr("<br>seed: %1 B/param → %2 MiB model state per rank")
-                  .arg(per_param, 0, 'g', 4)
-                  .arg(per_param * n / (1024.0 * 1024.0), 0, 'f', 1);
-    } catch (const std::exception&) {
-      // No formula for this strategy: show the model size alone.
-    }
+    const double per_param = expectedModelStateBytesPerParam(c.strategy, c.ranks, c.shardGroupSize());
+    text += tr("<br>seed: %1 B/param → %2 MiB model state per rank")
+                .arg(per_param, 0, 'g', 4)
+                .arg(per_param * n / (1024.0 * 1024.0), 0, 'f', 1);
     m_derived->setText(text);
   }
   m_derived->setVisible(m_error.isEmpty());

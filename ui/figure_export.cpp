@@ -249,31 +249,36 @@ int FigureExport::lineChars(int width, int height) {
 QString FigureExport::configLine(const EventStore& store, const RunConfig* live) {
   const RunTrace& meta = store.meta();
   if (meta.strategy.empty()) return {};
-  const auto str = [&](const char* key) { return QString::fromStdString(store.configString(key)); };
+  const RunConfig* c = store.config();  // nullptr: a trace without a readable config
   QStringList parts;
   parts << QString::fromStdString(meta.strategy) + QStringLiteral(" · %1 ranks").arg(meta.ranks);
-  if (meta.strategy == "hsdp") parts.last() += QStringLiteral(" (shard group %1)").arg(store.configInt("shard_group", meta.ranks));
+  const std::optional<Strategy> strategy = store.strategy();
+  if (strategy && isHybrid(*strategy))
+    parts.last() += QStringLiteral(" (shard group %1)").arg(c ? c->shardGroupSize() : meta.ranks);
   QString model;
   if (live && !live->model.preset.empty()) {
     model = QString::fromStdString(live->model.preset);
   } else {
-    const QString kind = str("model");
-    model = QStringLiteral("%1 %2×%3").arg(kind.isEmpty() ? QStringLiteral("model") : kind)
-                .arg(store.configInt("layers", 0))
-                .arg(store.configInt("hidden", 0));
+    model = QStringLiteral("%1 %2×%3")
+                .arg(c ? QString::fromStdString(modelKindName(c->model.kind)) : QStringLiteral("model"))
+                .arg(c ? c->model.layers : 0)
+                .arg(c ? c->model.hidden : 0);
   }
   model += QStringLiteral(" (%1 M params)").arg(static_cast<double>(meta.params) * 1e-6, 0, 'f', meta.params < 10'000'000 ? 2 : 0);
   if (live && live->backend == Backend::Meta) model += QStringLiteral(", meta backend");
   parts << model;
-  if (const int64_t batch = store.configInt("batch", 0); batch > 0) parts << QStringLiteral("batch %1").arg(batch);
-  if (meta.strategy == "ddp" || meta.strategy == "zero1" || meta.strategy == "zero2") {
+  if (c && c->batch > 0) parts << QStringLiteral("batch %1").arg(c->batch);
+  if (strategy && usesBuckets(*strategy)) {
     if (!meta.buckets.empty()) parts << QStringLiteral("%1 buckets").arg(meta.buckets.size());
-  } else if (!str("prefetch").isEmpty()) {
-    const int64_t k = store.configInt("unit_blocks", 1);
-    parts << QStringLiteral("%1 block%2/unit · prefetch %3").arg(k).arg(k == 1 ? "" : "s").arg(str("prefetch"));
+  } else if (c && c->isSharded()) {
+    const int k = c->unitBlocks();
+    parts << QStringLiteral("%1 block%2/unit · prefetch %3")
+                 .arg(k)
+                 .arg(k == 1 ? "" : "s")
+                 .arg(QString::fromStdString(prefetchName(c->prefetchMode())));
   }
   if (store.modeledClock())
-    parts << QStringLiteral("modeled clock (%1)").arg(str("profile"));
+    parts << QStringLiteral("modeled clock (%1)").arg(QString::fromStdString(c->profileName()));
   else
     parts << QStringLiteral("measured clock");
   return parts.join(QStringLiteral(" · "));

@@ -43,7 +43,6 @@
 #include "timeline_view.h"
 #include "units_view.h"
 #include "trace/chrome_trace_reader.h"
-#include "trace/json_value.h"
 #include "trace/chrome_trace_writer.h"
 
 namespace shardscope {
@@ -91,7 +90,7 @@ bool askFigure(QWidget* parent, QString* view, int* width, int* height) {
 }
 
 QString configLabel(const RunConfig& c) {
-  QString label = QStringLiteral("%1 · %2 ranks").arg(QString::fromStdString(c.strategy)).arg(c.ranks);
+  QString label = QStringLiteral("%1 · %2 ranks").arg(QString::fromStdString(strategyName(c.strategy))).arg(c.ranks);
   if (!c.model.preset.empty()) label += QStringLiteral(" · ") + QString::fromStdString(c.model.preset);
   return label;
 }
@@ -506,18 +505,13 @@ bool MainWindow::openTrace(const QString& path, QString* error) {
   m_loss->setNoLossReason(QString());
   m_fromBridge = false;
   m_shownConfig.reset();
-  // Traces record the flags of their run: the form takes them, so Run repeats it.
-  try {
-    const JsonValue config = JsonValue::parse(m_store.meta().config_json);
-    if (const JsonValue* args = config.find("args")) {
-      std::vector<std::string> flags;
-      for (const JsonValue& a : args->asArray()) flags.push_back(a.asString());
-      m_shownConfig = parseRunArgs(flags);
-      m_panel->setConfig(*m_shownConfig);
-    }
-  } catch (const std::exception& e) {
+  // Traces record the config of their run: the form takes it, so Run repeats it.
+  if (const RunConfig* config = m_store.config()) {
+    m_shownConfig = *config;
+    m_panel->setConfig(*m_shownConfig);
+  } else {
     // An older or hand-edited trace: the views still work; the form stays as it was.
-    statusBar()->showMessage(tr("the trace's recorded flags could not be read (%1); the form is unchanged").arg(e.what()), 8000);
+    statusBar()->showMessage(tr("the trace has no config this version can read; the form is unchanged"), 8000);
   }
   m_runLabel.clear();
   m_shownPreset.clear();
@@ -894,7 +888,7 @@ void MainWindow::updateStatus() {
   m_sourceLabel->setText(source);
   m_progress->setFormat(m_store.empty() ? tr("no steps") : tr("%v / %m steps"));
   if (m_store.modeledClock()) {
-    const QString profile = QString::fromStdString(m_store.configString("profile", "?"));
+    const QString profile = QString::fromStdString(m_store.config()->profileName());
     m_clockLabel->setText(tr("clock modeled · %1").arg(profile));
     m_clockLabel->setToolTip(tr("Times are op costs priced under the %1 hardware profile (deterministic), "
                                 "not this machine's time").arg(profile));
@@ -907,10 +901,15 @@ void MainWindow::updateStatus() {
   }
   const auto& losses = m_store.losses();
   const bool live = m_bridge->isRunning() || m_fromBridge;
+  // A trace without a readable config does not say what it ran on.
+  const bool known = m_shownConfig || m_store.meta().strategy.empty();
   const Backend backend = m_shownConfig ? m_shownConfig->backend : Backend::Cpu;
-  const bool meta_backend = backend == Backend::Meta;
-  m_backendLabel->setText(tr("backend %1").arg(QString::fromStdString(backendName(backend))));
-  switch (backend) {
+  const bool meta_backend = known && backend == Backend::Meta;
+  m_backendLabel->setText(known ? tr("backend %1").arg(QString::fromStdString(backendName(backend)))
+                                : tr("backend unknown"));
+  if (!known)
+    m_backendLabel->setToolTip(tr("The trace records no config this version can read, so not what it ran on"));
+  else switch (backend) {
     case Backend::Meta:
       m_backendLabel->setToolTip(tr("Shapes only: no math and no bytes, but the same engine, ledger and traffic, "
                                     "priced on the modeled clock"));

@@ -212,13 +212,10 @@ std::array<int64_t, kCategoryCount> MemoryView::barBytes(int rank) const {
 
 double MemoryView::predictedBytes() const {
   const RunTrace& meta = m_store->meta();
-  if (meta.strategy.empty() || meta.params <= 0 || meta.ranks <= 0) return 0;
-  try {
-    const auto shard_group = static_cast<int>(m_store->configInt("shard_group", 0));
-    return expectedModelStateBytesPerParam(meta.strategy, meta.ranks, shard_group) * static_cast<double>(meta.params);
-  } catch (const std::exception&) {
-    return 0;  // a strategy the formulas do not know: no prediction bar
-  }
+  const std::optional<Strategy> strategy = m_store->strategy();
+  if (!strategy || meta.params <= 0 || meta.ranks <= 0) return 0;  // an unknown strategy: no prediction bar
+  return expectedModelStateBytesPerParam(*strategy, meta.ranks, m_store->shardGroup()) *
+         static_cast<double>(meta.params);
 }
 
 void MemoryView::rebuild() {

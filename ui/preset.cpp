@@ -3,17 +3,19 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QJsonParseError>
+#include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "common/errors.h"
+#include "config/settings.h"
 
 namespace shardscope {
 
 namespace {
+
+using Json = nlohmann::json;  // sorted keys, as presets have always been read
 
 // Teaching order for the picker; presets not listed follow, by name.
 const char* const kOrder[] = {"ddp-basics",        "zero-stages-compared", "fsdp-prefetch-on-off", "unit-size",
@@ -23,70 +25,80 @@ const char* const kOrder[] = {"ddp-basics",        "zero-stages-compared", "fsdp
   throw PresetError((file + QStringLiteral(": ") + what).toStdString());
 }
 
-QString typeName(const QJsonValue& v) {
+QString typeName(const Json& v) {
   switch (v.type()) {
-    case QJsonValue::Null: return QStringLiteral("null");
-    case QJsonValue::Bool: return QStringLiteral("a boolean");
-    case QJsonValue::Double: return QStringLiteral("a number");
-    case QJsonValue::String: return QStringLiteral("a string");
-    case QJsonValue::Array: return QStringLiteral("an array");
-    case QJsonValue::Object: return QStringLiteral("an object");
+    case Json::value_t::null: return QStringLiteral("null");
+    case Json::value_t::boolean: return QStringLiteral("a boolean");
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float: return QStringLiteral("a number");
+    case Json::value_t::string: return QStringLiteral("a string");
+    case Json::value_t::array: return QStringLiteral("an array");
+    case Json::value_t::object: return QStringLiteral("an object");
     default: return QStringLiteral("undefined");
   }
 }
 
-QString requireString(const QJsonObject& o, const QString& key, const QString& file, bool required) {
-  const QJsonValue v = o.value(key);
-  if (v.isUndefined()) {
+QString text(const std::string& s) { return QString::fromStdString(s); }
+
+QString requireString(const Json& o, const char* key, const QString& file, bool required) {
+  const auto it = o.find(key);
+  if (it == o.end()) {
     if (required) fail(file, QStringLiteral("missing field \"%1\" (a non-empty string)").arg(key));
     return {};
   }
-  if (!v.isString() || v.toString().trimmed().isEmpty())
-    fail(file, QStringLiteral("field \"%1\" must be a non-empty string, got %2").arg(key, typeName(v)));
-  return v.toString().trimmed();
+  if (!it->is_string() || text(it->get<std::string>()).trimmed().isEmpty())
+    fail(file, QStringLiteral("field \"%1\" must be a non-empty string, got %2").arg(key, typeName(*it)));
+  return text(it->get<std::string>()).trimmed();
 }
 
-// A JSON value as the CLI would have it typed: integers without a decimal point.
-QString argText(const QJsonValue& v, const QString& key, const QString& where) {
-  if (v.isString()) return v.toString();
-  if (v.isDouble()) {
-    const double d = v.toDouble();
+// A JSON value as the CLI would have it typed: integers without a decimal
+// point; on/off settings (the settings table's Switch rows) also as booleans.
+QString argText(const Json& v, const Setting& setting, const QString& where) {
+  const QString key = QString::fromStdString(setting.presetKey());
+  if (v.is_string()) return text(v.get<std::string>());
+  if (v.is_number_integer()) return QString::number(v.get<qint64>());
+  if (v.is_number_unsigned()) return QString::number(v.get<quint64>());
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
     if (std::isfinite(d) && d == std::floor(d) && std::abs(d) < 9e15) return QString::number(static_cast<qint64>(d));
     return QString::number(d, 'g', 17);
   }
-  if (v.isBool()) {
-    if (key == QLatin1String("reshard-after-forward")) return v.toBool() ? QStringLiteral("on") : QStringLiteral("off");
+  if (v.is_boolean()) {
+    if (setting.type == SettingType::Switch) return v.get<bool>() ? QStringLiteral("on") : QStringLiteral("off");
     fail(where, QStringLiteral("\"%1\" must be a string or a number, got a boolean").arg(key));
   }
   fail(where, QStringLiteral("\"%1\" must be a string or a number, got %2").arg(key, typeName(v)));
 }
 
-PresetRun parseRun(const QJsonValue& value, int index, const QString& file) {
+PresetRun parseRun(const Json& value, int index, const QString& file) {
   const QString where = QStringLiteral("%1: runs[%2]").arg(file).arg(index);
-  if (!value.isObject()) fail(where, QStringLiteral("must be an object with \"config\", got %1").arg(typeName(value)));
-  const QJsonObject run = value.toObject();
-  for (const QString& key : run.keys())
-    if (key != QLatin1String("label") && key != QLatin1String("config"))
-      fail(where, QStringLiteral("unknown field \"%1\" (a run has \"label\" and \"config\")").arg(key));
+  if (!value.is_object()) fail(where, QStringLiteral("must be an object with \"config\", got %1").arg(typeName(value)));
+  for (const auto& [key, member] : value.items())
+    if (key != "label" && key != "config")
+      fail(where, QStringLiteral("unknown field \"%1\" (a run has \"label\" and \"config\")").arg(text(key)));
   PresetRun out;
-  out.label = requireString(run, QStringLiteral("label"), where, false);
-  const QJsonValue config_value = run.value(QStringLiteral("config"));
-  if (!config_value.isObject())
+  out.label = requireString(value, "label", where, false);
+  const auto config_it = value.find("config");
+  if (config_it == value.end() || !config_it->is_object())
     fail(where, QStringLiteral("field \"config\" must be an object of CLI flags without \"--\", got %1")
-                    .arg(typeName(config_value)));
-  const QJsonObject config = config_value.toObject();
+                    .arg(config_it == value.end() ? QStringLiteral("undefined") : typeName(*config_it)));
+  const Json& config = *config_it;
   const QStringList fields = presetConfigFields();
   const QString config_where = where + QStringLiteral(".config");
-  for (const QString& key : config.keys())
-    if (!fields.contains(key))
+  for (const auto& [key, member] : config.items())
+    if (!fields.contains(text(key)))
       fail(config_where, QStringLiteral("unknown field \"%1\"; fields are the CLI's flags without \"--\": %2")
-                             .arg(key, fields.join(QStringLiteral(", "))));
+                             .arg(text(key), fields.join(QStringLiteral(", "))));
   // The modeled clock unless the preset says otherwise; --model first, since a
   // model preset resets the shape fields given before it.
   out.args << QStringLiteral("--clock") << QStringLiteral("modeled");
-  QStringList keys = config.keys();  // QJsonObject keys come sorted
-  if (keys.removeOne(QStringLiteral("model"))) keys.prepend(QStringLiteral("model"));
-  for (const QString& key : keys) out.args << QStringLiteral("--") + key << argText(config.value(key), key, config_where);
+  std::vector<std::string> keys;
+  for (const auto& [key, member] : config.items()) keys.push_back(key);  // sorted
+  if (const auto model = std::find(keys.begin(), keys.end(), "model"); model != keys.end())
+    std::rotate(keys.begin(), model, model + 1);
+  for (const std::string& key : keys)
+    out.args << QStringLiteral("--") + text(key) << argText(config.at(key), *findSetting(key), config_where);
   std::vector<std::string> args;
   for (const QString& a : out.args) args.push_back(a.toStdString());
   try {
@@ -96,7 +108,7 @@ PresetRun parseRun(const QJsonValue& value, int index, const QString& file) {
     fail(config_where, QString::fromStdString(e.what()));
   }
   if (out.label.isEmpty())
-    out.label = QStringLiteral("%1 · %2 ranks").arg(QString::fromStdString(out.config.strategy)).arg(out.config.ranks);
+    out.label = QStringLiteral("%1 · %2 ranks").arg(text(strategyName(out.config.strategy))).arg(out.config.ranks);
   return out;
 }
 
@@ -108,47 +120,48 @@ QStringList presetViews() {
 }
 
 QStringList presetConfigFields() {
-  return {QStringLiteral("strategy"),        QStringLiteral("ranks"),         QStringLiteral("model"),
-          QStringLiteral("layers"),          QStringLiteral("hidden"),        QStringLiteral("heads"),
-          QStringLiteral("seq"),             QStringLiteral("vocab"),         QStringLiteral("batch"),
-          QStringLiteral("steps"),           QStringLiteral("bucket-mb"),     QStringLiteral("first-bucket-mb"),
-          QStringLiteral("lr"),              QStringLiteral("unit-blocks"),   QStringLiteral("prefetch"),
-          QStringLiteral("reshard-after-forward"), QStringLiteral("shard-group"), QStringLiteral("seed"),
-          QStringLiteral("timeout-ms"),      QStringLiteral("inject-branch"), QStringLiteral("clock"),
-          QStringLiteral("profile"),         QStringLiteral("backend"),       QStringLiteral("replicate")};
+  QStringList fields;
+  for (const Setting& s : settings())
+    if (s.flag && s.in_presets) fields << QString::fromStdString(s.presetKey());
+  return fields;
 }
 
 Preset parsePreset(const QByteArray& json, const QString& name) {
   const QString file = name + QStringLiteral(".json");
-  QJsonParseError error;
-  const QJsonDocument doc = QJsonDocument::fromJson(json, &error);
-  if (error.error != QJsonParseError::NoError)
-    fail(file, QStringLiteral("not valid JSON at byte %1: %2").arg(error.offset).arg(error.errorString()));
-  if (!doc.isObject()) fail(file, QStringLiteral("the top level must be a JSON object"));
-  const QJsonObject root = doc.object();
+  Json root;
+  try {
+    root = Json::parse(json.constData(), json.constData() + json.size());
+  } catch (const Json::parse_error& e) {
+    // nlohmann's message starts "[json.exception.parse_error.101] parse error at line 1, column 11: …".
+    std::string what = e.what();
+    if (const size_t colon = what.find(": "); what.rfind("[json.exception", 0) == 0 && colon != std::string::npos)
+      what = what.substr(colon + 2);
+    fail(file, QStringLiteral("not valid JSON at byte %1: %2").arg(e.byte).arg(text(what)));
+  }
+  if (!root.is_object()) fail(file, QStringLiteral("the top level must be a JSON object"));
   static const QStringList kKeys = {QStringLiteral("title"), QStringLiteral("text"), QStringLiteral("view"),
                                     QStringLiteral("expect_error"), QStringLiteral("runs")};
-  for (const QString& key : root.keys())
-    if (!kKeys.contains(key))
-      fail(file, QStringLiteral("unknown field \"%1\" (a preset has %2)").arg(key, kKeys.join(QStringLiteral(", "))));
+  for (const auto& [key, member] : root.items())
+    if (!kKeys.contains(text(key)))
+      fail(file, QStringLiteral("unknown field \"%1\" (a preset has %2)").arg(text(key), kKeys.join(QStringLiteral(", "))));
   Preset p;
   p.name = name;
-  p.title = requireString(root, QStringLiteral("title"), file, true);
-  p.text = requireString(root, QStringLiteral("text"), file, true);
-  p.view = requireString(root, QStringLiteral("view"), file, false);
+  p.title = requireString(root, "title", file, true);
+  p.text = requireString(root, "text", file, true);
+  p.view = requireString(root, "view", file, false);
   if (p.view.isEmpty()) p.view = QStringLiteral("timeline");
   if (!presetViews().contains(p.view))
     fail(file, QStringLiteral("field \"view\" must be one of %1, got \"%2\"").arg(presetViews().join(QStringLiteral(", ")), p.view));
-  const QJsonValue expect = root.value(QStringLiteral("expect_error"));
-  if (!expect.isUndefined() && !expect.isBool())
-    fail(file, QStringLiteral("field \"expect_error\" must be true or false, got %1").arg(typeName(expect)));
-  p.expectError = expect.toBool(false);
-  const QJsonValue runs = root.value(QStringLiteral("runs"));
-  if (!runs.isArray() || runs.toArray().isEmpty())
+  if (const auto expect = root.find("expect_error"); expect != root.end()) {
+    if (!expect->is_boolean())
+      fail(file, QStringLiteral("field \"expect_error\" must be true or false, got %1").arg(typeName(*expect)));
+    p.expectError = expect->get<bool>();
+  }
+  const auto runs = root.find("runs");
+  if (runs == root.end() || !runs->is_array() || runs->empty())
     fail(file, QStringLiteral("field \"runs\" must be a non-empty array of {\"label\", \"config\"}, got %1")
-                   .arg(runs.isUndefined() ? QStringLiteral("nothing") : typeName(runs)));
-  const QJsonArray array = runs.toArray();
-  for (int i = 0; i < array.size(); ++i) p.runs.push_back(parseRun(array.at(i), i, file));
+                   .arg(runs == root.end() ? QStringLiteral("nothing") : typeName(*runs)));
+  for (size_t i = 0; i < runs->size(); ++i) p.runs.push_back(parseRun(runs->at(i), static_cast<int>(i), file));
   return p;
 }
 
@@ -191,33 +204,34 @@ Preset findPreset(const QString& name_or_path) {
 }
 
 QByteArray presetJson(const Preset& preset) {
-  QJsonObject root;
-  root.insert(QStringLiteral("title"), preset.title);
-  root.insert(QStringLiteral("text"), preset.text);
-  root.insert(QStringLiteral("view"), preset.view.isEmpty() ? QStringLiteral("timeline") : preset.view);
-  if (preset.expectError) root.insert(QStringLiteral("expect_error"), true);
-  const QStringList fields = presetConfigFields();
-  QJsonArray runs;
+  nlohmann::ordered_json root;
+  root["title"] = preset.title.toStdString();
+  root["text"] = preset.text.toStdString();
+  root["view"] = preset.view.isEmpty() ? std::string("timeline") : preset.view.toStdString();
+  if (preset.expectError) root["expect_error"] = true;
+  root["runs"] = nlohmann::ordered_json::array();
   for (const PresetRun& run : preset.runs) {
-    QJsonObject config;
+    nlohmann::ordered_json config = nlohmann::ordered_json::object();
     const std::vector<std::string> args = runArgs(run.config);
     for (size_t i = 0; i + 1 < args.size(); i += 2) {
-      const QString key = QString::fromStdString(args[i]).mid(2);
-      if (!fields.contains(key)) continue;  // --break-on / --break-unit
-      const QString text = QString::fromStdString(args[i + 1]);
-      bool integral = false;
-      const qint64 n = text.toLongLong(&integral);
+      const Setting* setting = findSetting(args[i]);
+      if (!setting || !setting->in_presets) continue;  // --break-on / --break-unit
+      const std::string& value = args[i + 1];
+      long long n = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
       // Integers as JSON numbers (as the shipped presets write them); the
       // rest as the exact text the CLI takes.
-      config.insert(key, integral && std::abs(n) < (qint64{1} << 53) ? QJsonValue(n) : QJsonValue(text));
+      if (ec == std::errc() && end == value.data() + value.size() && std::llabs(n) < (1LL << 53))
+        config[setting->presetKey()] = n;
+      else
+        config[setting->presetKey()] = value;
     }
-    QJsonObject entry;
-    entry.insert(QStringLiteral("label"), run.label);
-    entry.insert(QStringLiteral("config"), config);
-    runs.append(entry);
+    nlohmann::ordered_json entry;
+    entry["label"] = run.label.toStdString();
+    entry["config"] = std::move(config);
+    root["runs"].push_back(std::move(entry));
   }
-  root.insert(QStringLiteral("runs"), runs);
-  return QJsonDocument(root).toJson(QJsonDocument::Indented);
+  return QByteArray::fromStdString(root.dump(4) + "\n");
 }
 
 Preset experimentPreset(const RunConfig& config, const QString& label) {

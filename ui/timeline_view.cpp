@@ -197,7 +197,7 @@ void TimelineView::refresh() {
   if (rows_changed) updateRows();
   m_plot->xAxis->setLabel(m_store->modeledClock()
                               ? tr("time since run start (ms) · modeled clock (%1)")
-                                    .arg(QString::fromStdString(m_store->configString("profile", "?")))
+                                    .arg(QString::fromStdString(m_store->config()->profileName()))
                               : tr("time since run start (ms) · measured clock"));
   if (m_follow && !m_store->empty()) zoomToSteps();
   if (m_selected && m_store->generation() != m_selectedGeneration) selectEvent(-1, -1);  // its store is gone
@@ -607,9 +607,10 @@ QString TimelineView::eventTooltip(int rank, int32_t index) const {
   if (collective && dur - wait > 0 && e.bytes > 0) {
     // nccl-tests' definitions: algbw = S / t; busbw scales by the ring's
     // traffic. t is the transfer, without the wait for peers.
-    const int p = std::max(1, meta.ranks > 0 ? meta.ranks : m_store->rankCount());
+    // n is the collective's own group (an HSDP shard or replica group), not the world.
+    const int p = std::max(1, meta.groupSize(e) > 0 ? meta.groupSize(e) : m_store->rankCount());
     const double algbw = static_cast<double>(e.bytes) / static_cast<double>(dur - wait);  // bytes/ns = GB/s
-    const double factor = e.kind == EventKind::AllReduce ? 2.0 * (p - 1) / p : static_cast<double>(p - 1) / p;
+    const double factor = busBandwidthFactor(e.kind, p);
     lines << QStringLiteral("algbw <b>%1 GB/s</b> · busbw %2 GB/s (ring, %3 ranks)")
                  .arg(algbw, 0, 'f', 2)
                  .arg(algbw * factor, 0, 'f', 2)

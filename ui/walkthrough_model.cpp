@@ -14,9 +14,9 @@ bool isCollective(EventKind k) {
 
 }  // namespace
 
-Algorithm WalkthroughModel::algorithm(const std::string& strategy) {
+Algorithm WalkthroughModel::algorithm(Strategy strategy) {
   Algorithm a;
-  if (strategy == "zero3" || strategy == "fsdp" || strategy == "hsdp") {
+  if (isSharded(strategy)) {
     a.title = QStringLiteral("One FSDP step");
     a.source = QStringLiteral("the seed's ten lines (ZeRO-3 organised around units)");
     a.lines = {QStringLiteral("forward, for each unit in order:"),
@@ -30,12 +30,12 @@ Algorithm WalkthroughModel::algorithm(const std::string& strategy) {
                QStringLiteral("free the gathered parameters and the full gradient"),
                QStringLiteral("update: each rank steps only the shard it owns; no further communication")};
     a.headers = {0, 4};
-    if (strategy == "hsdp")
+    if (isHybrid(strategy))
       a.note = QStringLiteral("hsdp: lines 2 and 6 gather inside the shard group; line 8 reduce-scatters inside "
                               "the group, then all-reduces the shard across the replicas.");
     return a;
   }
-  if (strategy == "zero1" || strategy == "zero2") {
+  if (zeroStage(strategy) > 0) {  // zero1, zero2
     a.title = QStringLiteral("One ZeRO-2 step");
     a.source = QStringLiteral("written in the style of the seed's FSDP step");
     a.lines = {QStringLiteral("forward, for each block in order:"),
@@ -50,7 +50,7 @@ Algorithm WalkthroughModel::algorithm(const std::string& strategy) {
                QStringLiteral("all-gather the updated bf16 parameter shards into full parameters"),
                QStringLiteral("every rank holds identical full parameters for the next forward")};
     a.headers = {0, 2};
-    if (strategy == "zero1")
+    if (strategy == Strategy::Zero1)
       a.note = QStringLiteral("zero1 runs the same lines but keeps the full gradients (line 6 frees nothing): "
                               "4 + 12/P bytes per parameter instead of 2 + 14/P.");
     return a;
@@ -82,11 +82,12 @@ void WalkthroughModel::sync(const EventStore& store) {
     m_steps.clear();
     m_loss.clear();
   }
-  if (store.meta().strategy != m_strategy || m_cursor == 0) {
-    m_strategy = store.meta().strategy;
+  // A trace of an unknown strategy walks through as ddp.
+  const Strategy strategy = parseStrategy(store.meta().strategy).value_or(Strategy::Ddp);
+  if (strategy != m_strategy || m_cursor == 0) {
+    m_strategy = strategy;
     m_algorithm = algorithm(m_strategy);
-    const bool sharded = m_strategy == "zero3" || m_strategy == "fsdp" || m_strategy == "hsdp";
-    m_family = sharded ? Family::Fsdp : (m_strategy == "zero1" || m_strategy == "zero2") ? Family::Zero : Family::Ddp;
+    m_family = isSharded(m_strategy) ? Family::Fsdp : zeroStage(m_strategy) > 0 ? Family::Zero : Family::Ddp;
   }
   if (store.rankCount() == 0) return;
   const std::vector<Event>& events = store.events(0);

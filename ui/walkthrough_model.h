@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "config/kinds.h"
 #include "trace/event.h"
 
 namespace shardscope {
@@ -34,7 +35,7 @@ struct LitLine {
 class WalkthroughModel {
  public:
   // FSDP's lines for zero3/fsdp/hsdp, ZeRO-2's for zero1/zero2, DDP's otherwise.
-  static Algorithm algorithm(const std::string& strategy);
+  static Algorithm algorithm(Strategy strategy);
 
   void sync(const EventStore& store);
   const Algorithm& current() const { return m_algorithm; }
@@ -55,8 +56,8 @@ class WalkthroughModel {
   uint64_t m_generation = ~0ull;
   size_t m_cursor = 0;
   Family m_family = Family::Ddp;
-  std::string m_strategy;
-  Algorithm m_algorithm = algorithm("ddp");
+  Strategy m_strategy = Strategy::Ddp;
+  Algorithm m_algorithm = algorithm(Strategy::Ddp);
   // Indices into store.events(0), by lane; instants apart.
   std::vector<int32_t> m_compute, m_gather, m_reduce, m_comm, m_ready;
   std::vector<std::pair<int64_t, int64_t>> m_steps;  // [step_begin, step_end] (-1: unseen)

@@ -90,7 +90,6 @@ int commandRun(const std::vector<std::string>& args, std::ostream& out, std::ost
     err << "error: run stopped: " << e.what() << "\n";
     if (!config.trace_path.empty()) {
       RunTrace trace = run.trace();
-      trace.config_json = configJson(config);
       writeChromeTraceFile(trace, config.trace_path);
       err << "trace of the stopped run written to " << config.trace_path << "\n";
     }
@@ -99,7 +98,6 @@ int commandRun(const std::vector<std::string>& args, std::ostream& out, std::ost
   printSummaryText(result, out);
   if (!config.trace_path.empty()) {
     RunTrace trace = run.trace();
-    trace.config_json = configJson(config);
     writeChromeTraceFile(trace, config.trace_path);
     out << "trace written to " << config.trace_path << " (open in ui.perfetto.dev or shardscope)\n";
   }

@@ -1,5 +1,7 @@
 #include "comm/comm_mesh.h"
 
+#include "trace/run_trace.h"
+
 #include "comm/meta_communicator.h"
 
 #include <algorithm>
@@ -11,25 +13,9 @@ namespace shardscope {
 CommMesh::CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunControl& control,
                    int timeout_ms, int transport_timeout_ms, bool meta, DeviceRuntime* gpu)
     : m_ranks(ranks), m_shardGroup(shard_group), m_meta(meta), m_gpu(gpu) {
-  std::vector<int> all(ranks);
-  for (int r = 0; r < ranks; ++r) all[r] = r;
-  addGroup("world", all, board, control, timeout_ms, transport_timeout_ms);
-  if (shard_group <= 0) return;
-  const int replicas = ranks / shard_group;
-  for (int rep = 0; rep < replicas; ++rep) {
-    std::vector<int> members;
-    for (int s = 0; s < shard_group; ++s) members.push_back(rep * shard_group + s);
-    const std::string base = replicas > 1 ? "shard" + std::to_string(rep) : "world";
-    addGroup(base + ".gather", members, board, control, timeout_ms, transport_timeout_ms);
-    addGroup(base + ".reduce", members, board, control, timeout_ms, transport_timeout_ms);
-  }
-  if (replicas > 1) {
-    for (int s = 0; s < shard_group; ++s) {
-      std::vector<int> members;
-      for (int rep = 0; rep < replicas; ++rep) members.push_back(rep * shard_group + s);
-      addGroup("replica" + std::to_string(s), members, board, control, timeout_ms, transport_timeout_ms);
-    }
-  }
+  // The same layout a trace reader derives from the config (trace/run_trace.h).
+  for (CommGroup& g : meshGroups(ranks, shard_group))
+    addGroup(g.name, std::move(g.ranks), board, control, timeout_ms, transport_timeout_ms);
 }
 
 CommMesh::~CommMesh() {

@@ -341,6 +341,11 @@ RunTrace Run::trace() const {
   t.strategy = strategyName(m_config.strategy);
   t.ranks = m_config.ranks;
   t.params = m_spec.numParams();
+  t.config = m_config;
+  // Measured runs are threads or GPUs of this one machine; the modeled clock's profile places ranks on nodes.
+  t.groups = meshGroups(m_config);
+  for (CommGroup& g : t.groups)
+    g.link = !m_cost || m_cost->sameNode(g.ranks) ? LinkLevel::IntraNode : LinkLevel::InterNode;
   for (const ParamInfo& p : m_spec.params()) t.param_names.push_back(p.name);
   for (int s = 0; s < m_spec.segmentCount(); ++s) t.block_names.push_back(m_spec.segmentName(s));
   for (const Bucket& b : m_buckets) {

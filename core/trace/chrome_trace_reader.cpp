@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 
+#include "config/config_json.h"
 #include "trace/json_value.h"
 
 namespace shardscope {
@@ -293,7 +294,13 @@ class TraceParser {
     if (const JsonValue* v = metadata.find("params")) m_trace.params = integer(*v, where, "params", 0, kInt64Max);
     if (const JsonValue* v = metadata.find("config")) {
       object(*v, where, "config");
-      m_trace.config_json = v->dump();
+      // A config this build cannot read (an older trace's flags) leaves the
+      // trace without one: its views open, its backend shows as unknown.
+      try {
+        m_trace.config = configFromJson(nlohmann::ordered_json::parse(v->dump()));
+      } catch (const std::exception&) {
+        m_trace.config.reset();
+      }
     }
     if (const JsonValue* v = metadata.find("param_names")) m_trace.param_names = strings(*v, where, "param_names");
     if (const JsonValue* v = metadata.find("block_names")) m_trace.block_names = strings(*v, where, "block_names");
@@ -343,6 +350,10 @@ class TraceParser {
     }
     m_events.resize(static_cast<size_t>(ranks));
     m_trace.ranks = ranks;
+    // Traces do not list their groups: the config's mesh gives them (links
+    // unknown); without a config only the world group is known.
+    m_trace.groups = m_trace.config && m_trace.config->ranks == ranks ? meshGroups(*m_trace.config)
+                                                                       : meshGroups(ranks, 0);
     m_trace.events = std::move(m_events);
     return std::move(m_trace);
   }

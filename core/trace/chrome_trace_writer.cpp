@@ -8,8 +8,9 @@
 #include <ostream>
 #include <stdexcept>
 
-#include "trace/json_value.h"
+#include "config/config_json.h"
 #include "trace/json_writer.h"
+#include "trace/ordered_json_writer.h"
 
 namespace shardscope {
 
@@ -155,16 +156,17 @@ void writeStringArray(JsonWriter& out, const std::vector<std::string>& items) {
   out.endArray();
 }
 
-void writeMetadata(JsonWriter& out, const RunTrace& trace, const JsonValue* config) {
+void writeMetadata(JsonWriter& out, const RunTrace& trace) {
   out.key("metadata").beginObject();
   out.key("format").value("shardscope-trace");
   out.key("version").value(1);
   out.key("strategy").value(trace.strategy);
   out.key("ranks").value(trace.ranks);
   out.key("params").value(trace.params);
-  if (config) {
+  // Groups are not written: a reader derives them from the config (meshGroups).
+  if (trace.config) {
     out.key("config");
-    config->write(out);
+    writeJson(out, configToJson(*trace.config));
   }
   out.key("buckets").beginArray();
   for (const BucketInfo& bucket : trace.buckets) {
@@ -201,20 +203,6 @@ void writeChromeTrace(const RunTrace& trace, std::ostream& stream) {
     throw std::invalid_argument("RunTrace has events for " + std::to_string(trace.events.size()) +
                                 " ranks but ranks = " + std::to_string(trace.ranks) + "; ranks must cover every events[r]");
   }
-  // Parse the config so a malformed string cannot corrupt the file; it is re-emitted compact.
-  JsonValue config;
-  if (!trace.config_json.empty()) {
-    try {
-      config = JsonValue::parse(trace.config_json);
-    } catch (const JsonParseError& e) {
-      throw std::invalid_argument(std::string("RunTrace.config_json is not valid JSON: ") + e.what());
-    }
-    if (!config.isObject()) {
-      throw std::invalid_argument("RunTrace.config_json must be a JSON object, got a " +
-                                  std::string(JsonValue::typeName(config.type())));
-    }
-  }
-
   JsonWriter out(stream);
   out.beginObject();
   out.key("traceEvents").beginArray(JsonWriter::Wrap::Lines);
@@ -232,7 +220,7 @@ void writeChromeTrace(const RunTrace& trace, std::ostream& stream) {
   }
   out.endArray();
   out.key("displayTimeUnit").value("ns");
-  writeMetadata(out, trace, trace.config_json.empty() ? nullptr : &config);
+  writeMetadata(out, trace);
   out.endObject();
   out.flush();
   stream.put('\n');

@@ -11,8 +11,8 @@
 
 namespace shardscope {
 
-// Throws std::invalid_argument when trace.events has more ranks than trace.ranks
-// or config_json is neither empty nor a JSON object.
+// Throws std::invalid_argument when trace.events has more ranks than trace.ranks.
+// The config is written as the summary writes it; groups are not written.
 void writeChromeTrace(const RunTrace& trace, std::ostream& out);
 // As above; throws std::runtime_error naming the path when it cannot be written.
 void writeChromeTraceFile(const RunTrace& trace, const std::string& path);

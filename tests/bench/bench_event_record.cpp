@@ -97,7 +97,8 @@ RunTrace millionEventTrace() {
   RunTrace trace;
   trace.strategy = "ddp";
   trace.ranks = 2;
-  trace.config_json = R"({"strategy":"ddp","ranks":2})";
+  trace.config = RunConfig{};
+  trace.config->ranks = 2;
   trace.block_names = {"embed", "block1", "block2", "block3"};
   trace.events.resize(2);
   for (int r = 0; r < 2; ++r) {

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   meta.backend = Backend::Meta;
   meta.clock = ClockKind::Modeled;
   meta.model = presetShape("llama2-70b");
-  meta.strategy = "zero3";
+  meta.strategy = Strategy::Zero3;
   meta.ranks = ranks;
   meta.batch = ranks;
   meta.steps = 1;

@@ -145,7 +145,9 @@ RunTrace meta() {
   RunTrace m;
   m.strategy = "fsdp";
   m.ranks = kRanks;
-  m.config_json = R"({"clock":"modeled","profile":"h100-nvlink"})";
+  m.config = RunConfig{};
+  m.config->clock = ClockKind::Modeled;
+  m.config->profile = "h100-nvlink";
   for (int b = 0; b < kBlocks; ++b) m.block_names.push_back("block" + std::to_string(b));
   return m;
 }

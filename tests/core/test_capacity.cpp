@@ -24,7 +24,7 @@ CapacityReport report(int64_t params, int ranks, double capacity_gb, int shard_g
 
 const StageCapacity& stage(const CapacityReport& r, const std::string& name) {
   for (const StageCapacity& s : r.stages)
-    if (s.stage == name) return s;
+    if (strategyName(s.stage) == name) return s;
   throw std::logic_error("no stage " + name);
 }
 
@@ -68,17 +68,17 @@ class TestCapacity : public QObject {
     QCOMPARE(stage(r, "zero3").bytes_per_param, 2.0);
     // Without --shard-group there is no hsdp row; the order is least sharding first.
     std::vector<std::string> order;
-    for (const StageCapacity& s : report(1'000'000, 8, 80).stages) order.push_back(s.stage);
+    for (const StageCapacity& s : report(1'000'000, 8, 80).stages) order.push_back(strategyName(s.stage));
     QCOMPARE(order, (std::vector<std::string>{"ddp", "zero1", "zero2", "zero3"}));
   }
 
   // A shard holds ceil(N/P) params, as a padded flat shard does.
   void paddedShards() {
-    QCOMPARE(modelStateBytesPerRank("zero3", 10, 4), int64_t{16 * 3});
-    QCOMPARE(modelStateBytesPerRank("zero1", 10, 4), int64_t{4 * 10 + 12 * 3});
-    QCOMPARE(modelStateBytesPerRank("zero2", 10, 4), int64_t{2 * 10 + 14 * 3});
-    QCOMPARE(modelStateBytesPerRank("hsdp", 10, 8, 4), int64_t{16 * 3});
-    QCOMPARE(modelStateBytesPerRank("ddp", 10, 4), int64_t{160});
+    QCOMPARE(modelStateBytesPerRank(Strategy::Zero3, 10, 4), int64_t{16 * 3});
+    QCOMPARE(modelStateBytesPerRank(Strategy::Zero1, 10, 4), int64_t{4 * 10 + 12 * 3});
+    QCOMPARE(modelStateBytesPerRank(Strategy::Zero2, 10, 4), int64_t{2 * 10 + 14 * 3});
+    QCOMPARE(modelStateBytesPerRank(Strategy::Hsdp, 10, 8, 4), int64_t{16 * 3});
+    QCOMPARE(modelStateBytesPerRank(Strategy::Ddp, 10, 4), int64_t{160});
   }
 
   void smallestStage_data() {
@@ -105,11 +105,11 @@ class TestCapacity : public QObject {
     QFETCH(int, shardGroup);
     QFETCH(QString, expected);
     const CapacityReport r = report(params, ranks, capacityGb, shardGroup);
-    QCOMPARE(QString::fromStdString(r.smallest_fitting_stage.value_or("")), expected);
+    QCOMPARE(QString::fromStdString(r.smallest_fitting_stage ? strategyName(*r.smallest_fitting_stage) : ""), expected);
     // "Smallest" means the first fitting row; every row before it must not fit.
     for (const StageCapacity& s : r.stages) {
       if (s.stage == r.smallest_fitting_stage) break;
-      QVERIFY2(!s.fits, s.stage.c_str());
+      QVERIFY2(!s.fits, strategyName(s.stage).c_str());
     }
   }
 

@@ -38,7 +38,7 @@ HostFakeOptions fakeOptions(uint64_t seed) {
 
 RunConfig config(const QString& strategy, const QString& variant = {}) {
   RunConfig c;
-  c.strategy = strategy.toStdString();
+  c.strategy = *parseStrategy(strategy.toStdString());
   c.ranks = kRanks;
   c.model.layers = 4;
   c.model.hidden = 64;
@@ -48,7 +48,7 @@ RunConfig config(const QString& strategy, const QString& variant = {}) {
   c.lr = 1e-3;
   c.bucket_mb = 0.1;  // several buckets on the small model
   c.first_bucket_mb = 0.02;
-  if (c.strategy == "hsdp") c.shard_group = 2;
+  if (c.strategy == Strategy::Hsdp) c.shard_group = 2;
   if (variant.contains("prefetch-none")) c.prefetch = Prefetch::None;
   if (variant.contains("reshard-off")) c.reshard_after_forward = false;
   if (variant.contains("unit-blocks")) c.unit_blocks = 2;
@@ -132,7 +132,7 @@ int64_t largestAlloc(const std::vector<Event>& events, Category c) {
 // -> comm), FSDP's gathered units (gather -> compute) and full gradients
 // (compute -> reduce).
 bool crossThread(const RunConfig& c, Category k) {
-  if (c.strategy == "zero2") return k == Category::Bucket;
+  if (c.strategy == Strategy::Zero2) return k == Category::Bucket;
   if (c.isSharded()) return k == Category::Gathered || k == Category::GradFull;
   return false;
 }

@@ -215,7 +215,7 @@ void runBackward(GptModel& model, const ModelSpec& spec, const std::vector<bf16>
 
 RunConfig gptConfig(const QString& strategy, int ranks) {
   RunConfig c;
-  c.strategy = strategy.toStdString();
+  c.strategy = *parseStrategy(strategy.toStdString());
   c.ranks = ranks;
   c.model.kind = ModelKind::Gpt;
   c.model.layers = 2;
@@ -228,8 +228,8 @@ RunConfig gptConfig(const QString& strategy, int ranks) {
   c.lr = 1e-3;
   c.bucket_mb = 0.1;  // several buckets (the model is ~42k params, 84 KB of bf16)
   c.first_bucket_mb = 0.02;
-  if (c.strategy == "zero3") c.unit_blocks = 1;
-  if (c.strategy == "hsdp") c.shard_group = 2;
+  if (c.strategy == Strategy::Zero3) c.unit_blocks = 1;
+  if (c.strategy == Strategy::Hsdp) c.shard_group = 2;
   return c;
 }
 

@@ -18,7 +18,7 @@ namespace {
 
 RunConfig small(const char* strategy, Backend backend) {
   RunConfig c;
-  c.strategy = strategy;
+  c.strategy = *parseStrategy(strategy);
   c.ranks = 4;
   c.model.layers = 4;
   c.model.hidden = 64;
@@ -35,7 +35,7 @@ RunConfig small(const char* strategy, Backend backend) {
 // GPT, 1.4B parameters, 16 ranks on 2 nodes of 8: compute-bound on H100s.
 RunConfig big(const char* strategy) {
   RunConfig c;
-  c.strategy = strategy;
+  c.strategy = *parseStrategy(strategy);
   c.backend = Backend::Meta;
   c.clock = ClockKind::Modeled;
   c.profile = "h100-sxm";
@@ -161,7 +161,7 @@ class TestMetaBackend : public QObject {
     c.backend = Backend::Meta;
     c.clock = ClockKind::Modeled;
     c.model = presetShape(preset.toStdString());
-    c.strategy = strategy.toStdString();
+    c.strategy = *parseStrategy(strategy.toStdString());
     c.ranks = 8;
     c.batch = 8;
     c.steps = 1;

@@ -26,7 +26,7 @@ namespace {
 
 RunConfig modeled(const char* strategy, int ranks) {
   RunConfig c;
-  c.strategy = strategy;
+  c.strategy = *parseStrategy(strategy);
   c.ranks = ranks;
   c.model.layers = 4;
   c.model.hidden = 64;
@@ -42,7 +42,7 @@ std::string traceText(const RunConfig& c) {
   Run run(c);
   run.execute();
   RunTrace t = run.trace();
-  t.config_json = configJson(c);
+  t.config = c;
   std::ostringstream os;
   writeChromeTrace(t, os);
   return os.str();
@@ -116,7 +116,7 @@ int checkLinkUse(const LinkUse& link) {
 // A100 joined by 25 Gb/s Ethernet (meta backend: shapes only, so it is cheap).
 RunConfig overEthernet(const char* strategy) {
   RunConfig c;
-  c.strategy = strategy;
+  c.strategy = *parseStrategy(strategy);
   c.backend = Backend::Meta;
   c.clock = ClockKind::Modeled;
   c.profile = "cluster-25gbe";

@@ -27,7 +27,7 @@ class TestRunCancel : public QObject {
   void cancelMidRun() {
     QFETCH(QString, strategy);
     RunConfig c;
-    c.strategy = strategy.toStdString();
+    c.strategy = *parseStrategy(strategy.toStdString());
     c.ranks = 4;
     c.model.layers = 4;
     c.model.hidden = 128;

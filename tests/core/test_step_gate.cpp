@@ -17,7 +17,7 @@ namespace {
 
 RunConfig zero3() {
   RunConfig c;
-  c.strategy = "zero3";
+  c.strategy = Strategy::Zero3;
   c.ranks = 4;
   c.model.layers = 4;
   c.model.hidden = 64;
@@ -129,7 +129,7 @@ class TestStepGate : public QObject {
 
   void ddpStopsToo() {
     RunConfig c = zero3();
-    c.strategy = "ddp";
+    c.strategy = Strategy::Ddp;
     Run run(c);
     run.gate().enable();
     run.gate().setBreakpoints({EventKind::Backward}, {});

@@ -25,7 +25,7 @@ namespace {
 
 RunConfig config(const QString& strategy, int ranks) {
   RunConfig c;
-  c.strategy = strategy.toStdString();
+  c.strategy = *parseStrategy(strategy.toStdString());
   c.ranks = ranks;
   c.model.layers = 4;
   c.model.hidden = 64;
@@ -35,7 +35,7 @@ RunConfig config(const QString& strategy, int ranks) {
   c.lr = 1e-3;
   c.bucket_mb = 0.1;
   c.first_bucket_mb = 0.02;
-  if (c.strategy == "hsdp") c.shard_group = 2;
+  if (c.strategy == Strategy::Hsdp) c.shard_group = 2;
   return c;
 }
 
@@ -127,7 +127,7 @@ class TestStrategies : public QObject {
       QCOMPARE(rank.comm_bytes.reduce_scatter, formula.reduce_scatter);
       QCOMPARE(rank.comm_bytes.all_gather, formula.all_gather);
     }
-    const int64_t ddp_bytes = total(expectedCommBytes("ddp", n, ranks));
+    const int64_t ddp_bytes = total(expectedCommBytes(Strategy::Ddp, n, ranks));
     const double ratio = double(total(r.ranks[0].comm_bytes)) / double(ddp_bytes);
     if (strategy == "zero1" || strategy == "zero2") QVERIFY(std::abs(ratio - 1.0) < 0.02);  // "stages 1 and 2 are free"
     if (strategy == "zero3") QVERIFY(std::abs(ratio - 1.5) < 0.02);                        // 3N vs 2N

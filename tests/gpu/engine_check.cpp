@@ -36,7 +36,7 @@ struct Check {
 
 RunConfig baseConfig(const std::string& strategy, Backend backend) {
   RunConfig c;
-  c.strategy = strategy;
+  c.strategy = *parseStrategy(strategy);
   c.backend = backend;
   c.ranks = 4;
   c.model.layers = 4;

@@ -26,7 +26,7 @@ namespace {
 
 RunConfig fsdpConfig() {
   RunConfig c;
-  c.strategy = "zero3";
+  c.strategy = Strategy::Zero3;
   c.ranks = 4;
   c.model.layers = 4;
   c.model.hidden = 64;

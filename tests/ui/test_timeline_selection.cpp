@@ -20,7 +20,7 @@ namespace {
 
 RunConfig smallRun(const std::string& strategy) {
   RunConfig c;
-  c.strategy = strategy;
+  c.strategy = *parseStrategy(strategy);
   c.ranks = 2;
   c.model.layers = 3;
   c.model.hidden = 64;

@@ -41,7 +41,7 @@ namespace {
 
 RunConfig smallConfig(const std::string& strategy, int ranks = 2) {
   RunConfig c;
-  c.strategy = strategy;
+  c.strategy = *parseStrategy(strategy);
   c.ranks = ranks;
   c.model.layers = 4;
   c.model.hidden = 64;
@@ -59,7 +59,7 @@ RunResult runInto(const RunConfig& config, EventStore& store) {
   Run run(config);
   RunResult result = run.execute();
   RunTrace trace = run.trace();
-  trace.config_json = configJson(config);
+  trace.config = config;
   store.setFromTrace(std::move(trace));
   store.setLosses(result.losses);
   return result;
