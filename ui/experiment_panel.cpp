@@ -15,6 +15,7 @@
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 #include <limits>
+#include <map>
 
 #include "theme.h"
 #include "palette.h"
@@ -25,6 +26,7 @@
 #include "model/hardware_profile.h"
 #include "config/model_presets.h"
 #include "model/model_spec.h"
+#include "config/settings.h"
 
 namespace shardscope {
 
@@ -64,8 +66,6 @@ QGroupBox* group(const QString& title, QFormLayout** form, QWidget* parent) {
   return g;
 }
 
-const QStringList kPrefetch = {"none", "forward", "backward", "both"};
-
 }  // namespace
 
 ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
@@ -88,35 +88,90 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   m_presetText->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_presetText->setStyleSheet(QStringLiteral(
       "QLabel { color: #1F2D3A; background: #EEF5FB; border: 1px solid #C9DDEE; border-radius: 3px; padding: 5px; }"));
-  QStringList strategies;
-  for (const std::string& name : strategyNames()) strategies << QString::fromStdString(name);
-  m_strategy = comboBox(strategies,
-                        tr("--strategy: how model state is replicated or sharded across ranks"), this);
-  m_ranks = intBox(0, 1024, tr("--ranks: data-parallel ranks (CPU threads), 1..64"), this);
-  m_shardGroup = intBox(0, 1024, tr("--shard-group: hsdp ranks per shard group; must divide --ranks"), this);
-  QStringList models = {"mlp", "gpt"};
-  for (const ModelPreset& p : modelPresets()) models << QString::fromStdString(p.name);
-  m_model = comboBox(models, tr("--model: residual MLP (regression), GPT blocks (attention + MLP) on text, "
-                                "or a published shape for the meta backend"), this);
-  m_layers = intBox(0, 4096, tr("--layers: blocks (the FSDP units' building blocks), 1..256"), this);
-  m_hidden = intBox(0, 65536, tr("--hidden: width D; each block's inner width is 4D; 8..8192"), this);
-  m_heads = intBox(0, 4096, tr("--heads: attention heads; must divide --hidden"), this);
-  m_seq = intBox(0, 65536, tr("--seq: tokens per sample"), this);
-  m_vocab = intBox(0, 1 << 22, tr("--vocab: vocabulary size; byte-level tokens need 256"), this);
-  m_batch = intBox(0, 1 << 22, tr("--batch: global batch, a multiple of --ranks"), this);
-  m_steps = intBox(0, 1'000'000, tr("--steps: training steps"), this);
-  m_lr = doubleBox(0, 100, 6, 1e-4, tr("--lr: AdamW learning rate"), this);
-  m_seed = intBox(0, std::numeric_limits<int>::max(), tr("--seed: data, init and teacher seed"), this);
-  m_bucketMb = doubleBox(0, 100000, 2, 1, tr("--bucket-mb: gradient bucket cap in MiB (PyTorch bucket_cap_mb)"), this);
-  m_firstBucketMb = doubleBox(0, 100000, 2, 0.5, tr("--first-bucket-mb: cap of the first bucket in MiB"), this);
-  m_timeoutMs = intBox(0, 10'000'000, tr("--timeout-ms: collective fingerprint / readiness timeout"), this);
-  m_unitBlocks = intBox(0, 4096, tr("--unit-blocks: consecutive blocks wrapped in one FSDP unit"), this);
-  m_prefetch = comboBox(kPrefetch, tr("--prefetch: gather the next unit while this one computes"), this);
-  m_reshard = new QCheckBox(tr("reshard after forward"), this);
-  m_reshard->setToolTip(tr("--reshard-after-forward: free gathered params after forward "
-                           "(off = SHARD_GRAD_OP: keep them until backward)"));
-  m_clock = comboBox({"measured", "modeled"},
-                     tr("--clock: this machine's time, or op costs priced under a hardware profile (deterministic)"), this);
+  // One row per setting of the table that has a place in the form: its type
+  // picks the widget, its flag names it (tests and style sheets find fields by
+  // it) and gives the tooltip.
+  std::map<std::string, QFormLayout*> forms;
+  std::vector<QGroupBox*> boxes;
+  for (const char* title : {"Strategy", "Model", "Training", "Communication", "FSDP units", "Clock and backend",
+                            "Fault injection"}) {
+    QFormLayout* form = nullptr;
+    boxes.push_back(group(tr(title), &form, this));
+    forms[title] = form;
+  }
+  for (const Setting& s : settings()) {
+    if (!s.form.group) continue;
+    const QString key = QString::fromStdString(s.presetKey());
+    const QString tip = QStringLiteral("%1: %2").arg(QString::fromLatin1(s.flag), QString::fromLatin1(s.help));
+    QFormLayout* form = forms.at(s.form.group);
+    QWidget* widget = nullptr;
+    switch (s.type) {
+      case SettingType::Int:
+      case SettingType::Seed: {
+        auto* box = intBox(0, static_cast<int>(s.form.max), tip, this);
+        if (*s.form.suffix) box->setSuffix(tr(s.form.suffix));
+        widget = box;
+        break;
+      }
+      case SettingType::Real: {
+        auto* box = doubleBox(0, s.form.max, s.form.decimals, s.form.step, tip, this);
+        if (*s.form.suffix) box->setSuffix(tr(s.form.suffix));
+        widget = box;
+        break;
+      }
+      case SettingType::Choice:
+      case SettingType::Text: {
+        QStringList items;
+        if (s.choices)
+          for (const std::string& name : s.choices()) items << QString::fromStdString(name);
+        widget = comboBox(items, tip, this);
+        break;
+      }
+      case SettingType::Switch:
+      case SettingType::RankBlock: {
+        auto* check = new QCheckBox(tr(s.form.label), this);
+        check->setToolTip(tip);
+        widget = check;
+        break;
+      }
+    }
+    widget->setObjectName(key);
+    if (qobject_cast<QCheckBox*>(widget)) form->addRow(widget);
+    else form->addRow(tr(s.form.label), widget);
+    m_fields.push_back({&s, widget});
+  }
+  m_strategyForm = forms.at("Strategy");
+  m_modelForm = forms.at("Model");
+  m_commForm = forms.at("Communication");
+  m_clockForm = forms.at("Clock and backend");
+  m_faultForm = forms.at("Fault injection");
+  m_unitsBox = boxes[4];
+  m_strategy = field<QComboBox>("strategy");
+  m_ranks = field<QSpinBox>("ranks");
+  m_shardGroup = field<QSpinBox>("shard-group");
+  m_model = field<QComboBox>("model");
+  m_layers = field<QSpinBox>("layers");
+  m_hidden = field<QSpinBox>("hidden");
+  m_heads = field<QSpinBox>("heads");
+  m_seq = field<QSpinBox>("seq");
+  m_vocab = field<QSpinBox>("vocab");
+  m_batch = field<QSpinBox>("batch");
+  m_steps = field<QSpinBox>("steps");
+  m_lr = field<QDoubleSpinBox>("lr");
+  m_seed = field<QSpinBox>("seed");
+  m_bucketMb = field<QDoubleSpinBox>("bucket-mb");
+  m_firstBucketMb = field<QDoubleSpinBox>("first-bucket-mb");
+  m_timeoutMs = field<QSpinBox>("timeout-ms");
+  m_unitBlocks = field<QSpinBox>("unit-blocks");
+  m_prefetch = field<QComboBox>("prefetch");
+  m_reshard = field<QCheckBox>("reshard-after-forward");
+  m_clock = field<QComboBox>("clock");
+  m_profile = field<QComboBox>("profile");
+  m_backend = field<QComboBox>("backend");
+  m_replicate = field<QCheckBox>("replicate");
+  m_inject = field<QCheckBox>("inject-branch");
+
+  // The profile list is this installation's, not the table's.
   QStringList profiles;
   try {
     for (const std::string& name : listProfiles()) profiles << QString::fromStdString(name);
@@ -124,76 +179,21 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     // No profiles directory: the modeled clock keeps its default profile.
   }
   if (!profiles.contains(QStringLiteral("h100-sxm"))) profiles.prepend(QStringLiteral("h100-sxm"));
-  m_profile = comboBox(profiles, tr("--profile: the hardware the modeled clock prices ops for"), this);
-  // Index order is config()'s kBackends and setConfig()'s mapping.
-  m_backend = comboBox({"cpu", "meta", "cuda-emulated", "cuda"},
-                       tr("--backend: cpu runs real math on CPU threads; meta runs shapes only (no math, no loss) "
-                          "on the modeled clock, for models too big for this machine; cuda-emulated runs every "
-                          "rank on GPU 0 with real kernels; cuda runs one rank per GPU over NCCL"), this);
+  m_profile->addItems(profiles);
   if (!deviceRuntimeRegistered()) {
     // Shown, so the option is known, but not selectable in a build without CUDA.
     if (auto* items = qobject_cast<QStandardItemModel*>(m_backend->model())) {
-      for (int row : {2, 3}) {
-        QStandardItem* item = items->item(row);
+      for (Backend b : allBackends()) {
+        if (!isGpuBackend(b)) continue;
+        QStandardItem* item = items->item(m_backend->findText(QString::fromStdString(backendName(b))));
         item->setEnabled(false);
         item->setToolTip(tr("this build has no CUDA backend (nvcc, cuBLAS or NCCL were not found when it was built)"));
       }
     }
   }
-  m_replicate = new QCheckBox(tr("simulate symmetric ranks once"), this);
-  m_replicate->setToolTip(tr("--replicate: meta runs of 64+ symmetric ranks run rank 0 and copy it to the others "
-                             "(same events, ledger and traffic, far fewer threads)"));
-  m_timeoutMs->setSuffix(tr(" ms"));
-  m_bucketMb->setSuffix(tr(" MiB"));
-  m_firstBucketMb->setSuffix(tr(" MiB"));
-  m_inject = new QCheckBox(tr("rank skips a block"), this);
-  m_inject->setToolTip(tr("--inject-branch R:L: a rank-dependent branch. The collectives then mismatch; "
-                          "ShardScope names the ranks, op and bucket instead of hanging."));
+  // --inject-branch R:L: its check box is the table's row, R and L sit under it.
   m_injectRank = intBox(0, 1024, tr("rank that takes the branch"), this);
   m_injectBlock = intBox(0, 4096, tr("block it skips"), this);
-
-  // Object names follow the CLI flags (tests and style sheets find fields by them).
-  const std::pair<QWidget*, const char*> names[] = {
-      {m_strategy, "strategy"}, {m_ranks, "ranks"}, {m_shardGroup, "shard-group"}, {m_model, "model"},
-      {m_layers, "layers"}, {m_hidden, "hidden"}, {m_heads, "heads"}, {m_seq, "seq"}, {m_vocab, "vocab"},
-      {m_batch, "batch"}, {m_steps, "steps"}, {m_lr, "lr"}, {m_seed, "seed"}, {m_bucketMb, "bucket-mb"},
-      {m_firstBucketMb, "first-bucket-mb"}, {m_timeoutMs, "timeout-ms"}, {m_unitBlocks, "unit-blocks"},
-      {m_prefetch, "prefetch"}, {m_reshard, "reshard-after-forward"}, {m_clock, "clock"}, {m_profile, "profile"},
-      {m_backend, "backend"}, {m_inject, "inject-branch"}, {m_replicate, "replicate"}};
-  for (const auto& [widget, name] : names) widget->setObjectName(QString::fromLatin1(name));
-
-  QFormLayout* form = nullptr;
-  auto* strategy_box = group(tr("Strategy"), &m_strategyForm, this);
-  m_strategyForm->addRow(tr("strategy"), m_strategy);
-  m_strategyForm->addRow(tr("ranks"), m_ranks);
-  m_strategyForm->addRow(tr("shard group"), m_shardGroup);
-  auto* model_box = group(tr("Model"), &m_modelForm, this);
-  m_modelForm->addRow(tr("model"), m_model);
-  m_modelForm->addRow(tr("layers"), m_layers);
-  m_modelForm->addRow(tr("hidden"), m_hidden);
-  m_modelForm->addRow(tr("heads"), m_heads);
-  m_modelForm->addRow(tr("seq"), m_seq);
-  m_modelForm->addRow(tr("vocab"), m_vocab);
-  auto* train_box = group(tr("Training"), &form, this);
-  form->addRow(tr("global batch"), m_batch);
-  form->addRow(tr("steps"), m_steps);
-  form->addRow(tr("learning rate"), m_lr);
-  form->addRow(tr("seed"), m_seed);
-  auto* comm_box = group(tr("Communication"), &m_commForm, this);
-  m_commForm->addRow(tr("bucket cap"), m_bucketMb);
-  m_commForm->addRow(tr("first bucket"), m_firstBucketMb);
-  m_commForm->addRow(tr("timeout"), m_timeoutMs);
-  m_unitsBox = group(tr("FSDP units"), &form, this);
-  form->addRow(tr("blocks/unit"), m_unitBlocks);
-  form->addRow(tr("prefetch"), m_prefetch);
-  form->addRow(m_reshard);
-  auto* clock_box = group(tr("Clock and backend"), &m_clockForm, this);
-  m_clockForm->addRow(tr("backend"), m_backend);
-  m_clockForm->addRow(tr("clock"), m_clock);
-  m_clockForm->addRow(tr("profile"), m_profile);
-  m_clockForm->addRow(m_replicate);
-  auto* fault_box = group(tr("Fault injection"), &m_faultForm, this);
-  m_faultForm->addRow(m_inject);
   m_faultForm->addRow(tr("rank"), m_injectRank);
   m_faultForm->addRow(tr("skips block"), m_injectBlock);
 
@@ -231,11 +231,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   box->setContentsMargins(6, 6, 6, 6);
   box->setSpacing(6);
   box->addWidget(preset_box);
-  for (QWidget* w : {static_cast<QWidget*>(strategy_box), static_cast<QWidget*>(model_box),
-                     static_cast<QWidget*>(train_box), static_cast<QWidget*>(comm_box),
-                     static_cast<QWidget*>(m_unitsBox), static_cast<QWidget*>(clock_box),
-                     static_cast<QWidget*>(fault_box)})
-    box->addWidget(w);
+  for (QGroupBox* g : boxes) box->addWidget(g);
   box->addWidget(m_errorLabel);
   box->addWidget(m_derived);
   box->addLayout(buttons);
@@ -245,13 +241,13 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   updatePresetText();
 
   const auto changed = [this] { revalidate(); };
-  for (QComboBox* c : {m_strategy, m_model, m_prefetch, m_clock, m_profile, m_backend})
-    connect(c, &QComboBox::currentIndexChanged, this, changed);
-  for (QSpinBox* s : {m_ranks, m_shardGroup, m_layers, m_hidden, m_heads, m_seq, m_vocab, m_batch, m_steps, m_seed,
-                      m_timeoutMs, m_unitBlocks, m_injectRank, m_injectBlock})
-    connect(s, &QSpinBox::valueChanged, this, changed);
-  for (QDoubleSpinBox* s : {m_bucketMb, m_firstBucketMb, m_lr}) connect(s, &QDoubleSpinBox::valueChanged, this, changed);
-  for (QCheckBox* c : {m_inject, m_reshard, m_replicate}) connect(c, &QCheckBox::toggled, this, changed);
+  for (const auto& [setting, widget] : m_fields) {
+    if (auto* c = qobject_cast<QComboBox*>(widget)) connect(c, &QComboBox::currentIndexChanged, this, changed);
+    if (auto* b = qobject_cast<QSpinBox*>(widget)) connect(b, &QSpinBox::valueChanged, this, changed);
+    if (auto* d = qobject_cast<QDoubleSpinBox*>(widget)) connect(d, &QDoubleSpinBox::valueChanged, this, changed);
+    if (auto* k = qobject_cast<QCheckBox*>(widget)) connect(k, &QCheckBox::toggled, this, changed);
+  }
+  for (QSpinBox* b : {m_injectRank, m_injectBlock}) connect(b, &QSpinBox::valueChanged, this, changed);
   connect(m_preset, &QComboBox::activated, this, [this](int index) {
     if (index <= 0) {
       m_active.reset();
@@ -310,8 +306,7 @@ RunConfig ExperimentPanel::config() const {
     c.reshard_after_forward = m_reshard->isChecked();
   }
   if (isHybrid(c.strategy)) c.shard_group = m_shardGroup->value();
-  constexpr Backend kBackends[] = {Backend::Cpu, Backend::Meta, Backend::CudaEmulated, Backend::Cuda};
-  c.backend = kBackends[std::clamp(m_backend->currentIndex(), 0, 3)];
+  c.backend = parseBackend(m_backend->currentText().toStdString()).value_or(Backend::Cpu);
   // As the CLI: the meta backend has no other clock than the modeled one.
   // GPU backends measure the device (CUDA events).
   c.clock = (m_clock->currentIndex() == 1 && !isGpuBackend(c.backend)) || c.backend == Backend::Meta
@@ -331,10 +326,7 @@ void ExperimentPanel::setConfig(const RunConfig& c) {
   m_shardGroup->setValue(c.shardGroupSize());
   const int preset_model = c.model.preset.empty() ? -1 : m_model->findText(QString::fromStdString(c.model.preset));
   m_model->setCurrentIndex(preset_model >= 0 ? preset_model : c.model.kind == ModelKind::Gpt ? 1 : 0);
-  m_backend->setCurrentIndex(c.backend == Backend::Meta           ? 1
-                             : c.backend == Backend::CudaEmulated ? 2
-                             : c.backend == Backend::Cuda         ? 3
-                                                                  : 0);
+  m_backend->setCurrentIndex(std::max(0, m_backend->findText(QString::fromStdString(backendName(c.backend)))));
   m_layers->setValue(c.model.layers);
   m_hidden->setValue(c.model.hidden);
   m_heads->setValue(c.model.heads);
@@ -435,28 +427,26 @@ void ExperimentPanel::updateRunButton() {
 }
 
 void ExperimentPanel::updateVisibility() {
-  const Strategy strategy = allStrategies()[static_cast<size_t>(std::clamp(m_strategy->currentIndex(), 0, 5))];
-  const bool sharded = isSharded(strategy);
-  m_strategyForm->setRowVisible(m_shardGroup, isHybrid(strategy));
-  const bool gpt = m_model->currentIndex() == 1;  // published shapes fix their own
-  for (QWidget* w : {static_cast<QWidget*>(m_heads), static_cast<QWidget*>(m_seq), static_cast<QWidget*>(m_vocab)})
-    m_modelForm->setRowVisible(w, gpt);
-  m_unitsBox->setVisible(sharded);
-  // Gradient buckets belong to ddp, zero1 and zero2; sharded strategies reduce per unit.
-  m_commForm->setRowVisible(m_bucketMb, !sharded);
-  m_commForm->setRowVisible(m_firstBucketMb, !sharded);
-  const bool published = m_model->currentIndex() >= 2;
-  for (QWidget* w : {static_cast<QWidget*>(m_layers), static_cast<QWidget*>(m_hidden)})
-    m_modelForm->setRowVisible(w, !published);
-  const bool meta = m_backend->currentIndex() == 1;
-  const bool gpu = m_backend->currentIndex() >= 2;
+  // The clock follows the backend first: meta has only the modeled clock, GPUs only the measured one.
+  const Backend backend = parseBackend(m_backend->currentText().toStdString()).value_or(Backend::Cpu);
+  const bool meta = backend == Backend::Meta;
+  const bool gpu = isGpuBackend(backend);
   m_clock->setEnabled(!meta && !gpu);
-  if ((meta && m_clock->currentIndex() != 1) || (gpu && m_clock->currentIndex() != 0)) {
+  const int forced = m_clock->findText(QString::fromStdString(clockName(meta ? ClockKind::Modeled : ClockKind::Measured)));
+  if ((meta || gpu) && m_clock->currentIndex() != forced) {
     const QSignalBlocker block(m_clock);
-    m_clock->setCurrentIndex(meta ? 1 : 0);
+    m_clock->setCurrentIndex(forced);
   }
-  m_clockForm->setRowVisible(m_profile, m_clock->currentIndex() == 1 || meta);
-  m_clockForm->setRowVisible(m_replicate, meta);
+  // Each row where its setting applies to the run the form describes (the table's applicability).
+  const RunConfig draft = config();
+  bool any_unit_row = false;
+  for (const auto& [setting, widget] : m_fields) {
+    const bool applies = setting->applies.appliesTo(draft);
+    if (auto* form = qobject_cast<QFormLayout*>(widget->parentWidget() ? widget->parentWidget()->layout() : nullptr))
+      form->setRowVisible(widget, applies);
+    if (setting->form.group == std::string("FSDP units")) any_unit_row = any_unit_row || applies;
+  }
+  m_unitsBox->setVisible(any_unit_row);
   m_faultForm->setRowVisible(m_injectRank, m_inject->isChecked());
   m_faultForm->setRowVisible(m_injectBlock, m_inject->isChecked());
 }
@@ -532,30 +522,13 @@ void ExperimentPanel::placeError() {
 
 void ExperimentPanel::saveSettings(QSettings& s) const {
   s.beginGroup(QStringLiteral("experiment"));
-  s.setValue("strategy", m_strategy->currentText());
-  s.setValue("ranks", m_ranks->value());
-  s.setValue("shard_group", m_shardGroup->value());
-  s.setValue("model", m_model->currentText());
-  s.setValue("layers", m_layers->value());
-  s.setValue("hidden", m_hidden->value());
-  s.setValue("heads", m_heads->value());
-  s.setValue("seq", m_seq->value());
-  s.setValue("vocab", m_vocab->value());
-  s.setValue("batch", m_batch->value());
-  s.setValue("steps", m_steps->value());
-  s.setValue("bucket_mb", m_bucketMb->value());
-  s.setValue("first_bucket_mb", m_firstBucketMb->value());
-  s.setValue("lr", m_lr->value());
-  s.setValue("seed", m_seed->value());
-  s.setValue("timeout_ms", m_timeoutMs->value());
-  s.setValue("unit_blocks", m_unitBlocks->value());
-  s.setValue("prefetch", m_prefetch->currentText());
-  s.setValue("reshard_after_forward", m_reshard->isChecked());
-  s.setValue("clock", m_clock->currentText());
-  s.setValue("profile", m_profile->currentText());
-  s.setValue("backend", m_backend->currentText());
-  s.setValue("inject", m_inject->isChecked());
-  s.setValue("replicate", m_replicate->isChecked());
+  for (const auto& [setting, widget] : m_fields) {
+    const QString key = QString::fromStdString(setting->settingsKey());
+    if (auto* c = qobject_cast<QComboBox*>(widget)) s.setValue(key, c->currentText());
+    if (auto* b = qobject_cast<QSpinBox*>(widget)) s.setValue(key, b->value());
+    if (auto* d = qobject_cast<QDoubleSpinBox*>(widget)) s.setValue(key, d->value());
+    if (auto* k = qobject_cast<QCheckBox*>(widget)) s.setValue(key, k->isChecked());
+  }
   s.setValue("inject_rank", m_injectRank->value());
   s.setValue("inject_block", m_injectBlock->value());
   s.endGroup();
@@ -567,40 +540,19 @@ void ExperimentPanel::restoreSettings(const QSettings& s) {
   // Widgets directly, not through RunConfig: hidden knobs keep what the user
   // typed for when they apply again. Unknown text leaves a combo as it was.
   m_loading = true;
-  const auto combo = [&](QComboBox* box, const char* key) {
-    const int i = box->findText(s.value(g + key).toString());
-    if (i >= 0) box->setCurrentIndex(i);
-  };
-  const auto spin = [&](QSpinBox* box, const char* key) { box->setValue(s.value(g + key, box->value()).toInt()); };
-  const auto real = [&](QDoubleSpinBox* box, const char* key) {
-    box->setValue(s.value(g + key, box->value()).toDouble());
-  };
-  combo(m_strategy, "strategy");
-  combo(m_model, "model");
-  combo(m_prefetch, "prefetch");
-  combo(m_clock, "clock");
-  combo(m_profile, "profile");
-  combo(m_backend, "backend");
-  spin(m_ranks, "ranks");
-  spin(m_shardGroup, "shard_group");
-  spin(m_layers, "layers");
-  spin(m_hidden, "hidden");
-  spin(m_heads, "heads");
-  spin(m_seq, "seq");
-  spin(m_vocab, "vocab");
-  spin(m_batch, "batch");
-  spin(m_steps, "steps");
-  spin(m_seed, "seed");
-  spin(m_timeoutMs, "timeout_ms");
-  spin(m_unitBlocks, "unit_blocks");
-  spin(m_injectRank, "inject_rank");
-  spin(m_injectBlock, "inject_block");
-  real(m_bucketMb, "bucket_mb");
-  real(m_firstBucketMb, "first_bucket_mb");
-  real(m_lr, "lr");
-  m_reshard->setChecked(s.value(g + "reshard_after_forward", m_reshard->isChecked()).toBool());
-  m_inject->setChecked(s.value(g + "inject", false).toBool());
-  m_replicate->setChecked(s.value(g + "replicate", true).toBool());
+  for (const auto& [setting, widget] : m_fields) {
+    const QString key = g + QString::fromStdString(setting->settingsKey());
+    if (!s.contains(key)) continue;
+    if (auto* c = qobject_cast<QComboBox*>(widget)) {
+      const int i = c->findText(s.value(key).toString());
+      if (i >= 0) c->setCurrentIndex(i);
+    }
+    if (auto* b = qobject_cast<QSpinBox*>(widget)) b->setValue(s.value(key).toInt());
+    if (auto* d = qobject_cast<QDoubleSpinBox*>(widget)) d->setValue(s.value(key).toDouble());
+    if (auto* k = qobject_cast<QCheckBox*>(widget)) k->setChecked(s.value(key).toBool());
+  }
+  m_injectRank->setValue(s.value(g + "inject_rank", m_injectRank->value()).toInt());
+  m_injectBlock->setValue(s.value(g + "inject_block", m_injectBlock->value()).toInt());
   m_loading = false;
   revalidate();
 }

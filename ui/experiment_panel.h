@@ -12,6 +12,7 @@
 
 #include "config/run_config.h"
 #include "preset.h"
+#include "config/settings.h"
 
 class QCheckBox;
 class QComboBox;
@@ -71,7 +72,15 @@ class ExperimentPanel : public QWidget {
   void updateRunButton();
   void placeError();  // under the field the message names (its first --flag), else at the bottom
   std::string configKey(const RunConfig& c) const;
+  // The generated field of a setting, by its preset key ("shard-group").
+  template <class W>
+  W* field(const char* key) const {
+    for (const auto& [setting, widget] : m_fields)
+      if (setting->presetKey() == key) return qobject_cast<W*>(widget);
+    return nullptr;
+  }
 
+  std::vector<std::pair<const Setting*, QWidget*>> m_fields;  // one per settings-table row in the form
   QComboBox* m_preset;
   QLabel* m_presetText;
   QComboBox* m_strategy;

@@ -499,6 +499,7 @@ std::vector<Setting> buildTable() {
   s.type = SettingType::RankBlock, s.metavar = "R:L";
   s.help = "rank R skips block L (a rank-dependent branch)";
   s.form = {"Fault injection", "rank skips a block"};
+  s.form.settings_key = "inject";
   s.args = [](const RunConfig& c) {
     return c.inject_branch
                ? one(std::to_string(c.inject_branch->rank) + ":" + std::to_string(c.inject_branch->block))

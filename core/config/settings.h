@@ -54,6 +54,7 @@ struct FormRow {
   int decimals = 0;             // Real: decimals shown
   double step = 1;              // Real: single step
   const char* suffix = "";      // " ms", " MiB"
+  const char* settings_key = nullptr;  // QSettings key; nullptr: the JSON key, else the preset key
 };
 
 struct Setting {
@@ -93,6 +94,9 @@ struct Setting {
   void (*json)(const RunConfig& c, nlohmann::ordered_json& out) = nullptr;
 
   std::string presetKey() const { return flag ? std::string(flag).substr(2) : std::string(); }
+  std::string settingsKey() const {
+    return form.settings_key ? form.settings_key : json_key ? json_key : presetKey();
+  }
 };
 
 // Every setting, in validation order.
