@@ -2,6 +2,7 @@
 # NCCL come with the machine image and are optional (SHARDSCOPE_CUDA=AUTO).
 find_package(Threads REQUIRED)
 find_package(spdlog REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
 find_package(Gloo REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "trace/json_writer.h"
+#include "common/json_tree.h"
 
 namespace shardscope {
 namespace {
@@ -25,11 +25,7 @@ std::string computeCapability(const CudaDeviceInfo& device) {
 }
 
 // CUDA versions as "13.0", or null where the library reported none (0).
-void writeVersion(JsonWriter& json, std::string_view name, int version) {
-  json.key(name);
-  if (version > 0) json.value(cudaVersionString(version));
-  else json.null();
-}
+Json versionJson(int version) { return version > 0 ? Json(cudaVersionString(version)) : Json(nullptr); }
 
 }  // namespace
 
@@ -64,38 +60,31 @@ std::string formatDevicesReport(const std::optional<CudaInventory>& inventory) {
 }
 
 std::string formatDevicesReportJson(const std::optional<CudaInventory>& inventory) {
-  std::ostringstream out;
-  {
-    JsonWriter json(out, 2);
-    json.beginObject();
-    json.member("cuda_built", inventory.has_value());
-    if (!inventory) {
-      json.member("error", kNoCuda);
-    } else {
-      json.member("runtime_ok", inventory->runtime_ok);
-      json.member("error", inventory->error);
-      writeVersion(json, "runtime_version", inventory->runtime_version);
-      writeVersion(json, "driver_version", inventory->driver_version);
-      json.member("nccl_version", inventory->nccl_version);
-      json.key("devices").beginArray();
-      for (const CudaDeviceInfo& device : inventory->devices) {
-        json.beginObject()
-            .member("index", device.index)
-            .member("name", device.name)
-            .member("compute_capability", computeCapability(device))
-            .member("sm_count", device.sm_count)
-            .member("total_bytes", device.total_bytes)
-            .member("free_bytes", device.free_bytes)
-            .member("kernel_ok", device.kernel_ok)
-            .member("error", device.error)
-            .endObject();
-      }
-      json.endArray();
+  Json json;
+  json["cuda_built"] = inventory.has_value();
+  if (!inventory) {
+    json["error"] = kNoCuda;
+  } else {
+    json["runtime_ok"] = inventory->runtime_ok;
+    json["error"] = inventory->error;
+    json["runtime_version"] = versionJson(inventory->runtime_version);
+    json["driver_version"] = versionJson(inventory->driver_version);
+    json["nccl_version"] = inventory->nccl_version;
+    Json& devices = json["devices"] = Json::array();
+    for (const CudaDeviceInfo& device : inventory->devices) {
+      Json d;
+      d["index"] = device.index;
+      d["name"] = device.name;
+      d["compute_capability"] = computeCapability(device);
+      d["sm_count"] = device.sm_count;
+      d["total_bytes"] = device.total_bytes;
+      d["free_bytes"] = device.free_bytes;
+      d["kernel_ok"] = device.kernel_ok;
+      d["error"] = device.error;
+      devices.push_back(std::move(d));
     }
-    json.endObject();
-  }  // the writer flushes on destruction
-  out << "\n";
-  return out.str();
+  }
+  return json.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace shardscope

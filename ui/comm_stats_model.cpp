@@ -10,7 +10,7 @@
 #include "engine/run.h"
 #include "event_store.h"
 #include "palette.h"
-#include "trace/json_value.h"
+#include "common/json_tree.h"
 
 namespace shardscope {
 
@@ -88,8 +88,8 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
   try {
     bool reshard = true;
     if (!meta.config_json.empty()) {
-      const JsonValue config = JsonValue::parse(meta.config_json);
-      if (const JsonValue* v = config.find("reshard_after_forward"); v && v->isBool()) reshard = v->asBool();
+      const Json config = parseJsonTree(meta.config_json);
+      if (const auto v = config.find("reshard_after_forward"); v != config.end() && v->is_boolean()) reshard = v->get<bool>();
     }
     expected = expectedCommBytes(meta.strategy, meta.params, meta.ranks,
                                  static_cast<int>(store.configInt("shard_group", 0)), reshard);

@@ -26,23 +26,26 @@ void EventStore::clear() {
 }
 
 void EventStore::parseConfig() {
-  m_config = JsonValue();
+  m_config = nullptr;
   if (m_meta.config_json.empty()) return;
   try {
-    m_config = JsonValue::parse(m_meta.config_json);
+    m_config = parseJsonTree(m_meta.config_json);
   } catch (const std::exception&) {
     // The trace reader and the writer both check it; a bad one just means no config.
   }
 }
 
 std::string EventStore::configString(std::string_view key, const std::string& fallback) const {
-  const JsonValue* v = m_config.find(key);
-  return v && v->isString() ? v->asString() : fallback;
+  if (!m_config.is_object()) return fallback;
+  const auto v = m_config.find(key);
+  return v != m_config.end() && v->is_string() ? v->get<std::string>() : fallback;
 }
 
 int64_t EventStore::configInt(std::string_view key, int64_t fallback) const {
-  const JsonValue* v = m_config.find(key);
-  return v && v->isInteger() ? v->asInt64() : fallback;
+  if (!m_config.is_object()) return fallback;
+  const auto v = m_config.find(key);
+  int64_t n = 0;
+  return v != m_config.end() && jsonInteger(*v, n) ? n : fallback;
 }
 
 void EventStore::setFromTrace(RunTrace trace) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "trace/event.h"
-#include "trace/json_value.h"
+#include "common/json_tree.h"
 #include "trace/run_trace.h"
 
 namespace shardscope {
@@ -58,7 +58,7 @@ class EventStore {
   void parseConfig();
 
   RunTrace m_meta;
-  JsonValue m_config;  // parsed config_json; null when empty or malformed
+  Json m_config;  // parsed config_json; null when empty or malformed
   std::vector<std::vector<Event>> m_events;
   std::vector<double> m_losses;
   size_t m_count = 0;

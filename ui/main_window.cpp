@@ -43,7 +43,7 @@
 #include "timeline_view.h"
 #include "units_view.h"
 #include "trace/chrome_trace_reader.h"
-#include "trace/json_value.h"
+#include "common/json_tree.h"
 #include "trace/chrome_trace_writer.h"
 
 namespace shardscope {
@@ -508,10 +508,9 @@ bool MainWindow::openTrace(const QString& path, QString* error) {
   m_shownConfig.reset();
   // Traces record the flags of their run: the form takes them, so Run repeats it.
   try {
-    const JsonValue config = JsonValue::parse(m_store.meta().config_json);
-    if (const JsonValue* args = config.find("args")) {
-      std::vector<std::string> flags;
-      for (const JsonValue& a : args->asArray()) flags.push_back(a.asString());
+    const Json config = parseJsonTree(m_store.meta().config_json);
+    if (const auto args = config.find("args"); args != config.end()) {
+      std::vector<std::string> flags = args->get<std::vector<std::string>>();
       m_shownConfig = parseRunArgs(flags);
       m_panel->setConfig(*m_shownConfig);
     }

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace shardscope {
+#include <nlohmann/json_fwd.hpp>
 
-class JsonWriter;
+namespace shardscope {
 
 struct HardwareProfile {
   std::string name;         // equals the file's stem ("h100-sxm")
@@ -52,7 +52,7 @@ std::string profilesDir();
 
 // The profile as a document parseProfile accepts (human units), indented.
 void writeProfileJson(const HardwareProfile& profile, std::ostream& out);
-// The same object as the next value of `w` (inside a larger document).
-void writeProfileJson(const HardwareProfile& profile, JsonWriter& w);
+// The same document as a value, to embed in a larger one.
+nlohmann::ordered_json profileJson(const HardwareProfile& profile);
 
 }  // namespace shardscope

@@ -8,7 +8,7 @@
 #include <ostream>
 #include <stdexcept>
 
-#include "trace/json_value.h"
+#include "common/json_tree.h"
 #include "trace/json_writer.h"
 
 namespace shardscope {
@@ -155,7 +155,36 @@ void writeStringArray(JsonWriter& out, const std::vector<std::string>& items) {
   out.endArray();
 }
 
-void writeMetadata(JsonWriter& out, const RunTrace& trace, const JsonValue* config) {
+// The embedded config, compact. An integral number prints as an integer (25.0
+// as 25), so a config reads back to the same text whichever way it was written.
+void writeJson(JsonWriter& out, const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::object:
+      out.beginObject();
+      for (const auto& [key, item] : v.items()) {
+        out.key(key);
+        writeJson(out, item);
+      }
+      out.endObject();
+      break;
+    case Json::value_t::array:
+      out.beginArray();
+      for (const Json& item : v) writeJson(out, item);
+      out.endArray();
+      break;
+    case Json::value_t::string: out.value(std::string_view(v.get_ref<const std::string&>())); break;
+    case Json::value_t::boolean: out.value(v.get<bool>()); break;
+    case Json::value_t::number_unsigned: out.value(v.get<uint64_t>()); break;
+    case Json::value_t::number_integer: out.value(v.get<int64_t>()); break;
+    case Json::value_t::number_float:
+      if (int64_t n = 0; jsonInteger(v, n)) out.value(n);
+      else out.value(v.get<double>());
+      break;
+    default: out.null(); break;
+  }
+}
+
+void writeMetadata(JsonWriter& out, const RunTrace& trace, const Json* config) {
   out.key("metadata").beginObject();
   out.key("format").value("shardscope-trace");
   out.key("version").value(1);
@@ -164,7 +193,7 @@ void writeMetadata(JsonWriter& out, const RunTrace& trace, const JsonValue* conf
   out.key("params").value(trace.params);
   if (config) {
     out.key("config");
-    config->write(out);
+    writeJson(out, *config);
   }
   out.key("buckets").beginArray();
   for (const BucketInfo& bucket : trace.buckets) {
@@ -202,16 +231,15 @@ void writeChromeTrace(const RunTrace& trace, std::ostream& stream) {
                                 " ranks but ranks = " + std::to_string(trace.ranks) + "; ranks must cover every events[r]");
   }
   // Parse the config so a malformed string cannot corrupt the file; it is re-emitted compact.
-  JsonValue config;
+  Json config;
   if (!trace.config_json.empty()) {
     try {
-      config = JsonValue::parse(trace.config_json);
-    } catch (const JsonParseError& e) {
+      config = parseJsonTree(trace.config_json);
+    } catch (const JsonSyntaxError& e) {
       throw std::invalid_argument(std::string("RunTrace.config_json is not valid JSON: ") + e.what());
     }
-    if (!config.isObject()) {
-      throw std::invalid_argument("RunTrace.config_json must be a JSON object, got a " +
-                                  std::string(JsonValue::typeName(config.type())));
+    if (!config.is_object()) {
+      throw std::invalid_argument("RunTrace.config_json must be a JSON object, got a " + std::string(jsonTypeName(config)));
     }
   }
 
