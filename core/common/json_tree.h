@@ -72,6 +72,8 @@ class JsonTreeBuilder {
     Json* member = nullptr;         // objects: its value; nullptr when it repeats a key
     std::unique_ptr<Json> dropped;  // objects: the value of a repeated key
   };
+  static constexpr size_t kReservedMembers = 12;  // a trace event has 7 to 9, its args up to 12
+
   Json* slot();  // where the next value goes
   bool place(Json&& v);
 

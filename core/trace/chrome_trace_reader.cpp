@@ -367,7 +367,7 @@ class TraceParser {
       return;
     }
     const Where in_args{where.container, where.index, "args"};
-    for (const auto& [k, value] : object(*args, where, "args").items()) {
+    for (const auto& [k, value] : object(*args, where, "args").get_ref<const Json::object_t&>()) {
       const auto small = [&](int64_t hi) { return integer(value, in_args, k, -1, hi); };
       if (k == "block") e.block = static_cast<int16_t>(small(kInt16Max));
       else if (k == "unit") e.unit = static_cast<int16_t>(small(kInt16Max));

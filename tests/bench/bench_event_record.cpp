@@ -241,6 +241,16 @@ Json traceDocument(const RunTrace& trace) {
 
 void BM_WriteTraceNlohmann1M(benchmark::State& state) {
   const RunTrace trace = millionEventTrace();
+  {  // the same document as writeChromeTrace's, checked on a slice of it
+    RunTrace slice = trace;
+    for (auto& events : slice.events) events.resize(5000);
+    std::ostringstream written;
+    writeChromeTrace(slice, written);
+    if (Json::parse(written.str()) != traceDocument(slice)) {
+      state.SkipWithError("traceDocument differs from writeChromeTrace's document");
+      return;
+    }
+  }
   int64_t bytes = 0;
   for (auto _ : state) {
     CountingBuf buf;
