@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/json_tree.h"
+
 namespace shardscope {
 
 void EventStore::resetEvents() {
@@ -26,26 +28,26 @@ void EventStore::clear() {
 }
 
 void EventStore::parseConfig() {
-  m_config = nullptr;
+  m_config.reset();
   if (m_meta.config_json.empty()) return;
   try {
-    m_config = parseJsonTree(m_meta.config_json);
+    m_config = std::make_shared<const Json>(parseJsonTree(m_meta.config_json));
   } catch (const std::exception&) {
     // The trace reader and the writer both check it; a bad one just means no config.
   }
 }
 
 std::string EventStore::configString(std::string_view key, const std::string& fallback) const {
-  if (!m_config.is_object()) return fallback;
-  const auto v = m_config.find(key);
-  return v != m_config.end() && v->is_string() ? v->get<std::string>() : fallback;
+  if (!m_config || !m_config->is_object()) return fallback;
+  const auto v = m_config->find(key);
+  return v != m_config->end() && v->is_string() ? v->get<std::string>() : fallback;
 }
 
 int64_t EventStore::configInt(std::string_view key, int64_t fallback) const {
-  if (!m_config.is_object()) return fallback;
-  const auto v = m_config.find(key);
+  if (!m_config || !m_config->is_object()) return fallback;
+  const auto v = m_config->find(key);
   int64_t n = 0;
-  return v != m_config.end() && jsonInteger(*v, n) ? n : fallback;
+  return v != m_config->end() && jsonInteger(*v, n) ? n : fallback;
 }
 
 void EventStore::setFromTrace(RunTrace trace) {

@@ -5,13 +5,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "trace/event.h"
-#include "common/json_tree.h"
+#include <nlohmann/json_fwd.hpp>
+
 #include "trace/run_trace.h"
 
 namespace shardscope {
@@ -58,7 +60,9 @@ class EventStore {
   void parseConfig();
 
   RunTrace m_meta;
-  Json m_config;  // parsed config_json; null when empty or malformed
+  // Parsed config_json; null when empty or malformed. Held by pointer so the
+  // views that include this header do not compile the JSON library.
+  std::shared_ptr<const nlohmann::ordered_json> m_config;
   std::vector<std::vector<Event>> m_events;
   std::vector<double> m_losses;
   size_t m_count = 0;
