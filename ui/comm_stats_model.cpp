@@ -6,7 +6,7 @@
 #include <set>
 
 #include "analysis/formulas.h"
-#include "analysis/step_metrics.h"
+#include "trace/step_metrics.h"
 #include "engine/run.h"
 #include "event_store.h"
 #include "palette.h"

@@ -13,8 +13,8 @@
 #include "comm/collective_monitor.h"
 #include "comm/communicator.h"
 #include "comm/process_group.h"
-#include "device/device_runtime.h"
-#include "engine/rank_context.h"
+#include "device/rank_device.h"
+#include "rank/rank_context.h"
 
 namespace shardscope {
 

@@ -13,7 +13,7 @@
 #include "comm/collective_monitor.h"
 #include "comm/communicator.h"
 #include "comm/link_arbiter.h"
-#include "engine/rank_context.h"
+#include "rank/rank_context.h"
 
 namespace shardscope {
 

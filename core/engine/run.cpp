@@ -10,7 +10,7 @@
 #endif
 
 #include "common/errors.h"
-#include "analysis/ledger_replay.h"
+#include "memory/ledger_replay.h"
 #include "comm/link_arbiter.h"
 #include "kernels/cpu_kernels.h"
 #include "model/model.h"

@@ -23,7 +23,7 @@ struct LedgerSnapshot {
 
 bool isModelState(Category c);
 
-class DeviceMemory;  // device/device_runtime.h
+class DeviceMemory;  // device/rank_device.h
 
 class MemoryLedger {
  public:

@@ -1,6 +1,6 @@
 // Text and JSON forms of a CudaInventory. The runtime's error text is kept
 // verbatim: on a machine without a GPU it is the whole answer to "why not".
-#include "devices_report.h"
+#include "cli/devices_report.h"
 
 #include <cstdio>
 #include <sstream>

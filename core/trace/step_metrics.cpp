@@ -1,4 +1,4 @@
-#include "analysis/step_metrics.h"
+#include "trace/step_metrics.h"
 
 #include <algorithm>
 #include <map>

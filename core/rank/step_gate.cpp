@@ -1,4 +1,4 @@
-#include "engine/step_gate.h"
+#include "rank/step_gate.h"
 
 #include <algorithm>
 

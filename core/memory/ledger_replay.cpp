@@ -1,4 +1,4 @@
-#include "analysis/ledger_replay.h"
+#include "memory/ledger_replay.h"
 
 #include <algorithm>
 #include <tuple>

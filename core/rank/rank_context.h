@@ -9,12 +9,12 @@
 #include <mutex>
 #include <vector>
 
-#include "comm/rank_status_board.h"
-#include "engine/cost_model.h"
-#include "engine/step_gate.h"
+#include "rank/rank_status_board.h"
+#include "rank/cost_model.h"
+#include "rank/step_gate.h"
 #include "common/run_clock.h"
 #include "common/run_control.h"
-#include "device/device_runtime.h"
+#include "device/rank_device.h"
 #include "memory/memory_ledger.h"
 #include "trace/event_log.h"
 

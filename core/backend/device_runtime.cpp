@@ -1,4 +1,4 @@
-#include "device/device_runtime.h"
+#include "device/rank_device.h"
 
 #include <cstring>
 #include <mutex>
