@@ -19,7 +19,7 @@
 #include "theme.h"
 #include "palette.h"
 #include "analysis/formulas.h"
-#include "device/rank_device.h"
+#include "backend/device_runtime.h"
 #include "analysis/run_summary.h"
 #include "common/errors.h"
 #include "model/hardware_profile.h"

@@ -9,7 +9,7 @@
 namespace shardscope {
 
 CommMesh::CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunControl& control,
-                   int timeout_ms, int transport_timeout_ms, bool meta, DeviceRuntime* gpu)
+                   int timeout_ms, int transport_timeout_ms, bool meta, CommunicatorFactory* gpu)
     : m_ranks(ranks), m_shardGroup(shard_group), m_meta(meta), m_gpu(gpu) {
   std::vector<int> all(ranks);
   for (int r = 0; r < ranks; ++r) all[r] = r;

@@ -3,7 +3,8 @@
 //
 // CPU (the default, no DeviceRuntime): stream threads do the work themselves,
 // memory is host memory, DeviceOps are the cpu:: kernels.
-// GPU (core/cuda registers a factory; core never includes CUDA headers): every
+// GPU (core/cuda registers a DeviceRuntime factory, backend/device_runtime.h;
+// core never includes CUDA headers): every
 // CpuStream is paired with a DeviceQueue (a CUDA stream) and its thread only
 // *launches* work there. Host order becomes device order automatically:
 //  - a task enqueued from another stream's thread first waits, on the device,
@@ -17,15 +18,14 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "comm/communicator.h"
 #include "common/run_clock.h"
 #include "common/run_control.h"
 #include "kernels/cpu_kernels.h"
+#include "memory/device_memory.h"
 #include "memory/memory_ledger.h"
 #include "tensor/bf16.h"
 
@@ -33,7 +33,6 @@ namespace shardscope {
 
 class Model;
 class ModelSpec;
-struct RunConfig;
 
 // A point in one device queue (a CUDA event): complete once the queue's work
 // before it has run.
@@ -66,17 +65,6 @@ class DeviceQueue {
 // CPU backend and on a rank's host thread).
 DeviceQueue* currentDeviceQueue();
 void setCurrentDeviceQueue(DeviceQueue* queue);
-
-// Device memory for Buffer<T>, found through the rank's MemoryLedger. The
-// allocator books the ledger itself. allocate() returns zeroed memory (ordered
-// on the current queue, or complete at return on a host thread); free() from a
-// queue's thread is safe for work already launched on that queue.
-class DeviceMemory {
- public:
-  virtual ~DeviceMemory() = default;
-  virtual void* allocate(size_t bytes, Category category) = 0;
-  virtual void free(void* ptr) noexcept = 0;
-};
 
 // The few non-model kernels strategies call. Pointers are device memory
 // (host memory on the CPU backend); on a stream thread the call is ordered on
@@ -121,27 +109,5 @@ class RankDevice {
   };
   virtual MemoryReport memoryReport() const = 0;
 };
-
-// One per GPU run: the rank devices and the communicators.
-class DeviceRuntime {
- public:
-  virtual ~DeviceRuntime() = default;
-  virtual std::string describe() const = 0;  // "cuda-emulated: 4 ranks on GPU 0 (NVIDIA H200)"
-  virtual std::unique_ptr<RankDevice> makeRankDevice(int rank, MemoryLedger& ledger) = 0;
-  // Communicators of one group, in group-rank order; members are global ranks.
-  // Calls enqueue on the caller's current queue and return.
-  virtual std::vector<std::unique_ptr<Communicator>> createGroup(const std::string& name,
-                                                                 const std::vector<int>& members) = 0;
-};
-
-// Builds the runtime for a config whose backend is cuda or cuda-emulated, or
-// throws ConfigError naming --backend and what to do (no device, too few GPUs).
-using DeviceRuntimeFactory = std::function<std::unique_ptr<DeviceRuntime>(const RunConfig& config)>;
-// core/cuda's registerCudaRuntime() calls this; builds without CUDA never do.
-void registerDeviceRuntime(DeviceRuntimeFactory factory);
-// Throws ConfigError when this build has no GPU backend.
-std::unique_ptr<DeviceRuntime> makeDeviceRuntime(const RunConfig& config);
-// Whether this process can run the cuda backends at all (a factory is registered).
-bool deviceRuntimeRegistered();
 
 }  // namespace shardscope

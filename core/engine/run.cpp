@@ -13,6 +13,7 @@
 #include "memory/ledger_replay.h"
 #include "comm/link_arbiter.h"
 #include "kernels/cpu_kernels.h"
+#include "model/hardware_profile.h"
 #include "model/model.h"
 #include "parallel/fsdp_units.h"
 #include "parallel/strategy.h"

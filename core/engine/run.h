@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "trace/step_metrics.h"
+#include "backend/device_runtime.h"
 #include "comm/comm_mesh.h"
 #include "comm/communicator.h"
 #include "comm/process_group.h"
@@ -23,6 +23,7 @@
 #include "model/model_spec.h"
 #include "parallel/bucket_plan.h"
 #include "trace/run_trace.h"
+#include "trace/step_metrics.h"
 
 namespace shardscope {
 

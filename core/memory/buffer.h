@@ -12,7 +12,7 @@
 #include <span>
 #include <utility>
 
-#include "device/rank_device.h"
+#include "memory/device_memory.h"
 #include "memory/memory_ledger.h"
 
 namespace shardscope {

@@ -23,7 +23,7 @@ struct LedgerSnapshot {
 
 bool isModelState(Category c);
 
-class DeviceMemory;  // device/rank_device.h
+class DeviceMemory;  // memory/device_memory.h
 
 class MemoryLedger {
  public:

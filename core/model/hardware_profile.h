@@ -11,27 +11,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "rank/hardware_profile.h"
+
 namespace shardscope {
-
-struct HardwareProfile {
-  std::string name;         // equals the file's stem ("h100-sxm")
-  std::string description;  // what the figures assume, in words
-
-  struct Device {
-    double bf16_flops = 0;          // FLOP/s, dense (no sparsity), peak
-    double mem_bandwidth = 0;       // bytes/s, reads + writes together
-    double mem_capacity = 0;        // bytes
-    double compute_efficiency = 0;  // achievable fraction of bf16_flops for GEMMs, (0, 1]
-  } device;
-
-  struct Link {
-    double bandwidth = 0;  // bytes/s per direction per GPU
-    double latency = 0;    // seconds per message (one ring step)
-  } intra_node, inter_node;
-
-  int gpus_per_node = 1;
-  std::vector<std::string> sources;  // datasheet citations, or how it was measured
-};
 
 // The profile named `name_or_path`: a path when it ends in ".json", else a name
 // looked up in profilesDir(); "this-cpu" reads the calibration cache, measuring

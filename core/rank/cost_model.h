@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/hardware_profile.h"
+#include "rank/hardware_profile.h"
 #include "trace/event.h"
 
 namespace shardscope {

@@ -31,7 +31,7 @@
 #include "comm/communicator.h"
 #include "common/errors.h"
 #include "common/run_clock.h"
-#include "device/rank_device.h"
+#include "backend/device_runtime.h"
 #include "engine/run_config.h"
 #include "kernels/cpu_kernels.h"
 #include "memory/memory_ledger.h"
