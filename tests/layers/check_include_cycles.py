@@ -24,7 +24,7 @@ import sys
 LAYERS = [
     ["common", "tensor", "config"],
     ["trace"],
-    ["kernels"],
+    ["kernels", "kineto"],
     ["memory"],
     ["device"],
     ["rank"],
@@ -33,7 +33,8 @@ LAYERS = [
     ["parallel"],
     ["engine", "cuda"],
     ["analysis"],
-    ["cli", "inspect"],
+    ["inspect"],
+    ["cli"],
 ]
 
 # RunConfig is moving from engine/ to a leaf folder core/config/. Until it is
