@@ -35,6 +35,7 @@
 #include "engine_bridge.h"
 #include "experiment_panel.h"
 #include "figure_export.h"
+#include "log_dock.h"
 #include "loss_view.h"
 #include "memory_view.h"
 #include "run_history_model.h"
@@ -238,6 +239,7 @@ void MainWindow::createDocks() {
   });
   m_runsDock = addViewDock(m_historyView, tr("Runs"), QStringLiteral("runsDock"), Qt::BottomDockWidgetArea);
   tabifyDockWidget(m_lossDock, m_runsDock);
+  tabifyDockWidget(m_runsDock, addViewDock(new LogDock(this), tr("Log"), QStringLiteral("logDock"), Qt::BottomDockWidgetArea));
   m_lossDock->raise();
 
   resizeDocks({experiment, m_memoryDock}, {300, 520}, Qt::Horizontal);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/log.h"
+
 namespace shardscope {
 
 namespace {
@@ -59,7 +61,12 @@ void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns, const std:
     if (m_generation != seen) return;  // released (resumed) while settling: no longer a stop
   }
   m_waiting[rank] = true;
-  if (++m_waitingCount == m_participants) ++m_stops;
+  if (++m_waitingCount == m_participants) {
+    ++m_stops;
+    SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Engine), "stop {}: ranks stopped at step {}, {} of block {}{}", m_stops,
+                        point.step, eventKindName(point.kind), point.block,
+                        point.unit >= 0 ? " (unit " + std::to_string(point.unit) + ")" : std::string());
+  }
   m_cv.notify_all();
   const uint64_t generation = m_generation;
   // The release (step/resume) clears the waiting set itself, so a rank that has
@@ -76,6 +83,8 @@ void StepGate::pause() {
 void StepGate::resume() { step(StepMode::Run); }
 
 void StepGate::step(StepMode granularity) {
+  static constexpr const char* kModes[] = {"run", "pause", "next op", "next unit", "next phase", "next step"};
+  SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Engine), "gate released: {}", kModes[static_cast<int>(granularity)]);
   {
     std::lock_guard lock(m_mutex);
     m_mode = granularity;
