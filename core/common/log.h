@@ -19,6 +19,7 @@
 #ifndef SPDLOG_ACTIVE_LEVEL
 #define SPDLOG_ACTIVE_LEVEL SPDLOG_LEVEL_TRACE
 #endif
+#include <spdlog/sinks/sink.h>
 #include <spdlog/spdlog.h>
 #if SPDLOG_ACTIVE_LEVEL != SPDLOG_LEVEL_TRACE
 #error "include common/log.h before any spdlog header"
