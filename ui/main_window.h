@@ -13,7 +13,7 @@
 #include <QString>
 #include <optional>
 
-#include "event_store.h"
+#include "inspect/event_store.h"
 #include "preset.h"
 
 class QAction;
