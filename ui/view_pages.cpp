@@ -45,8 +45,15 @@ TimelinePage::TimelinePage(Inspection& inspection, QWidget* parent)
   });
   QObject::connect(m_view, &TimelineView::rangeChanged, &inspection,
                    [this] { m_inspection.setRange(m_view->selectedRange()); });
-  // One selected rank: clicking an op of rank r selects r everywhere.
-  QObject::connect(m_view, &TimelineView::rankClicked, &inspection, &Inspection::setSelectedRank);
+  // Clicking an op selects its rank, and its unit and bucket (-1: none), for every page.
+  QObject::connect(m_view, &TimelineView::rankClicked, &inspection, [this](int rank) {
+    if (const auto picked = m_view->selectedEvent()) {
+      const Event& e = m_inspection.store().events(picked->first)[static_cast<size_t>(picked->second)];
+      m_inspection.setSelectedUnit(e.unit);
+      m_inspection.setSelectedBucket(e.bucket);
+    }
+    m_inspection.setSelectedRank(rank);
+  });
 }
 
 QString TimelinePage::title() const { return tr("Timeline"); }
