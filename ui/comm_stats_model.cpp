@@ -8,7 +8,7 @@
 #include "analysis/formulas.h"
 #include "trace/step_metrics.h"
 #include "engine/run.h"
-#include "event_store.h"
+#include "inspect/event_store.h"
 #include "palette.h"
 #include "common/json_tree.h"
 

@@ -16,7 +16,7 @@
 #include "plot_style.h"
 #include "palette.h"
 #include "engine/run_config.h"
-#include "event_store.h"
+#include "inspect/event_store.h"
 
 namespace shardscope {
 

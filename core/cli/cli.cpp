@@ -8,6 +8,7 @@
 #include "analysis/run_summary.h"
 #include "cli/analyze_command.h"
 #include "cli/calc_command.h"
+#include "cli/inspect_command.h"
 #include "cli/profiles_command.h"
 #include "common/errors.h"
 #include "common/log.h"
@@ -27,6 +28,7 @@ commands:
   calc      model-state memory per rank for each stage, and which stage fits (calc --help)
   profiles  hardware profiles for modeled timelines; --calibrate measures this machine
   analyze   PyTorch profiler traces of a real job: HTA's metrics per rank (analyze --help)
+  inspect   per rank of a trace: bucket firing order, FSDP unit states, peak memory (inspect TRACE.json)
   help      this text (run --help lists the run flags)
 every command takes:
   --log-level LEVEL  trace, debug, info, warn, error or off [warn]; the log goes to stderr
@@ -215,6 +217,7 @@ int runCli(const std::vector<std::string>& cli_args, std::ostream& out, std::ost
     if (args[0] == "calc") return commandCalc(rest, out, err);
     if (args[0] == "profiles") return commandProfiles(rest, out, err);
     if (args[0] == "analyze") return commandAnalyze(rest, out, err);
+    if (args[0] == "inspect") return commandInspect(rest, out, err);
     if (args[0] == "--version") {
       out << "shardscope-cli " << SHARDSCOPE_VERSION << "\n";
       return kExitOk;
@@ -226,7 +229,7 @@ int runCli(const std::vector<std::string>& cli_args, std::ostream& out, std::ost
     err << "error: " << e.what() << "\n";
     return kExitRunFailed;
   }
-  err << "error: unknown command '" << args[0] << "'; commands: run, devices, calc, profiles, help\n";
+  err << "error: unknown command '" << args[0] << "'; commands: run, devices, calc, profiles, analyze, inspect, help\n";
   return kExitBadInput;
 }
 

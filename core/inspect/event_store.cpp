@@ -1,4 +1,4 @@
-#include "event_store.h"
+#include "inspect/event_store.h"
 
 #include <algorithm>
 

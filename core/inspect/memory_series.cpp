@@ -1,8 +1,8 @@
-#include "memory_series.h"
+#include "inspect/memory_series.h"
 
 #include <algorithm>
 
-#include "event_store.h"
+#include "inspect/event_store.h"
 #include "memory/memory_ledger.h"
 
 namespace shardscope {

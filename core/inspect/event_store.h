@@ -1,7 +1,7 @@
-// The UI's one copy of a run's events: per-rank vectors fed in batches (live
-// from EngineBridge, or all at once from an opened trace) plus the run's
-// metadata. Append-only between clear()s, so views keep per-rank cursors and
-// revision() tells them when to start over. No widgets, no Qt.
+// One copy of a run's events for its readers (the GUI's views, the CLI's
+// inspect): per-rank vectors fed in batches (live from the GUI's EngineBridge,
+// or all at once from an opened trace) plus the run's metadata. Append-only between clear()s, so views keep per-rank cursors and
+// revision() tells them when to start over. No Qt: the GUI and the CLI share it.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
-#include "bucket_activity.h"
+#include "inspect/bucket_activity.h"
 
 #include <algorithm>
 
-#include "event_store.h"
+#include "inspect/event_store.h"
 
 namespace shardscope {
 

@@ -1,10 +1,10 @@
-#include "timeline_layout.h"
+#include "inspect/timeline_layout.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
-#include "event_store.h"
+#include "inspect/event_store.h"
 
 namespace shardscope {
 

@@ -1,6 +1,6 @@
-#include "dependency_links.h"
+#include "inspect/dependency_links.h"
 
-#include "event_store.h"
+#include "inspect/event_store.h"
 #include "trace/event.h"
 
 namespace shardscope {

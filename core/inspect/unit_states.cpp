@@ -1,10 +1,10 @@
-#include "unit_states.h"
+#include "inspect/unit_states.h"
 
 #include <algorithm>
 #include <limits>
 #include <map>
 
-#include "event_store.h"
+#include "inspect/event_store.h"
 
 namespace shardscope {
 
