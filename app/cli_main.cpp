@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "cli/cli.h"
-#include "devices_report.h"
+#include "cli/devices_report.h"
 #if SHARDSCOPE_HAVE_CUDA
 #include "cuda/cuda_runtime.h"
 #endif

@@ -5,6 +5,8 @@
 // failed); with --step N it starts paused, presses Step N times and grabs the
 // window at that stop. --figure --preset NAME --view V --out FILE runs the preset on the
 // offscreen platform and writes one view's teaching figure (see FigureJob).
+// --log-level sets what the Log dock shows (default info; stderr keeps warn
+// unless it is given); --log-file FILE writes the log there too.
 #include <QAction>
 #include <QApplication>
 #include <QCommandLineParser>
@@ -20,6 +22,7 @@
 #if SHARDSCOPE_HAVE_CUDA
 #include "cuda/cuda_runtime.h"
 #endif
+#include "common/log.h"
 #include "engine_bridge.h"
 #include "experiment_panel.h"
 #include "figure_job.h"
@@ -120,9 +123,37 @@ int main(int argc, char** argv) {
                                      QStringLiteral("light or dark for this start (default: the View > Theme setting; "
                                                     "--screenshot: light). Figures are always light."),
                                      QStringLiteral("THEME"));
+  const QCommandLineOption log_level_opt(
+      QStringLiteral("log-level"),
+      QStringLiteral("trace, debug, info, warn, error or off: what the Log dock (and stderr) shows; default info "
+                     "in the dock, warn on stderr."),
+      QStringLiteral("LEVEL"));
+  const QCommandLineOption log_file_opt(QStringLiteral("log-file"), QStringLiteral("Write the log to FILE too."),
+                                        QStringLiteral("FILE"));
   parser.addOptions({open_opt, preset_opt, shot_opt, run_opt, size_opt, figure_opt, view_opt, out_opt, width_opt,
-                     height_opt, cursor_opt, step_opt, theme_opt});
+                     height_opt, cursor_opt, step_opt, theme_opt, log_level_opt, log_file_opt});
   parser.process(app);
+
+  if (parser.isSet(log_level_opt)) {
+    const auto level = shardscope::parseLogLevel(parser.value(log_level_opt).toStdString());
+    if (!level) {
+      std::fprintf(stderr, "error: --log-level must be one of %s, got '%s'\n", shardscope::logLevelNames(),
+                   qPrintable(parser.value(log_level_opt)));
+      return 2;
+    }
+    shardscope::setLogLevel(*level);
+  } else {
+    shardscope::setLogLevel(spdlog::level::info);
+    shardscope::stderrLogSink()->set_level(spdlog::level::warn);
+  }
+  if (parser.isSet(log_file_opt)) {
+    try {
+      shardscope::addLogSink(shardscope::makeLogFileSink(parser.value(log_file_opt).toStdString()));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: --log-file %s\n", e.what());
+      return 2;
+    }
+  }
 
   // The theme to start in (View > Theme switches it live and keeps the choice).
   QString theme = parser.isSet(shot_opt) || parser.isSet(figure_opt)

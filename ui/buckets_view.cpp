@@ -11,7 +11,7 @@
 #include <cmath>
 #include <qcustomplot.h>
 
-#include "event_store.h"
+#include "inspect/event_store.h"
 #include "palette.h"
 #include "plot_style.h"
 

@@ -9,7 +9,7 @@
 #include <QWidget>
 #include <optional>
 
-#include "bucket_activity.h"
+#include "inspect/bucket_activity.h"
 
 class QComboBox;
 class QCustomPlot;

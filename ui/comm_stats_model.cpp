@@ -6,10 +6,11 @@
 #include <set>
 
 #include "analysis/formulas.h"
-#include "analysis/step_metrics.h"
+#include "trace/step_metrics.h"
 #include "engine/run.h"
-#include "event_store.h"
+#include "inspect/event_store.h"
 #include "palette.h"
+#include "common/json_tree.h"
 
 namespace shardscope {
 

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "analysis/ledger_replay.h"
+#include "memory/ledger_replay.h"
 #include "analysis/run_summary.h"
 #include "common/errors.h"
-#include "event_store.h"
+#include "inspect/event_store.h"
 
 namespace shardscope {
 

@@ -20,7 +20,7 @@
 #include "theme.h"
 #include "palette.h"
 #include "analysis/formulas.h"
-#include "device/device_runtime.h"
+#include "backend/device_runtime.h"
 #include "analysis/run_summary.h"
 #include "common/errors.h"
 #include "model/hardware_profile.h"

@@ -16,6 +16,7 @@
 #include "plot_style.h"
 #include "palette.h"
 #include "config/run_config.h"
+#include "inspect/event_store.h"
 #include "event_store.h"
 
 namespace shardscope {

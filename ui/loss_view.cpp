@@ -9,7 +9,7 @@
 #include <qcustomplot.h>
 
 #include "theme.h"
-#include "event_store.h"
+#include "inspect/event_store.h"
 #include "palette.h"
 #include "plot_style.h"
 

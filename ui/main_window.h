@@ -1,40 +1,48 @@
 // ShardScope's main window: the experiment form with its preset picker
 // (left), the timeline (centre), the memory, buckets, units and
 // communication pages and the step walkthrough (right), loss and the Runs
-// table (bottom), as dock widgets the user can rearrange. A live run or an
-// opened trace feeds one EventStore that every view reads, and one cursor
-// time is shared by all of them. A preset's runs go one after another; each
-// lands in the Runs table and can be brought back. Run errors appear once,
-// in a banner above the timeline.
+// table (bottom), as dock widgets the user can rearrange. Every page looks at
+// one Inspection (the run's events, the run on screen, the shared cursor and
+// selection); a live run or an opened trace feeds it. A preset's runs go one
+// after another (PresetRunner); each lands in the Runs table and can be
+// brought back. Run errors appear once, in a banner above the timeline.
 #pragma once
 
-#include <QElapsedTimer>
+#include <QHash>
 #include <QMainWindow>
 #include <QString>
 #include <optional>
 
-#include "event_store.h"
+#include "inspection.h"
+#include "page_registry.h"
 #include "preset.h"
 
 class QAction;
 class QDockWidget;
-class QLabel;
-class QProgressBar;
 class QTableView;
-class QTimer;
 
 namespace shardscope {
 
+class BucketsPage;
 class BucketsView;
+class CommPage;
 class CommView;
 class EngineBridge;
 class ExperimentPanel;
+class LossPage;
 class LossView;
+class MemoryPage;
 class MemoryView;
+class PresetRunner;
+class RunBanner;
+class RunFiles;
 class RunHistoryModel;
+class RunStatus;
 class SteppingControls;
 class StepWalkthrough;
+class TimelinePage;
 class TimelineView;
+class UnitsPage;
 class UnitsView;
 
 class MainWindow : public QMainWindow {
@@ -43,13 +51,11 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // Loads a trace written by shardscope; false with the reader's message on
-  // error. The form then holds the trace's experiment (from its recorded flags).
+  // File I/O (RunFiles): false with the message on error.
   bool openTrace(const QString& path, QString* error);
-  // An experiment file is a preset file: the form's config (or its active
-  // preset's runs) as CLI flags. False with the message on error.
   bool saveExperiment(const QString& path, QString* error);
   bool openExperiment(const QString& path, QString* error);
+  bool exportTrace(const QString& path, QString* error);
   // Starts the experiment panel's config (paused: every rank stops before its
   // first op); false with validate()'s message on error.
   bool startRun(QString* error, bool paused = false);
@@ -57,8 +63,7 @@ class MainWindow : public QMainWindow {
   // end); false with the message when the first cannot start. paused: the
   // first run starts paused.
   bool runPreset(const Preset& preset, QString* error, bool paused = false);
-  bool exportTrace(const QString& path, QString* error);
-  // Writes one view's figure (view: one of presetViews()); the title names the
+  // Writes one page's figure (view: one of presetViews()); the title names the
   // view and the moment, the subtitle the run's config.
   bool exportViewFigure(const QString& view, const QString& path, int width, int height, QString* error);
   // Why a view has nothing to draw for the run in the store ("" when it has).
@@ -66,27 +71,29 @@ class MainWindow : public QMainWindow {
   // Brings a view's dock (or the timeline) to the front.
   void showView(const QString& view);
   // The cursor every view shares (ns since run start); nullopt clears it.
-  void setCursorTime(std::optional<int64_t> ns);
-  std::optional<int64_t> cursorTime() const { return m_cursor; }
+  void setCursorTime(std::optional<int64_t> ns) { m_inspection.setCursor(ns); }
+  std::optional<int64_t> cursorTime() const { return m_inspection.cursor(); }
   // Shows a run of the Runs table in every view; false if its trace was dropped.
   bool showHistoryRun(int row);
   // Off for tests and --screenshot: nothing read from or written to QSettings.
   void setPersistSettings(bool persist) { m_persist = persist; }
 
-  EventStore& store() { return m_store; }
+  Inspection& inspection() { return m_inspection; }
+  const PageRegistry& pages() const { return m_pages; }
+  EventStore& store() { return m_inspection.store(); }
   EngineBridge* bridge() const { return m_bridge; }
   ExperimentPanel* experimentPanel() const { return m_panel; }
-  TimelineView* timeline() const { return m_timeline; }
-  MemoryView* memoryView() const { return m_memory; }
-  LossView* lossView() const { return m_loss; }
-  BucketsView* bucketsView() const { return m_buckets; }
-  UnitsView* unitsView() const { return m_units; }
-  CommView* commView() const { return m_comm; }
+  TimelineView* timeline() const;
+  MemoryView* memoryView() const;
+  LossView* lossView() const;
+  BucketsView* bucketsView() const;
+  UnitsView* unitsView() const;
+  CommView* commView() const;
   StepWalkthrough* walkthrough() const { return m_walkthrough; }
   SteppingControls* stepping() const { return m_stepping; }
   RunHistoryModel* history() const { return m_history; }
   QString bannerText() const;
-  bool presetRunning() const { return m_preset.has_value(); }
+  bool presetRunning() const;
 
  signals:
   void runFinished(bool ok, const QString& message);
@@ -97,53 +104,43 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
 
  private:
-  void createActions();
-  void createDocks();
-  void createStatusBar();
+  void createPages();
+  void createDocks();    // main_window_layout.cpp
+  void createActions();  // main_window_layout.cpp
+  void askExportFigure();
   void restoreSettings();
   void saveSettings();
   void updateActions();
-  void updateStatus();
-  void showBanner(const QString& text, bool error);
-  void showInfoBanner(const QString& html);  // the gate's stop (rich text)
-  void refreshViews();
-  void refreshAllNow();
-  bool startConfig(const RunConfig& config, const QString& label, QString* error, bool paused = false);
+  void refreshAll(bool now);
   void requestRun(bool paused);
-  void startNextPresetRun();
   QString subtitle() const;
-  QDockWidget* addViewDock(QWidget* view, const QString& title, const QString& name, Qt::DockWidgetArea area);
+  QDockWidget* addPageDock(QWidget* widget, const QString& title, const QString& name, const QString& page,
+                           Qt::DockWidgetArea area);
 
-  void onOpenTrace();
-  void onOpenExperiment();
-  void onSaveExperiment();
-  void onExportTrace();
-  void onExportFigure();
+  void onRunShown();
   void onRunStarted();
   void onRunFinished(bool ok, const QString& message);
-  void onProgress(int steps_done, int steps, double loss);
   void onGateStopped();
 
-  EventStore m_store;
+  Inspection m_inspection;
   EngineBridge* m_bridge;
+  PresetRunner* m_runner = nullptr;
+  RunFiles* m_files = nullptr;
+  RunStatus* m_status = nullptr;
+  PageRegistry m_pages;
+  TimelinePage* m_timeline = nullptr;
+  MemoryPage* m_memory = nullptr;
+  LossPage* m_loss = nullptr;
+  BucketsPage* m_buckets = nullptr;
+  UnitsPage* m_units = nullptr;
+  CommPage* m_comm = nullptr;
+  QHash<QString, QDockWidget*> m_docks;  // by page name, and "runs"
   ExperimentPanel* m_panel = nullptr;
-  TimelineView* m_timeline = nullptr;
-  MemoryView* m_memory = nullptr;
-  LossView* m_loss = nullptr;
-  BucketsView* m_buckets = nullptr;
-  UnitsView* m_units = nullptr;
-  CommView* m_comm = nullptr;
   StepWalkthrough* m_walkthrough = nullptr;
   RunHistoryModel* m_history = nullptr;
   SteppingControls* m_stepping = nullptr;
   QTableView* m_historyView = nullptr;
-  QLabel* m_banner = nullptr;
-  QDockWidget* m_memoryDock = nullptr;
-  QDockWidget* m_bucketsDock = nullptr;
-  QDockWidget* m_unitsDock = nullptr;
-  QDockWidget* m_commDock = nullptr;
-  QDockWidget* m_lossDock = nullptr;
-  QDockWidget* m_runsDock = nullptr;
+  RunBanner* m_banner = nullptr;
 
   QAction* m_runAction = nullptr;
   QAction* m_stopAction = nullptr;
@@ -153,30 +150,8 @@ class MainWindow : public QMainWindow {
   QAction* m_exportTraceAction = nullptr;
   QAction* m_exportFigureAction = nullptr;
 
-  QLabel* m_sourceLabel = nullptr;
-  QLabel* m_stepLabel = nullptr;
-  QLabel* m_lossLabel = nullptr;
-  QLabel* m_elapsedLabel = nullptr;
-  QLabel* m_backendLabel = nullptr;
-  QLabel* m_clockLabel = nullptr;
-  QProgressBar* m_progress = nullptr;
-  QTimer* m_elapsedTimer = nullptr;
-
-  QString m_source;  // "live run", the opened file's name, or a Runs table row
-  QString m_runLabel;                    // the run in the store ("zero3 · 8 ranks")
-  QString m_shownPreset;                 // the preset it belongs to, or ""
-  QString m_shownRunOf;                  // "run 2 of 3", or ""
-  std::optional<RunConfig> m_shownConfig;  // its config, when it was run here
-  std::optional<Preset> m_preset;        // the preset whose runs are going
-  size_t m_presetIndex = 0;              // its run in progress
-  bool m_presetOk = true;
-  QString m_presetMessage;
-  std::optional<int64_t> m_cursor;
-  bool m_fromBridge = false;  // the store holds the bridge's (live or last) run
-  QElapsedTimer m_commClock;  // throttles the communication page while live
   QByteArray m_defaultState;
   bool m_persist = true;
-  bool m_bannerIsGate = false;  // the banner describes the current stop
 };
 
 }  // namespace shardscope

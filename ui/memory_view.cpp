@@ -10,7 +10,7 @@
 #include <qcustomplot.h>
 
 #include "analysis/formulas.h"
-#include "event_store.h"
+#include "inspect/event_store.h"
 #include "memory/memory_ledger.h"
 #include "palette.h"
 #include "plot_style.h"

@@ -9,7 +9,7 @@
 #include <array>
 #include <optional>
 
-#include "memory_series.h"
+#include "inspect/memory_series.h"
 
 class QComboBox;
 class QCustomPlot;

@@ -7,7 +7,7 @@
 #include <QString>
 
 #include "trace/event.h"
-#include "unit_states.h"
+#include "inspect/unit_states.h"
 
 namespace shardscope {
 

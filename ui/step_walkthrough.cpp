@@ -7,7 +7,7 @@
 
 #include "theme.h"
 #include "palette.h"
-#include "event_store.h"
+#include "inspect/event_store.h"
 
 namespace shardscope {
 

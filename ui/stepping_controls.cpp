@@ -11,7 +11,7 @@
 #include <QToolButton>
 
 #include "engine_bridge.h"
-#include "event_store.h"
+#include "inspect/event_store.h"
 #include "model/model_spec.h"
 #include "parallel/fsdp_units.h"
 

@@ -11,7 +11,7 @@
 #include <set>
 
 #include "config/run_config.h"
-#include "engine/step_gate.h"
+#include "rank/step_gate.h"
 
 class QAction;
 class QComboBox;

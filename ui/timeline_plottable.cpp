@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "event_store.h"
+#include "inspect/event_store.h"
 #include "palette.h"
-#include "timeline_layout.h"
+#include "inspect/timeline_layout.h"
 
 namespace shardscope {
 

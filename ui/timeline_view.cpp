@@ -12,8 +12,8 @@
 #include <qcustomplot.h>
 
 #include "theme.h"
-#include "dependency_links.h"
-#include "event_store.h"
+#include "inspect/dependency_links.h"
+#include "inspect/event_store.h"
 #include "figure_export.h"
 #include "palette.h"
 #include "plot_style.h"

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "timeline_layout.h"
+#include "inspect/timeline_layout.h"
 
 class QCustomPlot;
 class QCPAbstractItem;

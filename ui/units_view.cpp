@@ -13,7 +13,7 @@
 #include <limits>
 #include <qcustomplot.h>
 
-#include "event_store.h"
+#include "inspect/event_store.h"
 #include "palette.h"
 #include "plot_style.h"
 

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "unit_states.h"
+#include "inspect/unit_states.h"
 
 class QComboBox;
 class QCustomPlot;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "event_store.h"
+#include "inspect/event_store.h"
 
 namespace shardscope {
 

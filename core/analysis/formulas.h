@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "comm/process_group.h"
+#include "rank/comm_bytes.h"
 #include "config/kinds.h"
 
 namespace shardscope {

@@ -9,9 +9,8 @@
 
 #include "analysis/formulas.h"
 #include "common/errors.h"
+#include "common/json_tree.h"
 #include "config/config_json.h"
-#include "trace/json_writer.h"
-#include "trace/ordered_json_writer.h"
 
 namespace shardscope {
 
@@ -22,15 +21,16 @@ constexpr Category kReportedCategories[] = {
     Category::AdamV,    Category::Gathered, Category::GradFull, Category::Bucket,
     Category::Activation, Category::Workspace};
 
-void writeCommBytes(JsonWriter& w, const CommBytes& b) {
-  w.beginObject();
-  w.member("all_reduce", b.all_reduce);
-  w.member("reduce_scatter", b.reduce_scatter);
-  w.member("all_gather", b.all_gather);
-  w.endObject();
+Json commBytesJson(const CommBytes& b) {
+  Json j;
+  j["all_reduce"] = b.all_reduce;
+  j["reduce_scatter"] = b.reduce_scatter;
+  j["all_gather"] = b.all_gather;
+  return j;
 }
 
-void writeConfig(JsonWriter& w, const RunConfig& c) { writeJson(w, configToJson(c)); }
+
+std::string dumpJson(const Json& j, int indent) { return j.dump(indent, ' ', false, Json::error_handler_t::replace); }
 
 std::string mib(int64_t bytes) {
   std::ostringstream os;
@@ -55,30 +55,21 @@ double modelStateBytesPerParam(const RankResult& rank, int64_t params) {
                     : 0.0;
 }
 
-std::string configJson(const RunConfig& config) {
-  std::ostringstream os;
-  {
-    JsonWriter w(os);
-    writeConfig(w, config);
-  }
-  return os.str();
-}
+std::string configJson(const RunConfig& config) { return dumpJson(configToJson(config), -1); }
 
 void writeSummaryJson(const RunResult& r, std::ostream& out) {
   const RunConfig& c = r.config;
-  JsonWriter w(out, 2);
-  w.beginObject();
-  w.member("strategy", strategyName(c.strategy));
-  w.member("ranks", c.ranks);
-  w.member("params", r.params);
-  if (!r.device.empty()) w.member("device", r.device);
-  w.key("config");
-  writeConfig(w, c);
-  w.member("wall_seconds", r.wall_seconds);
-  w.member("clock", clockName(c.clock));
-  if (!r.profile.empty()) w.member("profile", r.profile);
-  w.key("last_step").beginObject();
+  Json w;
+  w["strategy"] = strategyName(c.strategy);
+  w["ranks"] = c.ranks;
+  w["params"] = r.params;
+  if (!r.device.empty()) w["device"] = r.device;
+  w["config"] = configToJson(c);
+  w["wall_seconds"] = r.wall_seconds;
+  w["clock"] = clockName(c.clock);
+  if (!r.profile.empty()) w["profile"] = r.profile;
   {
+    Json& last = w["last_step"] = Json::object();
     int64_t step = 0, exposed = 0, comm = 0;
     for (const StepMetrics& m : r.last_step) {
       step = std::max(step, m.wall_ns);
@@ -86,113 +77,84 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
       comm += m.comm_ns;
     }
     const double n = r.last_step.empty() ? 1.0 : double(r.last_step.size());
-    w.member("step_ns", step);
-    w.member("exposed_comm_ns", static_cast<int64_t>(exposed / n));
-    w.member("comm_ns", static_cast<int64_t>(comm / n));
-    w.member("overlap_percent", comm > 0 ? 100.0 * double(comm - exposed) / double(comm) : 100.0);
-    w.member("flops_per_rank", r.flops_per_step_per_rank);
-    if (r.peak_flops > 0) w.member("mfu", r.mfu());
+    last["step_ns"] = step;
+    last["exposed_comm_ns"] = static_cast<int64_t>(exposed / n);
+    last["comm_ns"] = static_cast<int64_t>(comm / n);
+    last["overlap_percent"] = comm > 0 ? 100.0 * double(comm - exposed) / double(comm) : 100.0;
+    last["flops_per_rank"] = r.flops_per_step_per_rank;
+    if (r.peak_flops > 0) last["mfu"] = r.mfu();
   }
-  w.endObject();
-  w.key("steps").beginArray();
+  Json& steps = w["steps"] = Json::array();
   for (size_t s = 0; s < r.losses.size(); ++s) {
-    w.beginObject();
-    w.member("step", static_cast<int64_t>(s));
+    Json step;
+    step["step"] = static_cast<int64_t>(s);
     // Shapes only: the meta backend computes no loss, so none is reported.
-    if (c.backend == Backend::Meta)
-      w.key("loss").null();
-    else
-      w.member("loss", r.losses[s]);
-    w.endObject();
+    step["loss"] = c.backend == Backend::Meta ? Json(nullptr) : Json(r.losses[s]);
+    steps.push_back(std::move(step));
   }
-  w.endArray();
   const double expected_bpp = expectedBytesPerParam(c);
   const CommBytes expected_comm = expectedComm(c, r.params);
-  w.member("padding_elements", r.padding_elements);
-  w.member("padding_bytes", r.padding_elements * static_cast<int64_t>(sizeof(uint16_t)));
-  w.key("per_rank").beginArray();
+  w["padding_elements"] = r.padding_elements;
+  w["padding_bytes"] = r.padding_elements * static_cast<int64_t>(sizeof(uint16_t));
+  Json& per_rank = w["per_rank"] = Json::array();
   for (const RankResult& rank : r.ranks) {
-    w.beginObject();
-    w.member("rank", rank.rank);
-    w.key("peak_bytes").beginObject();
-    for (Category cat : kReportedCategories)
-      w.member(categoryName(cat), rank.ledger.peak[static_cast<size_t>(cat)]);
-    w.endObject();
-    w.member("model_state_peak_bytes", rank.ledger.model_state_peak);
-    w.member("total_peak_bytes", rank.ledger.total_peak);
-    w.member("model_state_bytes_per_param", modelStateBytesPerParam(rank, r.params));
-    w.member("expected_model_state_bytes_per_param", expected_bpp);
-    w.member("padding_bytes", rank.padding_state_bytes);
+    Json j;
+    j["rank"] = rank.rank;
+    Json& peak = j["peak_bytes"] = Json::object();
+    for (Category cat : kReportedCategories) peak[std::string(categoryName(cat))] = rank.ledger.peak[static_cast<size_t>(cat)];
+    j["model_state_peak_bytes"] = rank.ledger.model_state_peak;
+    j["total_peak_bytes"] = rank.ledger.total_peak;
+    j["model_state_bytes_per_param"] = modelStateBytesPerParam(rank, r.params);
+    j["expected_model_state_bytes_per_param"] = expected_bpp;
+    j["padding_bytes"] = rank.padding_state_bytes;
     if (rank.device_memory) {
       // The ledger books what was asked (allocated); the caching allocator
       // holds more from cudaMalloc (reserved), and the device shows more still.
       const RankDevice::MemoryReport& d = *rank.device_memory;
-      w.key("device_memory").beginObject();
-      w.member("allocated_peak_bytes", d.allocated_peak);
-      w.member("reserved_peak_bytes", d.reserved_peak);
-      w.member("reserved_bytes_at_end", d.reserved_bytes);
-      w.member("device_used_bytes", d.device_used_bytes);
-      w.member("device_total_bytes", d.device_total_bytes);
-      w.endObject();
+      Json& dm = j["device_memory"];
+      dm["allocated_peak_bytes"] = d.allocated_peak;
+      dm["reserved_peak_bytes"] = d.reserved_peak;
+      dm["reserved_bytes_at_end"] = d.reserved_bytes;
+      dm["device_used_bytes"] = d.device_used_bytes;
+      dm["device_total_bytes"] = d.device_total_bytes;
     }
     for (const StepMetrics& m : r.last_step) {
       if (m.rank != rank.rank) continue;
-      w.member("step_ns", m.wall_ns);
-      w.member("exposed_comm_ns", m.exposed_comm_ns);
-      w.member("overlap_percent", m.overlapPercent());
+      j["step_ns"] = m.wall_ns;
+      j["exposed_comm_ns"] = m.exposed_comm_ns;
+      j["overlap_percent"] = m.overlapPercent();
     }
-    w.key("comm_bytes");
-    writeCommBytes(w, rank.comm_bytes);
-    w.key("expected_comm_bytes");
-    writeCommBytes(w, expected_comm);
-    w.endObject();
+    j["comm_bytes"] = commBytesJson(rank.comm_bytes);
+    j["expected_comm_bytes"] = commBytesJson(expected_comm);
+    per_rank.push_back(std::move(j));
   }
-  w.endArray();
   const ModelSpec spec(c.model);
-  w.key("buckets").beginArray();
+  Json& buckets = w["buckets"] = Json::array();
   for (const Bucket& b : r.buckets) {
-    w.beginObject();
-    w.member("index", b.index);
-    w.member("bytes", b.elements * static_cast<int64_t>(sizeof(uint16_t)));
-    w.key("params").beginArray();
-    for (const BucketPlanEntry& e : b.entries) w.value(spec.params()[e.param].name);
-    w.endArray();
-    w.endObject();
+    Json j;
+    j["index"] = b.index;
+    j["bytes"] = b.elements * static_cast<int64_t>(sizeof(uint16_t));
+    Json& params = j["params"] = Json::array();
+    for (const BucketPlanEntry& e : b.entries) params.push_back(spec.params()[e.param].name);
+    buckets.push_back(std::move(j));
   }
-  w.endArray();
-  w.key("units").beginArray();
+  Json& units = w["units"] = Json::array();
   for (const UnitInfo& u : r.units) {
-    w.beginObject();
-    w.member("index", u.index);
-    w.key("blocks").beginArray();
-    for (int b : u.blocks) w.value(b);
-    w.endArray();
-    w.member("params", u.params);
-    w.endObject();
+    Json j;
+    j["index"] = u.index;
+    j["blocks"] = u.blocks;
+    j["params"] = u.params;
+    units.push_back(std::move(j));
   }
-  w.endArray();
-  w.key("unit_order").beginArray();
+  Json& unit_order = w["unit_order"] = Json::array();
   for (const RankResult& rank : r.ranks) {
-    w.beginArray();
-    for (const auto& [op, unit] : rank.unit_order) {
-      w.beginArray();
-      w.value(op);
-      w.value(unit);
-      w.endArray();
-    }
-    w.endArray();
+    Json order = Json::array();
+    for (const auto& [op, unit] : rank.unit_order) order.push_back(Json::array({op, unit}));
+    unit_order.push_back(std::move(order));
   }
-  w.endArray();
-  w.key("bucket_fire_order").beginArray();
-  for (const RankResult& rank : r.ranks) {
-    w.beginArray();
-    for (int b : rank.fire_order) w.value(b);
-    w.endArray();
-  }
-  w.endArray();
-  w.endObject();
-  w.flush();
-  out << '\n';
+  Json& fire_order = w["bucket_fire_order"] = Json::array();
+  for (const RankResult& rank : r.ranks) fire_order.push_back(rank.fire_order);
+  out << dumpJson(w, 2) << '\n';
 }
 
 void writeSummaryFile(const RunResult& result, const std::string& path) {

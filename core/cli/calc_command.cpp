@@ -10,7 +10,7 @@
 #include "analysis/capacity.h"
 #include "common/errors.h"
 #include "config/model_presets.h"
-#include "trace/json_writer.h"
+#include "common/json_tree.h"
 
 namespace shardscope {
 
@@ -153,41 +153,28 @@ void printText(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
 
 void printJson(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
   const CapacityInput& in = r.input;
-  {
-    JsonWriter w(out, 2);
-    w.beginObject();
-    w.member("params", in.params);
-    w.key("model");
-    if (a.model) w.value(a.model->name);
-    else w.null();
-    w.member("ranks", in.ranks);
-    w.key("shard_group");
-    if (in.shard_group > 0) w.value(in.shard_group);
-    else w.null();
-    w.member("capacity_gb", a.capacity_gb);
-    w.member("bytes_per_gb", static_cast<int64_t>(kBytesPerGb));
-    w.key("stages").beginArray();
-    for (const StageCapacity& s : r.stages) {
-      w.beginObject();
-      w.member("stage", strategyName(s.stage));
-      w.member("bytes_per_param", s.bytes_per_param);
-      w.member("bytes_per_rank", s.bytes_per_rank);
-      w.member("gb_per_rank", static_cast<double>(s.bytes_per_rank) / kBytesPerGb);
-      w.member("fits", s.fits);
-      w.endObject();
-    }
-    w.endArray();
-    w.key("smallest_fitting_stage");
-    if (r.smallest_fitting_stage) w.value(strategyName(*r.smallest_fitting_stage));
-    else w.null();
-    w.key("zero3_min_ranks");
-    if (r.zero3_min_ranks > 0) w.value(r.zero3_min_ranks);
-    else w.null();
-    w.member("activations_included", false);
-    w.member("note", kActivationNote);
-    w.endObject();
+  Json j;
+  j["params"] = in.params;
+  j["model"] = a.model ? Json(a.model->name) : Json(nullptr);
+  j["ranks"] = in.ranks;
+  j["shard_group"] = in.shard_group > 0 ? Json(in.shard_group) : Json(nullptr);
+  j["capacity_gb"] = a.capacity_gb;
+  j["bytes_per_gb"] = static_cast<int64_t>(kBytesPerGb);
+  Json& stages = j["stages"] = Json::array();
+  for (const StageCapacity& s : r.stages) {
+    Json stage;
+    stage["stage"] = strategyName(s.stage);
+    stage["bytes_per_param"] = s.bytes_per_param;
+    stage["bytes_per_rank"] = s.bytes_per_rank;
+    stage["gb_per_rank"] = static_cast<double>(s.bytes_per_rank) / kBytesPerGb;
+    stage["fits"] = s.fits;
+    stages.push_back(std::move(stage));
   }
-  out << "\n";
+  j["smallest_fitting_stage"] = r.smallest_fitting_stage ? Json(strategyName(*r.smallest_fitting_stage)) : Json(nullptr);
+  j["zero3_min_ranks"] = r.zero3_min_ranks > 0 ? Json(r.zero3_min_ranks) : Json(nullptr);
+  j["activations_included"] = false;
+  j["note"] = kActivationNote;
+  out << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
 }  // namespace

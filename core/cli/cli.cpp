@@ -8,8 +8,10 @@
 #include "analysis/run_summary.h"
 #include "cli/analyze_command.h"
 #include "cli/calc_command.h"
+#include "cli/inspect_command.h"
 #include "cli/profiles_command.h"
 #include "common/errors.h"
+#include "common/log.h"
 #include "engine/run.h"
 #include "trace/chrome_trace_writer.h"
 
@@ -26,8 +28,65 @@ commands:
   calc      model-state memory per rank for each stage, and which stage fits (calc --help)
   profiles  hardware profiles for modeled timelines; --calibrate measures this machine
   analyze   PyTorch profiler traces of a real job: HTA's metrics per rank (analyze --help)
+  inspect   per rank of a trace: bucket firing order, FSDP unit states, peak memory (inspect TRACE.json)
   help      this text (run --help lists the run flags)
+every command takes:
+  --log-level LEVEL  trace, debug, info, warn, error or off [warn]; the log goes to stderr
+  --log-file FILE    the log also goes to FILE (overwritten)
 )";
+
+// --log-level / --log-file, taken out of the arguments wherever they stand so
+// no command sees them (they are not run settings: never in traces or
+// summaries). While alive, the log goes to `err` and the file at that level.
+class LogFlags {
+ public:
+  // Returns false, with *error set, on a bad value.
+  bool take(std::vector<std::string>& args, std::string* error) {
+    std::vector<std::string> rest;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (a != "--log-level" && a != "--log-file") {
+        rest.push_back(a);
+        continue;
+      }
+      if (i + 1 >= args.size()) {
+        *error = a + " needs a value";
+        return false;
+      }
+      const std::string& value = args[++i];
+      if (a == "--log-file") {
+        m_file = value;
+      } else if (const auto level = parseLogLevel(value)) {
+        m_level = *level;
+      } else {
+        *error = "--log-level must be one of " + std::string(logLevelNames()) + ", got '" + value + "'";
+        return false;
+      }
+    }
+    args = std::move(rest);
+    return true;
+  }
+  // Throws std::runtime_error when the file cannot be written.
+  void install(std::ostream& err) {
+    std::vector<spdlog::sink_ptr> sinks{makeLogStreamSink(err)};
+    if (!m_file.empty()) sinks.push_back(makeLogFileSink(m_file));
+    m_previous = logLevel();
+    m_installed = true;
+    setLogSinks(std::move(sinks));
+    setLogLevel(m_level);
+  }
+  ~LogFlags() {
+    if (!m_installed) return;
+    flushLog();
+    setLogSinks({stderrLogSink()});
+    setLogLevel(m_previous);
+  }
+
+ private:
+  spdlog::level::level_enum m_level = spdlog::level::warn, m_previous = spdlog::level::warn;
+  std::string m_file;
+  bool m_installed = false;
+};
 
 // At every breakpoint stop: where the ranks are and what they hold, then go on.
 void printBreaks(Run& run, std::ostream& out) {
@@ -130,8 +189,21 @@ int commandDevices(const std::vector<std::string>& args, std::ostream& out, std:
 
 }  // namespace
 
-int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+int runCli(const std::vector<std::string>& cli_args, std::ostream& out, std::ostream& err,
            const CliHooks& hooks) {
+  std::vector<std::string> args = cli_args;
+  LogFlags log_flags;
+  std::string log_error;
+  if (!log_flags.take(args, &log_error)) {
+    err << "error: " << log_error << "\n";
+    return kExitBadInput;
+  }
+  try {
+    log_flags.install(err);
+  } catch (const std::exception& e) {
+    err << "error: --log-file " << e.what() << "\n";
+    return kExitBadInput;
+  }
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     out << kUsage;
     return args.empty() ? kExitBadInput : kExitOk;
@@ -143,6 +215,7 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     if (args[0] == "calc") return commandCalc(rest, out, err);
     if (args[0] == "profiles") return commandProfiles(rest, out, err);
     if (args[0] == "analyze") return commandAnalyze(rest, out, err);
+    if (args[0] == "inspect") return commandInspect(rest, out, err);
     if (args[0] == "--version") {
       out << "shardscope-cli " << SHARDSCOPE_VERSION << "\n";
       return kExitOk;
@@ -154,7 +227,7 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     err << "error: " << e.what() << "\n";
     return kExitRunFailed;
   }
-  err << "error: unknown command '" << args[0] << "'; commands: run, devices, calc, profiles, help\n";
+  err << "error: unknown command '" << args[0] << "'; commands: run, devices, calc, profiles, analyze, inspect, help\n";
   return kExitBadInput;
 }
 

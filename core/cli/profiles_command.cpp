@@ -9,7 +9,7 @@
 #include "common/errors.h"
 #include "model/cpu_calibration.h"
 #include "model/hardware_profile.h"
-#include "trace/json_writer.h"
+#include "common/json_tree.h"
 
 namespace shardscope {
 
@@ -121,28 +121,21 @@ int commandProfiles(const std::vector<std::string>& args, std::ostream& out, std
   const std::vector<Entry> entries = loadAll();
   bool failed = false;
   if (json) {
-    {
-      JsonWriter w(out, 2);
-      w.beginObject();
-      w.member("profiles_dir", profilesDir());
-      w.member("this_cpu_cache", thisCpuCachePath());
-      w.key("profiles").beginArray();
-      for (const Entry& e : entries)
-        if (e.profile) writeProfileJson(*e.profile, w);
-      w.endArray();
-      w.key("not_calibrated").beginArray();
-      for (const Entry& e : entries)
-        if (!e.profile && e.error.empty()) w.value(e.name);
-      w.endArray();
-      w.key("errors").beginArray();
-      for (const Entry& e : entries) {
-        if (e.error.empty()) continue;
-        w.beginObject().member("name", e.name).member("error", e.error).endObject();
-      }
-      w.endArray();
-      w.endObject();
+    Json j;
+    j["profiles_dir"] = profilesDir();
+    j["this_cpu_cache"] = thisCpuCachePath();
+    Json& profiles = j["profiles"] = Json::array();
+    for (const Entry& e : entries)
+      if (e.profile) profiles.push_back(profileJson(*e.profile));
+    Json& not_calibrated = j["not_calibrated"] = Json::array();
+    for (const Entry& e : entries)
+      if (!e.profile && e.error.empty()) not_calibrated.push_back(e.name);
+    Json& errors = j["errors"] = Json::array();
+    for (const Entry& e : entries) {
+      if (e.error.empty()) continue;
+      errors.push_back(Json{{"name", e.name}, {"error", e.error}});
     }
-    out << "\n";
+    out << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
     for (const Entry& e : entries) failed |= !e.error.empty();
     return failed ? kExitBadInput : kExitOk;
   }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/log.h"
 
 namespace shardscope {
 
@@ -63,7 +64,9 @@ int64_t CollectiveMonitor::check(int group_rank, const Fingerprint& fp, int64_t 
   if (++m_arrived[fp.seq] == expected) m_cv.notify_all();
   auto all_posted = [&] { return m_arrived[fp.seq] == expected; };
   if (!m_control.waitUntil(lock, m_cv, all_posted, timeout)) {
-    throw RunError(hangReport(fp, m_posted[fp.seq], timeout));
+    const std::string report = hangReport(fp, m_posted[fp.seq], timeout);
+    SPDLOG_LOGGER_ERROR(&logger(LogComponent::Comm), "{}", report);
+    throw RunError(report);
   }
   const auto& posted = m_posted[fp.seq];
   for (int r = 0; r < n; ++r) {
@@ -77,6 +80,7 @@ int64_t CollectiveMonitor::check(int group_rank, const Fingerprint& fp, int64_t 
         first = false;
       }
       os << ". Every rank must issue the same collectives in the same order.";
+      SPDLOG_LOGGER_ERROR(&logger(LogComponent::Comm), "{}", os.str());
       throw RunError(os.str());
     }
   }

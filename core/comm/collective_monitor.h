@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/run_control.h"
-#include "comm/rank_status_board.h"
+#include "rank/rank_status_board.h"
 #include "trace/event.h"
 
 namespace shardscope {

@@ -3,6 +3,7 @@
 #include "trace/run_trace.h"
 
 #include "comm/meta_communicator.h"
+#include "common/log.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,8 +11,23 @@
 
 namespace shardscope {
 
+namespace {
+// "0..7" for a run of ranks, "0, 4, .., 12" for a stride, else the list.
+std::string rankList(const std::vector<int>& m) {
+  if (m.size() < 3) return m.size() == 2 ? std::to_string(m[0]) + ", " + std::to_string(m[1]) : std::to_string(m[0]);
+  const int stride = m[1] - m[0];
+  bool even = true;
+  for (size_t i = 1; i < m.size(); ++i) even &= m[i] - m[i - 1] == stride;
+  const std::string first = std::to_string(m.front()), last = std::to_string(m.back());
+  if (even) return stride == 1 ? first + ".." + last : first + ", " + std::to_string(m[1]) + ", .., " + last;
+  std::string s;
+  for (size_t i = 0; i < m.size(); ++i) s += (i ? ", " : "") + std::to_string(m[i]);
+  return s;
+}
+}  // namespace
+
 CommMesh::CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunControl& control,
-                   int timeout_ms, int transport_timeout_ms, bool meta, DeviceRuntime* gpu)
+                   int timeout_ms, int transport_timeout_ms, bool meta, CommunicatorFactory* gpu)
     : m_ranks(ranks), m_shardGroup(shard_group), m_meta(meta), m_gpu(gpu) {
   // The same layout a trace reader derives from the config (trace/run_trace.h).
   for (CommGroup& g : meshGroups(ranks, shard_group))
@@ -35,6 +51,10 @@ void CommMesh::addGroup(const std::string& name, std::vector<int> members, RankS
   else m_comms.push_back(createGlooGroup(size, name, transport_timeout_ms));
   m_monitors.push_back(std::make_unique<CollectiveMonitor>(name, members, board, control,
                                                            std::chrono::milliseconds(timeout_ms)));
+  spdlog::logger& log = logger(LogComponent::Comm);
+  if (log.should_log(spdlog::level::debug))
+    SPDLOG_LOGGER_DEBUG(&log, "group {} '{}': {} ranks ({}) over {}", id, name, size, rankList(members),
+                        m_meta ? "meta (no transport)" : m_gpu ? "the device runtime" : "gloo");
   m_specs.push_back({id, name, std::move(members)});
 }
 

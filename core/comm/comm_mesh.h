@@ -12,9 +12,9 @@
 
 #include "comm/collective_monitor.h"
 #include "comm/communicator.h"
+#include "comm/communicator_factory.h"
 #include "comm/process_group.h"
-#include "device/device_runtime.h"
-#include "engine/rank_context.h"
+#include "rank/rank_context.h"
 
 namespace shardscope {
 
@@ -30,7 +30,7 @@ class CommMesh {
   // meta: byte-counting communicators that move no data (the meta backend).
   // gpu: the GPU runtime's communicators (NCCL or emulated) instead of Gloo's.
   CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunControl& control, int timeout_ms,
-           int transport_timeout_ms, bool meta = false, DeviceRuntime* gpu = nullptr);
+           int transport_timeout_ms, bool meta = false, CommunicatorFactory* gpu = nullptr);
   ~CommMesh();
 
   const std::vector<CommGroupSpec>& groups() const { return m_specs; }
@@ -53,7 +53,7 @@ class CommMesh {
   int m_ranks;
   int m_shardGroup;
   bool m_meta;
-  DeviceRuntime* m_gpu;
+  CommunicatorFactory* m_gpu;
   std::vector<CommGroupSpec> m_specs;
   std::vector<std::vector<std::unique_ptr<Communicator>>> m_comms;  // [group][group rank]
   std::vector<std::unique_ptr<CollectiveMonitor>> m_monitors;       // [group]

@@ -14,6 +14,7 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "common/log.h"
 #include "kernels/cpu_kernels.h"
 #include "tensor/bf16.h"
 
@@ -245,10 +247,18 @@ void GlooCommunicator::guarded(const char* op, Body&& body) {
   try {
     body();
   } catch (const std::exception& e) {
-    throw RunError(std::string("gloo ") + op + " failed on rank " + std::to_string(m_rank) +
-                   " of " + std::to_string(m_size) + " in group '" + m_prefix + "': " + e.what() +
-                   " (a peer stopped, or did not call the same collective within " +
-                   std::to_string(m_timeout.count()) + " ms; the group is unusable now)");
+    const std::string message =
+        std::string("gloo ") + op + " failed on rank " + std::to_string(m_rank) + " of " + std::to_string(m_size) +
+        " in group '" + m_prefix + "': " + e.what() + " (a peer stopped, or did not call the same collective within " +
+        std::to_string(m_timeout.count()) + " ms; the group is unusable now)";
+    bool aborted = false;
+    {
+      std::lock_guard lock(m_abort.mutex);
+      aborted = m_abort.aborted;
+    }
+    // An aborted collective is an echo of the error that stopped the run.
+    SPDLOG_LOGGER_CALL(&logger(LogComponent::Comm), aborted ? spdlog::level::debug : spdlog::level::err, "{}", message);
+    throw RunError(message);
   }
 }
 
@@ -491,6 +501,7 @@ std::vector<std::unique_ptr<Communicator>> createGlooGroup(int size, const std::
 
   // A fresh store per group: it is only read during rendezvous, and a reused
   // prefix then never sees a dead group's addresses. The prefix names the keys.
+  const auto connect_start = std::chrono::steady_clock::now();
   gloo::rendezvous::HashStore hashStore;
   gloo::rendezvous::PrefixStore store(prefix, hashStore);
   std::vector<std::shared_ptr<gloo::Context>> contexts(static_cast<size_t>(size));
@@ -519,12 +530,18 @@ std::vector<std::unique_ptr<Communicator>> createGlooGroup(int size, const std::
   }
   for (int r = 0; r < size; ++r) {
     if (!errors[static_cast<size_t>(r)].empty()) {
+      SPDLOG_LOGGER_ERROR(&logger(LogComponent::Comm), "gloo rendezvous of group '{}' ({} ranks): rank {} could not connect: {}",
+                          prefix, size, r, errors[static_cast<size_t>(r)]);
       throw std::runtime_error("createGlooGroup('" + prefix + "', size " + std::to_string(size) +
                                "): rank " + std::to_string(r) +
                                " could not connect over TCP loopback: " +
                                errors[static_cast<size_t>(r)]);
     }
   }
+  SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Comm),
+                      "gloo rendezvous of group '{}': {} ranks, {} pairs over TCP loopback in {:.1f} ms", prefix, size,
+                      size * (size - 1) / 2,
+                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - connect_start).count());
   for (int r = 0; r < size; ++r) {
     group.push_back(std::make_unique<GlooCommunicator>(std::move(contexts[static_cast<size_t>(r)]),
                                                        r, size, prefix, timeout));

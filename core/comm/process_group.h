@@ -13,7 +13,8 @@
 #include "comm/collective_monitor.h"
 #include "comm/communicator.h"
 #include "comm/link_arbiter.h"
-#include "engine/rank_context.h"
+#include "rank/comm_bytes.h"
+#include "rank/rank_context.h"
 
 namespace shardscope {
 
@@ -25,21 +26,6 @@ struct CollectiveTag {
   // From ProcessGroup::takeLinkTicket at enqueue, or -1: the transfer gets the
   // link to itself (what a single comm stream already guarantees).
   int64_t link_ticket = -1;
-};
-
-// Bytes sent by one rank, by collective kind.
-struct CommBytes {
-  int64_t all_reduce = 0;
-  int64_t reduce_scatter = 0;
-  int64_t all_gather = 0;
-  int64_t broadcast = 0;
-  CommBytes& operator+=(const CommBytes& o) {
-    all_reduce += o.all_reduce;
-    reduce_scatter += o.reduce_scatter;
-    all_gather += o.all_gather;
-    broadcast += o.broadcast;
-    return *this;
-  }
 };
 
 class ProcessGroup {

@@ -24,7 +24,7 @@
 #include "cuda/gpu_gpt_model.h"
 #include "cuda/gpu_mlp_model.h"
 #include "cuda/nccl_communicator.h"
-#include "device/device_runtime.h"
+#include "backend/device_runtime.h"
 #include "config/run_config.h"
 #include "model/model_spec.h"
 

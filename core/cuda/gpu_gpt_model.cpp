@@ -17,7 +17,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_kernels.h"
 #include "cuda/gpu_model_support.h"
-#include "device/device_runtime.h"
+#include "device/rank_device.h"
 #include "model/gpt_model.h"
 
 namespace shardscope::gpu {

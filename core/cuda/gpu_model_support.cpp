@@ -8,7 +8,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_kernels.h"
-#include "device/device_runtime.h"
+#include "device/rank_device.h"
 #include "memory/buffer.h"
 
 namespace shardscope::gpu {

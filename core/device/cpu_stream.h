@@ -3,7 +3,7 @@
 // comm stream really overlaps backward on the compute stream. A task that
 // throws fails the whole run (first error wins) and the stream drops the rest.
 // On a GPU run the stream owns a DeviceQueue and its tasks launch work there;
-// see device/device_runtime.h for how host order becomes device order.
+// see device/rank_device.h for how host order becomes device order.
 #pragma once
 
 #include <condition_variable>
@@ -16,7 +16,7 @@
 
 #include "common/run_control.h"
 #include "common/timeline.h"
-#include "device/device_runtime.h"
+#include "device/rank_device.h"
 #include "device/stream_event.h"
 
 namespace shardscope {

@@ -9,7 +9,7 @@
 
 #include "common/run_control.h"
 #include "common/timeline.h"
-#include "device/device_runtime.h"
+#include "device/rank_device.h"
 
 namespace shardscope {
 

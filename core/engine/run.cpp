@@ -10,9 +10,11 @@
 #endif
 
 #include "common/errors.h"
-#include "analysis/ledger_replay.h"
+#include "common/log.h"
+#include "memory/ledger_replay.h"
 #include "comm/link_arbiter.h"
 #include "kernels/cpu_kernels.h"
+#include "model/hardware_profile.h"
 #include "model/model.h"
 #include "parallel/fsdp_units.h"
 #include "parallel/strategy.h"
@@ -21,7 +23,16 @@ namespace shardscope {
 
 namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
+
+void logSetup(const RunConfig& c, int64_t params, int simulated) {
+  spdlog::logger& log = logger(LogComponent::Engine);
+  if (!log.should_log(spdlog::level::info)) return;
+  const std::string clock = c.clock == ClockKind::Modeled ? "modeled (" + c.profileName() + ")" : "measured";
+  SPDLOG_LOGGER_INFO(&log, "run setup: strategy {}, {} ranks ({} simulated), backend {}, clock {}, {} steps, batch {}, {} params",
+                     c.strategy, c.ranks, simulated, backendName(c.backend), clock, c.steps, c.batch, params);
+  SPDLOG_LOGGER_DEBUG(&log, "run flags: {}", runCommandLine(c));
 }
+}  // namespace
 
 Run::Run(RunConfig config)
     : m_config((validate(config), std::move(config))),
@@ -103,6 +114,8 @@ void Run::launch() {
   if (m_background) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
 #endif
   const auto t0 = std::chrono::steady_clock::now();
+  spdlog::logger& log = logger(LogComponent::Engine);
+  logSetup(m_config, m_spec.numParams(), m_simulated);
   try {
     cpu::initBlasSingleThreaded();
     // The fingerprint check catches ranks that never arrive. With far more
@@ -122,6 +135,10 @@ void Run::launch() {
     std::vector<bool> simulated(static_cast<size_t>(m_config.ranks));
     for (int r = 0; r < m_config.ranks; ++r) simulated[static_cast<size_t>(r)] = m_representative[static_cast<size_t>(r)] == r;
     m_mesh->setSimulated(simulated);
+    SPDLOG_LOGGER_DEBUG(&log, "communicators ready: {} groups in {:.1f} ms (fingerprint timeout {} ms)",
+                        m_mesh->groups().size(),
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                        wait_timeout_ms);
     m_control.setAbortHandler([this] { m_mesh->abortAll(); });
     if (m_control.isAborted()) m_mesh->abortAll();  // cancelled while connecting
     std::vector<std::thread> ranks;
@@ -132,6 +149,9 @@ void Run::launch() {
     m_control.fail(e.what());
   }
   m_wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (m_control.hasError()) SPDLOG_LOGGER_ERROR(&log, "run stopped after {:.2f} s: {}", m_wallSeconds, m_control.error());
+  else if (m_control.isAborted()) SPDLOG_LOGGER_INFO(&log, "run cancelled after {:.2f} s", m_wallSeconds);
+  else SPDLOG_LOGGER_INFO(&log, "run finished: {} steps in {:.2f} s", m_config.steps, m_wallSeconds);
   m_control.setAbortHandler(nullptr);
   m_mesh.reset();  // rank threads are gone; close the connections now, not at ~Run
   m_abandoned.clear();
@@ -145,6 +165,7 @@ void Run::launch() {
 
 void Run::rankMain(int rank) {
   RankContext& ctx = *m_contexts[rank];
+  spdlog::logger& log = rankLogger(rank);
   TimelineCursor host_cursor;  // slot 0; streams take 1..4
   host_cursor.op_base = 0;
   setCurrentCursor(&host_cursor);
@@ -168,6 +189,7 @@ void Run::rankMain(int rank) {
     try {
       device = m_runtime->makeRankDevice(rank, ctx.ledger);
     } catch (const std::exception& e) {
+      SPDLOG_LOGGER_ERROR(&log, "no device: {}", e.what());
       m_control.fail("rank " + std::to_string(rank) + ": " + e.what());
       setCurrentCursor(nullptr);
       return;
@@ -204,12 +226,14 @@ void Run::rankMain(int rank) {
     strategy = makeStrategy(env);
     strategy->setup();
     if (device) ctx.resolveDeviceTimes();
+    SPDLOG_LOGGER_DEBUG(&log, "strategy {} set up", m_config.strategy);
     for (int s = 0; s < m_config.steps; ++s) {
       ctx.setStep(s);
       ctx.instant(Lane::Host, EventKind::StepBegin);
       const double loss = strategy->step(s);
       if (device) ctx.resolveDeviceTimes();  // the step's queues are drained
       ctx.instant(Lane::Host, EventKind::StepEnd);
+      SPDLOG_LOGGER_DEBUG(&log, "step {} done, loss {:.6f}", s, loss);
       std::lock_guard lock(m_mutex);
       if (m_rankLosses.size() <= static_cast<size_t>(s)) {
         m_rankLosses.resize(s + 1);
@@ -239,7 +263,9 @@ void Run::rankMain(int rank) {
       }
     if (!ctx.meta()) strategy->copyOwnedMaster(m_finalMaster);
   } catch (const RunAborted&) {
+    SPDLOG_LOGGER_DEBUG(&log, "stops: the run was stopped");
   } catch (const std::exception& e) {
+    SPDLOG_LOGGER_DEBUG(&log, "stops: {}", e.what());
     Event err;
     ctx.instant(Lane::Host, EventKind::Error, err);
     m_control.fail(e.what());

@@ -11,18 +11,19 @@
 #include <thread>
 #include <vector>
 
-#include "analysis/step_metrics.h"
+#include "backend/device_runtime.h"
 #include "comm/comm_mesh.h"
 #include "comm/communicator.h"
 #include "comm/process_group.h"
 #include "common/run_clock.h"
 #include "common/run_control.h"
-#include "engine/cost_model.h"
-#include "engine/rank_context.h"
+#include "rank/cost_model.h"
+#include "rank/rank_context.h"
 #include "config/run_config.h"
 #include "model/model_spec.h"
 #include "parallel/bucket_plan.h"
 #include "trace/run_trace.h"
+#include "trace/step_metrics.h"
 
 namespace shardscope {
 
@@ -85,7 +86,7 @@ class Run {
   }
   void cancel() { m_control.cancel(); }
   // Lockstep stepping: call enable() before start() to make the ranks pass a
-  // gate before every compute op (see engine/step_gate.h).
+  // gate before every compute op (see rank/step_gate.h).
   StepGate& gate() { return m_gate; }
   // A rank's current bytes by category (any thread; for views of a stopped run).
   LedgerSnapshot ledger(int rank) const { return m_contexts[rank]->ledger.snapshot(); }

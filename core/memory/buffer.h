@@ -12,7 +12,7 @@
 #include <span>
 #include <utility>
 
-#include "device/device_runtime.h"
+#include "memory/device_memory.h"
 #include "memory/memory_ledger.h"
 
 namespace shardscope {

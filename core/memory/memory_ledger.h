@@ -23,7 +23,7 @@ struct LedgerSnapshot {
 
 bool isModelState(Category c);
 
-class DeviceMemory;  // device/device_runtime.h
+class DeviceMemory;  // memory/device_memory.h
 
 class MemoryLedger {
  public:

@@ -9,8 +9,7 @@
 
 #include "common/errors.h"
 #include "model/cpu_calibration.h"
-#include "trace/json_value.h"
-#include "trace/json_writer.h"
+#include "common/json_tree.h"
 
 #ifndef SHARDSCOPE_RESOURCE_DIR
 #define SHARDSCOPE_RESOURCE_DIR "resources"
@@ -66,11 +65,11 @@ size_t editDistance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-std::string describe(const JsonValue& v) {
-  std::string text = v.dump();
+std::string describe(const Json& v) {
+  std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (text.size() > 40) text = text.substr(0, 37) + "...";
-  if (v.isNumber()) return text;
-  return text + " (" + std::string(JsonValue::typeName(v.type())) + ")";
+  if (v.is_number()) return text;
+  return text + " (" + std::string(jsonTypeName(v)) + ")";
 }
 
 class ProfileReader {
@@ -81,20 +80,17 @@ class ProfileReader {
     throw ConfigError("profile " + m_file + ": " + what);
   }
 
-  // Rejects unknown and repeated keys of `object` (at `path`, "" for the root).
-  void checkKeys(const JsonValue& object, const std::string& path, const std::vector<std::string>& allowed) const {
-    std::vector<std::string> seen;
-    for (const JsonMember& m : object.asObject()) {
-      const std::string where = path.empty() ? m.key : path + "." + m.key;
-      if (std::find(seen.begin(), seen.end(), m.key) != seen.end()) fail(where + " appears twice");
-      seen.push_back(m.key);
-      if (std::find(allowed.begin(), allowed.end(), m.key) != allowed.end()) continue;
+  // Rejects unknown keys of `object` (at `path`, "" for the root); parseProfile rejects repeated ones.
+  void checkKeys(const Json& object, const std::string& path, const std::vector<std::string>& allowed) const {
+    for (const auto& [key, value] : object.items()) {
+      const std::string where = path.empty() ? key : path + "." + key;
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
       std::string best;
-      size_t best_distance = std::max<size_t>(2, m.key.size() / 3) + 1;  // suggest only near misses
+      size_t best_distance = std::max<size_t>(2, key.size() / 3) + 1;  // suggest only near misses
       std::string list;
       for (const std::string& k : allowed) {
         list += (list.empty() ? "" : ", ") + k;
-        const size_t d = editDistance(m.key, k);
+        const size_t d = editDistance(key, k);
         if (d < best_distance) {
           best_distance = d;
           best = k;
@@ -105,25 +101,24 @@ class ProfileReader {
     }
   }
 
-  const JsonValue& require(const JsonValue& object, const std::string& path, const std::string& key,
-                           const char* what) const {
-    const JsonValue* v = object.find(key);
-    if (!v) fail(join(path, key) + " is missing (" + what + ")");
-    return *v;
+  const Json& require(const Json& object, const std::string& path, const std::string& key, const char* what) const {
+    const auto it = object.find(key);
+    if (it == object.end()) fail(join(path, key) + " is missing (" + what + ")");
+    return *it;
   }
 
-  const JsonValue& requireObject(const JsonValue& root, const std::string& key, const char* what) const {
-    const JsonValue& v = require(root, "", key, what);
-    if (!v.isObject()) fail(key + " must be an object (" + what + "), got " + describe(v));
+  const Json& requireObject(const Json& root, const std::string& key, const char* what) const {
+    const Json& v = require(root, "", key, what);
+    if (!v.is_object()) fail(key + " must be an object (" + what + "), got " + describe(v));
     return v;
   }
 
-  double number(const JsonValue& object, const std::string& path, const NumberField& f) const {
-    const JsonValue& v = require(object, path, f.key, f.unit);
+  double number(const Json& object, const std::string& path, const NumberField& f) const {
+    const Json& v = require(object, path, f.key, f.unit);
     const std::string where = join(path, f.key);
     const std::string range = std::string(f.lo_inclusive ? "[" : "(") + format(f.lo) + ", " + format(f.hi) + "]";
-    if (!v.isNumber()) fail(where + " must be a number in " + range + " (" + f.unit + "), got " + describe(v));
-    const double x = v.asDouble();
+    if (!v.is_number()) fail(where + " must be a number in " + range + " (" + f.unit + "), got " + describe(v));
+    const double x = v.get<double>();
     const bool low = f.lo_inclusive ? x < f.lo : x <= f.lo;
     if (low && f.lo == 0 && !f.lo_inclusive)
       fail(where + " must be a positive number (" + f.unit + "), got " + describe(v));
@@ -133,11 +128,12 @@ class ProfileReader {
     return x * f.scale;
   }
 
-  std::string string(const JsonValue& root, const std::string& key, bool non_empty) const {
-    const JsonValue& v = require(root, "", key, "text");
-    if (!v.isString()) fail(key + " must be a string, got " + describe(v));
-    if (non_empty && v.asString().empty()) fail(key + " must not be empty");
-    return v.asString();
+  std::string string(const Json& root, const std::string& key, bool non_empty) const {
+    const Json& v = require(root, "", key, "text");
+    if (!v.is_string()) fail(key + " must be a string, got " + describe(v));
+    const auto& text = v.get_ref<const std::string&>();
+    if (non_empty && text.empty()) fail(key + " must not be empty");
+    return text;
   }
 
  private:
@@ -160,9 +156,8 @@ std::vector<std::string> keysOf(const NumberField (&fields)[N]) {
   return keys;
 }
 
-HardwareProfile::Link readLink(const ProfileReader& r, const JsonValue& root, const std::string& key,
-                               const char* what) {
-  const JsonValue& link = r.requireObject(root, key, what);
+HardwareProfile::Link readLink(const ProfileReader& r, const Json& root, const std::string& key, const char* what) {
+  const Json& link = r.requireObject(root, key, what);
   r.checkKeys(link, key, keysOf(kLinkFields));
   HardwareProfile::Link out;
   out.bandwidth = r.number(link, key, kLinkFields[0]);
@@ -209,14 +204,14 @@ std::vector<std::string> fileProfiles() {
 
 HardwareProfile parseProfile(const std::string& json_text, const std::string& file) {
   const ProfileReader r(file);
-  JsonValue root;
+  Json root;
   try {
-    root = JsonValue::parse(json_text);
-  } catch (const JsonParseError& e) {
+    root = parseJsonTree(json_text, [&r](const std::string& path) { r.fail(path + " appears twice"); });
+  } catch (const JsonSyntaxError& e) {
     throw ConfigError("profile " + file + ":" + std::to_string(e.line()) + ":" + std::to_string(e.column()) +
                       ": " + e.what());
   }
-  if (!root.isObject()) r.fail("the document must be a JSON object, got " + describe(root));
+  if (!root.is_object()) r.fail("the document must be a JSON object, got " + describe(root));
   r.checkKeys(root, "", kRootKeys);
 
   HardwareProfile p;
@@ -229,7 +224,7 @@ HardwareProfile parseProfile(const std::string& json_text, const std::string& fi
   }
   p.description = r.string(root, "description", false);
 
-  const JsonValue& device = r.requireObject(root, "device", "the accelerator's figures");
+  const Json& device = r.requireObject(root, "device", "the accelerator's figures");
   r.checkKeys(device, "device", keysOf(kDeviceFields));
   p.device.bf16_flops = r.number(device, "device", kDeviceFields[0]);
   p.device.mem_bandwidth = r.number(device, "device", kDeviceFields[1]);
@@ -239,18 +234,19 @@ HardwareProfile parseProfile(const std::string& json_text, const std::string& fi
   p.intra_node = readLink(r, root, "intra_node", "the link between GPUs of one node");
   p.inter_node = readLink(r, root, "inter_node", "the link between nodes");
 
-  const JsonValue& gpus = r.require(root, "", "gpus_per_node", "an integer");
-  if (!gpus.isInteger() || gpus.asInt64() < 1 || gpus.asInt64() > kMaxGpusPerNode)
+  const Json& gpus = r.require(root, "", "gpus_per_node", "an integer");
+  int64_t gpus_per_node = 0;
+  if (!jsonInteger(gpus, gpus_per_node) || gpus_per_node < 1 || gpus_per_node > kMaxGpusPerNode)
     r.fail("gpus_per_node must be an integer in 1.." + std::to_string(kMaxGpusPerNode) + ", got " + describe(gpus));
-  p.gpus_per_node = static_cast<int>(gpus.asInt64());
+  p.gpus_per_node = static_cast<int>(gpus_per_node);
 
-  const JsonValue& sources = r.require(root, "", "sources", "an array of citations");
-  if (!sources.isArray()) r.fail("sources must be an array of strings (citations), got " + describe(sources));
-  for (size_t i = 0; i < sources.asArray().size(); ++i) {
-    const JsonValue& s = sources.asArray()[i];
-    if (!s.isString() || s.asString().empty())
+  const Json& sources = r.require(root, "", "sources", "an array of citations");
+  if (!sources.is_array()) r.fail("sources must be an array of strings (citations), got " + describe(sources));
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const Json& s = sources[i];
+    if (!s.is_string() || s.get_ref<const std::string&>().empty())
       r.fail("sources[" + std::to_string(i) + "] must be a non-empty string, got " + describe(s));
-    p.sources.push_back(s.asString());
+    p.sources.push_back(s.get<std::string>());
   }
   return p;
 }
@@ -281,35 +277,27 @@ HardwareProfile loadProfile(const std::string& name_or_path) {
   return parseProfile(readFile(path), path);
 }
 
-void writeProfileJson(const HardwareProfile& p, JsonWriter& w) {
-  w.beginObject();
-  w.member("name", p.name);
-  w.member("description", p.description);
-  w.key("device").beginObject();
-  w.member(kDeviceFields[0].key, p.device.bf16_flops / kTera);
-  w.member(kDeviceFields[1].key, p.device.mem_bandwidth / kGiga);
-  w.member(kDeviceFields[2].key, p.device.mem_capacity / kGiga);
-  w.member(kDeviceFields[3].key, p.device.compute_efficiency);
-  w.endObject();
+Json profileJson(const HardwareProfile& p) {
+  Json j;
+  j["name"] = p.name;
+  j["description"] = p.description;
+  Json& device = j["device"];
+  device[kDeviceFields[0].key] = p.device.bf16_flops / kTera;
+  device[kDeviceFields[1].key] = p.device.mem_bandwidth / kGiga;
+  device[kDeviceFields[2].key] = p.device.mem_capacity / kGiga;
+  device[kDeviceFields[3].key] = p.device.compute_efficiency;
   for (const auto& [key, link] : {std::pair{"intra_node", &p.intra_node}, std::pair{"inter_node", &p.inter_node}}) {
-    w.key(key).beginObject();
-    w.member(kLinkFields[0].key, link->bandwidth / kGiga);
-    w.member(kLinkFields[1].key, link->latency / kMicro);
-    w.endObject();
+    Json& l = j[key];
+    l[kLinkFields[0].key] = link->bandwidth / kGiga;
+    l[kLinkFields[1].key] = link->latency / kMicro;
   }
-  w.member("gpus_per_node", p.gpus_per_node);
-  w.key("sources").beginArray();
-  for (const std::string& s : p.sources) w.value(s);
-  w.endArray();
-  w.endObject();
+  j["gpus_per_node"] = p.gpus_per_node;
+  j["sources"] = p.sources;
+  return j;
 }
 
 void writeProfileJson(const HardwareProfile& p, std::ostream& out) {
-  {
-    JsonWriter w(out, 2);
-    writeProfileJson(p, w);
-  }
-  out << "\n";
+  out << profileJson(p).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
 }  // namespace shardscope

@@ -9,29 +9,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "rank/hardware_profile.h"
+
 namespace shardscope {
-
-class JsonWriter;
-
-struct HardwareProfile {
-  std::string name;         // equals the file's stem ("h100-sxm")
-  std::string description;  // what the figures assume, in words
-
-  struct Device {
-    double bf16_flops = 0;          // FLOP/s, dense (no sparsity), peak
-    double mem_bandwidth = 0;       // bytes/s, reads + writes together
-    double mem_capacity = 0;        // bytes
-    double compute_efficiency = 0;  // achievable fraction of bf16_flops for GEMMs, (0, 1]
-  } device;
-
-  struct Link {
-    double bandwidth = 0;  // bytes/s per direction per GPU
-    double latency = 0;    // seconds per message (one ring step)
-  } intra_node, inter_node;
-
-  int gpus_per_node = 1;
-  std::vector<std::string> sources;  // datasheet citations, or how it was measured
-};
 
 // The profile named `name_or_path`: a path when it ends in ".json", else a name
 // looked up in profilesDir(); "this-cpu" reads the calibration cache, measuring
@@ -52,7 +34,7 @@ std::string profilesDir();
 
 // The profile as a document parseProfile accepts (human units), indented.
 void writeProfileJson(const HardwareProfile& profile, std::ostream& out);
-// The same object as the next value of `w` (inside a larger document).
-void writeProfileJson(const HardwareProfile& profile, JsonWriter& w);
+// The same document as a value, to embed in a larger one.
+nlohmann::ordered_json profileJson(const HardwareProfile& profile);
 
 }  // namespace shardscope

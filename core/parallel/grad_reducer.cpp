@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/log.h"
 #include "kernels/cpu_kernels.h"
 
 namespace shardscope {
@@ -102,6 +103,7 @@ void GradReducer::reportUnready() {
      << bucket.index << "; every rank must produce every gradient in the same order";
   const std::string state = os.str();
   m_env.ctx.setStatus(Lane::Host, state);
+  SPDLOG_LOGGER_WARN(&rankLogger(m_env.ctx.rank), "{}", state);
   // The peers time out in the fingerprint check and report the hang with this
   // state. If every rank skipped the same block nobody waits in a collective:
   // report it from here after a longer timeout.

@@ -11,7 +11,7 @@
 
 #include "comm/process_group.h"
 #include "device/cpu_stream.h"
-#include "engine/rank_context.h"
+#include "rank/rank_context.h"
 #include "config/run_config.h"
 #include "model/model.h"
 #include "model/model_spec.h"

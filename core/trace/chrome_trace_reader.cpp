@@ -7,8 +7,8 @@
 #include <fstream>
 #include <limits>
 
+#include "common/json_tree.h"
 #include "config/config_json.h"
-#include "trace/json_value.h"
 
 namespace shardscope {
 
@@ -35,23 +35,6 @@ std::string allowedNames(std::string_view (*name_of)(int), int count) {
 std::string_view laneNameAt(int i) { return laneName(static_cast<Lane>(i)); }
 std::string_view kindNameAt(int i) { return eventKindName(static_cast<EventKind>(i)); }
 std::string_view categoryNameAt(int i) { return categoryName(static_cast<Category>(i)); }
-
-// Short description of a value for error messages: 1.5, "abc", an array, ...
-std::string describe(const JsonValue& v) {
-  switch (v.type()) {
-    case JsonValue::Type::Number:
-    case JsonValue::Type::Bool:
-    case JsonValue::Type::Null: return v.dump();
-    case JsonValue::Type::String: {
-      std::string text = v.dump();
-      if (text.size() > 48) text = text.substr(0, 44) + "...\"";
-      return text;
-    }
-    case JsonValue::Type::Array: return "an array";
-    case JsonValue::Type::Object: return "an object";
-  }
-  return "?";
-}
 
 // Where a value sits, e.g. {"traceEvents", 12, "args"} + "block". Formatted only on error.
 struct Where {
@@ -88,87 +71,237 @@ class TraceParser {
       fail("", "the top level is an array (Chrome's array form); a ShardScope trace is an object "
                "{\"traceEvents\": [...], \"metadata\": {...}}");
     }
-    JsonParser parser(m_json);
-    bool saw_events = false;
-    bool saw_metadata = false;
+    Sax sax(*this);
     try {
-      parser.beginObject();
-      std::string key;
-      while (parser.nextMember(key)) {
-        if (key == "traceEvents") {
-          if (saw_events) fail("traceEvents", "appears twice; a trace has one traceEvents array");
-          saw_events = true;
-          try {
-            parser.beginArray();
-          } catch (const JsonParseError& e) {
-            fail("traceEvents", std::string("expected an array of events: ") + e.what());
-          }
-          size_t index = 0;
-          while (parser.nextElement()) readEvent(parser.parseValue(), index++);
-        } else if (key == "metadata") {
-          if (saw_metadata) fail("metadata", "appears twice");
-          saw_metadata = true;
-          readMetadata(parser.parseValue());
-        } else if (key == "displayTimeUnit") {
-          const JsonValue unit = parser.parseValue();
-          if (!unit.isString() || (unit.asString() != "ns" && unit.asString() != "ms")) {
-            fail("displayTimeUnit", "expected \"ns\" or \"ms\", got " + describe(unit));
-          }
-        } else {
-          parser.skipValue();  // other tools add keys (otherData, stackFrames): ignore them
-        }
-      }
-      parser.expectEnd();
-    } catch (const JsonParseError& e) {
+      Json::sax_parse(m_json.begin(), m_json.end(), &sax, nlohmann::json::input_format_t::json, true, false);
+    } catch (const JsonSyntaxError& e) {
       fail("", std::string("not valid JSON (truncated or corrupt?): ") + e.what());
     }
-    if (!saw_events) fail("traceEvents", "missing; expected the object form {\"traceEvents\": [...], ...}");
+    if (!m_sawEvents) fail("traceEvents", "missing; expected the object form {\"traceEvents\": [...], ...}");
     return finish();
   }
 
  private:
+  // nlohmann's SAX events for the whole file. Top-level members are routed
+  // by key: each element of traceEvents is built (as a small tree) and read
+  // on its own, metadata and displayTimeUnit are built whole, others skipped.
+  class Sax {
+   public:
+    explicit Sax(TraceParser& p) : m_p(p) {}
+
+    bool null() { return scalar(nullptr); }
+    bool boolean(bool v) { return scalar(v); }
+    bool number_integer(Json::number_integer_t v) { return scalar(v); }
+    bool number_unsigned(Json::number_unsigned_t v) { return scalar(v); }
+    bool number_float(Json::number_float_t v, const std::string&) { return scalar(v); }
+    bool string(std::string& v) { return scalar(std::move(v)); }
+    bool binary(Json::binary_t&) { return true; }  // JSON text has none
+
+    bool start_object(std::size_t) {
+      if (m_tree.active()) {
+        if (!m_tree.startObject()) tooDeep();
+        return true;
+      }
+      switch (m_level) {
+        case Level::Top: m_level = Level::Root; return true;
+        case Level::Root:
+          if (m_key == Key::Events) m_p.fail("traceEvents", "expected an array of events, got an object");
+          beginMember();
+          if (m_tree.active()) m_tree.startObject();
+          else ++m_skip;
+          return true;
+        case Level::Events: beginEvent(); m_tree.startObject(); return true;
+        case Level::Done: return true;
+      }
+      return true;
+    }
+
+    bool start_array(std::size_t) {
+      if (m_tree.active()) {
+        if (!m_tree.startArray()) tooDeep();
+        return true;
+      }
+      if (m_level == Level::Top) throw JsonSyntaxError(1, 1, "expected an object");
+      if (m_level == Level::Root && m_key == Key::Events) {
+        m_level = Level::Events;
+        return true;
+      }
+      if (m_level == Level::Events) {
+        beginEvent();
+        m_tree.startArray();
+        return true;
+      }
+      beginMember();
+      if (m_tree.active()) m_tree.startArray();
+      else ++m_skip;
+      return true;
+    }
+
+    bool end_object() { return end(); }
+    bool end_array() {
+      if (!m_tree.active() && m_skip == 0 && m_level == Level::Events) {
+        m_level = Level::Root;
+        return true;
+      }
+      return end();
+    }
+
+    bool key(std::string& name) {
+      if (m_tree.active()) {
+        m_tree.key(name);  // a repeated key keeps its first value
+        return true;
+      }
+      if (m_skip > 0) return true;
+      if (name == "traceEvents") {
+        if (m_p.m_sawEvents) m_p.fail("traceEvents", "appears twice; a trace has one traceEvents array");
+        m_p.m_sawEvents = true;
+        m_key = Key::Events;
+      } else if (name == "metadata") {
+        if (m_p.m_hasMetadata) m_p.fail("metadata", "appears twice");
+        m_key = Key::Metadata;
+      } else if (name == "displayTimeUnit") {
+        m_key = Key::TimeUnit;
+      } else {
+        m_key = Key::Other;  // other tools add keys (otherData, stackFrames): ignore them
+      }
+      return true;
+    }
+
+    bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
+      throw jsonSyntaxError(m_p.m_json, position, e);
+    }
+
+   private:
+    enum class Level { Top, Root, Events, Done };
+    enum class Key { Events, Metadata, TimeUnit, Other };
+
+    [[noreturn]] void tooDeep() const {
+      const std::string where = m_level == Level::Events ? Where{"traceEvents", m_index}.field("") : std::string(keyName());
+      m_p.fail(where, "nesting deeper than " + std::to_string(JsonTreeBuilder::kMaxDepth) + " levels");
+    }
+    std::string_view keyName() const {
+      switch (m_key) {
+        case Key::Events: return "traceEvents";
+        case Key::Metadata: return "metadata";
+        case Key::TimeUnit: return "displayTimeUnit";
+        case Key::Other: return "";
+      }
+      return "";
+    }
+
+    void beginEvent() { m_tree.begin(m_value); }
+    // A top-level member's value starts: build it, or skip it.
+    void beginMember() {
+      if (m_key == Key::Metadata || m_key == Key::TimeUnit) m_tree.begin(m_value);
+    }
+
+    bool scalar(Json v) {
+      if (m_tree.active()) {
+        if (m_tree.value(std::move(v))) complete();
+        return true;
+      }
+      if (m_skip > 0) return true;
+      switch (m_level) {
+        case Level::Top: throw JsonSyntaxError(1, 1, "expected an object, got " + describeJson(v));
+        case Level::Root:
+          if (m_key == Key::Events) m_p.fail("traceEvents", "expected an array of events, got " + describeJson(v));
+          if (m_key == Key::Metadata || m_key == Key::TimeUnit) {
+            m_value = std::move(v);
+            complete();
+          }
+          return true;
+        case Level::Events:
+          m_value = std::move(v);
+          complete();
+          return true;
+        case Level::Done: return true;
+      }
+      return true;
+    }
+
+    bool end() {
+      if (m_tree.active()) {
+        if (m_tree.end()) complete();
+        return true;
+      }
+      if (m_skip > 0) {
+        --m_skip;
+        return true;
+      }
+      if (m_level == Level::Root) m_level = Level::Done;  // the top-level object closed
+      return true;
+    }
+
+    // A whole value was built into m_value.
+    void complete() {
+      if (m_level == Level::Events) {
+        m_p.readEvent(m_value, m_index++);
+      } else if (m_key == Key::Metadata) {
+        m_p.readMetadata(m_value);
+      } else if (m_key == Key::TimeUnit) {
+        if (!m_value.is_string() || (m_value.get_ref<const std::string&>() != "ns" && m_value.get_ref<const std::string&>() != "ms")) {
+          m_p.fail("displayTimeUnit", "expected \"ns\" or \"ms\", got " + describeJson(m_value));
+        }
+      }
+    }
+
+    TraceParser& m_p;
+    Level m_level = Level::Top;
+    Key m_key = Key::Other;
+    size_t m_skip = 0;  // open containers of a skipped member
+    size_t m_index = 0;
+    JsonTreeBuilder m_tree;
+    Json m_value;  // the event (or member) being built; reused
+  };
+
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
     throw TraceFormatError(m_source, field, what);
   }
 
-  const JsonValue& require(const JsonValue& object, std::string_view name, const Where& where) const {
-    const JsonValue* v = object.find(name);
+  static const Json* find(const Json& object, std::string_view name) {
+    const auto it = object.find(name);
+    return it == object.end() ? nullptr : &*it;
+  }
+
+  const Json& require(const Json& object, std::string_view name, const Where& where) const {
+    const Json* v = find(object, name);
     if (!v) fail(where.field(name), "missing (required)");
     return *v;
   }
 
-  int64_t integer(const JsonValue& v, const Where& where, std::string_view name, int64_t lo, int64_t hi) const {
-    if (!v.isInteger() || v.asInt64() < lo || v.asInt64() > hi) {
-      fail(where.field(name), "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + describe(v));
+  int64_t integer(const Json& v, const Where& where, std::string_view name, int64_t lo, int64_t hi) const {
+    int64_t n = 0;
+    if (!jsonInteger(v, n) || n < lo || n > hi) {
+      fail(where.field(name), "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + describeJson(v));
     }
-    return v.asInt64();
+    return n;
   }
 
-  const std::string& string(const JsonValue& v, const Where& where, std::string_view name) const {
-    if (!v.isString()) fail(where.field(name), "expected a string, got " + describe(v));
-    return v.asString();
+  const std::string& string(const Json& v, const Where& where, std::string_view name) const {
+    if (!v.is_string()) fail(where.field(name), "expected a string, got " + describeJson(v));
+    return v.get_ref<const std::string&>();
   }
 
   // ts/dur in microseconds -> ns; the writer prints 3 decimals so rounding is exact.
-  int64_t micros(const JsonValue& v, const Where& where, std::string_view name) const {
-    if (!v.isNumber() || std::fabs(v.asDouble()) > kMaxMicros) {
-      fail(where.field(name), "expected a time in microseconds (a number, |t| <= 9e15), got " + describe(v));
+  int64_t micros(const Json& v, const Where& where, std::string_view name) const {
+    if (!v.is_number() || std::fabs(v.get<double>()) > kMaxMicros) {
+      fail(where.field(name), "expected a time in microseconds (a number, |t| <= 9e15), got " + describeJson(v));
     }
-    if (v.isInteger()) return v.asInt64() * 1000;
-    return std::llround(v.asDouble() * 1000.0);
+    if (int64_t n = 0; jsonInteger(v, n)) return n * 1000;
+    return std::llround(v.get<double>() * 1000.0);
   }
 
-  const JsonValue::Object& object(const JsonValue& v, const Where& where, std::string_view name) const {
-    if (!v.isObject()) fail(where.field(name), "expected an object, got " + describe(v));
-    return v.asObject();
+  const Json& object(const Json& v, const Where& where, std::string_view name) const {
+    if (!v.is_object()) fail(where.field(name), "expected an object, got " + describeJson(v));
+    return v;
   }
 
-  const JsonValue::Array& array(const JsonValue& v, const Where& where, std::string_view name) const {
-    if (!v.isArray()) fail(where.field(name), "expected an array, got " + describe(v));
-    return v.asArray();
+  const Json& array(const Json& v, const Where& where, std::string_view name) const {
+    if (!v.is_array()) fail(where.field(name), "expected an array, got " + describeJson(v));
+    return v;
   }
 
-  int rankOf(const JsonValue& event, const Where& where, size_t index) {
+  int rankOf(const Json& event, const Where& where, size_t index) {
     const auto rank = static_cast<int>(integer(require(event, "pid", where), where, "pid", 0, kMaxRank));
     if (static_cast<size_t>(rank) >= m_events.size()) {
       m_events.resize(static_cast<size_t>(rank) + 1);
@@ -177,9 +310,9 @@ class TraceParser {
     return rank;
   }
 
-  void readEvent(const JsonValue& event, size_t index) {
+  void readEvent(const Json& event, size_t index) {
     const Where where{"traceEvents", index};
-    if (!event.isObject()) fail(where.field(""), "expected an event object, got " + describe(event));
+    if (!event.is_object()) fail(where.field(""), "expected an event object, got " + describeJson(event));
     const std::string& ph = string(require(event, "ph", where), where, "ph");
     if (ph == "X" || ph == "i") {
       readOpEvent(event, where, index, ph == "i");
@@ -193,12 +326,12 @@ class TraceParser {
     }
   }
 
-  void readMetadataEvent(const JsonValue& event, const Where& where, size_t index) {
+  void readMetadataEvent(const Json& event, const Where& where, size_t index) {
     rankOf(event, where, index);
     const std::string& name = string(require(event, "name", where), where, "name");
     if (name != "thread_name") return;  // process_name and sort indices carry nothing the pid does not
     const auto tid = integer(require(event, "tid", where), where, "tid", 0, kLaneCount - 1);
-    const JsonValue& args = require(event, "args", where);
+    const Json& args = require(event, "args", where);
     object(args, where, "args");
     const Where in_args{where.container, where.index, "args"};
     const std::string& lane = string(require(args, "name", in_args), in_args, "name");
@@ -212,7 +345,7 @@ class TraceParser {
     fail(where.field("args.name"), "unknown lane \"" + lane + "\"; allowed: " + allowedNames(laneNameAt, kLaneCount));
   }
 
-  void readOpEvent(const JsonValue& event, const Where& where, size_t index, bool instant_phase) {
+  void readOpEvent(const Json& event, const Where& where, size_t index, bool instant_phase) {
     Event e;
     e.rank = static_cast<int16_t>(rankOf(event, where, index));
 
@@ -229,15 +362,14 @@ class TraceParser {
     e.begin_ns = micros(require(event, "ts", where), where, "ts");
     e.end_ns = instant_phase ? e.begin_ns : e.begin_ns + micros(require(event, "dur", where), where, "dur");
 
-    const JsonValue* args = event.find("args");
+    const Json* args = find(event, "args");
     if (!args) {
       m_events[static_cast<size_t>(e.rank)].push_back(e);
       return;
     }
     const Where in_args{where.container, where.index, "args"};
-    for (const JsonMember& m : object(*args, where, "args")) {
-      const std::string& k = m.key;
-      const auto small = [&](int64_t hi) { return integer(m.value, in_args, k, -1, hi); };
+    for (const auto& [k, value] : object(*args, where, "args").get_ref<const Json::object_t&>()) {
+      const auto small = [&](int64_t hi) { return integer(value, in_args, k, -1, hi); };
       if (k == "block") e.block = static_cast<int16_t>(small(kInt16Max));
       else if (k == "unit") e.unit = static_cast<int16_t>(small(kInt16Max));
       else if (k == "bucket") e.bucket = static_cast<int16_t>(small(kInt16Max));
@@ -247,11 +379,11 @@ class TraceParser {
       else if (k == "seq") e.seq = static_cast<int32_t>(small(kInt32Max));
       else if (k == "op") e.op = static_cast<int32_t>(small(kInt32Max));
       else if (k == "dep") e.dep = static_cast<int32_t>(small(kInt32Max));
-      else if (k == "bytes") e.bytes = integer(m.value, in_args, k, kInt64Min, kInt64Max);
-      else if (k == "value") e.value = integer(m.value, in_args, k, kInt64Min, kInt64Max);
-      else if (k == "flags") e.flags = static_cast<uint8_t>(integer(m.value, in_args, k, 0, 255));
+      else if (k == "bytes") e.bytes = integer(value, in_args, k, kInt64Min, kInt64Max);
+      else if (k == "value") e.value = integer(value, in_args, k, kInt64Min, kInt64Max);
+      else if (k == "flags") e.flags = static_cast<uint8_t>(integer(value, in_args, k, 0, 255));
       else if (k == "category") {
-        const std::string& name = string(m.value, in_args, k);
+        const std::string& name = string(value, in_args, k);
         int c = 0;
         while (c < kCategoryCount && name != categoryNameAt(c)) ++c;
         if (c == kCategoryCount) fail(where.field("args.category"), "unknown memory category \"" + name + "\"; allowed: " + allowedNames(categoryNameAt, kCategoryCount));
@@ -262,77 +394,78 @@ class TraceParser {
     m_events[static_cast<size_t>(e.rank)].push_back(e);
   }
 
-  std::vector<std::string> strings(const JsonValue& v, const Where& where, std::string_view name) const {
+  std::vector<std::string> strings(const Json& v, const Where& where, std::string_view name) const {
     std::vector<std::string> out;
     const auto& items = array(v, where, name);
     out.reserve(items.size());
     for (size_t i = 0; i < items.size(); ++i) {
-      if (!items[i].isString()) {
+      if (!items[i].is_string()) {
         std::string field(name);
         field += '[';
         field += std::to_string(i);
         field += ']';
-        fail(where.field(field), "expected a string, got " + describe(items[i]));
+        fail(where.field(field), "expected a string, got " + describeJson(items[i]));
       }
-      out.push_back(items[i].asString());
+      out.push_back(items[i].get<std::string>());
     }
     return out;
   }
 
-  void readMetadata(const JsonValue& metadata) {
+  void readMetadata(const Json& metadata) {
     const Where where{"metadata"};
-    if (!metadata.isObject()) fail("metadata", "expected an object, got " + describe(metadata));
+    if (!metadata.is_object()) fail("metadata", "expected an object, got " + describeJson(metadata));
     m_hasMetadata = true;
-    if (const JsonValue* v = metadata.find("format"); v && (!v->isString() || v->asString() != "shardscope-trace")) {
-      fail("metadata.format", "expected \"shardscope-trace\", got " + describe(*v));
+    if (const Json* v = find(metadata, "format"); v && (!v->is_string() || *v != "shardscope-trace")) {
+      fail("metadata.format", "expected \"shardscope-trace\", got " + describeJson(*v));
     }
-    if (const JsonValue* v = metadata.find("version")) {
-      if (integer(*v, where, "version", 1, kInt32Max) != 1) fail("metadata.version", "version " + v->dump() + " is newer than this build reads (1)");
+    if (const Json* v = find(metadata, "version")) {
+      if (integer(*v, where, "version", 1, kInt32Max) != 1) fail("metadata.version", "version " + describeJson(*v) + " is newer than this build reads (1)");
     }
-    if (const JsonValue* v = metadata.find("strategy")) m_trace.strategy = string(*v, where, "strategy");
-    if (const JsonValue* v = metadata.find("ranks")) m_metadataRanks = integer(*v, where, "ranks", 0, kMaxRank + 1);
-    if (const JsonValue* v = metadata.find("params")) m_trace.params = integer(*v, where, "params", 0, kInt64Max);
-    if (const JsonValue* v = metadata.find("config")) {
+    if (const Json* v = find(metadata, "strategy")) m_trace.strategy = string(*v, where, "strategy");
+    if (const Json* v = find(metadata, "ranks")) m_metadataRanks = integer(*v, where, "ranks", 0, kMaxRank + 1);
+    if (const Json* v = find(metadata, "params")) m_trace.params = integer(*v, where, "params", 0, kInt64Max);
+    if (const Json* v = find(metadata, "config")) {
       object(*v, where, "config");
       // A config this build cannot read (an older trace's flags) leaves the
       // trace without one: its views open, its backend shows as unknown.
       try {
-        m_trace.config = configFromJson(nlohmann::ordered_json::parse(v->dump()));
+        m_trace.config = configFromJson(*v);
       } catch (const std::exception&) {
         m_trace.config.reset();
       }
     }
-    if (const JsonValue* v = metadata.find("param_names")) m_trace.param_names = strings(*v, where, "param_names");
-    if (const JsonValue* v = metadata.find("block_names")) m_trace.block_names = strings(*v, where, "block_names");
-    if (const JsonValue* v = metadata.find("buckets")) {
+    if (const Json* v = find(metadata, "param_names")) m_trace.param_names = strings(*v, where, "param_names");
+    if (const Json* v = find(metadata, "block_names")) m_trace.block_names = strings(*v, where, "block_names");
+    if (const Json* v = find(metadata, "buckets")) {
       const auto& items = array(*v, where, "buckets");
       for (size_t i = 0; i < items.size(); ++i) {
         const Where at{"metadata.buckets", i};
-        if (!items[i].isObject()) fail(at.field(""), "expected an object, got " + describe(items[i]));
+        if (!items[i].is_object()) fail(at.field(""), "expected an object, got " + describeJson(items[i]));
         BucketInfo bucket;
         bucket.index = static_cast<int>(integer(require(items[i], "index", at), at, "index", 0, kInt32Max));
         bucket.bytes = integer(require(items[i], "bytes", at), at, "bytes", 0, kInt64Max);
-        if (const JsonValue* params = items[i].find("params")) bucket.params = strings(*params, at, "params");
+        if (const Json* params = find(items[i], "params")) bucket.params = strings(*params, at, "params");
         m_trace.buckets.push_back(std::move(bucket));
       }
     }
-    if (const JsonValue* v = metadata.find("units")) {
+    if (const Json* v = find(metadata, "units")) {
       const auto& items = array(*v, where, "units");
       for (size_t i = 0; i < items.size(); ++i) {
         const Where at{"metadata.units", i};
-        if (!items[i].isObject()) fail(at.field(""), "expected an object, got " + describe(items[i]));
+        if (!items[i].is_object()) fail(at.field(""), "expected an object, got " + describeJson(items[i]));
         UnitInfo unit;
         unit.index = static_cast<int>(integer(require(items[i], "index", at), at, "index", 0, kInt32Max));
-        if (const JsonValue* blocks = items[i].find("blocks")) {
+        if (const Json* blocks = find(items[i], "blocks")) {
           const auto& list = array(*blocks, at, "blocks");
           for (size_t b = 0; b < list.size(); ++b) {
-            if (!list[b].isInteger() || list[b].asInt64() < 0 || list[b].asInt64() > kInt16Max) {
-              fail(at.field("blocks"), "element " + std::to_string(b) + ": expected a block index in [0, 32767], got " + describe(list[b]));
+            int64_t block = 0;
+            if (!jsonInteger(list[b], block) || block < 0 || block > kInt16Max) {
+              fail(at.field("blocks"), "element " + std::to_string(b) + ": expected a block index in [0, 32767], got " + describeJson(list[b]));
             }
-            unit.blocks.push_back(static_cast<int>(list[b].asInt64()));
+            unit.blocks.push_back(static_cast<int>(block));
           }
         }
-        if (const JsonValue* params = items[i].find("params")) unit.params = integer(*params, at, "params", 0, kInt64Max);
+        if (const Json* params = find(items[i], "params")) unit.params = integer(*params, at, "params", 0, kInt64Max);
         m_trace.units.push_back(std::move(unit));
       }
     }
@@ -363,6 +496,7 @@ class TraceParser {
   RunTrace m_trace;
   std::vector<std::vector<Event>> m_events;
   size_t m_maxRankEvent = 0;  // event that introduced the highest pid (for the error)
+  bool m_sawEvents = false;
   bool m_hasMetadata = false;
   int64_t m_metadataRanks = -1;
 };

@@ -8,6 +8,7 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "common/json_tree.h"
 #include "config/config_json.h"
 #include "trace/json_writer.h"
 #include "trace/ordered_json_writer.h"

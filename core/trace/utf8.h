@@ -1,6 +1,7 @@
-// UTF-8 validation shared by the JSON writer and parser: both must agree on
-// what is valid so a string the writer emits always reads back unchanged.
-// Overlong forms, surrogates (U+D800..DFFF) and code points > U+10FFFF are invalid.
+// UTF-8 validation for the trace writer's JsonWriter (trace/json_writer.cpp).
+// It applies RFC 3629 as the reader's parser (nlohmann::json) does, so a string
+// the writer emits always reads back unchanged: overlong forms, surrogates
+// (U+D800..DFFF) and code points > U+10FFFF are invalid.
 #pragma once
 
 #include <cstddef>

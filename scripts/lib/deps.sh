@@ -11,7 +11,7 @@ SHARDSCOPE_DEB_PACKAGES=(
   libxkbcommon-dev         # and looks for XKB (optional, but says "Could NOT find")
   libqcustomplot-dev libqcustomplot2.1-qt6
   libspdlog-dev libgloo-dev libopenblas-dev
-  nlohmann-json3-dev       # config, preset and summary JSON
+  nlohmann-json3-dev       # the one JSON library (traces, profiles, summaries, presets)
   libbenchmark-dev         # tests/bench
   libsimdjson-dev zlib1g-dev # core/kineto: PyTorch profiler traces, .json.gz
   xvfb xauth               # xvfb-run, for the GUI on a machine without a display

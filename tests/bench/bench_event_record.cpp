@@ -1,16 +1,23 @@
 // Cost of instrumentation: EventLog::record from one producer, from 2 or 4
 // producers sharing one rank's log (target <= 50 ns per event), and the Chrome
-// trace writer/reader on 1M events. With threads, Time is elapsed wall time per
+// trace writer/reader on 1M events. The writer is compared with the same
+// document built as an nlohmann::ordered_json and dumped (what the trace sink
+// would cost on the JSON library) and with memcpy of its bytes (the limit). With threads, Time is elapsed wall time per
 // event over all threads. Logs are recycled every 1M events so a long run does
 // not hold gigabytes; chunk allocation stays inside the timed cost.
 #include <benchmark/benchmark.h>
 
+#include <array>
+#include <cmath>
+#include <cstring>
 #include <memory>
 #include <sstream>
 #include <streambuf>
 #include <string>
 #include <vector>
 
+#include "config/config_json.h"
+#include "common/json_tree.h"
 #include "trace/chrome_trace_reader.h"
 #include "trace/chrome_trace_writer.h"
 #include "trace/event_log.h"
@@ -155,6 +162,124 @@ void BM_WriteChromeTrace1M(benchmark::State& state) {
 }
 BENCHMARK(BM_WriteChromeTrace1M)->Unit(benchmark::kMillisecond);
 
+// The document writeChromeTrace writes (same members, order and values; times
+// as doubles, whitespace aside), built as a tree and dumped by nlohmann.
+Json traceDocument(const RunTrace& trace) {
+  const auto isCollective = [](EventKind k) {
+    return k == EventKind::AllReduce || k == EventKind::ReduceScatter || k == EventKind::AllGather;
+  };
+  const auto us = [](int64_t ns) { return static_cast<double>(ns) / 1000.0; };
+  Json events = Json::array();
+  for (int rank = 0; rank < trace.ranks; ++rank) {
+    const auto& list = trace.events[static_cast<size_t>(rank)];
+    uint32_t used = 0;
+    for (const Event& e : list) used |= 1u << static_cast<unsigned>(e.lane);
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", rank}, {"args", {{"name", "rank " + std::to_string(rank)}}}});
+    events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", rank}, {"args", {{"sort_index", rank}}}});
+    for (int lane = 0; lane < kLaneCount; ++lane) {
+      if (!(used & (1u << lane))) continue;
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", rank}, {"tid", lane}, {"args", {{"name", laneName(static_cast<Lane>(lane))}}}});
+      events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", rank}, {"tid", lane}, {"args", {{"sort_index", lane}}}});
+    }
+    std::array<int64_t, kCategoryCount> memory{};
+    for (const Event& e : list) {
+      const bool instant = isInstant(e.kind);
+      std::string name(eventKindName(e.kind));
+      if ((e.kind == EventKind::Forward || e.kind == EventKind::Backward) && e.block >= 0) {
+        const auto block = static_cast<size_t>(e.block);
+        name += ' ';
+        name += block < trace.block_names.size() && !trace.block_names[block].empty() ? trace.block_names[block] : "block" + std::to_string(e.block);
+      } else if (isCollective(e.kind) && e.bucket >= 0) {
+        name += " bucket " + std::to_string(e.bucket);
+      } else if (isCollective(e.kind) && e.unit >= 0) {
+        name += " unit " + std::to_string(e.unit);
+      }
+      Json ev;
+      ev["ph"] = instant ? "i" : "X";
+      ev["name"] = std::move(name);
+      ev["cat"] = eventKindName(e.kind);
+      ev["pid"] = rank;
+      ev["tid"] = static_cast<int>(e.lane);
+      ev["ts"] = us(e.begin_ns);
+      if (instant) ev["s"] = "t";
+      else ev["dur"] = us(e.end_ns - e.begin_ns);
+      Json args = Json::object();
+      if (e.block != -1) args["block"] = e.block;
+      if (e.unit != -1) args["unit"] = e.unit;
+      if (e.bucket != -1) args["bucket"] = e.bucket;
+      if (e.bytes != 0) args["bytes"] = e.bytes;
+      if (e.step != -1) args["step"] = e.step;
+      if (e.seq != -1) args["seq"] = e.seq;
+      if (e.group != -1) args["group"] = e.group;
+      if (e.op != -1) args["op"] = e.op;
+      if (e.dep != -1) args["dep"] = e.dep;
+      if (e.param != -1) args["param"] = e.param;
+      const bool mem = e.kind == EventKind::Alloc || e.kind == EventKind::Free;
+      if (mem || e.category != Category::Workspace) args["category"] = categoryName(e.category);
+      if (mem || e.value != 0) args["value"] = e.value;
+      if (e.flags != 0) args["flags"] = static_cast<int>(e.flags);
+      const int64_t transfer = e.end_ns - e.begin_ns - (isCollective(e.kind) ? e.value : 0);
+      if (isCollective(e.kind) && transfer > 0)
+        args["GB/s"] = std::round(static_cast<double>(e.bytes) / static_cast<double>(transfer) * 1000.0) / 1000.0;
+      if (!args.empty()) ev["args"] = std::move(args);
+      events.push_back(std::move(ev));
+      if (mem) {
+        memory[static_cast<size_t>(e.category)] = e.value;
+        Json counter{{"ph", "C"}, {"name", "memory"}, {"pid", rank}, {"ts", us(e.begin_ns)}};
+        Json& totals = counter["args"] = Json::object();
+        for (int c = 0; c < kCategoryCount; ++c) totals[std::string(categoryName(static_cast<Category>(c)))] = memory[static_cast<size_t>(c)];
+        events.push_back(std::move(counter));
+      }
+    }
+  }
+  Json doc;
+  doc["traceEvents"] = std::move(events);
+  doc["displayTimeUnit"] = "ns";
+  doc["metadata"] = {{"format", "shardscope-trace"}, {"version", 1}, {"strategy", trace.strategy}, {"ranks", trace.ranks},
+                     {"params", trace.params}, {"config", configToJson(*trace.config)}, {"buckets", Json::array()},
+                     {"units", Json::array()}, {"param_names", trace.param_names}, {"block_names", trace.block_names}};
+  return doc;
+}
+
+void BM_WriteTraceNlohmann1M(benchmark::State& state) {
+  const RunTrace trace = millionEventTrace();
+  {  // the same document as writeChromeTrace's, checked on a slice of it
+    RunTrace slice = trace;
+    for (auto& events : slice.events) events.resize(5000);
+    std::ostringstream written;
+    writeChromeTrace(slice, written);
+    if (Json::parse(written.str()) != traceDocument(slice)) {
+      state.SkipWithError("traceDocument differs from writeChromeTrace's document");
+      return;
+    }
+  }
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    CountingBuf buf;
+    std::ostream out(&buf);
+    out << traceDocument(trace) << '\n';
+    bytes += buf.bytes;
+  }
+  state.SetItemsProcessed(state.iterations() * 1'000'000);
+  state.SetBytesProcessed(bytes);
+}
+BENCHMARK(BM_WriteTraceNlohmann1M)->Unit(benchmark::kMillisecond);
+
+// Copying writeChromeTrace's output once: no serializer can beat it.
+void BM_MemcpyTrace1M(benchmark::State& state) {
+  std::ostringstream out;
+  writeChromeTrace(millionEventTrace(), out);
+  const std::string json = out.str();
+  std::string copy(json.size(), '\0');
+  for (auto _ : state) {
+    std::memcpy(copy.data(), json.data(), json.size());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * 1'000'000);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(json.size()));
+}
+BENCHMARK(BM_MemcpyTrace1M)->Unit(benchmark::kMillisecond);
+
 void BM_ReadChromeTrace1M(benchmark::State& state) {
   std::ostringstream out;
   writeChromeTrace(millionEventTrace(), out);
@@ -167,6 +292,37 @@ void BM_ReadChromeTrace1M(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(json.size()));
 }
 BENCHMARK(BM_ReadChromeTrace1M)->Unit(benchmark::kMillisecond);
+
+// nlohmann's SAX parser over the same text with a handler that keeps nothing:
+// the floor under readChromeTrace while it parses with the library.
+struct DiscardingSax : nlohmann::json_sax<Json> {
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+};
+
+void BM_NlohmannSaxParse1M(benchmark::State& state) {
+  std::ostringstream out;
+  writeChromeTrace(millionEventTrace(), out);
+  const std::string json = out.str();
+  for (auto _ : state) {
+    DiscardingSax sax;
+    benchmark::DoNotOptimize(Json::sax_parse(json.begin(), json.end(), &sax));
+  }
+  state.SetItemsProcessed(state.iterations() * 1'000'000);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(json.size()));
+}
+BENCHMARK(BM_NlohmannSaxParse1M)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/step_metrics.h"
+#include "trace/step_metrics.h"
 #include "engine/run.h"
 
 using namespace shardscope;

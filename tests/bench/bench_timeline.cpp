@@ -14,8 +14,8 @@
 #include <vector>
 #include <qcustomplot.h>
 
-#include "event_store.h"
-#include "timeline_layout.h"
+#include "inspect/event_store.h"
+#include "inspect/timeline_layout.h"
 #include "timeline_view.h"
 
 using namespace shardscope;

@@ -31,7 +31,7 @@
 #include "comm/communicator.h"
 #include "common/errors.h"
 #include "common/run_clock.h"
-#include "device/device_runtime.h"
+#include "backend/device_runtime.h"
 #include "config/run_config.h"
 #include "kernels/cpu_kernels.h"
 #include "memory/memory_ledger.h"
@@ -266,7 +266,7 @@ inline HostQueue* currentHostQueue() {
 // bf16 and f32). free() books at call time; the block is released only once
 // the freeing queue AND the owning (allocating) queue have reached the free,
 // i.e. it is safe for work launched before it on those two queues and no
-// others, which is what device_runtime.h promises. Released blocks are
+// others, which is what device/rank_device.h promises. Released blocks are
 // poisoned (0xFF, and ASan-poisoned) and reused by later allocations of the
 // same size, so a late reader or writer on a third queue is caught.
 class HostDeviceMemory final : public DeviceMemory {

@@ -7,7 +7,7 @@
 #include <QRegularExpression>
 #include <QtTest>
 
-#include "devices_report.h"
+#include "cli/devices_report.h"
 
 using namespace shardscope;
 

@@ -16,7 +16,7 @@
 #include "common/errors.h"
 #include "device/cpu_stream.h"
 #include "engine/run.h"
-#include "engine/step_gate.h"
+#include "rank/step_gate.h"
 #include "host_device_runtime.h"
 #include "parallel/fsdp_units.h"
 

@@ -16,7 +16,7 @@
 #include "common/errors.h"
 #include "model/cpu_calibration.h"
 #include "model/hardware_profile.h"
-#include "trace/json_value.h"
+#include "common/json_tree.h"
 
 using namespace shardscope;
 
@@ -46,23 +46,28 @@ QString configErrorOf(F&& f) {
 // Applies one edit to the document: set the member at `path` ("a.b") to
 // `value_json`, delete it ("<delete>"), or rename its key ("<rename>NEWKEY").
 std::string mutate(const std::string& path, const std::string& edit) {
-  JsonValue doc = JsonValue::parse(kValid);
-  JsonValue* parent = &doc;
+  Json doc = Json::parse(kValid);
+  Json* parent = &doc;
   std::string key = path;
   if (const size_t dot = path.find('.'); dot != std::string::npos) {
-    for (JsonMember& m : doc.asObject())
-      if (m.key == path.substr(0, dot)) parent = &m.value;
+    for (auto& [k, v] : doc.items())
+      if (k == path.substr(0, dot)) parent = &v;
     key = path.substr(dot + 1);
   }
-  JsonValue::Object& members = parent->asObject();
-  for (auto it = members.begin(); it != members.end(); ++it) {
-    if (it->key != key) continue;
-    if (edit == "<delete>") members.erase(it);
-    else if (edit.rfind("<rename>", 0) == 0) it->key = edit.substr(8);
-    else it->value = JsonValue::parse(edit);
+  Json& members = *parent;
+  if (members.contains(key)) {
+    if (edit == "<delete>") {
+      members.erase(key);
+    } else if (edit.rfind("<rename>", 0) == 0) {  // in place: the key keeps its position
+      Json renamed = Json::object();
+      for (auto& [k, v] : members.items()) renamed[k == key ? edit.substr(8) : k] = v;
+      members = std::move(renamed);
+    } else {
+      members[key] = Json::parse(edit);
+    }
     return doc.dump();
   }
-  members.push_back({key, JsonValue::parse(edit)});  // a key the document lacks
+  members[key] = Json::parse(edit);  // a key the document lacks
   return doc.dump();
 }
 

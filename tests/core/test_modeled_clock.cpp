@@ -15,7 +15,7 @@
 #include "analysis/run_summary.h"
 #include "comm/link_arbiter.h"
 #include "common/errors.h"
-#include "engine/cost_model.h"
+#include "rank/cost_model.h"
 #include "engine/run.h"
 #include "model/hardware_profile.h"
 #include "trace/chrome_trace_writer.h"

@@ -5,7 +5,7 @@
 
 #include "analysis/run_summary.h"
 #include "config/run_config.h"
-#include "trace/json_value.h"
+#include "common/json_tree.h"
 
 using namespace shardscope;
 
@@ -63,18 +63,18 @@ class TestRunArgs : public QObject {
   void configJsonCarriesTheFlags() {
     const RunConfig c = parse({"--backend", "meta", "--model", "gpt2-124m", "--strategy", "fsdp", "--ranks", "8",
                                "--batch", "16", "--unit-blocks", "4"});
-    const JsonValue json = JsonValue::parse(configJson(c));
-    const auto member = [&json](const char* key) -> const JsonValue& {
-      const JsonValue* v = json.find(key);
-      if (!v) qFatal("config_json lacks \"%s\"", key);
+    const Json json = Json::parse(configJson(c));
+    const auto member = [&json](const char* key) -> const Json& {
+      const auto v = json.find(key);
+      if (v == json.end()) qFatal("config_json lacks \"%s\"", key);
       return *v;
     };
-    QCOMPARE(member("backend").asString(), std::string("meta"));
-    QCOMPARE(member("model_preset").asString(), std::string("gpt2-124m"));
+    QCOMPARE(member("backend").get<std::string>(), std::string("meta"));
+    QCOMPARE(member("model_preset").get<std::string>(), std::string("gpt2-124m"));
     std::vector<std::string> args;
-    for (const JsonValue& a : member("args").asArray()) args.push_back(a.asString());
+    for (const Json& a : member("args")) args.push_back(a.get<std::string>());
     QCOMPARE(runArgs(parseRunArgs(args)), runArgs(c));
-    QVERIFY(member("command").asString().rfind("shardscope-cli run --model gpt2-124m ", 0) == 0);
+    QVERIFY(member("command").get<std::string>().rfind("shardscope-cli run --model gpt2-124m ", 0) == 0);
   }
 
   void commandLineQuotesPaths() {

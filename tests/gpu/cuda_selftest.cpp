@@ -31,7 +31,7 @@
 #include "cuda/gpu_mlp_model.h"
 #include "cuda/kernels/internal.h"
 #include "cuda/nccl_communicator.h"
-#include "device/device_runtime.h"
+#include "device/rank_device.h"
 #include "kernels/cpu_attention.h"
 #include "kernels/cpu_kernels.h"
 #include "memory/memory_ledger.h"

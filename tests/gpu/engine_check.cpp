@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "analysis/formulas.h"
-#include "analysis/step_metrics.h"
+#include "trace/step_metrics.h"
 #include "cuda/cuda_runtime.h"
 #include "model/model.h"
 #include "engine/run.h"

@@ -16,7 +16,7 @@
 #include "memory_view.h"
 #include "step_walkthrough.h"
 #include "stepping_controls.h"
-#include "unit_states.h"
+#include "inspect/unit_states.h"
 #include "walkthrough_model.h"
 #include "units_view.h"
 

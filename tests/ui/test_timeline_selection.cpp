@@ -8,10 +8,10 @@
 #include <QtTest>
 #include <qcustomplot.h>
 
-#include "dependency_links.h"
+#include "inspect/dependency_links.h"
 #include "engine_bridge.h"
-#include "event_store.h"
-#include "timeline_layout.h"
+#include "inspect/event_store.h"
+#include "inspect/timeline_layout.h"
 #include "timeline_view.h"
 
 using namespace shardscope;

@@ -23,12 +23,12 @@
 #include "analysis/formulas.h"
 #include "engine/run.h"
 #include "engine_bridge.h"
-#include "event_store.h"
+#include "inspect/event_store.h"
 #include "experiment_panel.h"
 #include "main_window.h"
 #include "memory/memory_ledger.h"
 #include "memory_view.h"
-#include "timeline_layout.h"
+#include "inspect/timeline_layout.h"
 #include "timeline_view.h"
 
 using namespace shardscope;

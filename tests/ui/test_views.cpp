@@ -24,7 +24,7 @@
 #include "comm_view.h"
 #include "common/errors.h"
 #include "engine/run.h"
-#include "event_store.h"
+#include "inspect/event_store.h"
 #include "experiment_panel.h"
 #include "figure_job.h"
 #include "loss_view.h"

@@ -1,0 +1,36 @@
+// The GPU backends' entry point: a DeviceRuntime makes each rank's device
+// (device/rank_device.h) and the communicators of each group. core/cuda
+// registers a factory for it; core never includes CUDA headers. It sits above
+// device/ and comm/, which know nothing of it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "comm/communicator_factory.h"
+#include "device/rank_device.h"
+
+namespace shardscope {
+
+class MemoryLedger;
+struct RunConfig;
+
+// One per GPU run: the rank devices and (as a CommunicatorFactory) the communicators.
+class DeviceRuntime : public CommunicatorFactory {
+ public:
+  virtual std::string describe() const = 0;  // "cuda-emulated: 4 ranks on GPU 0 (NVIDIA H200)"
+  virtual std::unique_ptr<RankDevice> makeRankDevice(int rank, MemoryLedger& ledger) = 0;
+};
+
+// Builds the runtime for a config whose backend is cuda or cuda-emulated, or
+// throws ConfigError naming --backend and what to do (no device, too few GPUs).
+using DeviceRuntimeFactory = std::function<std::unique_ptr<DeviceRuntime>(const RunConfig& config)>;
+// core/cuda's registerCudaRuntime() calls this; builds without CUDA never do.
+void registerDeviceRuntime(DeviceRuntimeFactory factory);
+// Throws ConfigError when this build has no GPU backend.
+std::unique_ptr<DeviceRuntime> makeDeviceRuntime(const RunConfig& config);
+// Whether this process can run the cuda backends at all (a factory is registered).
+bool deviceRuntimeRegistered();
+
+}  // namespace shardscope

@@ -1,0 +1,67 @@
+#include "inspect/event_store.h"
+
+#include <algorithm>
+
+#include "common/json_tree.h"
+
+namespace shardscope {
+
+void EventStore::resetEvents() {
+  m_events.assign(static_cast<size_t>(std::max(0, m_meta.ranks)), {});
+  m_losses.clear();
+  m_count = 0;
+  m_begin = m_end = 0;
+  ++m_generation;
+}
+
+void EventStore::reset(const RunTrace& meta) {
+  m_meta = meta;
+  m_meta.events.clear();
+  resetEvents();
+}
+
+void EventStore::clear() {
+  m_meta = RunTrace{};
+  resetEvents();
+}
+
+void EventStore::setFromTrace(RunTrace trace) {
+  std::vector<std::vector<Event>> events = std::move(trace.events);
+  trace.events.clear();
+  m_meta = std::move(trace);
+  resetEvents();
+  for (size_t r = 0; r < events.size(); ++r) appendEvents(static_cast<int>(r), events[r]);
+}
+
+void EventStore::appendEvents(int rank, std::span<const Event> events) {
+  if (rank < 0 || events.empty()) return;
+  if (static_cast<size_t>(rank) >= m_events.size()) m_events.resize(static_cast<size_t>(rank) + 1);
+  std::vector<Event>& out = m_events[static_cast<size_t>(rank)];
+  out.insert(out.end(), events.begin(), events.end());
+  for (const Event& e : events) {
+    if (m_count == 0) {
+      m_begin = e.begin_ns;
+      m_end = e.end_ns;
+    }
+    m_begin = std::min(m_begin, e.begin_ns);
+    m_end = std::max(m_end, std::max(e.begin_ns, e.end_ns));
+    ++m_count;
+  }
+}
+
+void EventStore::setLosses(std::vector<double> losses) { m_losses = std::move(losses); }
+
+std::string EventStore::blockName(int segment) const {
+  if (segment >= 0 && static_cast<size_t>(segment) < m_meta.block_names.size())
+    return m_meta.block_names[static_cast<size_t>(segment)];
+  return "segment " + std::to_string(segment);
+}
+
+RunTrace EventStore::toRunTrace() const {
+  RunTrace t = m_meta;
+  t.ranks = std::max(t.ranks, rankCount());
+  t.events = m_events;
+  return t;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,30 @@
+// Prices ops for the modeled clock under a hardware profile. Compute:
+// max(FLOPs / (peak x efficiency), bytes / memory bandwidth). Collectives
+// (ring): latency x ring steps + bytes this rank sends / link bandwidth, on the
+// intra-node link when every rank of the group shares a node, else inter-node.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "rank/hardware_profile.h"
+#include "trace/event.h"
+
+namespace shardscope {
+
+class CostModel {
+ public:
+  explicit CostModel(HardwareProfile profile) : m_profile(std::move(profile)) {}
+  const HardwareProfile& profile() const { return m_profile; }
+
+  int64_t computeNs(double flops, double bytes) const;
+  int64_t memoryNs(double bytes) const;
+  // bytes_sent: what this rank put on the wire (measured at the sends).
+  int64_t collectiveNs(EventKind kind, double bytes_sent, const std::vector<int>& members) const;
+  bool sameNode(const std::vector<int>& members) const;
+
+ private:
+  HardwareProfile m_profile;
+};
+
+}  // namespace shardscope

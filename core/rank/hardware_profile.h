@@ -1,0 +1,31 @@
+// The device and link figures a modeled clock prices work with, in SI units.
+// A plain struct at rank level, so the cost model below comm/ can hold one;
+// reading, validating and writing profile files is model/hardware_profile.h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace shardscope {
+
+struct HardwareProfile {
+  std::string name;         // equals the file's stem ("h100-sxm")
+  std::string description;  // what the figures assume, in words
+
+  struct Device {
+    double bf16_flops = 0;          // FLOP/s, dense (no sparsity), peak
+    double mem_bandwidth = 0;       // bytes/s, reads + writes together
+    double mem_capacity = 0;        // bytes
+    double compute_efficiency = 0;  // achievable fraction of bf16_flops for GEMMs, (0, 1]
+  } device;
+
+  struct Link {
+    double bandwidth = 0;  // bytes/s per direction per GPU
+    double latency = 0;    // seconds per message (one ring step)
+  } intra_node, inter_node;
+
+  int gpus_per_node = 1;
+  std::vector<std::string> sources;  // datasheet citations, or how it was measured
+};
+
+}  // namespace shardscope

@@ -1,0 +1,137 @@
+#include "rank/step_gate.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+
+namespace shardscope {
+
+std::set<EventKind> breakEventKinds(const std::vector<BreakOp>& ops) {
+  std::set<EventKind> kinds;
+  for (BreakOp op : ops) {
+    switch (op) {
+      case BreakOp::Forward: kinds.insert(EventKind::Forward); break;
+      case BreakOp::Backward: kinds.insert(EventKind::Backward); break;
+      case BreakOp::OptimizerStep: kinds.insert(EventKind::OptimizerStep); break;
+    }
+  }
+  return kinds;
+}
+
+namespace {
+
+int phaseOf(EventKind k) { return k == EventKind::Forward ? 0 : k == EventKind::Backward ? 1 : 2; }
+
+}  // namespace
+
+StepGate::StepGate(int ranks, RunControl& control)
+    : m_ranks(ranks), m_participants(ranks), m_control(control), m_last(ranks), m_lastNs(ranks, 0),
+      m_waiting(ranks, false),
+      m_passes(ranks, 0) {
+  for (int r = 0; r < ranks; ++r) m_representative.push_back(r);
+}
+
+void StepGate::setRepresentatives(std::vector<int> representative) {
+  std::lock_guard lock(m_mutex);
+  m_representative = std::move(representative);
+  m_participants = 0;
+  for (int r = 0; r < m_ranks; ++r) m_participants += m_representative[static_cast<size_t>(r)] == r ? 1 : 0;
+}
+
+bool StepGate::isStop(int rank, const GatePoint& p) const {
+  const bool breakpoint = m_breakKinds.count(p.kind) ||
+                          m_breakUnits.count(p.unit >= 0 ? p.unit : p.block);
+  const GatePoint& last = m_last[rank];
+  switch (m_mode) {
+    case StepMode::Run: return breakpoint;
+    case StepMode::Pause: return m_passes[rank] >= m_pauseAt;
+    case StepMode::NextOp: return true;  // every pass after a release is the next op
+    case StepMode::NextUnit: {
+      const int a = last.unit >= 0 ? last.unit : last.block, b = p.unit >= 0 ? p.unit : p.block;
+      return breakpoint || a != b || phaseOf(last.kind) != phaseOf(p.kind) || last.step != p.step;
+    }
+    case StepMode::NextPhase:
+      return breakpoint || phaseOf(last.kind) != phaseOf(p.kind) || last.step != p.step;
+    case StepMode::NextStep: return breakpoint || last.step != p.step;
+  }
+  return false;
+}
+
+void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns, const std::function<void()>& settle) {
+  if (!m_enabled) return;
+  std::unique_lock lock(m_mutex);
+  ++m_passes[rank];
+  const bool stop = isStop(rank, point);
+  m_last[rank] = point;
+  m_lastNs[rank] = now_ns;
+  if (!stop) return;
+  if (settle) {
+    const uint64_t seen = m_generation;
+    lock.unlock();
+    settle();
+    lock.lock();
+    if (m_generation != seen) return;  // released (resumed) while settling: no longer a stop
+  }
+  m_waiting[rank] = true;
+  if (++m_waitingCount == m_participants) {
+    ++m_stops;
+    SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Engine), "stop {}: ranks stopped at step {}, {} of block {}{}", m_stops,
+                        point.step, eventKindName(point.kind), point.block,
+                        point.unit >= 0 ? " (unit " + std::to_string(point.unit) + ")" : std::string());
+  }
+  m_cv.notify_all();
+  const uint64_t generation = m_generation;
+  // The release (step/resume) clears the waiting set itself, so a rank that has
+  // not woken yet is never counted at the next stop.
+  m_control.waitUntil(lock, m_cv, [&] { return m_generation != generation; });
+}
+
+void StepGate::pause() {
+  std::lock_guard lock(m_mutex);
+  m_mode = StepMode::Pause;
+  m_pauseAt = *std::max_element(m_passes.begin(), m_passes.end()) + 1;
+}
+
+void StepGate::resume() { step(StepMode::Run); }
+
+void StepGate::step(StepMode granularity) {
+  static constexpr const char* kModes[] = {"run", "pause", "next op", "next unit", "next phase", "next step"};
+  SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Engine), "gate released: {}", kModes[static_cast<int>(granularity)]);
+  {
+    std::lock_guard lock(m_mutex);
+    m_mode = granularity;
+    ++m_generation;
+    m_waitingCount = 0;
+    std::fill(m_waiting.begin(), m_waiting.end(), false);
+  }
+  m_cv.notify_all();
+}
+
+void StepGate::setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks) {
+  std::lock_guard lock(m_mutex);
+  m_breakKinds = std::move(kinds);
+  m_breakUnits = std::move(units_or_blocks);
+}
+
+bool StepGate::stopped(std::vector<GatePoint>* points, uint64_t* stop_id, std::vector<int64_t>* times_ns) const {
+  std::lock_guard lock(m_mutex);
+  if (m_waitingCount != m_participants) return false;
+  if (points) {
+    points->resize(static_cast<size_t>(m_ranks));
+    for (int r = 0; r < m_ranks; ++r) (*points)[static_cast<size_t>(r)] = m_last[static_cast<size_t>(m_representative[static_cast<size_t>(r)])];
+  }
+  if (stop_id) *stop_id = m_stops;
+  if (times_ns) {
+    times_ns->resize(static_cast<size_t>(m_ranks));
+    for (int r = 0; r < m_ranks; ++r)
+      (*times_ns)[static_cast<size_t>(r)] = m_lastNs[static_cast<size_t>(m_representative[static_cast<size_t>(r)])];
+  }
+  return true;
+}
+
+bool StepGate::paused() const {
+  std::lock_guard lock(m_mutex);
+  return m_mode != StepMode::Run;
+}
+
+}  // namespace shardscope

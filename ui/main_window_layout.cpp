@@ -1,0 +1,274 @@
+// The window's furniture: its docks (pages, form, walkthrough, Runs table),
+// menus, toolbar and the figure export dialog.
+#include "main_window.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTableView>
+#include <QToolBar>
+
+#include "engine_bridge.h"
+#include "experiment_panel.h"
+#include "log_dock.h"
+#include "palette.h"
+#include "run_files.h"
+#include "run_history_model.h"
+#include "step_walkthrough.h"
+#include "stepping_controls.h"
+#include "theme.h"
+#include "timeline_view.h"
+#include "view_pages.h"
+
+namespace shardscope {
+
+namespace {
+
+// Asks for the view and the figure's size in pixels (PDF: points at the same numbers).
+bool askFigure(QWidget* parent, QString* view, int* width, int* height) {
+  QDialog dialog(parent);
+  dialog.setWindowTitle(QObject::tr("Export figure"));
+  auto* form = new QFormLayout(&dialog);
+  auto* views = new QComboBox(&dialog);
+  views->addItems(presetViews());
+  views->setCurrentText(*view);
+  auto* w = new QSpinBox(&dialog);
+  auto* h = new QSpinBox(&dialog);
+  w->setRange(200, 20000);
+  h->setRange(150, 20000);
+  w->setValue(*width);
+  h->setValue(*height);
+  w->setSuffix(QObject::tr(" px"));
+  h->setSuffix(QObject::tr(" px"));
+  form->addRow(QObject::tr("view"), views);
+  form->addRow(QObject::tr("width"), w);
+  form->addRow(QObject::tr("height"), h);
+  auto* note = new QLabel(QObject::tr("Teaching theme: white, large fonts, legend, a title with the config."), &dialog);
+  setTone(note, Tone::Muted);
+  form->addRow(note);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+  QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+  QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+  form->addRow(buttons);
+  if (dialog.exec() != QDialog::Accepted) return false;
+  *view = views->currentText();
+  *width = w->value();
+  *height = h->value();
+  return true;
+}
+
+}  // namespace
+
+QDockWidget* MainWindow::addPageDock(QWidget* widget, const QString& title, const QString& name, const QString& page,
+                                     Qt::DockWidgetArea area) {
+  auto* dock = new QDockWidget(title, this);
+  dock->setObjectName(name);
+  dock->setWidget(widget);
+  addDockWidget(area, dock);
+  if (!page.isEmpty()) m_docks.insert(page, dock);
+  return dock;
+}
+
+void MainWindow::createDocks() {
+  m_panel = new ExperimentPanel(this);
+  auto* scroll = new QScrollArea(this);  // the form outgrows short screens
+  scroll->setWidget(m_panel);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  QDockWidget* experiment = addPageDock(scroll, tr("Experiment"), QStringLiteral("experimentDock"), {}, Qt::LeftDockWidgetArea);
+
+  // Right: the pages that explain a step, tabbed; the walkthrough below them.
+  auto* walk_scroll = new QScrollArea(this);
+  walk_scroll->setWidget(m_walkthrough);
+  walk_scroll->setWidgetResizable(true);
+  walk_scroll->setFrameShape(QFrame::NoFrame);
+  const auto pageDock = [this](Page* page, const char* name, Qt::DockWidgetArea area) {
+    return addPageDock(page->widget(), page->title(), QString::fromLatin1(name), page->name(), area);
+  };
+  QDockWidget* memory = pageDock(m_memory, "memoryDock", Qt::RightDockWidgetArea);
+  // Docks added to one area stack vertically: the walkthrough sits under the tabs.
+  QDockWidget* walkthrough =
+      addPageDock(walk_scroll, tr("Step walkthrough"), QStringLiteral("walkthroughDock"), {}, Qt::RightDockWidgetArea);
+  QDockWidget* buckets = pageDock(m_buckets, "bucketsDock", Qt::RightDockWidgetArea);
+  QDockWidget* units = pageDock(m_units, "unitsDock", Qt::RightDockWidgetArea);
+  QDockWidget* comm = pageDock(m_comm, "commDock", Qt::RightDockWidgetArea);
+  tabifyDockWidget(memory, buckets);
+  tabifyDockWidget(buckets, units);
+  tabifyDockWidget(units, comm);
+  memory->raise();
+
+  // Bottom: loss curves and the Runs table.
+  QDockWidget* loss = pageDock(m_loss, "lossDock", Qt::BottomDockWidgetArea);
+  m_history = new RunHistoryModel(this);
+  m_historyView = new QTableView(this);
+  m_historyView->setObjectName(QStringLiteral("runsTable"));
+  m_historyView->setModel(m_history);
+  m_historyView->setAlternatingRowColors(true);
+  m_historyView->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_historyView->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_historyView->verticalHeader()->setVisible(false);
+  m_historyView->verticalHeader()->setDefaultSectionSize(m_historyView->fontMetrics().height() + 6);
+  m_historyView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_historyView->horizontalHeader()->setStretchLastSection(true);
+  m_historyView->setToolTip(tr("Every run of this session; double-click one to show it in every view"));
+  connect(m_historyView, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+    if (!showHistoryRun(index.row()))
+      statusBar()->showMessage(tr("run %1's trace was dropped to save memory (only the last %2 are kept)")
+                                   .arg(index.row() + 1)
+                                   .arg(RunHistoryModel::kKeptTraces),
+                               6000);
+  });
+  QDockWidget* runs = addPageDock(m_historyView, tr("Runs"), QStringLiteral("runsDock"), QStringLiteral("runs"),
+                                  Qt::BottomDockWidgetArea);
+  tabifyDockWidget(loss, runs);
+  tabifyDockWidget(runs, addPageDock(new LogDock(this), tr("Log"), QStringLiteral("logDock"), {},
+                                     Qt::BottomDockWidgetArea));
+  loss->raise();
+
+  resizeDocks({experiment, memory}, {300, 520}, Qt::Horizontal);
+  resizeDocks({memory, walkthrough}, {560, 300}, Qt::Vertical);
+  resizeDocks({loss}, {190}, Qt::Vertical);
+}
+
+void MainWindow::createActions() {
+  QStyle* s = style();
+  auto* open = new QAction(s->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open trace…"), this);
+  open->setShortcut(QKeySequence::Open);
+  open->setToolTip(tr("Open a Perfetto/Chrome JSON trace written by shardscope"));
+  connect(open, &QAction::triggered, m_files, &RunFiles::askOpenTrace);
+  m_exportTraceAction = new QAction(s->standardIcon(QStyle::SP_DialogSaveButton), tr("Export &trace…"), this);
+  m_exportTraceAction->setShortcut(QKeySequence(tr("Ctrl+Shift+S")));
+  connect(m_exportTraceAction, &QAction::triggered, m_files, &RunFiles::askExportTrace);
+  m_exportFigureAction = new QAction(tr("Export &figure…"), this);
+  m_exportFigureAction->setShortcut(QKeySequence(tr("Ctrl+E")));
+  m_exportFigureAction->setToolTip(tr("Save a view as a PNG, SVG or PDF teaching figure"));
+  connect(m_exportFigureAction, &QAction::triggered, this, &MainWindow::askExportFigure);
+  auto* open_experiment = new QAction(tr("Open e&xperiment…"), this);
+  open_experiment->setShortcut(QKeySequence(tr("Ctrl+Shift+O")));
+  open_experiment->setToolTip(tr("Load an experiment or preset file (JSON) into the form"));
+  connect(open_experiment, &QAction::triggered, m_files, &RunFiles::askOpenExperiment);
+  auto* save_experiment = new QAction(tr("&Save experiment…"), this);
+  save_experiment->setShortcut(QKeySequence::Save);
+  save_experiment->setToolTip(tr("Save the form's experiment (or its preset's runs) as JSON"));
+  connect(save_experiment, &QAction::triggered, m_files, &RunFiles::askSaveExperiment);
+  auto* quit = new QAction(tr("&Quit"), this);
+  quit->setShortcut(QKeySequence::Quit);
+  connect(quit, &QAction::triggered, this, &QWidget::close);
+
+  m_runAction = new QAction(s->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this);
+  m_runAction->setShortcut(QKeySequence(tr("Ctrl+R")));
+  m_runAction->setToolTip(tr("Run the experiment (Ctrl+R)"));
+  connect(m_runAction, &QAction::triggered, m_panel, &ExperimentPanel::runRequested);
+  m_stopAction = new QAction(s->standardIcon(QStyle::SP_MediaStop), tr("&Stop"), this);
+  m_stopAction->setShortcut(QKeySequence(tr("Ctrl+.")));
+  m_stopAction->setToolTip(tr("Stop the run (Ctrl+.)"));
+  connect(m_stopAction, &QAction::triggered, m_bridge, &EngineBridge::cancel);
+  m_fitAction = new QAction(tr("Zoom to &fit"), this);
+  m_fitAction->setShortcut(QKeySequence(Qt::Key_F));
+  m_fitAction->setToolTip(tr("Show the whole run (F, or double-click the timeline)"));
+  connect(m_fitAction, &QAction::triggered, timeline(), &TimelineView::zoomToFit);
+  m_zoomSelectionAction = new QAction(tr("Zoom to se&lection"), this);
+  m_zoomSelectionAction->setShortcut(QKeySequence(Qt::Key_Z));
+  m_zoomSelectionAction->setToolTip(tr("Show the time range selected with Shift+drag on the timeline (Z)"));
+  m_zoomSelectionAction->setEnabled(false);
+  connect(m_zoomSelectionAction, &QAction::triggered, timeline(), &TimelineView::zoomToSelection);
+  m_stepsAction = new QAction(tr("Zoom to &steps"), this);
+  m_stepsAction->setShortcut(QKeySequence(tr("Shift+F")));
+  m_stepsAction->setToolTip(tr("Show the training steps without the setup (Shift+F)"));
+  connect(m_stepsAction, &QAction::triggered, timeline(), &TimelineView::zoomToSteps);
+
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(open_experiment);
+  file->addAction(save_experiment);
+  file->addSeparator();
+  file->addAction(open);
+  file->addAction(m_exportTraceAction);
+  file->addAction(m_exportFigureAction);
+  file->addSeparator();
+  file->addAction(quit);
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(m_runAction);
+  run->addAction(m_stopAction);
+  run->addSeparator();
+  m_stepping = new SteppingControls(
+      m_bridge, [this] { return m_bridge->isRunning() ? m_bridge->config() : m_panel->config(); }, this);
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(m_fitAction);
+  view->addAction(m_stepsAction);
+  view->addAction(m_zoomSelectionAction);
+  view->addSeparator();
+  for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
+  view->addSeparator();
+  QMenu* theme = view->addMenu(tr("&Theme"));
+  auto* themes = new QActionGroup(theme);
+  for (const auto& [name, value] : {std::pair{tr("Light"), Theme::Light}, std::pair{tr("Dark"), Theme::Dark}}) {
+    QAction* a = theme->addAction(name);
+    a->setCheckable(true);
+    a->setChecked(Palette::theme() == value);
+    themes->addAction(a);
+    connect(a, &QAction::triggered, this, [this, value = value, name = name] {
+      if (m_persist) QSettings().setValue(QStringLiteral("view/theme"), value == Theme::Dark ? "dark" : "light");
+      applyTheme(value);
+      statusBar()->showMessage(tr("%1 theme (figures are always exported light)").arg(name), 6000);
+    });
+  }
+  view->addSeparator();
+  view->addAction(tr("Reset layout"), this, [this] { restoreState(m_defaultState); });
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("About ShardScope"), this, [this] {
+    QMessageBox::about(this, tr("About ShardScope"),
+                       tr("<b>ShardScope %1</b><br>A live inspector for data-parallel training: "
+                          "real DDP steps on CPU ranks, measured memory ledgers, bucket firing "
+                          "and communication timelines.<br><br>Timeline: wheel zooms, drag pans, "
+                          "double-click or F fits, a click sets the cursor every view follows (drag the "
+                          "cursor line to scrub a step), Esc clears it.")
+                           .arg(QStringLiteral(SHARDSCOPE_VERSION)));
+  });
+
+  auto* bar = addToolBar(tr("Main"));
+  bar->setObjectName(QStringLiteral("mainToolBar"));
+  bar->setMovable(false);
+  bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  bar->addAction(m_runAction);
+  bar->addAction(m_stopAction);
+  bar->addSeparator();
+  m_stepping->addTo(bar, run);
+  bar->addSeparator();
+  bar->addAction(m_fitAction);
+  bar->addAction(m_stepsAction);
+  bar->addSeparator();
+  bar->addAction(open);
+  bar->addAction(m_exportTraceAction);
+  bar->addAction(m_exportFigureAction);
+}
+
+void MainWindow::askExportFigure() {
+  QString view = QStringLiteral("timeline");
+  int width = 1600, height = 900;
+  if (!askFigure(this, &view, &width, &height)) return;
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export %1 figure").arg(view), view + QStringLiteral(".png"),
+                                                    tr("PNG image (*.png);;SVG vector (*.svg);;PDF document (*.pdf)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!exportViewFigure(view, path, width, height, &error))
+    QMessageBox::critical(this, tr("Cannot export figure"), error);
+  else
+    statusBar()->showMessage(tr("figure written to %1").arg(path), 6000);
+}
+
+}  // namespace shardscope

@@ -1,0 +1,131 @@
+#include "run_files.h"
+
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMainWindow>
+#include <QMessageBox>
+#include <QStatusBar>
+
+#include "engine_bridge.h"
+#include "experiment_panel.h"
+#include "inspection.h"
+#include "preset.h"
+#include "preset_runner.h"
+#include "trace/chrome_trace_reader.h"
+#include "trace/chrome_trace_writer.h"
+
+namespace shardscope {
+
+RunFiles::RunFiles(Inspection* inspection, EngineBridge* bridge, ExperimentPanel* panel, QMainWindow* window)
+    : QObject(window), m_inspection(inspection), m_bridge(bridge), m_panel(panel), m_window(window) {}
+
+bool RunFiles::openTrace(const QString& path, QString* error) {
+  if (m_bridge->isRunning()) {
+    if (error) *error = tr("a run is in progress; stop it (Ctrl+.) before opening %1").arg(path);
+    return false;
+  }
+  RunTrace trace;
+  try {
+    trace = readChromeTraceFile(path.toStdString());
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  m_inspection->store().setFromTrace(std::move(trace));
+  ShownRun run;
+  run.kind = ShownRun::Kind::File;
+  run.source = QFileInfo(path).fileName();
+  run.done = run.ok = true;
+  // Traces record the config of their run: the form takes it, so Run repeats it.
+  QString why;
+  run.config = Inspection::recordedConfig(m_inspection->store().meta(), &why);
+  if (run.config)
+    m_panel->setConfig(*run.config);
+  else if (!why.isEmpty())
+    // An older or hand-edited trace: the views still work; the form stays as it was.
+    m_window->statusBar()->showMessage(tr("%1; the form is unchanged").arg(why), 8000);
+  m_inspection->show(std::move(run));
+  emit traceOpened();
+  return true;
+}
+
+bool RunFiles::exportTrace(const QString& path, QString* error) {
+  try {
+    writeChromeTraceFile(m_inspection->store().toRunTrace(), path.toStdString());
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  return true;
+}
+
+bool RunFiles::saveExperiment(const QString& path, QString* error) {
+  if (!m_panel->isValid()) {
+    if (error) *error = m_panel->errorText();
+    return false;
+  }
+  const Preset preset = m_panel->activePreset() ? *m_panel->activePreset()
+                                                : experimentPreset(m_panel->config(), configLabel(m_panel->config()));
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(presetJson(preset)) < 0 || !file.flush()) {
+    if (error) *error = tr("cannot write %1: %2").arg(path, file.errorString());
+    return false;
+  }
+  return true;
+}
+
+bool RunFiles::openExperiment(const QString& path, QString* error) {
+  if (m_bridge->isRunning()) {
+    if (error) *error = tr("a run is in progress; stop it (Ctrl+.) before opening %1").arg(path);
+    return false;
+  }
+  try {
+    m_panel->showPreset(loadPresetFile(path));
+  } catch (const PresetError& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  return true;
+}
+
+void RunFiles::askOpenTrace() {
+  const QString path = QFileDialog::getOpenFileName(m_window, tr("Open trace"), QString(),
+                                                    tr("ShardScope traces (*.json);;All files (*)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!openTrace(path, &error)) QMessageBox::critical(m_window, tr("Cannot open trace"), error);
+}
+
+void RunFiles::askExportTrace() {
+  const QString path = QFileDialog::getSaveFileName(m_window, tr("Export trace"), QStringLiteral("shardscope.trace.json"),
+                                                    tr("Perfetto / Chrome JSON (*.json)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!exportTrace(path, &error))
+    QMessageBox::critical(m_window, tr("Cannot export trace"), error);
+  else
+    m_window->statusBar()->showMessage(tr("trace written to %1 (opens in ui.perfetto.dev)").arg(path), 6000);
+}
+
+void RunFiles::askOpenExperiment() {
+  const QString path = QFileDialog::getOpenFileName(m_window, tr("Open experiment"), QString(),
+                                                    tr("ShardScope experiments and presets (*.json);;All files (*)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!openExperiment(path, &error)) QMessageBox::critical(m_window, tr("Cannot open experiment"), error);
+}
+
+void RunFiles::askSaveExperiment() {
+  const QString path = QFileDialog::getSaveFileName(m_window, tr("Save experiment"), QStringLiteral("experiment.json"),
+                                                    tr("ShardScope experiment (*.json)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!saveExperiment(path, &error))
+    QMessageBox::critical(m_window, tr("Cannot save experiment"), error);
+  else
+    m_window->statusBar()->showMessage(
+        tr("experiment written to %1 (open it here, or run it: shardscope --preset %1)").arg(path), 8000);
+}
+
+}  // namespace shardscope

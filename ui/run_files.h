@@ -1,0 +1,47 @@
+// The window's files: open a trace into the Inspection, export the shown run
+// as a trace, open and save experiment (preset) files in the experiment form;
+// each with its dialog for the File menu.
+#pragma once
+
+#include <QObject>
+#include <QString>
+
+class QMainWindow;
+
+namespace shardscope {
+
+class EngineBridge;
+class ExperimentPanel;
+class Inspection;
+
+class RunFiles : public QObject {
+  Q_OBJECT
+ public:
+  RunFiles(Inspection* inspection, EngineBridge* bridge, ExperimentPanel* panel, QMainWindow* window);
+
+  // Loads a trace written by shardscope; false with the reader's message on
+  // error. The form then holds the trace's experiment (from its recorded flags).
+  bool openTrace(const QString& path, QString* error);
+  bool exportTrace(const QString& path, QString* error);
+  // An experiment file is a preset file: the form's config (or its active
+  // preset's runs) as CLI flags. False with the message on error.
+  bool saveExperiment(const QString& path, QString* error);
+  bool openExperiment(const QString& path, QString* error);
+
+  // The File menu's dialogs.
+  void askOpenTrace();
+  void askExportTrace();
+  void askOpenExperiment();
+  void askSaveExperiment();
+
+ signals:
+  void traceOpened();  // after the trace's run is on screen
+
+ private:
+  Inspection* m_inspection;
+  EngineBridge* m_bridge;
+  ExperimentPanel* m_panel;
+  QMainWindow* m_window;
+};
+
+}  // namespace shardscope
