@@ -17,7 +17,6 @@
 #include "palette.h"
 #include "config/run_config.h"
 #include "inspect/event_store.h"
-#include "event_store.h"
 
 namespace shardscope {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "engine/run_config.h"
+#include "config/run_config.h"
 #include "inspect/event_store.h"
 
 namespace shardscope {

@@ -29,7 +29,7 @@ void logSetup(const RunConfig& c, int64_t params, int simulated) {
   if (!log.should_log(spdlog::level::info)) return;
   const std::string clock = c.clock == ClockKind::Modeled ? "modeled (" + c.profileName() + ")" : "measured";
   SPDLOG_LOGGER_INFO(&log, "run setup: strategy {}, {} ranks ({} simulated), backend {}, clock {}, {} steps, batch {}, {} params",
-                     c.strategy, c.ranks, simulated, backendName(c.backend), clock, c.steps, c.batch, params);
+                     strategyName(c.strategy), c.ranks, simulated, backendName(c.backend), clock, c.steps, c.batch, params);
   SPDLOG_LOGGER_DEBUG(&log, "run flags: {}", runCommandLine(c));
 }
 }  // namespace
@@ -226,7 +226,7 @@ void Run::rankMain(int rank) {
     strategy = makeStrategy(env);
     strategy->setup();
     if (device) ctx.resolveDeviceTimes();
-    SPDLOG_LOGGER_DEBUG(&log, "strategy {} set up", m_config.strategy);
+    SPDLOG_LOGGER_DEBUG(&log, "strategy {} set up", strategyName(m_config.strategy));
     for (int s = 0; s < m_config.steps; ++s) {
       ctx.setStep(s);
       ctx.instant(Lane::Host, EventKind::StepBegin);

@@ -22,7 +22,8 @@ import sys
 # row are independent of each other. cuda/ is an optional target beside engine/:
 # it implements backend/'s DeviceRuntime, and nothing below cli/ includes it.
 LAYERS = [
-    ["common", "tensor", "config"],
+    ["common"],
+    ["tensor", "config"],
     ["trace"],
     ["kernels", "kineto"],
     ["memory"],
