@@ -17,7 +17,7 @@ namespace {
 
 struct Variant {
   const char* label;
-  const char* strategy;
+  Strategy strategy;
   Prefetch prefetch;
 };
 
@@ -32,9 +32,9 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
   }
   const std::vector<Variant> variants = {
-      {"ddp", "ddp", Prefetch::Both},         {"zero1", "zero1", Prefetch::Both},
-      {"zero2", "zero2", Prefetch::Both},     {"zero3", "zero3", Prefetch::Both},
-      {"zero3 no-prefetch", "zero3", Prefetch::None},
+      {"ddp", Strategy::Ddp, Prefetch::Both},     {"zero1", Strategy::Zero1, Prefetch::Both},
+      {"zero2", Strategy::Zero2, Prefetch::Both}, {"zero3", Strategy::Zero3, Prefetch::Both},
+      {"zero3 no-prefetch", Strategy::Zero3, Prefetch::None},
   };
   std::printf("one training step, %d CPU ranks (threads), default model, global batch %d, mean of steps 1..%d\n",
               ranks, 8 * ranks, steps - 1);
