@@ -22,7 +22,7 @@ std::string_view StringTable::store(std::string_view s) {
     chunk_used_ = 0;
   }
   char* at = chunks_.back().get() + chunk_used_;
-  std::memcpy(at, s.data(), s.size());
+  if (!s.empty()) std::memcpy(at, s.data(), s.size());  // an empty view may have a null data()
   chunk_used_ += s.size();
   return {at, s.size()};
 }
