@@ -154,7 +154,7 @@ QVariant CommStatsModel::data(const QModelIndex& index, int role) const {
       case Sent:
         return m_measured ? tr("bytes rank %1 sent in step %2, measured at the sends").arg(r.rank).arg(m_step)
                           : tr("Σ event bytes × ring factor (2(n−1)/n all-reduce, (n−1)/n reduce-scatter and all-gather)");
-      case Expected: return tr("the seed's formula for this strategy (expectedCommBytes)");
+      case Expected: return tr("predicted (ZeRO paper): the ring formula for this strategy");
       case BusBw: return tr("nccl-tests busbw: bytes × ring factor / transfer time (waiting for peers excluded)");
       default: return {};
     }

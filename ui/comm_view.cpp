@@ -63,7 +63,7 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   m_bytes->xAxis->grid()->setVisible(false);
   m_bytes->xAxis->setTickLength(0, 0);
   m_bytes->xAxis->setSubTicks(false);
-  addTitle(m_bytes, tr("bytes each rank sent in the step, by collective, beside the seed's formula"), font());
+  addTitle(m_bytes, tr("bytes each rank sent in the step, by collective, beside the predicted bytes (ZeRO paper)"), font());
   for (int k = 0; k < 3; ++k) {
     auto* bars = new QCPBars(m_bytes->xAxis, m_bytes->yAxis);
     const QColor c = Palette::kind(kKinds[k]);
@@ -79,7 +79,7 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   m_expected->setWidth(kBarWidth);
   m_expected->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.6));
   m_expected->setBrush(Qt::NoBrush);
-  m_expected->setName(tr("seed's formula"));
+  m_expected->setName(tr("predicted (ZeRO paper)"));
   styleLegend(m_bytes, font());
 
   m_time = new QCustomPlot(this);

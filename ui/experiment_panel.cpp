@@ -482,7 +482,7 @@ void ExperimentPanel::revalidate() {
     const double n = static_cast<double>(spec.numParams());
     QString text = tr("%1 M parameters · %2 samples per rank").arg(n * 1e-6, 0, 'f', 2).arg(c.batch / c.ranks);
     const double per_param = expectedModelStateBytesPerParam(c.strategy, c.ranks, c.shardGroupSize());
-    text += tr("<br>seed: %1 B/param → %2 MiB model state per rank")
+    text += tr("<br>predicted (ZeRO paper): %1 B/param → %2 MiB model state per rank")
                 .arg(per_param, 0, 'g', 4)
                 .arg(per_param * n / (1024.0 * 1024.0), 0, 'f', 1);
     m_derived->setText(text);

@@ -270,7 +270,7 @@ void MemoryView::rebuildBars() {
   }
   if (predicted > 0) {
     const double per_param = predicted / static_cast<double>(m_store->meta().params);
-    m_predicted->setName(tr("seed: %1 B/param × N (model state)").arg(per_param, 0, 'g', 4));
+    m_predicted->setName(tr("predicted (ZeRO paper): %1 B/param × N (model state)").arg(per_param, 0, 'g', 4));
   }
   for (int c = 0; c < kCategoryCount; ++c) {
     QCPBars* b = m_stack[static_cast<size_t>(c)];

@@ -81,10 +81,10 @@ QVariant RunHistoryModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole) {
     if (index.column() == Status && !r.ok) return r.error;
     if (index.column() == Run) return tr("double-click to show this run in every view");
-    if (index.column() == StateBytes) return tr("rank 0's peak model state / N, measured by the allocator; the seed's formula in brackets");
+    if (index.column() == StateBytes) return tr("rank 0's peak model state / N, measured by the allocator; the formula in brackets");
     if (index.column() == Sent)
-      return tr("bytes rank 0 sent in the last step, in units of DDP's all-reduce (2(P−1)/P × 2N): the seed's 2N "
-                "is 1.0, ZeRO-3's 3N is 1.5; the seed's formula in brackets");
+      return tr("bytes rank 0 sent in the last step, in units of DDP's all-reduce (2(P−1)/P × 2N): the predicted 2N "
+                "is 1.0, ZeRO-3's 3N is 1.5; the formula in brackets");
     return {};
   }
   if (role == Qt::ForegroundRole && index.column() == Status && !r.ok) return QBrush(QColor(0xB0, 0x00, 0x20));

@@ -18,7 +18,7 @@ Algorithm WalkthroughModel::algorithm(Strategy strategy) {
   Algorithm a;
   if (isSharded(strategy)) {
     a.title = QStringLiteral("One FSDP step");
-    a.source = QStringLiteral("the seed's ten lines (ZeRO-3 organised around units)");
+    a.source = QStringLiteral("the ten lines of one FSDP step (ZeRO-3 organised around units)");
     a.lines = {QStringLiteral("forward, for each unit in order:"),
                QStringLiteral("all-gather this unit's parameter shards into a full set"),
                QStringLiteral("run the unit; save activations needed for backward"),
@@ -37,7 +37,7 @@ Algorithm WalkthroughModel::algorithm(Strategy strategy) {
   }
   if (zeroStage(strategy) > 0) {  // zero1, zero2
     a.title = QStringLiteral("One ZeRO-2 step");
-    a.source = QStringLiteral("written in the style of the seed's FSDP step");
+    a.source = QStringLiteral("written in the style of the FSDP step");
     a.lines = {QStringLiteral("forward, for each block in order:"),
                QStringLiteral("run the block with the full bf16 parameters; save activations"),
                QStringLiteral("backward, for each block in reverse:"),
@@ -56,7 +56,7 @@ Algorithm WalkthroughModel::algorithm(Strategy strategy) {
     return a;
   }
   a.title = QStringLiteral("One DDP step");
-  a.source = QStringLiteral("written in the style of the seed's FSDP step");
+  a.source = QStringLiteral("written in the style of the FSDP step");
   a.lines = {QStringLiteral("forward, for each block in order:"),
              QStringLiteral("run the block with the full, replicated parameters; save activations"),
              QStringLiteral("backward, for each block in reverse:"),
