@@ -4,6 +4,8 @@
 // profiles lists the shipped files and reports a broken one (exit 2).
 #include <QtTest>
 
+#include "cli_process.h"
+
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -13,28 +15,6 @@
 #include <QTemporaryDir>
 
 namespace {
-
-struct CliResult {
-  int exit_code = -1;
-  QString out, err;
-};
-
-CliResult runCli(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
-  QProcess p;
-  p.setProcessEnvironment(env);
-  p.start(SHARDSCOPE_CLI_PATH, args);
-  CliResult r;
-  if (!p.waitForFinished(60000)) {
-    p.kill();
-    p.waitForFinished();
-    r.err = "timed out";
-    return r;
-  }
-  r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
 
 QJsonObject parseObject(const QString& text) {
   QJsonParseError error;

@@ -4,32 +4,13 @@
 // is one line and exit code 2.
 #include <QtTest>
 
+#include "cli_process.h"
+
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
 
 namespace {
-
-struct CliResult {
-  int exit_code = -1;
-  QString out, err;
-};
-
-CliResult runCli(const QStringList& args, int timeout_ms = 120000) {
-  QProcess p;
-  p.start(SHARDSCOPE_CLI_PATH, args);
-  CliResult r;
-  if (!p.waitForFinished(timeout_ms)) {
-    p.kill();
-    p.waitForFinished();
-    r.err = "timed out";
-    return r;
-  }
-  r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
 
 QString readText(const QString& path) {
   QFile f(path);

@@ -5,32 +5,13 @@
 // unsharded, and one more with prefetch; bad input is one line, exit 2.
 #include <QtTest>
 
+#include "cli_process.h"
+
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 
 namespace {
-
-struct CliResult {
-  int exit_code = -1;
-  QString out, err;
-};
-
-CliResult runCli(const QStringList& args) {
-  QProcess p;
-  p.start(SHARDSCOPE_CLI_PATH, args);
-  CliResult r;
-  if (!p.waitForFinished(120000)) {
-    p.kill();
-    p.waitForFinished();
-    r.err = "timed out";
-    return r;
-  }
-  r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
 
 const QStringList kSmallModel = {"--layers", "3", "--hidden", "64", "--batch", "8"};
 
