@@ -16,6 +16,11 @@ double expectedModelStateBytesPerParam(Strategy strategy, int ranks, int shard_g
   return 16.0;
 }
 
+double expectedTpActivationBytesPerLayer(int tp, int64_t tokens, int hidden, int all_reduces_per_layer) {
+  if (tp <= 1) return 0.0;
+  return all_reduces_per_layer * 2.0 * (tp - 1) / tp * double(tokens) * hidden * 2.0;
+}
+
 CommBytes expectedCommBytes(Strategy strategy, int64_t params, int ranks, int shard_group,
                             bool reshard_after_forward) {
   CommBytes b;

@@ -24,6 +24,14 @@ double expectedModelStateBytesPerParam(Strategy strategy, int ranks, int shard_g
 CommBytes expectedCommBytes(Strategy strategy, int64_t params, int ranks, int shard_group = 0,
                             bool reshard_after_forward = true);
 
+// Tensor parallelism (Megatron-LM): bytes one rank sends in its TP group's
+// activation all-reduces per layer per forward: a ring all-reduce of the
+// (B·S, D) activation in bf16, 2(T-1)/T x B·S·D x 2 bytes, once per
+// row-parallel layer (a GPT block has two, attention's and the MLP's; the
+// residual MLP block one). Backward sends as much (the column-parallel
+// layers' input gradients). tokens: B·S on one data-parallel rank (B for the MLP).
+double expectedTpActivationBytesPerLayer(int tp, int64_t tokens, int hidden, int all_reduces_per_layer);
+
 // Ring all-reduce of `bytes` on P ranks: each rank sends 2(P-1)/P x bytes.
 inline double ringAllReduceBytes(double bytes, int ranks) {
   return ranks <= 1 ? 0.0 : 2.0 * (ranks - 1) / ranks * bytes;

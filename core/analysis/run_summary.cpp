@@ -43,11 +43,17 @@ int64_t total(const CommBytes& b) { return b.all_reduce + b.reduce_scatter + b.a
 }  // namespace
 
 double expectedBytesPerParam(const RunConfig& c) {
-  return expectedModelStateBytesPerParam(c.strategy, c.ranks, c.shardGroupSize());
+  return expectedModelStateBytesPerParam(c.strategy, c.dataParallelSize(), c.shardGroupSize()) / c.tp;
 }
 
 CommBytes expectedComm(const RunConfig& c, int64_t params) {
-  return expectedCommBytes(c.strategy, params, c.ranks, c.shardGroupSize(), c.reshardAfterForward());
+  return expectedCommBytes(c.strategy, params, c.dataParallelSize(), c.shardGroupSize(), c.reshardAfterForward());
+}
+
+double expectedTpBytesPerLayer(const RunConfig& c) {
+  const bool sequence = c.model.kind == ModelKind::Gpt || !c.model.preset.empty();
+  const int64_t tokens = int64_t(c.batch / c.dataParallelSize()) * (sequence ? c.model.seq : 1);
+  return expectedTpActivationBytesPerLayer(c.tp, tokens, c.model.hidden, sequence ? 2 : 1);
 }
 
 double modelStateBytesPerParam(const RankResult& rank, int64_t params) {
@@ -93,7 +99,19 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     steps.push_back(std::move(step));
   }
   const double expected_bpp = expectedBytesPerParam(c);
-  const CommBytes expected_comm = expectedComm(c, r.params);
+  const bool tp = c.tp > 1;
+  const CommBytes expected_comm = expectedComm(c, tp ? r.slice_params : r.params);
+  if (tp) {
+    // Megatron-LM's split: what each TP rank holds, and the formulas' inputs.
+    Json& t = w["tensor_parallel"];
+    t["tp"] = c.tp;
+    t["data_parallel_ranks"] = c.dataParallelSize();
+    t["slice_params"] = r.slice_params;
+    t["whole_params"] = r.tp_whole_params;
+    const bool sequence = c.model.kind == ModelKind::Gpt || !c.model.preset.empty();
+    t["embedding_and_head"] = sequence ? "vocab-parallel" : "replicated";
+    t["all_reduces_per_layer"] = sequence ? 2 : 1;
+  }
   w["padding_elements"] = r.padding_elements;
   w["padding_bytes"] = r.padding_elements * static_cast<int64_t>(sizeof(uint16_t));
   Json& per_rank = w["per_rank"] = Json::array();
@@ -126,6 +144,24 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     }
     j["comm_bytes"] = commBytesJson(rank.comm_bytes);
     j["expected_comm_bytes"] = commBytesJson(expected_comm);
+    if (tp) {
+      // The slice's exact share: the strategy's bytes/param on its P/T ranks
+      // over the parameters a TP rank holds (the whole ones included).
+      j["expected_model_state_bytes_per_param_slice"] =
+          expectedModelStateBytesPerParam(c.strategy, c.dataParallelSize(), c.shardGroupSize()) *
+          double(r.slice_params) / double(r.params);
+      j["tp_comm_bytes"] = commBytesJson(rank.tp_comm_bytes);
+      // The peak over blocks (every block sends the same).
+      int64_t fwd = 0, bwd = 0;
+      for (int b = 1; b <= c.model.layers && b < int(rank.tp_forward_bytes.size()); ++b) {
+        fwd = std::max(fwd, rank.tp_forward_bytes[size_t(b)]);
+        bwd = std::max(bwd, rank.tp_backward_bytes[size_t(b)]);
+      }
+      const auto expected_layer = static_cast<int64_t>(expectedTpBytesPerLayer(c));
+      j["tp_activation_all_reduce_bytes_per_layer"] = {{"forward", fwd}, {"backward", bwd}};
+      j["expected_tp_activation_all_reduce_bytes_per_layer"] = {{"forward", expected_layer},
+                                                                {"backward", expected_layer}};
+    }
     per_rank.push_back(std::move(j));
   }
   const ModelSpec spec(c.model);
@@ -226,6 +262,29 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
                   strategyName(c.strategy).c_str(), modelStateBytesPerParam(rank, r.params), expected_bpp,
                   static_cast<long long>(rank.padding_state_bytes), static_cast<long long>(sent),
                   static_cast<long long>(expected_total), ratio);
+    out << line;
+  }
+  if (c.tp > 1 && !r.ranks.empty()) {
+    const RankResult& r0 = r.ranks.front();
+    int64_t fwd = 0, bwd = 0;
+    for (int b = 1; b <= c.model.layers && b < int(r0.tp_forward_bytes.size()); ++b) {
+      fwd = std::max(fwd, r0.tp_forward_bytes[size_t(b)]);
+      bwd = std::max(bwd, r0.tp_backward_bytes[size_t(b)]);
+    }
+    const bool sequence = c.model.kind == ModelKind::Gpt || !c.model.preset.empty();
+    out << "\ntensor parallel: " << c.tp << " ranks per TP group (consecutive ranks) x " << c.dataParallelSize()
+        << " data-parallel ranks; each TP rank holds " << r.slice_params << " params ("
+        << r.tp_whole_params << " whole: norms, row-parallel biases" << (sequence ? ", wpe" : ", input and head")
+        << "; embedding and head " << (sequence ? "vocab-parallel" : "replicated") << ")\n";
+    std::snprintf(line, sizeof line,
+                  "  activation all-reduce bytes per layer (rank 0): forward %lld, backward %lld; formula "
+                  "%d x 2(T-1)/T x B*S*D*2 = %lld\n",
+                  static_cast<long long>(fwd), static_cast<long long>(bwd), sequence ? 2 : 1,
+                  static_cast<long long>(expectedTpBytesPerLayer(c)));
+    out << line;
+    std::snprintf(line, sizeof line, "  TP group bytes sent per step (rank 0): all-reduce %lld, all-gather %lld\n",
+                  static_cast<long long>(r0.tp_comm_bytes.all_reduce),
+                  static_cast<long long>(r0.tp_comm_bytes.all_gather));
     out << line;
   }
   if (!r.units.empty()) {

@@ -27,10 +27,10 @@ std::string rankList(const std::vector<int>& m) {
 }  // namespace
 
 CommMesh::CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunControl& control,
-                   int timeout_ms, int transport_timeout_ms, bool meta, CommunicatorFactory* gpu)
+                   int timeout_ms, int transport_timeout_ms, bool meta, CommunicatorFactory* gpu, int tp)
     : m_ranks(ranks), m_shardGroup(shard_group), m_meta(meta), m_gpu(gpu) {
   // The same layout a trace reader derives from the config (trace/run_trace.h).
-  for (CommGroup& g : meshGroups(ranks, shard_group))
+  for (CommGroup& g : meshGroups(ranks, shard_group, tp))
     addGroup(g.name, std::move(g.ranks), board, control, timeout_ms, transport_timeout_ms);
 }
 
@@ -75,7 +75,9 @@ CommMesh::RankGroups CommMesh::groupsOf(int rank) const {
     if (spec.name == "world") g.world = spec.id;
     else if (spec.name.ends_with(".gather")) g.gather = spec.id;
     else if (spec.name.ends_with(".reduce")) g.reduce = spec.id;
-    else if (spec.name.starts_with("replica")) g.replicate = spec.id;
+    else if (spec.name.starts_with("replica") || spec.name.find(".replica") != std::string::npos) g.replicate = spec.id;
+    else if (spec.name.starts_with("tp")) g.tensor = spec.id;
+    else if (spec.name.starts_with("dp")) g.data = spec.id;
   }
   return g;
 }

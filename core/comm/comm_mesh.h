@@ -4,6 +4,8 @@
 // so an all-gather and a reduce-scatter can be in flight at once); each
 // replicate group joins the ranks holding the same shard across replicas.
 // zero3/fsdp is the 1-D case G = P. Each group has its own fingerprint monitor.
+// With tensor parallelism (tp > 1) that mesh lies along each data-parallel
+// axis, beside the TP groups of tp consecutive ranks (trace/run_trace.h).
 #pragma once
 
 #include <memory>
@@ -30,13 +32,16 @@ class CommMesh {
   // meta: byte-counting communicators that move no data (the meta backend).
   // gpu: the GPU runtime's communicators (NCCL or emulated) instead of Gloo's.
   CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunControl& control, int timeout_ms,
-           int transport_timeout_ms, bool meta = false, CommunicatorFactory* gpu = nullptr);
+           int transport_timeout_ms, bool meta = false, CommunicatorFactory* gpu = nullptr, int tp = 1);
   ~CommMesh();
 
   const std::vector<CommGroupSpec>& groups() const { return m_specs; }
   // Group ids of one rank's groups; -1 when the run has none of that kind.
+  // Under tensor parallelism (tp > 1) tensor is the rank's TP group and data
+  // its data-parallel axis (ddp, zero1, zero2); gather/reduce/replicate lie on that axis.
   struct RankGroups {
     int world = -1, gather = -1, reduce = -1, replicate = -1;
+    int tensor = -1, data = -1;
   };
   RankGroups groupsOf(int rank) const;
   // A rank's ProcessGroup on group `id` (creates it once per (rank, id)).

@@ -21,6 +21,7 @@ void ProcessGroup::run(EventKind kind, int64_t bytes, const CollectiveTag& tag, 
   fields.bytes = bytes;
   fields.bucket = static_cast<int16_t>(tag.bucket);
   fields.unit = static_cast<int16_t>(tag.unit);
+  fields.block = static_cast<int16_t>(tag.block);
   fields.group = static_cast<int16_t>(m_groupId);
   fields.seq = fp.seq;
   fields.dep = tag.dep;

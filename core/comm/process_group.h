@@ -26,6 +26,7 @@ struct CollectiveTag {
   // From ProcessGroup::takeLinkTicket at enqueue, or -1: the transfer gets the
   // link to itself (what a single comm stream already guarantees).
   int64_t link_ticket = -1;
+  int block = -1;  // model segment whose op issued it (tensor-parallel all-reduces), or -1
 };
 
 class ProcessGroup {

@@ -23,6 +23,10 @@ struct InjectBranch {
 struct RunConfig {
   Strategy strategy = Strategy::Ddp;
   int ranks = 4;
+  // Tensor parallelism (Megatron-LM): T consecutive ranks split every block's
+  // matrices; the P/T groups of ranks with the same TP rank are the
+  // data-parallel axis the strategy runs along. 1: no tensor parallelism.
+  int tp = 1;
   ModelShape model;
   int batch = 32;          // global batch; each rank takes batch / ranks samples
   int steps = 3;
@@ -42,8 +46,12 @@ struct RunConfig {
   int unitBlocks() const { return unit_blocks.value_or(1); }
   Prefetch prefetchMode() const { return prefetch.value_or(Prefetch::Both); }
   bool reshardAfterForward() const { return reshard_after_forward.value_or(true); }
-  // Ranks that shard one copy of the model state: P, or G under hsdp.
-  int shardGroupSize() const { return isHybrid(strategy) ? shard_group.value_or(ranks) : ranks; }
+  // Ranks along the data-parallel axis: P / T.
+  int dataParallelSize() const { return tp > 0 ? ranks / tp : ranks; }
+  // Ranks that shard one copy of the model state (of one TP slice): P / T, or G under hsdp.
+  int shardGroupSize() const {
+    return isHybrid(strategy) ? shard_group.value_or(dataParallelSize()) : dataParallelSize();
+  }
   std::optional<InjectBranch> inject_branch;
   // measured: CPU wall time. modeled: op costs priced under a hardware
   // profile (deterministic; what the profile's GPUs would do).

@@ -1,5 +1,6 @@
 #include "config/settings.h"
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -90,6 +91,36 @@ std::vector<std::string> modelChoices() {
   return names;
 }
 
+// --tp T: T divides P, and every split dimension divides by T (heads, the
+// MLP's inner width, K/V heads and the vocabulary, which is split too).
+void tensorParallelRule(const RunConfig& c) {
+  const int t = c.tp;
+  if (t <= 1) return;
+  auto fail = [t](const std::string& what) {
+    throw ConfigError("--tp " + std::to_string(t) + " " + what);
+  };
+  if (c.ranks % t != 0) {
+    std::ostringstream os;
+    os << "must divide --ranks " << c.ranks << "; use one of";
+    for (int d = 1; d <= c.ranks; ++d)
+      if (c.ranks % d == 0) os << ' ' << d;
+    fail(os.str());
+  }
+  const ModelShape& m = c.model;
+  const int ffn = m.ffn > 0 ? m.ffn : 4 * m.hidden;
+  if (ffn % t != 0)
+    fail("must divide the MLP's inner width " + std::to_string(ffn) + " (fc1 is split by output features)");
+  if (m.kind != ModelKind::Gpt && m.preset.empty()) return;
+  if (m.heads % t != 0)
+    fail("must divide --heads " + std::to_string(m.heads) + " (each tensor-parallel rank computes heads/T heads)");
+  if (m.kv_heads > 0 && m.kv_heads % t != 0)
+    fail("must divide the model's " + std::to_string(m.kv_heads) + " key/value heads");
+  // A published shape's vocabulary is padded to a multiple of T (as Megatron-LM pads it).
+  if (m.preset.empty() && m.vocab % t != 0)
+    fail("must divide --vocab " + std::to_string(m.vocab) +
+         " (the embedding and the LM head are split by vocabulary rows)");
+}
+
 std::vector<Setting> buildTable() {
   std::vector<Setting> t;
   Setting s;
@@ -128,6 +159,29 @@ std::vector<Setting> buildTable() {
   s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.ranks = parseInt32(row.flag, v); };
   s.number = [](const RunConfig& c) -> std::optional<double> { return c.ranks; };
   s.json = [](const RunConfig& c, Json& j) { j["ranks"] = c.ranks; };
+  t.push_back(s);
+
+  // Tensor parallelism: a new axis of the mesh. Written to the config JSON and
+  // the flags only when T > 1, so a run without it reads as before.
+  s = {};
+  s.flag = "--tp", s.json_key = "tp", s.json_order = 2, s.args_order = 8;
+  s.metavar = "T", s.default_text = "1";
+  s.applies.backends = (1u << static_cast<unsigned>(Backend::Cpu)) | (1u << static_cast<unsigned>(Backend::Meta));
+  s.applies_text = "--backend cpu or meta (the CUDA kernels have no tensor-parallel path yet)";
+  s.range_for = [](const RunConfig& c, std::string& hint) {
+    hint = " (T tensor-parallel ranks of the --ranks " + std::to_string(c.ranks) + ")";
+    return Range{1, static_cast<double>(std::max(1, c.ranks))};
+  };
+  s.help = "tensor-parallel ranks (Megatron-LM): T consecutive ranks split each block's matrices, T divides P; "
+           "the strategy runs along the P/T data-parallel ranks";
+  s.args = [](const RunConfig& c) { return c.tp != 1 ? intArg(c.tp) : Args{}; };
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.tp = parseInt32(row.flag, v); };
+  s.number = [](const RunConfig& c) -> std::optional<double> { return c.tp; };
+  s.given = [](const RunConfig& c) { return c.tp != 1; };
+  s.rule = [](const RunConfig& c) { tensorParallelRule(c); };
+  s.json = [](const RunConfig& c, Json& j) {
+    if (c.tp != 1) j["tp"] = c.tp;
+  };
   t.push_back(s);
 
   s = {};
@@ -294,6 +348,16 @@ std::vector<Setting> buildTable() {
   s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.timeout_ms = parseInt32(row.flag, v); };
   s.number = [](const RunConfig& c) -> std::optional<double> { return c.timeout_ms; };
   s.rule = [](const RunConfig& c) {
+    if (c.tp > 1 && c.ranks % c.tp == 0) {  // each data-parallel rank takes batch / (P/T)
+      const int dp = c.dataParallelSize();
+      if (c.batch % dp != 0) {
+        std::ostringstream os;
+        os << "--batch " << c.batch << " must be a multiple of the data-parallel ranks --ranks/--tp = " << dp
+           << " (the T ranks of a tensor-parallel group share their samples); try --batch " << (c.batch / dp + 1) * dp;
+        throw ConfigError(os.str());
+      }
+      return;
+    }
     if (c.batch % c.ranks != 0) {
       std::ostringstream os;
       os << "--batch " << c.batch << " must be a multiple of --ranks " << c.ranks
@@ -439,6 +503,17 @@ std::vector<Setting> buildTable() {
     if (!c.shard_group)
       throw ConfigError("--strategy hsdp needs --shard-group G (ranks per shard group, G divides --ranks)");
     const int g = *c.shard_group;
+    if (c.tp > 1) {  // the shard group lies along the data-parallel axis
+      const int dp = c.dataParallelSize();
+      if (g < 1 || g > dp || dp % g != 0) {
+        std::ostringstream os;
+        os << "--shard-group " << g << " must divide the data-parallel ranks --ranks/--tp = " << dp << "; use one of";
+        for (int d = 1; d <= dp; ++d)
+          if (dp % d == 0) os << ' ' << d;
+        throw ConfigError(os.str());
+      }
+      return;
+    }
     if (g < 1 || g > c.ranks || c.ranks % g != 0) {
       std::ostringstream os;
       os << "--shard-group " << g << " must divide --ranks " << c.ranks << "; use one of";

@@ -1,5 +1,6 @@
 #include "engine/run.h"
 
+#include <bit>
 #include <chrono>
 #include <map>
 
@@ -18,6 +19,7 @@
 #include "model/model.h"
 #include "parallel/fsdp_units.h"
 #include "parallel/strategy.h"
+#include "parallel/tensor_parallel.h"
 
 namespace shardscope {
 
@@ -37,15 +39,16 @@ void logSetup(const RunConfig& c, int64_t params, int simulated) {
 Run::Run(RunConfig config)
     : m_config((validate(config), std::move(config))),
       m_spec(m_config.model),
+      m_sliceSpec(m_config.model, m_config.tp),
       m_clock(m_config.clock == ClockKind::Modeled),
       m_board(m_config.ranks),
       m_gate(m_config.ranks, m_control) {
   if (m_clock.modeled()) m_cost = std::make_unique<CostModel>(loadProfile(m_config.profileName()));
   if (m_config.isSharded()) {
-    const FsdpUnits units(m_spec, m_config.unitBlocks(), m_config.shardGroupSize());
+    const FsdpUnits units(m_sliceSpec, m_config.unitBlocks(), m_config.shardGroupSize());
     for (const FsdpUnit& u : units.units()) m_units.push_back({u.index, u.blocks, u.elements});
   } else {
-    m_buckets = planBuckets(m_spec, static_cast<int64_t>(m_config.bucket_mb * kMiB),
+    m_buckets = planBuckets(m_sliceSpec, static_cast<int64_t>(m_config.bucket_mb * kMiB),
                             static_cast<int64_t>(m_config.first_bucket_mb * kMiB),
                             static_cast<int>(sizeof(bf16)));
   }
@@ -81,7 +84,8 @@ void Run::setReplication(bool allowed) {
   if (symmetric) {
     // Every group of one kind must sit on one link level, or ranks differ in
     // what their collectives cost (a shard group straddling two nodes).
-    const CommMesh layout(p, m_config.isSharded() ? m_config.shardGroupSize() : 0, m_board, m_control, 1, 1, true);
+    const CommMesh layout(p, m_config.isSharded() ? m_config.shardGroupSize() : 0, m_board, m_control, 1, 1, true,
+                          nullptr, m_config.tp);
     std::map<std::string, bool> level;  // group kind -> sameNode
     for (const CommGroupSpec& g : layout.groups()) {
       std::string kind;  // "shard3.gather" -> "shard.gather"
@@ -131,7 +135,7 @@ void Run::launch() {
     m_mesh = std::make_unique<CommMesh>(m_config.ranks,
                                         m_config.isSharded() ? m_config.shardGroupSize() : 0, m_board,
                                         m_control, wait_timeout_ms, gloo_timeout_ms,
-                                        m_config.backend == Backend::Meta, m_runtime.get());
+                                        m_config.backend == Backend::Meta, m_runtime.get(), m_config.tp);
     std::vector<bool> simulated(static_cast<size_t>(m_config.ranks));
     for (int r = 0; r < m_config.ranks; ++r) simulated[static_cast<size_t>(r)] = m_representative[static_cast<size_t>(r)] == r;
     m_mesh->setSimulated(simulated);
@@ -205,8 +209,24 @@ void Run::rankMain(int rank) {
   std::unique_ptr<CpuStream> gather_stream, reduce_stream;
   const CommMesh::RankGroups ids = m_mesh->groupsOf(rank);
   auto world = m_mesh->makeProcessGroup(ids.world, rank, ctx);
+  // Tensor parallelism: the strategy's world is this rank's data-parallel
+  // axis; its TP group serves the model slice on the compute stream.
+  const int tp = m_config.tp;
+  std::unique_ptr<ProcessGroup> data_axis, tensor;
+  std::unique_ptr<TensorParallelLayout> tp_layout;
+  std::unique_ptr<TensorParallelGroup> tp_group;
+  if (tp > 1) {
+    data_axis = m_mesh->makeProcessGroup(ids.data, rank, ctx);
+    tensor = m_mesh->makeProcessGroup(ids.tensor, rank, ctx);
+    tp_layout = std::make_unique<TensorParallelLayout>(m_spec, m_sliceSpec, rank % tp);
+    tp_group = std::make_unique<TensorParallelGroup>(ctx, *tensor, m_sliceSpec.segmentCount());
+  }
   std::unique_ptr<ProcessGroup> gather, reduce, replicate;
-  RankEnv env{ctx, m_config, m_spec, *world, *compute, *comm};
+  RankEnv env{ctx, m_config, m_sliceSpec, data_axis ? *data_axis : *world, *compute, *comm};
+  env.dp_rank = rank / tp;
+  env.dp_size = m_config.ranks / tp;
+  env.tensor = tp_group.get();
+  env.tp_layout = tp_layout.get();
   if (m_config.isSharded()) {
     gather_stream = std::make_unique<CpuStream>(prefix + ".gather", m_control, 3, queue("gather", -1));
     reduce_stream = std::make_unique<CpuStream>(prefix + ".reduce", m_control, 4, queue("reduce", -1));
@@ -219,7 +239,8 @@ void Run::rankMain(int rank) {
     env.gather_stream = gather_stream.get();
     env.reduce_stream = reduce_stream.get();
   }
-  for (ProcessGroup* pg : {world.get(), gather.get(), reduce.get(), replicate.get()}) attachLink(pg);
+  for (ProcessGroup* pg : {world.get(), gather.get(), reduce.get(), replicate.get(), data_axis.get(), tensor.get()})
+    attachLink(pg);
   std::unique_ptr<ParallelStrategy> strategy;
   try {
     if (device) device->syncOrigin(m_clock);
@@ -230,6 +251,7 @@ void Run::rankMain(int rank) {
     for (int s = 0; s < m_config.steps; ++s) {
       ctx.setStep(s);
       ctx.instant(Lane::Host, EventKind::StepBegin);
+      if (tp_group) tp_group->beginStep();
       const double loss = strategy->step(s);
       if (device) ctx.resolveDeviceTimes();  // the step's queues are drained
       ctx.instant(Lane::Host, EventKind::StepEnd);
@@ -255,13 +277,28 @@ void Run::rankMain(int rank) {
     out.unit_order = strategy->lastUnitOrder();
     out.padding_state_bytes = strategy->paddingStateBytes();
     if (device) out.device_memory = device->memoryReport();
+    if (tp_group) {
+      out.tp_comm_bytes = tp_group->stepBytes();
+      out.tp_forward_bytes = tp_group->forwardBytes();
+      out.tp_backward_bytes = tp_group->backwardBytes();
+    }
     if (rank == 0) m_paddingElements = strategy->paddingElements();
     for (int q = 0; q < m_config.ranks; ++q)
       if (q != rank && m_representative[static_cast<size_t>(q)] == rank) {
         m_rankResults[q] = out;
         m_rankResults[q].rank = q;
       }
-    if (!ctx.meta()) strategy->copyOwnedMaster(m_finalMaster);
+    if (!ctx.meta() && !tp_layout) strategy->copyOwnedMaster(m_finalMaster);
+    if (!ctx.meta() && tp_layout) {
+      // The strategy reports its part of this TP slice; unwritten elements
+      // keep a marker no trained weight has, so only its part reaches the model.
+      constexpr uint32_t kUnwritten = 0x7fa5a5a5u;  // a NaN payload arithmetic never makes
+      std::vector<float> slice(static_cast<size_t>(m_sliceSpec.numParams()), std::bit_cast<float>(kUnwritten));
+      strategy->copyOwnedMaster(slice);
+      tp_layout->unslice(slice.data(), m_finalMaster.data(), [&slice](int64_t i) {
+        return std::bit_cast<uint32_t>(slice[static_cast<size_t>(i)]) != kUnwritten;
+      });
+    }
   } catch (const RunAborted&) {
     SPDLOG_LOGGER_DEBUG(&log, "stops: the run was stopped");
   } catch (const std::exception& e) {
@@ -306,6 +343,8 @@ RunResult Run::wait() {
   RunResult result;
   result.config = m_config;
   result.params = m_spec.numParams();
+  result.slice_params = m_sliceSpec.numParams();
+  if (m_config.tp > 1) result.tp_whole_params = tensorParallelSplit(m_spec, m_sliceSpec).whole_elements;
   result.losses = losses();
   result.ranks = m_rankResults;
   if (m_clock.modeled()) {
@@ -332,8 +371,10 @@ RunResult Run::wait() {
   for (const StepMetrics& m : computeStepMetrics(t.events))
     if (m.step == m_config.steps - 1) result.last_step.push_back(m);
   MemoryLedger scratch(0, nullptr, nullptr);
-  const auto model = makeModel(m_spec, scratch, m_config.batch / m_config.ranks, m_config.seed);
+  // Model FLOPs: the full model on a data-parallel rank's batch, shared by the T ranks of its TP group.
+  const auto model = makeModel(m_spec, scratch, m_config.batch / m_config.dataParallelSize(), m_config.seed);
   for (int s = 0; s < m_spec.segmentCount(); ++s) result.flops_per_step_per_rank += 3.0 * model->forwardFlops(s);
+  result.flops_per_step_per_rank /= m_config.tp;
   if (m_cost) {
     result.peak_flops = m_cost->profile().device.bf16_flops;
     result.profile = m_cost->profile().name;
@@ -394,6 +435,8 @@ RunTrace Run::trace() const {
         if (group == from.gather) return static_cast<int16_t>(to.gather);
         if (group == from.reduce) return static_cast<int16_t>(to.reduce);
         if (group == from.replicate) return static_cast<int16_t>(to.replicate);
+        if (group == from.tensor) return static_cast<int16_t>(to.tensor);
+        if (group == from.data) return static_cast<int16_t>(to.data);
         return group;
       };
       for (Event& e : events) {

@@ -34,6 +34,10 @@ struct RankResult {
   std::vector<int> fire_order;  // buckets in launch order, last step
   std::vector<std::pair<std::string, int>> unit_order;  // FSDP (op, unit) issue order, last step
   int64_t padding_state_bytes = 0;  // model-state bytes spent on shard padding
+  // Tensor parallelism (--tp > 1): bytes this rank sent in its TP group in the
+  // last step, and those of the activation all-reduces per model segment.
+  CommBytes tp_comm_bytes;
+  std::vector<int64_t> tp_forward_bytes, tp_backward_bytes;
   // GPU runs: the device allocator's books (allocated = what the ledger booked,
   // reserved = what it holds from cudaMalloc) and cudaMemGetInfo's view.
   std::optional<RankDevice::MemoryReport> device_memory;
@@ -42,6 +46,10 @@ struct RankResult {
 struct RunResult {
   RunConfig config;
   int64_t params = 0;
+  // Tensor parallelism: one TP rank's parameters (its slice and the whole
+  // ones; = params without --tp) and those every TP rank holds whole.
+  int64_t slice_params = 0;
+  int64_t tp_whole_params = 0;
   std::vector<double> losses;   // per step: mean over ranks of the local mean loss
   std::vector<RankResult> ranks;
   std::vector<Bucket> buckets;  // DDP/ZeRO-1/2 bucket plan
@@ -51,7 +59,7 @@ struct RunResult {
   double wall_seconds = 0;
   // Timing of the last step per rank, on the run's clock (measured or modeled).
   std::vector<StepMetrics> last_step;
-  double flops_per_step_per_rank = 0;  // forward + backward (3x forward) of the local batch
+  double flops_per_step_per_rank = 0;  // forward + backward (3x forward) of the local batch (/T under TP)
   double peak_flops = 0;               // the profile's bf16 peak (modeled clock), else 0
   std::string profile;                 // modeled clock's profile name, else ""
   int simulated_ranks = 0;             // ranks run; the others copied them (symmetric replication)
@@ -94,6 +102,8 @@ class Run {
 
   const RunConfig& config() const { return m_config; }
   const ModelSpec& spec() const { return m_spec; }
+  // One tensor-parallel rank's slice of the model (spec() itself when --tp is 1).
+  const ModelSpec& sliceSpec() const { return m_sliceSpec; }
   const EventLog& eventLog(int rank) const { return m_contexts[rank]->log; }
   int stepsDone() const;
   std::vector<double> losses() const;  // completed steps so far
@@ -106,6 +116,7 @@ class Run {
 
   RunConfig m_config;
   ModelSpec m_spec;
+  ModelSpec m_sliceSpec;  // what each rank's strategy shards: a TP slice, or the model
   std::vector<Bucket> m_buckets;
   std::vector<UnitInfo> m_units;
   int64_t m_paddingElements = 0;

@@ -3,6 +3,7 @@
 // in loss(), so one (B, T, V) buffer serves both.
 #include "model/gpt_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -37,6 +38,10 @@ GptModel::GptModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch,
   if (s.heads <= 0 || s.hidden % s.heads != 0) {
     throw ConfigError("--hidden " + std::to_string(s.hidden) + " must be a multiple of --heads " +
                       std::to_string(s.heads) + " (head dim = hidden / heads)");
+  }
+  if (spec.tp() > 1 && (s.heads % spec.tp() != 0 || s.vocab % spec.tp() != 0)) {
+    throw ConfigError("--tp " + std::to_string(spec.tp()) + " must divide --heads " + std::to_string(s.heads) +
+                      " and --vocab " + std::to_string(s.vocab));
   }
   if (s.vocab < 256) {
     throw ConfigError("--vocab " + std::to_string(s.vocab) +
@@ -96,11 +101,12 @@ double GptModel::forwardFlops(int segment) const { return segmentFlops(m_spec, m
 
 double GptModel::segmentFlops(const ModelSpec& spec, int batch, int segment) {
   const ModelShape& s = spec.shape();
-  const double B = batch, T = s.seq, D = s.hidden, V = s.vocab;
+  const double B = batch, T = s.seq, D = s.hidden, V = s.vocab, tp = spec.tp();
   if (segment == 0) return B * T * D;  // wte[token] + wpe[pos]: one add per element
-  if (segment == s.layers + 1) return 2.0 * B * T * D * V;  // LM head GEMM (LNf is negligible)
-  // qkv 3D², proj D², fc1 4D², fc2 4D² (12D² MACs per token), plus q·k^T and att·v.
-  return 2.0 * B * T * 12.0 * D * D + 2.0 * 2.0 * B * T * T * D;
+  if (segment == s.layers + 1) return 2.0 * B * T * D * V / tp;  // LM head GEMM (LNf is negligible)
+  // qkv 3D², proj D², fc1 4D², fc2 4D² (12D² MACs per token), plus q·k^T and att·v;
+  // a TP rank does its 1/T of each.
+  return (2.0 * B * T * 12.0 * D * D + 2.0 * 2.0 * B * T * T * D) / tp;
 }
 
 Buffer<float> GptModel::weightsF32(int segment, const bf16* w) {
@@ -138,7 +144,9 @@ void GptModel::forward(int segment, const bf16* w, bool skip) {
   auto param = [&](int i) { return wf.data() + (m_spec.params()[first + i].offset - base); };
   Saved& s = m_saved[segment];
 
-  if (segment == 0) {
+  if (segment == 0 && m_spec.tp() > 1) {
+    forwardEmbedTensorParallel(param(Wte), param(Wpe));
+  } else if (segment == 0) {
     const float* wte = param(Wte);  // (V, D)
     const float* wpe = param(Wpe);  // (T, D)
     Buffer<float> x = activation(static_cast<size_t>(N) * D);  // (B, T, D)
@@ -159,8 +167,9 @@ void GptModel::forward(int segment, const bf16* w, bool skip) {
     s.rstd2 = activation(N);
     cpu::layerNormForward(s.in.data(), param(LnfW), param(LnfB), s.ln2.data(), s.mean2.data(),
                           s.rstd2.data(), N, D);
-    Buffer<float> logits = activation(static_cast<size_t>(N) * V);  // (B, T, V)
-    cpu::gemm(false, true, N, V, D, 1.0f, s.ln2.data(), param(LmHeadW), 0.0f, logits.data());
+    const int Vl = V / m_spec.tp();  // vocab-parallel: this TP rank's rows of the head
+    Buffer<float> logits = activation(static_cast<size_t>(N) * Vl);  // (B, T, V/T)
+    cpu::gemm(false, true, N, Vl, D, 1.0f, s.ln2.data(), param(LmHeadW), 0.0f, logits.data());
     m_cur = std::move(logits);
   } else {
     forwardBlock(wf.data(), first, base, s);
@@ -171,26 +180,37 @@ void GptModel::forward(int segment, const bf16* w, bool skip) {
 // params in registration order.
 void GptModel::forwardBlock(const float* W, int first, int64_t base, Saved& s) {
   const ModelShape& shape = m_spec.shape();
-  const int B = m_batch, T = shape.seq, D = shape.hidden, H = shape.heads, F = 4 * D;
+  const int tp = m_spec.tp();
+  // Under TP this rank's heads, attention width and MLP inner width (1/T each).
+  const int B = m_batch, T = shape.seq, D = shape.hidden, H = shape.heads / tp, F = 4 * D / tp, Da = D / tp;
   const int N = B * T;
-  const size_t ND = static_cast<size_t>(N) * D, NF = static_cast<size_t>(N) * F;
+  const size_t ND = static_cast<size_t>(N) * D, NF = static_cast<size_t>(N) * F, NDa = static_cast<size_t>(N) * Da;
   const float* p[kBlockParams];
   for (int i = 0; i < kBlockParams; ++i) p[i] = W + (m_spec.params()[first + i].offset - base);
+  const int segment = m_spec.params()[first].segment;
 
   s.in = std::move(m_cur);
   s.ln1 = activation(ND);
   s.mean1 = activation(N);
   s.rstd1 = activation(N);
   cpu::layerNormForward(s.in.data(), p[Ln1W], p[Ln1B], s.ln1.data(), s.mean1.data(), s.rstd1.data(), N, D);
-  s.qkv = activation(static_cast<size_t>(N) * 3 * D);
-  cpu::gemm(false, true, N, 3 * D, D, 1.0f, s.ln1.data(), p[QkvW], 0.0f, s.qkv.data());
-  cpu::addBias(s.qkv.data(), p[QkvB], N, 3 * D);
+  s.qkv = activation(static_cast<size_t>(N) * 3 * Da);
+  cpu::gemm(false, true, N, 3 * Da, D, 1.0f, s.ln1.data(), p[QkvW], 0.0f, s.qkv.data());
+  cpu::addBias(s.qkv.data(), p[QkvB], N, 3 * Da);
   s.att = activation(static_cast<size_t>(B) * H * T * T);
-  s.atty = activation(ND);
-  cpu::attentionForward(s.qkv.data(), s.att.data(), s.atty.data(), B, T, D, H);
+  s.atty = activation(NDa);
+  cpu::attentionForward(s.qkv.data(), s.att.data(), s.atty.data(), B, T, Da, H);
   s.res = activation(ND);
-  std::memcpy(s.res.data(), s.in.data(), sizeof(float) * ND);  // residual
-  cpu::gemm(false, true, N, D, D, 1.0f, s.atty.data(), p[ProjW], 1.0f, s.res.data());
+  if (tp == 1) {
+    std::memcpy(s.res.data(), s.in.data(), sizeof(float) * ND);  // residual
+    cpu::gemm(false, true, N, D, D, 1.0f, s.atty.data(), p[ProjW], 1.0f, s.res.data());
+  } else {
+    // Row-parallel projection: partial sums over this rank's heads, summed over the group (g).
+    cpu::gemm(false, true, N, D, Da, 1.0f, s.atty.data(), p[ProjW], 0.0f, s.res.data());
+    const double attention_flops = 2.0 * N * D * 4.0 * Da + 4.0 * N * T * Da;
+    tensorParallel().allReduceActivation(s.res.data(), ND, segment, false, attention_flops);
+    cpu::addInPlace(s.res.data(), s.in.data(), ND);
+  }
   cpu::addBias(s.res.data(), p[ProjB], N, D);
 
   s.ln2 = activation(ND);
@@ -203,13 +223,93 @@ void GptModel::forwardBlock(const float* W, int first, int64_t base, Saved& s) {
   s.a = activation(NF);
   cpu::geluForward(s.h.data(), s.a.data(), NF);
   Buffer<float> out = activation(ND);
-  std::memcpy(out.data(), s.res.data(), sizeof(float) * ND);  // residual
-  cpu::gemm(false, true, N, D, F, 1.0f, s.a.data(), p[Fc2W], 1.0f, out.data());
+  if (tp == 1) {
+    std::memcpy(out.data(), s.res.data(), sizeof(float) * ND);  // residual
+    cpu::gemm(false, true, N, D, F, 1.0f, s.a.data(), p[Fc2W], 1.0f, out.data());
+  } else {
+    cpu::gemm(false, true, N, D, F, 1.0f, s.a.data(), p[Fc2W], 0.0f, out.data());
+    tensorParallel().allReduceActivation(out.data(), ND, segment, false, forwardFlops(segment));
+    cpu::addInPlace(out.data(), s.res.data(), ND);
+  }
   cpu::addBias(out.data(), p[Fc2B], N, D);
   m_cur = std::move(out);
 }
 
+// Vocab-parallel embedding (Megatron-LM): this TP rank holds rows
+// [rank·V/T, (rank+1)·V/T) of wte; a token outside them contributes zeros, the
+// group's sum is the full lookup. wpe is whole on every rank, added after.
+void GptModel::forwardEmbedTensorParallel(const float* wte, const float* wpe) {
+  const ModelShape& shape = m_spec.shape();
+  const int B = m_batch, T = shape.seq, D = shape.hidden, N = B * T;
+  const int Vl = shape.vocab / m_spec.tp(), lo = tensorParallel().rank() * Vl;
+  Buffer<float> x = activation(static_cast<size_t>(N) * D);  // (B, T, D)
+  for (int n = 0; n < N; ++n) {
+    float* xr = x.data() + static_cast<size_t>(n) * D;
+    const int row = m_tokens[n] - lo;
+    if (row >= 0 && row < Vl) std::memcpy(xr, wte + static_cast<size_t>(row) * D, sizeof(float) * D);
+    else std::memset(xr, 0, sizeof(float) * D);
+  }
+  tensorParallel().allReduceActivation(x.data(), x.size(), 0, false, forwardFlops(0));
+  for (int n = 0; n < N; ++n)
+    cpu::addInPlace(x.data() + static_cast<size_t>(n) * D, wpe + static_cast<size_t>(n % T) * D, D);
+  m_cur = std::move(x);
+}
+
+// Vocab-parallel cross-entropy: each TP rank has logits for its V/T tokens.
+// The row max (all-gathered), the softmax denominator and the target's logit
+// (one all-reduce of both) make every rank's loss the full vocabulary's; the
+// gradient stays local: (softmax - onehot) / N on this rank's columns.
+double GptModel::lossTensorParallel() {
+  const int N = m_batch * m_spec.shape().seq, tp = m_spec.tp(), Vl = m_spec.shape().vocab / tp;
+  const int lo = tensorParallel().rank() * Vl;
+  const int segment = m_spec.shape().layers + 1;
+  m_grad = std::move(m_cur);
+  float* z = m_grad.data();
+  Buffer<float> local_max = workspace(static_cast<size_t>(N));
+  for (int n = 0; n < N; ++n) {
+    const float* row = z + static_cast<size_t>(n) * Vl;
+    float m = row[0];
+    for (int v = 1; v < Vl; ++v) m = std::max(m, row[v]);
+    local_max[n] = m;
+  }
+  Buffer<float> all_max = workspace(static_cast<size_t>(N) * tp);  // chunk r: TP rank r's maxima
+  tensorParallel().allGatherF32(local_max.data(), all_max.data(), static_cast<size_t>(N), segment);
+  Buffer<float> stats = workspace(2 * static_cast<size_t>(N));  // [sum exp (N) | target logit (N)]
+  for (int n = 0; n < N; ++n) {
+    float m = all_max[n];
+    for (int r = 1; r < tp; ++r) m = std::max(m, all_max[static_cast<size_t>(r) * N + n]);
+    local_max[n] = m;
+    float* row = z + static_cast<size_t>(n) * Vl;
+    const int t = m_targets[n] - lo;
+    stats[static_cast<size_t>(N) + n] = t >= 0 && t < Vl ? row[t] : 0.0f;
+    float sum = 0.0f;
+    for (int v = 0; v < Vl; ++v) {
+      row[v] = std::exp(row[v] - m);
+      sum += row[v];
+    }
+    stats[n] = sum;
+  }
+  tensorParallel().allReduceF32(stats.data(), stats.size(), segment);
+  double loss = 0.0;
+  const float inv_n = 1.0f / static_cast<float>(N);
+  for (int n = 0; n < N; ++n) {
+    const float sum = stats[n];
+    loss += std::log(static_cast<double>(sum)) + local_max[n] - stats[static_cast<size_t>(N) + n];
+    float* row = z + static_cast<size_t>(n) * Vl;
+    for (int v = 0; v < Vl; ++v) row[v] = row[v] / sum * inv_n;
+    const int t = m_targets[n] - lo;
+    if (t >= 0 && t < Vl) row[t] -= inv_n;
+  }
+  return loss / N;
+}
+
+TensorParallelComm& GptModel::tensorParallel() {
+  if (!m_tp) throw std::logic_error("GptModel: a tensor-parallel slice needs its TP group (setTensorParallel)");
+  return *m_tp;
+}
+
 double GptModel::loss() {
+  if (m_spec.tp() > 1) return lossTensorParallel();
   const int N = m_batch * m_spec.shape().seq, V = m_spec.shape().vocab;
   // The logits become their own gradient: no second (B, T, V) buffer.
   m_grad = std::move(m_cur);
@@ -243,24 +343,31 @@ void GptModel::backward(int segment, const bf16* w, bf16* g,
       cpu::addInPlace(dwpe.data() + static_cast<size_t>(n % T) * D, m_grad.data() + static_cast<size_t>(n) * D, D);
     emitGrad(first + Wpe, dwpe.data(), g, base, onReady);
     dwpe.reset();
-    Buffer<float> dwte = workspace(static_cast<size_t>(V) * D);  // (V, D)
-    for (int n = 0; n < N; ++n)
-      cpu::addInPlace(dwte.data() + static_cast<size_t>(m_tokens[n]) * D,
-                      m_grad.data() + static_cast<size_t>(n) * D, D);
+    // Vocab-parallel: only this TP rank's rows (the incoming gradient is the same on every TP rank).
+    const int Vl = V / m_spec.tp(), lo = m_spec.tp() > 1 ? tensorParallel().rank() * Vl : 0;
+    Buffer<float> dwte = workspace(static_cast<size_t>(Vl) * D);  // (V/T, D)
+    for (int n = 0; n < N; ++n) {
+      const int row = m_tokens[n] - lo;
+      if (row < 0 || row >= Vl) continue;
+      cpu::addInPlace(dwte.data() + static_cast<size_t>(row) * D, m_grad.data() + static_cast<size_t>(n) * D, D);
+    }
     emitGrad(first + Wte, dwte.data(), g, base, onReady);
     m_grad.reset();
     return;
   }
 
   if (segment == L + 1) {
-    const float* dlogits = m_grad.data();  // (B*T, V)
-    Buffer<float> dw = workspace(static_cast<size_t>(V) * D);
-    cpu::gemm(true, false, V, D, N, 1.0f, dlogits, s.ln2.data(), 0.0f, dw.data());
+    const int Vl = V / m_spec.tp();
+    const float* dlogits = m_grad.data();  // (B*T, V/T)
+    Buffer<float> dw = workspace(static_cast<size_t>(Vl) * D);
+    cpu::gemm(true, false, Vl, D, N, 1.0f, dlogits, s.ln2.data(), 0.0f, dw.data());
     emitGrad(first + LmHeadW, dw.data(), g, base, onReady);
     dw.reset();
     Buffer<float> dln = workspace(static_cast<size_t>(N) * D);
-    cpu::gemm(false, false, N, D, V, 1.0f, dlogits, param(LmHeadW), 0.0f, dln.data());
+    cpu::gemm(false, false, N, D, Vl, 1.0f, dlogits, param(LmHeadW), 0.0f, dln.data());
     m_grad.reset();
+    if (m_spec.tp() > 1)  // the head's input is shared: sum the vocabulary slices' parts (f)
+      tensorParallel().allReduceActivation(dln.data(), dln.size(), segment, true, 2.0 * forwardFlops(segment));
     Buffer<float> dx = activation(static_cast<size_t>(N) * D);
     Buffer<float> dgamma = workspace(D), dbeta = workspace(D);
     cpu::layerNormBackward(dln.data(), s.in.data(), param(LnfW), s.mean2.data(), s.rstd2.data(),
@@ -281,11 +388,13 @@ void GptModel::backward(int segment, const bf16* w, bf16* g,
 void GptModel::backwardBlock(const float* W, bf16* g, int first, int64_t base, Saved& s,
                              const std::function<void(int)>& onReady) {
   const ModelShape& shape = m_spec.shape();
-  const int B = m_batch, T = shape.seq, D = shape.hidden, H = shape.heads, F = 4 * D;
+  const int tp = m_spec.tp();
+  const int B = m_batch, T = shape.seq, D = shape.hidden, H = shape.heads / tp, F = 4 * D / tp, Da = D / tp;
   const int N = B * T;
-  const size_t ND = static_cast<size_t>(N) * D, NF = static_cast<size_t>(N) * F;
+  const size_t ND = static_cast<size_t>(N) * D, NF = static_cast<size_t>(N) * F, NDa = static_cast<size_t>(N) * Da;
   const float* p[kBlockParams];
   for (int i = 0; i < kBlockParams; ++i) p[i] = W + (m_spec.params()[first + i].offset - base);
+  const int segment = m_spec.params()[first].segment;
   auto emit = [&](int i, const Buffer<float>& grad) { emitGrad(first + i, grad.data(), g, base, onReady); };
   const float* dy = m_grad.data();  // d out (B*T, D)
 
@@ -310,6 +419,8 @@ void GptModel::backwardBlock(const float* W, bf16* g, int first, int64_t base, S
   Buffer<float> dln = workspace(ND);
   cpu::gemm(false, false, N, D, F, 1.0f, dh.data(), p[Fc1W], 0.0f, dln.data());
   dh.reset();
+  if (tp > 1)  // LN2's output feeds every rank's fc1 slice: sum their gradients (f)
+    tensorParallel().allReduceActivation(dln.data(), ND, segment, true, 2.0 * 2.0 * 2.0 * N * D * F);
   Buffer<float> dres = workspace(ND);
   Buffer<float> dgamma = workspace(D), dbeta = workspace(D);
   cpu::layerNormBackward(dln.data(), s.res.data(), p[Ln2W], s.mean2.data(), s.rstd2.data(), dres.data(),
@@ -323,26 +434,28 @@ void GptModel::backwardBlock(const float* W, bf16* g, int first, int64_t base, S
   Buffer<float> dbp = workspace(D);
   cpu::biasGrad(dres.data(), dbp.data(), N, D);
   emit(ProjB, dbp);
-  Buffer<float> dwp = workspace(static_cast<size_t>(D) * D);
-  cpu::gemm(true, false, D, D, N, 1.0f, dres.data(), s.atty.data(), 0.0f, dwp.data());
+  Buffer<float> dwp = workspace(static_cast<size_t>(D) * Da);
+  cpu::gemm(true, false, D, Da, N, 1.0f, dres.data(), s.atty.data(), 0.0f, dwp.data());
   emit(ProjW, dwp);
   dwp.reset();
-  Buffer<float> datty = workspace(ND);
-  cpu::gemm(false, false, N, D, D, 1.0f, dres.data(), p[ProjW], 0.0f, datty.data());
-  Buffer<float> dqkv = workspace(static_cast<size_t>(N) * 3 * D);
+  Buffer<float> datty = workspace(NDa);
+  cpu::gemm(false, false, N, Da, D, 1.0f, dres.data(), p[ProjW], 0.0f, datty.data());
+  Buffer<float> dqkv = workspace(static_cast<size_t>(N) * 3 * Da);
   Buffer<float> scratch = workspace(static_cast<size_t>(T) * T);
-  cpu::attentionBackward(datty.data(), s.qkv.data(), s.att.data(), scratch.data(), dqkv.data(), B, T, D, H);
+  cpu::attentionBackward(datty.data(), s.qkv.data(), s.att.data(), scratch.data(), dqkv.data(), B, T, Da, H);
   scratch.reset();
   datty.reset();
-  Buffer<float> dbqkv = workspace(3 * D);
-  cpu::biasGrad(dqkv.data(), dbqkv.data(), N, 3 * D);
+  Buffer<float> dbqkv = workspace(3 * Da);
+  cpu::biasGrad(dqkv.data(), dbqkv.data(), N, 3 * Da);
   emit(QkvB, dbqkv);
-  Buffer<float> dwqkv = workspace(static_cast<size_t>(3) * D * D);
-  cpu::gemm(true, false, 3 * D, D, N, 1.0f, dqkv.data(), s.ln1.data(), 0.0f, dwqkv.data());
+  Buffer<float> dwqkv = workspace(static_cast<size_t>(3) * Da * D);
+  cpu::gemm(true, false, 3 * Da, D, N, 1.0f, dqkv.data(), s.ln1.data(), 0.0f, dwqkv.data());
   emit(QkvW, dwqkv);
   dwqkv.reset();
-  cpu::gemm(false, false, N, D, 3 * D, 1.0f, dqkv.data(), p[QkvW], 0.0f, dln.data());  // d ln1
+  cpu::gemm(false, false, N, D, 3 * Da, 1.0f, dqkv.data(), p[QkvW], 0.0f, dln.data());  // d ln1
   dqkv.reset();
+  if (tp > 1)  // LN1's output feeds every rank's q, k, v slices (f)
+    tensorParallel().allReduceActivation(dln.data(), ND, segment, true, 2.0 * forwardFlops(segment));
   Buffer<float> dx = activation(ND);
   cpu::layerNormBackward(dln.data(), s.in.data(), p[Ln1W], s.mean1.data(), s.rstd1.data(), dx.data(),
                          dgamma.data(), dbeta.data(), N, D);

@@ -5,6 +5,14 @@
 //   embed:  x = wte[token] + wpe[pos]                                  (B, T) -> (B, T, D)
 //   block:  x = x + proj(attn(LN1(x)));  x = x + fc2(gelu(fc1(LN2(x))))  causal, H heads
 //   head:   logits = LNf(x)·lm_head^T (B, T, V); mean cross-entropy against the next byte
+// Tensor parallel (spec.tp() = T > 1, Megatron-LM): attention heads split T
+// ways (qkv column-parallel, proj row-parallel), fc1 column-, fc2
+// row-parallel; each block all-reduces its attention and MLP outputs in
+// forward and the gradients of LN1's and LN2's outputs in backward. wte and
+// lm_head are vocab-parallel (V/T rows each, a vocab-parallel cross-entropy).
+// LayerNorms, row-parallel biases and wpe stay whole on every TP rank: their
+// inputs and output gradients are identical across the group (each follows an
+// all-reduce), so are their gradients; no collective keeps them in step.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +68,9 @@ class GptModel : public Model {
     Buffer<float> h, a;               // (B*T, 4D) fc1 output before and after gelu
   };
   Buffer<float> weightsF32(int segment, const bf16* w);
+  TensorParallelComm& tensorParallel();
+  void forwardEmbedTensorParallel(const float* wte, const float* wpe);
+  double lossTensorParallel();
   void emitGrad(int param, const float* grad, bf16* g_segment, int64_t seg_offset,
                 const std::function<void(int)>& onReady);
   void forwardBlock(const float* W, int first, int64_t base, Saved& s);

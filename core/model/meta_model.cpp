@@ -1,5 +1,8 @@
 #include "model/meta_model.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace shardscope {
 
 MetaModel::MetaModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch, uint64_t seed)
@@ -9,34 +12,99 @@ MetaModel::MetaModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batc
   if (!spec.shape().preset.empty()) {
     // A published transformer: 2 FLOPs per weight per token in each linear,
     // plus attention scores and values (2·2·T·D per token), plus the LM head.
+    // Under TP the segment's elements are this rank's slice and it scores
+    // heads/T heads; the head's vocabulary rows are its V/T.
     const ModelShape& m = spec.shape();
-    const double tokens = double(local_batch) * m.seq;
+    const double tokens = double(local_batch) * m.seq, tp = spec.tp();
+    int64_t head_rows = m.vocab;
+    for (const ParamInfo& p : spec.params())
+      if (p.name == "lm_head.weight" || p.name == "wte.weight") head_rows = p.rows;
     for (int s = 0; s < spec.segmentCount(); ++s) {
       if (s == 0) m_flops.push_back(0.0);
-      else if (s == m.layers + 1) m_flops.push_back(2.0 * tokens * m.hidden * m.vocab);
-      else m_flops.push_back(2.0 * tokens * double(spec.segmentElements(s)) + 4.0 * tokens * m.seq * m.hidden);
+      else if (s == m.layers + 1) m_flops.push_back(2.0 * tokens * m.hidden * double(head_rows));
+      else m_flops.push_back(2.0 * tokens * double(spec.segmentElements(s)) + 4.0 * tokens * m.seq * m.hidden / tp);
+    }
+    for (int s = 1; s <= m.layers; ++s) {
+      const auto [first, last] = spec.segmentParams(s);
+      int64_t attention = 0;
+      for (int p = first; p < last; ++p)
+        if (spec.params()[p].name.find(".attn.") != std::string::npos) attention += spec.params()[p].numel();
+      m_attentionFlops.push_back(2.0 * tokens * double(attention) + 4.0 * tokens * m.seq * m.hidden / tp);
     }
     return;
   }
   MemoryLedger scratch(0, nullptr, nullptr);
   const auto real = makeModel(spec, scratch, local_batch, seed);
   for (int s = 0; s < spec.segmentCount(); ++s) m_flops.push_back(real->forwardFlops(s));
+  // The CPU GPT block: qkv, scores, values and proj come before the first all-reduce.
+  const ModelShape& m = spec.shape();
+  const double tokens = double(local_batch) * m.seq, D = m.hidden, tp = spec.tp();
+  for (int s = 1; s <= m.layers; ++s)
+    m_attentionFlops.push_back(m.kind == ModelKind::Gpt ? (2.0 * tokens * D * 4.0 * D + 4.0 * tokens * m.seq * D) / tp
+                                                        : m_flops[static_cast<size_t>(s)]);
+}
+
+bool MetaModel::hasSequence() const {
+  return m_spec.shape().kind == ModelKind::Gpt || !m_spec.shape().preset.empty();
+}
+
+size_t MetaModel::tokenWidth() const {
+  const ModelShape& m = m_spec.shape();
+  return static_cast<size_t>(m_batch) * (hasSequence() ? m.seq : 1) * static_cast<size_t>(m.hidden);
+}
+
+// The collectives the real slice issues in this segment (see gpt_model.h and
+// mlp_model.h): the embedding's and each block's forward sums, each block's
+// and the head's backward sums; no data moves on the meta backend.
+void MetaModel::tensorParallelCollectives(int segment, bool backward) {
+  if (m_spec.tp() <= 1) return;
+  if (!m_tp) throw std::logic_error("MetaModel: a tensor-parallel slice needs its TP group (setTensorParallel)");
+  const int L = m_spec.shape().layers;
+  const double flops = (backward ? 2.0 : 1.0) * m_flops[static_cast<size_t>(segment)];
+  if (segment == 0) {
+    if (hasSequence() && !backward) m_tp->allReduceActivation(nullptr, tokenWidth(), segment, false, flops);
+    return;
+  }
+  if (segment == L + 1) {
+    if (hasSequence() && backward) m_tp->allReduceActivation(nullptr, tokenWidth(), segment, true, flops);
+    return;
+  }
+  if (!hasSequence()) {  // the residual MLP: fc1 column-, fc2 row-parallel
+    m_tp->allReduceActivation(nullptr, tokenWidth(), segment, backward, flops);
+    return;
+  }
+  const double attention = (backward ? 2.0 : 1.0) * m_attentionFlops[static_cast<size_t>(segment - 1)];
+  // Forward: attention's sum, then the MLP's; backward walks them in reverse.
+  m_tp->allReduceActivation(nullptr, tokenWidth(), segment, backward, backward ? flops - attention : attention);
+  m_tp->allReduceActivation(nullptr, tokenWidth(), segment, backward, flops);
+}
+
+double MetaModel::loss() {
+  if (m_spec.tp() > 1 && hasSequence()) {
+    // The vocab-parallel cross-entropy's row maxima and (sum exp, target logit).
+    const size_t tokens = static_cast<size_t>(m_batch) * m_spec.shape().seq;
+    const int head = m_spec.shape().layers + 1;
+    m_tp->allGatherF32(nullptr, nullptr, tokens, head);
+    m_tp->allReduceF32(nullptr, 2 * tokens, head);
+  }
+  return 0.0;
 }
 
 int64_t MetaModel::savedFloats(int segment) const {
   const ModelShape& m = m_spec.shape();
   const int64_t B = m_batch, D = m.hidden, L = m.layers;
   if (m.kind == ModelKind::Gpt) {
-    const int64_t tokens = B * m.seq;
+    const int64_t tokens = B * m.seq, tp = m_spec.tp();
     if (segment == 0) return tokens * D;
-    if (segment == L + 1) return tokens * (2 * D + m.vocab);  // LN out, stats, logits
-    // norm, q/k/v, attention probabilities, attention out, norm, MLP inner (x2, x3 gated).
+    if (segment == L + 1) return tokens * (2 * D + (m.vocab + tp - 1) / tp);  // LN out, stats, logits (V/T under TP)
+    // norm, q/k/v, attention probabilities, attention out, norm, MLP inner (x2, x3 gated);
+    // under TP the norms' tensors stay whole, the rest is this rank's 1/T.
     const int64_t F = m.ffn > 0 ? m.ffn : 4 * D;
-    return tokens * (D + 3 * D + m.heads * int64_t(m.seq) + D + D + (m.gated_mlp ? 3 : 2) * F);
+    return tokens * (D + 3 * D / tp + m.heads / tp * int64_t(m.seq) + D / tp + D + (m.gated_mlp ? 3 : 2) * F / tp);
   }
   if (segment == 0) return B * m.io_dim;
   if (segment == L + 1) return B * D;
-  return B * (D + D + 2 + 4 * D + 4 * D);  // input, LN out, mean/rstd, pre/post GELU
+  return B * (D + D + 2 + 2 * (4 * D / m_spec.tp()));  // input, LN out, mean/rstd, pre/post GELU
 }
 
 void MetaModel::loadBatch(int, int64_t) {
@@ -53,10 +121,12 @@ void MetaModel::releaseBatch() {
 void MetaModel::forward(int segment, const bf16*, bool skip) {
   if (skip) return;
   m_saved[segment] = Buffer<float>(m_ledger, Category::Activation, static_cast<size_t>(savedFloats(segment)));
+  tensorParallelCollectives(segment, false);
 }
 
 void MetaModel::backward(int segment, const bf16*, bf16*, const std::function<void(int)>& onReady, bool skip) {
   if (skip) return;
+  tensorParallelCollectives(segment, true);
   const auto [first, last] = m_spec.segmentParams(segment);
   if (onReady)
     for (int p = last - 1; p >= first; --p) onReady(p);

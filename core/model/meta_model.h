@@ -1,7 +1,8 @@
 // The shapes-only model of a meta run: no math and no data, but the same
 // activation bookings per segment as the real model (saved in forward, freed in
 // backward), every gradient's ready hook in reverse registration order, and the
-// real model's FLOP counts for the modeled clock.
+// real model's FLOP counts for the modeled clock; under tensor parallelism the
+// slice's bookings and FLOPs, and the collectives its real twin issues.
 #pragma once
 
 #include <memory>
@@ -18,7 +19,7 @@ class MetaModel : public Model {
   void loadBatch(int step, int64_t first) override;
   void releaseBatch() override;
   void forward(int segment, const bf16* w, bool skip = false) override;
-  double loss() override { return 0.0; }
+  double loss() override;
   void backward(int segment, const bf16* w, bf16* g, const std::function<void(int)>& onReady,
                 bool skip = false) override;
   int localBatch() const override { return m_batch; }
@@ -26,11 +27,15 @@ class MetaModel : public Model {
 
  private:
   int64_t savedFloats(int segment) const;  // activations a segment keeps for backward
+  void tensorParallelCollectives(int segment, bool backward);
+  bool hasSequence() const;   // gpt or a published transformer (tokens), not the residual MLP
+  size_t tokenWidth() const;  // elements of one (tokens, D) activation on this rank
 
   const ModelSpec& m_spec;
   MemoryLedger& m_ledger;
   int m_batch;
   std::vector<double> m_flops;
+  std::vector<double> m_attentionFlops;  // per block: FLOPs before its first TP all-reduce
   std::vector<Buffer<float>> m_saved;
   Buffer<float> m_batchBuffers;
 };

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 #include "common/random.h"
 #include "kernels/cpu_kernels.h"
@@ -10,6 +11,11 @@ namespace shardscope {
 
 namespace {
 constexpr uint64_t kInitStream = 0x1417;
+}
+
+TensorParallelComm& MlpModel::tensorParallel() {
+  if (!m_tp) throw std::logic_error("MlpModel: a tensor-parallel slice needs its TP group (setTensorParallel)");
+  return *m_tp;
 }
 
 MlpModel::MlpModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch, uint64_t seed)
@@ -51,8 +57,8 @@ void MlpModel::releaseBatch() {
 
 double MlpModel::segmentFlops(const ModelSpec& spec, int batch, int segment) {
   const double B = batch, D = spec.shape().hidden, io = spec.shape().io_dim;
-  if (segment == 0 || segment == spec.shape().layers + 1) return 2.0 * B * D * io;
-  return 2.0 * 2.0 * B * D * 4.0 * D;  // two GEMMs (B,D)x(D,4D) and (B,4D)x(4D,D)
+  if (segment == 0 || segment == spec.shape().layers + 1) return 2.0 * B * D * io;  // whole on every TP rank
+  return 2.0 * 2.0 * B * D * 4.0 * D / spec.tp();  // two GEMMs (B,D)x(D,4D) and (B,4D)x(4D,D), split T ways
 }
 
 double MlpModel::forwardFlops(int segment) const { return segmentFlops(m_spec, m_batch, segment); }
@@ -67,7 +73,8 @@ Buffer<float> MlpModel::weightsF32(int segment, const bf16* w) {
 }
 
 void MlpModel::forward(int segment, const bf16* w, bool skip) {
-  const int B = m_batch, D = m_spec.shape().hidden, F = 4 * D, io = m_spec.shape().io_dim;
+  const int tp = m_spec.tp();
+  const int B = m_batch, D = m_spec.shape().hidden, F = 4 * D / tp, io = m_spec.shape().io_dim;
   const int L = m_spec.shape().layers;
   Saved& s = m_saved[segment];
   if (skip) return;  // branch taken: activation passes through unchanged
@@ -103,8 +110,17 @@ void MlpModel::forward(int segment, const bf16* w, bool skip) {
     cpu::addBias(s.h.data(), b1, B, F);
     cpu::geluForward(s.h.data(), s.a.data(), static_cast<size_t>(B) * F);
     Buffer<float> out(m_ledger, Category::Activation, static_cast<size_t>(B) * D);
-    std::memcpy(out.data(), m_cur.data(), sizeof(float) * B * D);  // residual
-    cpu::gemm(false, true, B, D, F, 1.0f, s.a.data(), w2, 1.0f, out.data());
+    if (tp == 1) {
+      std::memcpy(out.data(), m_cur.data(), sizeof(float) * B * D);  // residual
+      cpu::gemm(false, true, B, D, F, 1.0f, s.a.data(), w2, 1.0f, out.data());
+    } else {
+      // Row-parallel fc2: each TP rank's partial sum over its F inner features,
+      // summed over the group (Megatron's g), then the shared residual and bias.
+      cpu::gemm(false, true, B, D, F, 1.0f, s.a.data(), w2, 0.0f, out.data());
+      tensorParallel().allReduceActivation(out.data(), static_cast<size_t>(B) * D, segment, false,
+                                           forwardFlops(segment));
+      cpu::addInPlace(out.data(), m_cur.data(), static_cast<size_t>(B) * D);
+    }
     cpu::addBias(out.data(), b2, B, D);
     s.in = std::move(m_cur);
     m_cur = std::move(out);
@@ -128,7 +144,8 @@ void MlpModel::emitGrad(int param, const float* grad, bf16* g_segment, int64_t s
 
 void MlpModel::backward(int segment, const bf16* w, bf16* g,
                         const std::function<void(int)>& onReady, bool skip) {
-  const int B = m_batch, D = m_spec.shape().hidden, F = 4 * D, io = m_spec.shape().io_dim;
+  const int tp = m_spec.tp();
+  const int B = m_batch, D = m_spec.shape().hidden, F = 4 * D / tp, io = m_spec.shape().io_dim;
   const int L = m_spec.shape().layers;
   if (skip) return;  // identity branch: d(in) = d(out), no parameter gradients
   Saved& s = m_saved[segment];
@@ -185,6 +202,11 @@ void MlpModel::backward(int segment, const bf16* w, bf16* g,
   Buffer<float> dln(m_ledger, Category::Workspace, static_cast<size_t>(B) * D);
   cpu::gemm(false, false, B, D, F, 1.0f, dh.data(), w1, 0.0f, dln.data());
   dh.reset();
+  // Column-parallel fc1: its input (the LN output) is shared, so its gradient
+  // is the sum of the TP ranks' parts (Megatron's f in backward).
+  if (tp > 1)
+    tensorParallel().allReduceActivation(dln.data(), static_cast<size_t>(B) * D, segment, true,
+                                         2.0 * forwardFlops(segment));
   Buffer<float> dx(m_ledger, Category::Activation, static_cast<size_t>(B) * D);
   Buffer<float> dgamma(m_ledger, Category::Workspace, D), dbeta(m_ledger, Category::Workspace, D);
   cpu::layerNormBackward(dln.data(), s.in.data(), gamma, s.mean.data(), s.rstd.data(), dx.data(),

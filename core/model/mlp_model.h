@@ -5,6 +5,13 @@
 //   input:  x1 = xin·Wi^T + bi                       xin (B, io) -> (B, D)
 //   block:  y = x + W2·gelu(W1·LN(x) + b1) + b2      (B, D) -> (B, D), inner 4D
 //   head:   out = x·Wh^T + bh                        (B, D) -> (B, io); MSE vs teacher
+// Tensor parallel (spec.tp() = T > 1, Megatron-LM): a block's fc1 is
+// column-parallel (this rank's 4D/T inner features), fc2 row-parallel; the
+// block output is all-reduced over the TP group in forward and the LN
+// output's gradient in backward. The input and head projections, LayerNorm
+// and fc2's bias are whole on every TP rank: their inputs and output
+// gradients are identical across the group (each follows an all-reduce), so
+// their gradients are too, with no collective of their own.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +50,7 @@ class MlpModel : public Model {
     Buffer<float> in, ln, mean, rstd, h, a;
   };
   Buffer<float> weightsF32(int segment, const bf16* w);
+  TensorParallelComm& tensorParallel();
   void emitGrad(int param, const float* grad, bf16* g_segment, int64_t seg_offset,
                 const std::function<void(int)>& onReady);
 

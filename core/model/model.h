@@ -10,6 +10,7 @@
 
 #include "memory/memory_ledger.h"
 #include "model/model_spec.h"
+#include "model/tensor_parallel_comm.h"
 #include "tensor/bf16.h"
 
 namespace shardscope {
@@ -36,6 +37,12 @@ class Model {
   virtual int localBatch() const = 0;
   // FLOPs of one segment's forward on this rank's batch (backward: 2x).
   virtual double forwardFlops(int segment) const = 0;
+  // A tensor-parallel slice (spec().tp() > 1) sums its partial activations
+  // over this group; set before the first batch.
+  void setTensorParallel(TensorParallelComm* tp) { m_tp = tp; }
+
+ protected:
+  TensorParallelComm* m_tp = nullptr;
 };
 
 // The model the spec describes (ModelShape::kind), for one rank's local batch;

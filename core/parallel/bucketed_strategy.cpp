@@ -48,7 +48,7 @@ cpu::AdamConfig BucketedStrategy::adamConfig() const {
 double BucketedStrategy::step(int step) {
   RankContext& ctx = m_env.ctx;
   const ModelSpec& spec = m_env.spec;
-  const int64_t first = static_cast<int64_t>(ctx.rank) * m_model->localBatch();
+  const int64_t first = static_cast<int64_t>(m_env.dp_rank) * m_model->localBatch();
   m_env.world.resetStepBytes();
   m_reducer->beginStep();
 

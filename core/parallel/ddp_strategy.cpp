@@ -57,7 +57,7 @@ void DdpStrategy::finishStep(int step) {
 }
 
 void DdpStrategy::copyOwnedMaster(std::vector<float>& full) const {
-  if (m_env.ctx.rank != 0) return;
+  if (m_env.dp_rank != 0) return;
   m_env.ctx.ops().download(full.data(), m_master.data(), m_master.bytes());
 }
 

@@ -189,10 +189,10 @@ void FsdpStrategy::issueReduce(int unit) {
   const int64_t replicate_ticket = m_env.replicate ? m_env.replicate->takeLinkTicket() : -1;
   m_env.reduce_stream->enqueue([this, &ctx, unit, bwd_op, reduce_ticket, replicate_ticket, &u] {
     Buffer<bf16>& full = m_gradFull[unit];
-    // Pre-divide by the world size: the shard-group sum (and, for HSDP, the
+    // Pre-divide by the data-parallel size: the shard-group sum (and, for HSDP, the
     // sum across replicas) then yields the mean gradient, as in DDP.
-    if (ctx.ranks > 1 && !ctx.meta())
-      ctx.ops().scaleBf16(full.data(), 1.0f / static_cast<float>(ctx.ranks), full.size());
+    if (m_env.dp_size > 1 && !ctx.meta())
+      ctx.ops().scaleBf16(full.data(), 1.0f / static_cast<float>(m_env.dp_size), full.size());
     ctx.chargeMemory(2.0 * full.bytes());
     bf16* shard = m_gradShard.data() + m_shard.unit_offset[unit];
     const auto chunk = static_cast<size_t>(u.chunk());
@@ -212,7 +212,7 @@ void FsdpStrategy::issueReduce(int unit) {
 double FsdpStrategy::step(int step) {
   RankContext& ctx = m_env.ctx;
   const ModelSpec& spec = m_env.spec;
-  const int64_t first = static_cast<int64_t>(ctx.rank) * m_model->localBatch();
+  const int64_t first = static_cast<int64_t>(m_env.dp_rank) * m_model->localBatch();
   const int L = spec.shape().layers;
   const int n_units = static_cast<int>(m_units.units().size());
   for (ProcessGroup* pg : {m_env.gather, m_env.reduce, m_env.replicate})

@@ -55,7 +55,7 @@ void GradReducer::onGradReady(int param, const bf16* grad) {
   if (!ctx.meta()) {
     bf16* dst = m_buffers[b].data() + m_buckets[b].entries[m_entryOf[param]].offset;
     ctx.ops().copy(dst, grad, sizeof(bf16) * p.numel());
-    if (ctx.ranks > 1) ctx.ops().scaleBf16(dst, 1.0f / static_cast<float>(ctx.ranks), p.numel());
+    if (m_env.dp_size > 1) ctx.ops().scaleBf16(dst, 1.0f / static_cast<float>(m_env.dp_size), p.numel());
   }
   ctx.chargeMemory(4.0 * p.numel());  // read the gradient, write the bucket slot
   m_arrived[param] = 1;

@@ -15,12 +15,15 @@
 #include "config/run_config.h"
 #include "model/model.h"
 #include "model/model_spec.h"
+#include "model/tensor_parallel_comm.h"
 
 namespace shardscope {
 
 // Memory traffic of one AdamW element: read master, m, v (fp32) and the bf16
 // grad; write master, m, v and the bf16 param (modeled clock).
 inline constexpr double kAdamBytesPerElement = 4 * 3 + 2 + 4 * 3 + 2;
+
+class TensorParallelLayout;
 
 struct RankEnv {
   RankContext& ctx;
@@ -37,6 +40,14 @@ struct RankEnv {
   ProcessGroup* replicate = nullptr;
   CpuStream* gather_stream = nullptr;
   CpuStream* reduce_stream = nullptr;
+  // The rank's place on the data-parallel axis, which world spans: rank and P
+  // without tensor parallelism; with it (config.tp > 1), spec is this rank's
+  // TP slice, tensor its TP group's collectives and tp_layout where the slice
+  // sits in the full model.
+  int dp_rank = 0;
+  int dp_size = 1;
+  TensorParallelComm* tensor = nullptr;
+  const TensorParallelLayout* tp_layout = nullptr;
 };
 
 class ParallelStrategy {

@@ -7,8 +7,8 @@
 namespace shardscope {
 
 ZeroStrategy::ZeroStrategy(RankEnv& env, int stage)
-    : BucketedStrategy(env, env.ctx.ranks, /*persistent_buckets=*/stage == 1), m_stage(stage) {
-  m_layout = std::make_unique<BucketShardLayout>(env.spec, m_reducer->buckets(), env.ctx.ranks, env.ctx.rank);
+    : BucketedStrategy(env, env.dp_size, /*persistent_buckets=*/stage == 1), m_stage(stage) {
+  m_layout = std::make_unique<BucketShardLayout>(env.spec, m_reducer->buckets(), env.dp_size, env.dp_rank);
 }
 
 void ZeroStrategy::setupState() {
@@ -97,7 +97,7 @@ void ZeroStrategy::finishStep(int step) {
     m_env.comm.enqueue([this, &ctx, &b, param_shard] {
       const int index = b.index;
       const auto chunk = static_cast<size_t>(m_layout->chunk(index));
-      Buffer<bf16> full(ctx.ledger, Category::Bucket, chunk * ctx.ranks);
+      Buffer<bf16> full(ctx.ledger, Category::Bucket, chunk * m_env.dp_size);
       m_env.world.allGather(param_shard->data() + m_layout->shardOffset(index), full.data(), chunk, DType::BF16,
                             {index, -1, -1}, Lane::Comm);
       for (size_t i = 0; i < b.entries.size() && !ctx.meta(); ++i) {
@@ -113,7 +113,7 @@ void ZeroStrategy::finishStep(int step) {
 int64_t ZeroStrategy::paddingStateBytes() const {
   // Every rank holds S elements per sharded tensor and S·P = N + padding, so
   // each pays padding/P of them: in master, m, v (and the grad shard in stage 2).
-  const int64_t ranks = m_env.ctx.ranks;
+  const int64_t ranks = m_env.dp_size;
   const int64_t excess = m_layout->shardElements() * ranks - m_env.spec.numParams();
   return (m_stage == 1 ? 12 : 14) * excess / ranks;
 }

@@ -50,9 +50,11 @@ struct RankContext {
   }
   void setStatus(Lane lane, std::string s) { board.set(rank, lane, std::move(s)); }
   // Modeled clock: the calling thread's current op costs this much (no-op when measured).
-  void chargeCompute(double flops, double bytes) const {
-    if (cost) clock.advance(cost->computeNs(flops, bytes));
-  }
+  void chargeCompute(double flops, double bytes) const;
+  // Modeled clock, inside an op that stops for a collective mid-way (tensor
+  // parallelism): the op has done `flops` so far; the clock reaches that point
+  // now, and the op's own charges later only add what goes beyond it.
+  void chargeComputeUpTo(double flops) const;
   void chargeMemory(double bytes) const {
     if (cost) clock.advance(cost->memoryNs(bytes));
   }
@@ -117,16 +119,20 @@ struct RankContext {
 class ScopedEvent {
  public:
   ScopedEvent(RankContext& ctx, Lane lane, EventKind kind, Event fields = {})
-      : m_ctx(ctx), m_event(fields) {
+      : m_ctx(ctx), m_event(fields), m_outer(t_open) {
     m_event.lane = lane;
     m_event.kind = kind;
     if (m_event.op < 0) m_event.op = ctx.newOp();
     m_event.begin_ns = ctx.clock.nowNs();
     if (ctx.device)
       if (DeviceQueue* q = currentDeviceQueue()) m_begin = q->mark(/*timing=*/true);
+    t_open = this;
   }
   ~ScopedEvent() {
+    t_open = m_outer;
     m_event.end_ns = m_ctx.clock.nowNs();
+    // A piece after the op's last collective that took no time is no piece.
+    if (m_pieces > 0 && m_event.end_ns == m_event.begin_ns) return;
     if (m_begin) {
       try {
         m_ctx.deferTimed(m_event, std::move(m_begin), currentDeviceQueue()->mark(/*timing=*/true));
@@ -143,10 +149,61 @@ class ScopedEvent {
   // The span will be the device's (markers), not the host's.
   bool deviceTimed() const { return m_begin != nullptr; }
 
+  // The innermost span open on the calling thread (the op a stream task is in).
+  static ScopedEvent* open() { return t_open; }
+  // An op that blocks on a collective mid-way (a tensor-parallel all-reduce):
+  // the piece so far is recorded now, the op goes on from resume() with the
+  // same fields, so the collective sits between two pieces of it on the lane.
+  // Host-timed spans only (a device span stays whole).
+  void pause() {
+    if (m_begin) return;
+    m_event.end_ns = m_ctx.clock.nowNs();
+    m_ctx.record(m_event);
+    ++m_pieces;
+  }
+  void resume() {
+    if (!m_begin) m_event.begin_ns = m_ctx.clock.nowNs();
+  }
+  // Modeled clock (RankContext::chargeCompute): what the op asked for so far
+  // and how far the clock has advanced for it.
+  int64_t planned_ns = 0, charged_ns = 0;
+
  private:
   RankContext& m_ctx;
   Event m_event;
   DeviceMarkerPtr m_begin;
+  ScopedEvent* m_outer;
+  int m_pieces = 0;
+  static inline thread_local ScopedEvent* t_open = nullptr;
 };
+
+inline void RankContext::chargeCompute(double flops, double bytes) const {
+  if (!cost) return;
+  const int64_t ns = cost->computeNs(flops, bytes);
+  ScopedEvent* span = ScopedEvent::open();
+  if (!span) {
+    clock.advance(ns);
+    return;
+  }
+  span->planned_ns += ns;
+  if (span->planned_ns > span->charged_ns) {
+    clock.advance(span->planned_ns - span->charged_ns);
+    span->charged_ns = span->planned_ns;
+  }
+}
+
+inline void RankContext::chargeComputeUpTo(double flops) const {
+  if (!cost) return;
+  ScopedEvent* span = ScopedEvent::open();
+  const int64_t target = cost->computeNs(flops, 0.0);
+  if (!span) {
+    clock.advance(target);
+    return;
+  }
+  if (target > span->charged_ns) {
+    clock.advance(target - span->charged_ns);
+    span->charged_ns = target;
+  }
+}
 
 }  // namespace shardscope

@@ -41,7 +41,10 @@ struct CommGroup {
 // of G < P ranks (hsdp), per replica a gather and a reduce group, then one
 // replicate group per shard; G == P (zero3/fsdp) adds world.gather and
 // world.reduce over all ranks. shard_group = 0: only the world. Links unknown.
-std::vector<CommGroup> meshGroups(int ranks, int shard_group);
+// tp > 1 (tensor parallelism): the world, then per TP rank t the groups above
+// along its data-parallel axis named "dp<t>…" (shard_group counts ranks on that
+// axis), then the TP groups "tp<g>" of T consecutive ranks.
+std::vector<CommGroup> meshGroups(int ranks, int shard_group, int tp = 1);
 // The groups a config's run builds (meshGroups of its strategy's shard group).
 std::vector<CommGroup> meshGroups(const RunConfig& config);
 
