@@ -274,7 +274,8 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     const bool sequence = c.model.kind == ModelKind::Gpt || !c.model.preset.empty();
     out << "\ntensor parallel: " << c.tp << " ranks per TP group (consecutive ranks) x " << c.dataParallelSize()
         << " data-parallel ranks; each TP rank holds " << r.slice_params << " params ("
-        << r.tp_whole_params << " whole: norms, row-parallel biases" << (sequence ? ", wpe" : ", input and head")
+        << r.tp_whole_params << " whole: norms, row-parallel biases"
+        << (sequence ? ", position embeddings if any" : ", input and head projections")
         << "; embedding and head " << (sequence ? "vocab-parallel" : "replicated") << ")\n";
     std::snprintf(line, sizeof line,
                   "  activation all-reduce bytes per layer (rank 0): forward %lld, backward %lld; formula "

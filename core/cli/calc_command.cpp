@@ -10,6 +10,8 @@
 #include "analysis/capacity.h"
 #include "common/errors.h"
 #include "config/model_presets.h"
+#include "config/model_shape.h"
+#include "model/model_spec.h"
 #include "common/json_tree.h"
 
 namespace shardscope {
@@ -30,6 +32,7 @@ struct CalcArgs {
   std::optional<int> ranks;
   double capacity_gb = 80;
   int shard_group = 0;
+  int tp = 1;  // tensor-parallel ranks: the stages shard one TP slice over P/T ranks
   bool json = false;
   bool help = false;
 };
@@ -78,11 +81,25 @@ CalcArgs parseCalcArgs(const std::vector<std::string>& args) {
     else if (flag == "--ranks") c.ranks = parseCount(flag, v, 1, kMaxRanks);
     else if (flag == "--capacity-gb") c.capacity_gb = parseGb(flag, v);
     else if (flag == "--shard-group") c.shard_group = parseCount(flag, v, 1, kMaxRanks);
+    else if (flag == "--tp") c.tp = parseCount(flag, v, 1, kMaxRanks);
     else throw ConfigError("unknown flag " + flag + " (see calc --help)");
   }
   if (c.params && c.model) throw ConfigError("give either --params or --model, not both");
   if (!c.params && !c.model) throw ConfigError("calc needs --params N (e.g. 7B) or --model PRESET (see calc --help)");
   if (!c.ranks) throw ConfigError("calc needs --ranks P (data-parallel ranks, 1.." + std::to_string(kMaxRanks) + ")");
+  if (*c.ranks % c.tp != 0) {
+    std::ostringstream os;
+    os << "--tp " << c.tp << " must divide --ranks " << *c.ranks << "; use one of";
+    for (int d = 1; d <= *c.ranks && d <= 1024; ++d)
+      if (*c.ranks % d == 0) os << ' ' << d;
+    throw ConfigError(os.str());
+  }
+  if (c.tp > 1 && c.model) {
+    const ModelPreset& m = *c.model;
+    if (m.heads % c.tp != 0 || m.kv_heads % c.tp != 0)
+      throw ConfigError("--tp " + std::to_string(c.tp) + " must divide the " + m.name + "'s " + std::to_string(m.heads) +
+                        " heads and " + std::to_string(m.kv_heads) + " key/value heads");
+  }
   if (c.shard_group > *c.ranks)
     throw ConfigError("--shard-group " + std::to_string(c.shard_group) + " must be at most --ranks " +
                       std::to_string(*c.ranks) + " and divide it");
@@ -115,13 +132,22 @@ void printText(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
   const std::string cap = shortNumber(a.capacity_gb) + " GB";
   if (a.model) {
     const ModelPreset& m = *a.model;
-    out << m.name << ": " << withCommas(in.params) << " params (" << m.layers << " layers, hidden " << m.hidden
+    out << m.name << ": " << withCommas(m.params()) << " params (" << m.layers << " layers, hidden " << m.hidden
         << ", ffn " << m.ffn << ", " << m.heads << " heads / " << m.kv_heads << " KV heads, vocab " << m.vocab
         << ", seq " << m.seq << ")\n";
   } else {
-    out << "model: " << withCommas(in.params) << " params\n";
+    out << "model: " << withCommas(a.params ? *a.params : in.params) << " params\n";
   }
   out << "model states: bf16 param 2 + bf16 grad 2 + fp32 master 4 + Adam m 4 + Adam v 4 = 16 bytes/param unsharded\n";
+  if (a.tp > 1) {
+    out << "tensor parallel: " << a.tp << " ranks split each block (Megatron-LM); each holds " << withCommas(in.params)
+        << " params"
+        << (a.model ? " (its slice; norms and row-parallel biases whole, embedding and head vocab-parallel)"
+                    : " (N/T: every parameter counted as split)")
+        << ", and the stages below shard that slice over the " << in.ranks << " data-parallel ranks of "
+        << in.ranks * a.tp << "\n";
+    out << "data-parallel ";
+  }
   out << in.ranks << " ranks";
   if (in.shard_group > 0) out << " (hsdp: shard groups of " << in.shard_group << ", " << in.ranks / in.shard_group << " replicas)";
   out << ", capacity " << cap << " per rank (1 GB = 1e9 bytes)\n\n";
@@ -154,10 +180,16 @@ void printText(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
 void printJson(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
   const CapacityInput& in = r.input;
   Json j;
-  j["params"] = in.params;
+  j["params"] = a.tp > 1 ? (a.model ? a.model->params() : *a.params) : in.params;
   j["model"] = a.model ? Json(a.model->name) : Json(nullptr);
   j["ranks"] = in.ranks;
   j["shard_group"] = in.shard_group > 0 ? Json(in.shard_group) : Json(nullptr);
+  if (a.tp > 1) {
+    // The stages are one TP slice's, sharded along the data-parallel axis.
+    j["tp"] = a.tp;
+    j["slice_params"] = in.params;
+    j["data_parallel_ranks"] = in.ranks;
+  }
   j["capacity_gb"] = a.capacity_gb;
   j["bytes_per_gb"] = static_cast<int64_t>(kBytesPerGb);
   Json& stages = j["stages"] = Json::array();
@@ -190,6 +222,8 @@ Model-state memory per rank (bf16 params + grads, fp32 master, Adam m, v:
   --ranks P          data-parallel ranks, 1..1000000
   --capacity-gb C    memory per rank in GB (1 GB = 1e9 bytes)                 [80]
   --shard-group G    add an hsdp row: shard within groups of G (G divides P)
+  --tp T             tensor-parallel ranks (T divides P): one TP rank's slice,
+                     sharded over the P/T data-parallel ranks
   --json             print one JSON object instead of the table
   --help             this text
 exit codes: 0 ok, 2 bad input
@@ -206,6 +240,11 @@ int commandCalc(const std::vector<std::string>& args, std::ostream& out, std::os
     CapacityInput in;
     in.params = a.model ? a.model->params() : *a.params;
     in.ranks = *a.ranks;
+    if (a.tp > 1) {
+      // One TP rank's parameters: the preset's slice as a run builds it, or N/T.
+      in.params = a.model ? ModelSpec(presetShape(a.model->name), a.tp).numParams() : (in.params + a.tp - 1) / a.tp;
+      in.ranks = *a.ranks / a.tp;
+    }
     in.shard_group = a.shard_group;
     in.capacity_bytes = a.capacity_gb * kBytesPerGb;
     const CapacityReport report = computeCapacity(in);

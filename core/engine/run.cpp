@@ -218,7 +218,8 @@ void Run::rankMain(int rank) {
   if (tp > 1) {
     data_axis = m_mesh->makeProcessGroup(ids.data, rank, ctx);
     tensor = m_mesh->makeProcessGroup(ids.tensor, rank, ctx);
-    tp_layout = std::make_unique<TensorParallelLayout>(m_spec, m_sliceSpec, rank % tp);
+    if (!ctx.meta())  // a meta run has no weights to place
+      tp_layout = std::make_unique<TensorParallelLayout>(m_spec, m_sliceSpec, rank % tp);
     tp_group = std::make_unique<TensorParallelGroup>(ctx, *tensor, m_sliceSpec.segmentCount());
   }
   std::unique_ptr<ProcessGroup> gather, reduce, replicate;

@@ -34,17 +34,18 @@ TensorParallelLayout::TensorParallelLayout(const ModelSpec& global, const ModelS
                            part_rows * l.cols, false});
     } else {
       const int64_t part_cols = l.cols / parts, full_part_cols = g.cols / parts;
-      for (int64_t r = 0; r < l.rows; ++r)
-        for (int j = 0; j < parts; ++j)
-          m_spans.push_back({l.offset + r * l.cols + j * part_cols,
-                             g.offset + r * g.cols + j * full_part_cols + t * part_cols, part_cols, false});
+      for (int j = 0; j < parts; ++j)
+        m_spans.push_back({l.offset + j * part_cols, g.offset + j * full_part_cols + t * part_cols, part_cols, false,
+                           l.rows, l.cols, g.cols});
     }
   }
 }
 
 void TensorParallelLayout::slice(const float* global, float* local) const {
   for (const Span& s : m_spans)
-    for (int64_t i = 0; i < s.count; ++i) local[s.local + i] = global[s.global + i];
+    for (int64_t r = 0; r < s.rows; ++r)
+      for (int64_t i = 0; i < s.count; ++i)
+        local[s.local + r * s.local_stride + i] = global[s.global + r * s.global_stride + i];
 }
 
 TensorParallelSplit tensorParallelSplit(const ModelSpec& global, const ModelSpec& local) {

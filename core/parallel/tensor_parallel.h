@@ -38,8 +38,11 @@ class TensorParallelLayout {
   void unslice(const float* local, float* global, Written written) const {
     for (const Span& s : m_spans) {
       if (s.whole && m_tpRank != 0) continue;
-      for (int64_t i = 0; i < s.count; ++i)
-        if (written(s.local + i)) global[s.global + i] = local[s.local + i];
+      for (int64_t r = 0; r < s.rows; ++r) {
+        const int64_t l = s.local + r * s.local_stride, g = s.global + r * s.global_stride;
+        for (int64_t i = 0; i < s.count; ++i)
+          if (written(l + i)) global[g + i] = local[l + i];
+      }
     }
   }
   // Elements of the full model every TP rank holds whole (norms, row-parallel
@@ -47,9 +50,12 @@ class TensorParallelLayout {
   int64_t wholeElements() const { return m_whole; }
 
  private:
+  // `rows` runs of `count` elements, each `stride` further on (a row-parallel
+  // weight's columns are one run per row).
   struct Span {
     int64_t local = 0, global = 0, count = 0;
     bool whole = false;
+    int64_t rows = 1, local_stride = 0, global_stride = 0;
   };
   const ModelSpec& m_global;
   std::vector<Span> m_spans;
