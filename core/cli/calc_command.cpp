@@ -106,6 +106,34 @@ CalcArgs parseCalcArgs(const std::vector<std::string>& args) {
   return c;
 }
 
+// A layer that does not fit: ZeRO-3 shards model state over ranks, but the
+// unit it computes on is whole on one rank (its bf16 params gathered and its
+// bf16 grads before the reduce-scatter, 4 bytes/param), so no P makes one
+// block smaller; tensor parallelism splits the block itself.
+struct LayerFit {
+  int64_t block_params = 0;  // one block of this run's TP slice
+  int64_t bytes = 0;         // 4 x block_params
+  bool fits = true;
+  int smallest_tp = 0;       // the smallest T (dividing the heads and K/V heads) whose block fits; 0 = none
+};
+
+LayerFit layerFit(const CalcArgs& a, double capacity_bytes) {
+  LayerFit f;
+  if (!a.model) return f;
+  const ModelShape shape = presetShape(a.model->name);
+  const auto blockBytes = [&shape](int tp) { return 4 * ModelSpec(shape, tp).segmentElements(1); };
+  f.block_params = ModelSpec(shape, a.tp).segmentElements(1);
+  f.bytes = 4 * f.block_params;
+  f.fits = static_cast<double>(f.bytes) <= capacity_bytes;
+  if (f.fits) return f;
+  for (int t = a.tp + 1; t <= a.model->kv_heads; ++t)
+    if (a.model->heads % t == 0 && a.model->kv_heads % t == 0 && static_cast<double>(blockBytes(t)) <= capacity_bytes) {
+      f.smallest_tp = t;
+      break;
+    }
+  return f;
+}
+
 std::string withCommas(int64_t n) {
   std::string digits = std::to_string(n), out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -174,6 +202,13 @@ void printText(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
   } else {
     out << "zero3 never fits " << cap << ": one param's 16 bytes exceed it\n";
   }
+  if (const LayerFit f = layerFit(a, in.capacity_bytes); !f.fits) {
+    out << "a single layer does not fit " << cap << ": one block's gathered bf16 params and unsharded bf16 grads are "
+        << gb(static_cast<double>(f.bytes)) << " GB on whichever rank computes it, at any P; data parallelism cannot "
+        << "split a layer, tensor parallelism does: ";
+    if (f.smallest_tp > 0) out << "--tp " << f.smallest_tp << " is the smallest that fits\n";
+    else out << "no --tp up to the " << a.model->kv_heads << " key/value heads makes one fit (pipeline parallelism is the other way)\n";
+  }
   out << "note: " << kActivationNote << ".\n";
 }
 
@@ -204,6 +239,12 @@ void printJson(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
   }
   j["smallest_fitting_stage"] = r.smallest_fitting_stage ? Json(strategyName(*r.smallest_fitting_stage)) : Json(nullptr);
   j["zero3_min_ranks"] = r.zero3_min_ranks > 0 ? Json(r.zero3_min_ranks) : Json(nullptr);
+  if (a.model) {
+    const LayerFit f = layerFit(a, in.capacity_bytes);
+    j["layer_bytes"] = f.bytes;  // one block gathered (bf16 params) with its unsharded bf16 grads
+    j["layer_fits"] = f.fits;
+    j["smallest_tp_for_layer"] = f.fits ? Json(a.tp) : f.smallest_tp > 0 ? Json(f.smallest_tp) : Json(nullptr);
+  }
   j["activations_included"] = false;
   j["note"] = kActivationNote;
   out << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";

@@ -293,7 +293,7 @@ void Run::rankMain(int rank) {
     if (!ctx.meta() && tp_layout) {
       // The strategy reports its part of this TP slice; unwritten elements
       // keep a marker no trained weight has, so only its part reaches the model.
-      constexpr uint32_t kUnwritten = 0x7fa5a5a5u;  // a NaN payload arithmetic never makes
+      constexpr uint32_t kUnwritten = 0x7fe5a5a5u;  // a quiet NaN whose payload arithmetic never makes
       std::vector<float> slice(static_cast<size_t>(m_sliceSpec.numParams()), std::bit_cast<float>(kUnwritten));
       strategy->copyOwnedMaster(slice);
       tp_layout->unslice(slice.data(), m_finalMaster.data(), [&slice](int64_t i) {

@@ -20,6 +20,8 @@
 #include "engine/run.h"
 #include "equivalence_check.h"
 #include "parallel/tensor_parallel.h"
+#include "trace/chrome_trace_reader.h"
+#include "trace/chrome_trace_writer.h"
 #include "trace/run_trace.h"
 
 using namespace shardscope;
@@ -242,6 +244,34 @@ class TestTensorParallel : public QObject {
       const StepMetrics& m = r.last_step[size_t(rank)];
       QVERIFY2(m.exposed_comm_ns >= tp_ns, qPrintable(QString("exposed %1 ns < TP %2 ns").arg(m.exposed_comm_ns).arg(tp_ns)));
     }
+  }
+
+  // A TP run's trace reopens with its config, so the reader derives the same
+  // mesh, and each TP all-reduce keeps its group, block and lane.
+  void traceReopens() {
+    RunConfig c = mlpConfig("hsdp", 8, 2);
+    c.steps = 1;
+    Run run(c);
+    run.execute();
+    const RunTrace t = run.trace();
+    std::ostringstream os;
+    writeChromeTrace(t, os);
+    const RunTrace back = readChromeTrace(os.str(), "tp");
+    QVERIFY(back.config.has_value());
+    QCOMPARE(back.config->tp, 2);
+    QCOMPARE(back.groups.size(), t.groups.size());
+    for (size_t i = 0; i < t.groups.size(); ++i) {
+      QCOMPARE(back.groups[i].name, t.groups[i].name);
+      QCOMPARE(back.groups[i].ranks, t.groups[i].ranks);
+    }
+    int tp_events = 0;
+    for (const Event& e : back.events[3]) {
+      if (e.kind != EventKind::AllReduce || e.lane != Lane::Compute) continue;
+      ++tp_events;
+      QCOMPARE(back.groups[size_t(e.group)].name, std::string("tp1"));
+      QVERIFY(e.block >= 1 && e.block <= c.model.layers);
+    }
+    QCOMPARE(tp_events, 2 * c.model.layers);  // one forward and one backward per block
   }
 
   // --tp 1 is the run without it: the same groups, flags and config JSON.

@@ -95,6 +95,17 @@ class TestTpLessons : public QObject {
     QCOMPARE(commandCalc({"--params", "70B", "--ranks", "64", "--tp", "8"}, out, err), 0);
     QVERIFY2(out.str().find("tensor parallel: 8 ranks") != std::string::npos, out.str().c_str());
     QVERIFY2(out.str().find("model: 70,000,000,000 params") != std::string::npos, out.str().c_str());
+    // The first reference text's last row: a layer that does not fit one device is tensor parallelism's job.
+    // llama2-70b's block is 856M params: 3.4 GB gathered with its grads, over 2 GB; T = 2 halves it.
+    std::ostringstream layer, layer_err;
+    QCOMPARE(commandCalc({"--model", "llama2-70b", "--ranks", "512", "--capacity-gb", "2", "--json"}, layer, layer_err), 0);
+    const auto j = nlohmann::json::parse(layer.str());
+    QCOMPARE(j["layer_fits"].get<bool>(), false);
+    QCOMPARE(j["smallest_tp_for_layer"].get<int>(), 2);
+    std::ostringstream text, text_err;
+    QCOMPARE(commandCalc({"--model", "llama2-70b", "--ranks", "512", "--capacity-gb", "2"}, text, text_err), 0);
+    QVERIFY2(text.str().find("a single layer does not fit 2 GB") != std::string::npos, text.str().c_str());
+    QVERIFY2(text.str().find("--tp 2 is the smallest that fits") != std::string::npos, text.str().c_str());
     std::ostringstream bad_out, bad;
     QCOMPARE(commandCalc({"--params", "70B", "--ranks", "12", "--tp", "8"}, bad_out, bad), 2);
     QVERIFY2(bad.str().find("--tp 8 must divide --ranks 12") != std::string::npos, bad.str().c_str());
