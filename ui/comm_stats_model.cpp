@@ -6,6 +6,8 @@
 #include <set>
 
 #include "analysis/formulas.h"
+#include "analysis/run_summary.h"
+#include "model/model_spec.h"
 #include "trace/step_metrics.h"
 #include "engine/run.h"
 #include "inspect/event_store.h"
@@ -84,7 +86,11 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
   CommBytes expected;
   if (const std::optional<Strategy> strategy = store.strategy()) {  // an unknown strategy: no expectation to show
     const bool reshard = !store.config() || store.config()->reshardAfterForward();
-    expected = expectedCommBytes(*strategy, meta.params, meta.ranks, store.shardGroup(), reshard);
+    const RunConfig* c = store.config();
+    if (c && c->tp > 1)  // tensor parallelism: the strategy moves one TP slice along the data-parallel axis
+      expected = expectedComm(*c, ModelSpec(c->model, c->tp).numParams());
+    else
+      expected = expectedCommBytes(*strategy, meta.params, meta.ranks, store.shardGroup(), reshard);
   }
   m_expectedTotal = expected.all_reduce + expected.reduce_scatter + expected.all_gather;
   m_measured = result && static_cast<int>(result->ranks.size()) == ranks;
@@ -115,8 +121,10 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
       Row row = acc[k];
       row.rank = r;
       row.kind = kKinds[k];
-      row.sent = m_measured ? pick(result->ranks[static_cast<size_t>(r)].comm_bytes, row.kind)
-                            : static_cast<int64_t>(ring_bytes[k] + 0.5);
+      // Measured: the strategy's sends plus, under tensor parallelism, the TP group's.
+      const RankResult* measured = m_measured ? &result->ranks[static_cast<size_t>(r)] : nullptr;
+      row.sent = measured ? pick(measured->comm_bytes, row.kind) + pick(measured->tp_comm_bytes, row.kind)
+                          : static_cast<int64_t>(ring_bytes[k] + 0.5);
       row.expected = pick(expected, row.kind);
       row.busbw = transfer_ns[k] > 0 ? ring_bytes[k] / static_cast<double>(transfer_ns[k]) : 0;  // bytes/ns = GB/s
       if (row.ops > 0 || row.expected > 0 || row.sent > 0) m_rows.push_back(row);

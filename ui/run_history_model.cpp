@@ -37,7 +37,8 @@ RunHistoryModel::Figures RunHistoryModel::figuresOf(const RunRecord& r) {
     if (ddp > 0) f.sent_vs_ddp = static_cast<double>(sent.all_reduce + sent.reduce_scatter + sent.all_gather) / ddp;
     try {
       f.seed_bpp = expectedBytesPerParam(r.config);
-      const CommBytes seed = expectedComm(r.config, res->params);
+      // Under tensor parallelism the strategy's formula moves one TP slice.
+      const CommBytes seed = expectedComm(r.config, r.config.tp > 1 ? res->slice_params : res->params);
       if (ddp > 0) f.seed_vs_ddp = static_cast<double>(seed.all_reduce + seed.reduce_scatter + seed.all_gather) / ddp;
     } catch (const std::exception&) {
       // No formula for this strategy: measured figures only.
