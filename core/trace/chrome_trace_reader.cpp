@@ -202,14 +202,9 @@ class TraceParser {
     };
 
     [[noreturn]] void repeated(const std::string& path) const {
-      std::string field;
-      if (m_level == Level::Events) {
-        field = Where{"traceEvents", m_index}.field("");
-        if (!path.empty() && path[0] != '[') field += '.';
-      } else {
-        field = std::string(keyName());
-        if (!path.empty() && path[0] != '[') field += '.';
-      }
+      // Where the value being built sits: the event, or the top-level member.
+      std::string field = m_level == Level::Events ? Where{"traceEvents", m_index}.field("") : std::string(keyName());
+      if (!path.empty() && path[0] != '[') field += '.';
       m_p.fail(field + path, "appears twice; a key may appear once in an object");
     }
     std::string skippedPath() const {
