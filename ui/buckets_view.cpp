@@ -72,6 +72,13 @@ class BucketPlottable : public QCPAbstractPlottable {
   std::optional<int64_t> cursor;
 
   int rows() const { return m_activity->bucketCount() * m_activity->rankCount(); }
+  // Rows on screen: a trace's 32768 ranks paint only what the axis shows.
+  std::pair<int, int> visibleRows() const {
+    const QCPRange range = mValueAxis->range();
+    const int first = static_cast<int>(std::clamp(std::floor(std::min(range.lower, range.upper)), 0.0, double(rows())));
+    const int last = static_cast<int>(std::clamp(std::ceil(std::max(range.lower, range.upper)) + 1, 0.0, double(rows())));
+    return {first, last};
+  }
   int bucketOfRow(int row) const { return m_activity->rankCount() ? row / m_activity->rankCount() : 0; }
   int rankOfRow(int row) const { return m_activity->rankCount() ? row % m_activity->rankCount() : 0; }
 
@@ -115,7 +122,8 @@ class BucketPlottable : public QCPAbstractPlottable {
       const QRectF band(QPointF(clip.left(), y(b * ranks)), QPointF(clip.right() + 1, y((b + 1) * ranks)));
       painter->fillRect(band.normalized(), Palette::rankBand(b));
     }
-    for (int r = 0; r < n; ++r) {
+    const auto [first_row, last_row] = visibleRows();
+    for (int r = first_row; r < last_row; ++r) {
       const int rank = rankOfRow(r), bucket = bucketOfRow(r);
       if (neverReady(rank, bucket)) {
         painter->fillRect(QRectF(QPointF(clip.left(), y(r)), QPointF(clip.right() + 1, y(r + 1))).normalized(), kPaleRed);
@@ -132,7 +140,7 @@ class BucketPlottable : public QCPAbstractPlottable {
     painter->setFont(font);
     const QFontMetricsF fm(font);
     // Collective bars, then markers on top.
-    for (int r = 0; r < n; ++r) {
+    for (int r = first_row; r < last_row; ++r) {
       const int rank = rankOfRow(r), bucket = bucketOfRow(r);
       const BucketSlot& s = m_activity->slot(step, rank, bucket);
       const double top = y(r + 0.5 - kBar / 2), bottom = y(r + 0.5 + kBar / 2);
@@ -155,7 +163,7 @@ class BucketPlottable : public QCPAbstractPlottable {
           QFont bold = font;
           bold.setBold(true);
           painter->setFont(bold);
-          const QString text = QStringLiteral("%1 b%2 waiting for a peer").arg(Palette::kindShort(s.kind)).arg(bucket);
+          const QString text = QStringLiteral("%1 b%2 waiting for a peer").arg(Palette::kindShort(s.kind)).arg(m_activity->bucketId(bucket));
           const QRectF label = bar.normalized().adjusted(4, 0, -4, 0);
           painter->fillRect(QRectF(label.topLeft(), QSizeF(std::min(label.width(), QFontMetricsF(bold).horizontalAdvance(text) + 6), label.height())), kPaleRed);
           painter->setPen(kRed);
@@ -176,14 +184,14 @@ class BucketPlottable : public QCPAbstractPlottable {
         painter->setPen(QPen(c.darker(135), 1));
         painter->drawRect(bar.normalized().adjusted(0, 0, -1, -1));
       }
-      const QString label = QStringLiteral("%1 b%2").arg(Palette::kindShort(s.kind)).arg(bucket);
+      const QString label = QStringLiteral("%1 b%2").arg(Palette::kindShort(s.kind)).arg(m_activity->bucketId(bucket));
       if (bar.width() > fm.horizontalAdvance(label) + 6 && row_px >= 11) {
         painter->setPen(Palette::textOn(c));
         painter->drawText(bar.normalized().adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
       }
     }
     painter->setRenderHint(QPainter::Antialiasing, true);
-    for (int r = 0; r < n; ++r) {
+    for (int r = first_row; r < last_row; ++r) {
       const int rank = rankOfRow(r), bucket = bucketOfRow(r);
       const BucketSlot& s = m_activity->slot(step, rank, bucket);
       const double cy = y(r + 0.5);
@@ -208,7 +216,7 @@ class BucketPlottable : public QCPAbstractPlottable {
         painter->setFont(bold);
         painter->drawText(QRectF(QPointF(xx + half + 4, cy - row_px / 2), QPointF(clip.right(), cy + row_px / 2)),
                           Qt::AlignVCenter | Qt::AlignLeft,
-                          QStringLiteral("rank %1 never readied bucket %2").arg(rank).arg(bucket));
+                          QStringLiteral("rank %1 never readied bucket %2").arg(rank).arg(m_activity->bucketId(bucket)));
         painter->setFont(font);
       }
     }
@@ -230,7 +238,7 @@ class BucketPlottable : public QCPAbstractPlottable {
     if (!m_store || m_store->rankCount() == 0) return;
     const double top = y(kStripTop), bottom = y(kStripBottom);
     for (const Event& e : m_store->events(0)) {
-      if (e.step != step || e.lane != Lane::Compute || isInstant(e.kind)) continue;
+      if (e.step != m_activity->stepId(step) || e.lane != Lane::Compute || isInstant(e.kind)) continue;
       const QColor c = Palette::kind(e.kind);
       const QRectF box(QPointF(x(e.begin_ns), top), QPointF(std::max(x(e.end_ns), x(e.begin_ns) + 1), bottom));
       if (box.normalized().right() < clip.left() || box.normalized().left() > clip.right()) continue;
@@ -385,7 +393,7 @@ void BucketsView::rebuild() {
   if (m_stepCombo->count() != steps) {
     const QSignalBlocker block(m_stepCombo);
     m_stepCombo->clear();
-    for (int s = 0; s < steps; ++s) m_stepCombo->addItem(tr("step %1").arg(s));
+    for (int s = 0; s < steps; ++s) m_stepCombo->addItem(tr("step %1").arg(m_activity.stepId(s)));
   }
   if (!m_userStep || m_step >= steps) m_step = m_activity.defaultStep();
   {
@@ -409,22 +417,22 @@ void BucketsView::updateRows() {
   const int ranks = m_activity.rankCount(), rows = m_activity.bucketCount() * ranks;
   m_ticker->clear();
   m_ticker->addTick((kStripTop + kStripBottom) / 2, tr("rank 0 compute"));
-  for (int row = 0; row < rows; ++row) {
-    const int b = row / std::max(ranks, 1), r = row % std::max(ranks, 1);
-    if (rows <= 48)
-      m_ticker->addTick(row + 0.5, QStringLiteral("b%1 · rank %2").arg(b).arg(r));
-    else if (r == ranks / 2)
-      m_ticker->addTick(row + 0.5, QStringLiteral("bucket %1").arg(b));
+  if (rows <= 48) {
+    for (int row = 0; row < rows; ++row) {
+      const int b = row / std::max(ranks, 1), r = row % std::max(ranks, 1);
+      m_ticker->addTick(row + 0.5, QStringLiteral("b%1 · rank %2").arg(m_activity.bucketId(b)).arg(r));
+    }
+  } else {
+    for (int b = 0; b < m_activity.bucketCount(); ++b)
+      m_ticker->addTick(b * ranks + ranks / 2 + 0.5, QStringLiteral("bucket %1").arg(m_activity.bucketId(b)));
   }
   // Legend: only the kinds this run draws, and the red entry for a stopped run.
   bool kinds[3] = {false, false, false};
   if (have) {
-    for (int r = 0; r < ranks; ++r)
-      for (int b = 0; b < m_activity.bucketCount(); ++b) {
-        const BucketSlot& s = m_activity.slot(m_step, r, b);
-        if (s.launched()) kinds[s.kind == EventKind::AllReduce ? 0 : 1] = true;
-        if (s.gather_begin_ns >= 0) kinds[2] = true;
-      }
+    const BucketActivity::StepTotals totals = m_activity.totals(m_step);
+    kinds[0] = totals.all_reduce;
+    kinds[1] = totals.reduce_scatter;
+    kinds[2] = totals.gather;
   }
   bool any_red = false;
   if (failed())
@@ -481,8 +489,8 @@ QString BucketsView::infoText() const {
       QStringList who;
       for (int r : never.front().ranks) who << QString::number(r);
       head = tr("Step %1: bucket %2 never fired: rank %3 never readied it.")
-                 .arg(m_step)
-                 .arg(never.front().bucket)
+                 .arg(m_activity.stepId(m_step))
+                 .arg(m_activity.bucketId(never.front().bucket))
                  .arg(who.join(QStringLiteral(", ")));
     }
     return head + (head.isEmpty() ? QString() : QStringLiteral(" ")) + m_error;
@@ -490,11 +498,11 @@ QString BucketsView::infoText() const {
   // Rank 0: the order buckets fired in, and how many launched before backward ended.
   std::vector<std::pair<int64_t, int>> order;
   for (int b = 0; b < buckets; ++b)
-    if (m_activity.slot(m_step, 0, b).launched()) order.emplace_back(m_activity.slot(m_step, 0, b).begin_ns, b);
+    if (m_activity.slot(m_step, 0, b).launched()) order.emplace_back(m_activity.slot(m_step, 0, b).begin_ns, m_activity.bucketId(b));
   std::sort(order.begin(), order.end());
   int64_t backward_end = -1;
   for (const Event& e : m_store->events(0))
-    if (e.step == m_step && e.kind == EventKind::Backward) backward_end = std::max(backward_end, e.end_ns);
+    if (e.step == m_activity.stepId(m_step) && e.kind == EventKind::Backward) backward_end = std::max(backward_end, e.end_ns);
   int overlapped = 0;
   QStringList fired;
   for (const auto& [t, b] : order) {
@@ -504,7 +512,7 @@ QString BucketsView::infoText() const {
   const bool zero = m_activity.slot(m_step, 0, 0).kind == EventKind::ReduceScatter;
   return tr("step %1 · %2 buckets × %3 ranks · rank 0 fired them in order %4 · %5 of %6 %7 launched while backward "
             "was still computing")
-      .arg(m_step)
+      .arg(m_activity.stepId(m_step))
       .arg(buckets)
       .arg(ranks)
       .arg(fired.join(QLatin1Char(' ')))
@@ -513,19 +521,9 @@ QString BucketsView::infoText() const {
       .arg(zero ? tr("reduce-scatters") : tr("all-reduces"));
 }
 
-int BucketsView::readyMarkerCount() const {
-  int n = 0;
-  for (int r = 0; r < m_activity.rankCount(); ++r)
-    for (int b = 0; b < m_activity.bucketCount(); ++b) n += m_activity.slot(m_step, r, b).ready() ? 1 : 0;
-  return n;
-}
+int BucketsView::readyMarkerCount() const { return m_activity.totals(m_step).ready; }
 
-int BucketsView::collectiveBarCount() const {
-  int n = 0;
-  for (int r = 0; r < m_activity.rankCount(); ++r)
-    for (int b = 0; b < m_activity.bucketCount(); ++b) n += m_activity.slot(m_step, r, b).launched() ? 1 : 0;
-  return n;
-}
+int BucketsView::collectiveBarCount() const { return m_activity.totals(m_step).launched; }
 
 bool BucketsView::neverReadyHighlighted(int rank, int bucket) const { return m_rows->neverReady(rank, bucket); }
 bool BucketsView::stuckHighlighted(int rank, int bucket) const { return m_rows->stuck(rank, bucket); }
@@ -534,14 +532,14 @@ QString BucketsView::bucketTooltip(int rank, int bucket) const {
   QStringList lines;
   const BucketInfo* info = nullptr;
   for (const BucketInfo& b : m_store->meta().buckets)
-    if (b.index == bucket) info = &b;
-  lines << QStringLiteral("<b>bucket %1 · rank %2</b>").arg(bucket).arg(rank);
+    if (b.index == m_activity.bucketId(bucket)) info = &b;
+  lines << QStringLiteral("<b>bucket %1 · rank %2</b>").arg(m_activity.bucketId(bucket)).arg(rank);
   if (info) lines << QStringLiteral("%1 · %2 parameters").arg(mib(info->bytes)).arg(info->params.size());
   const BucketSlot& s = m_activity.slot(m_step, rank, bucket);
   if (s.ready())
     lines << QStringLiteral("ready at %1 (its last gradient arrived)").arg(ms(s.ready_ns));
   else
-    lines << QStringLiteral("<span style='color:#C00000'>never ready in step %1</span>").arg(m_step);
+    lines << QStringLiteral("<span style='color:#C00000'>never ready in step %1</span>").arg(m_activity.stepId(m_step));
   if (stuckHighlighted(rank, bucket)) {
     lines << QStringLiteral("<span style='color:#C00000'>%1 launched at %2, waiting for a rank that never readied the bucket</span>")
                  .arg(Palette::kindTitle(s.kind))
@@ -564,7 +562,7 @@ QString BucketsView::bucketTooltip(int rank, int bucket) const {
 }
 
 QString BucketsView::figureTitle() const {
-  return m_step >= 0 ? tr("Gradient buckets, step %1: ready markers and collectives per rank").arg(m_step)
+  return m_step >= 0 ? tr("Gradient buckets, step %1: ready markers and collectives per rank").arg(m_activity.stepId(m_step))
                      : tr("Gradient buckets");
 }
 

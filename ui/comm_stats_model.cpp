@@ -12,6 +12,7 @@
 #include "engine/run.h"
 #include "inspect/event_store.h"
 #include "palette.h"
+#include "common/checked_math.h"
 #include "common/json_tree.h"
 
 namespace shardscope {
@@ -105,17 +106,18 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
       const int k = kindIndex(e.kind);
       if (k < 0) continue;
       const int64_t dur = e.end_ns - e.begin_ns;
-      const int64_t wait = std::clamp<int64_t>(e.value, 0, dur);
+      const int64_t wait = std::clamp<int64_t>(e.value, 0, std::max<int64_t>(dur, 0));
       // The collective's own group (trace metadata), else the ranks seen in it.
       const auto group = group_ranks.find(e.group);
       const int n = meta.group(e.group) ? meta.groupSize(e)
                     : group != group_ranks.end() ? static_cast<int>(group->second.size())
                                                  : ranks;
       acc[k].ops += 1;
-      acc[k].time_ns += dur;
-      acc[k].wait_ns += wait;
+      // Sums clamp: an opened trace's times and bytes are whatever the file says.
+      acc[k].time_ns = saturatingAdd(acc[k].time_ns, dur);
+      acc[k].wait_ns = saturatingAdd(acc[k].wait_ns, wait);
       ring_bytes[k] += static_cast<double>(e.bytes) * ringFactor(e.kind, n);
-      transfer_ns[k] += dur - wait;
+      transfer_ns[k] = saturatingAdd(transfer_ns[k], dur - wait);
     }
     for (int k = 0; k < 3; ++k) {
       Row row = acc[k];
@@ -124,7 +126,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
       // Measured: the strategy's sends plus, under tensor parallelism, the TP group's.
       const RankResult* measured = m_measured ? &result->ranks[static_cast<size_t>(r)] : nullptr;
       row.sent = measured ? pick(measured->comm_bytes, row.kind) + pick(measured->tp_comm_bytes, row.kind)
-                          : static_cast<int64_t>(ring_bytes[k] + 0.5);
+                          : static_cast<int64_t>(std::clamp(ring_bytes[k] + 0.5, -9.2e18, 9.2e18));
       row.expected = pick(expected, row.kind);
       row.busbw = transfer_ns[k] > 0 ? ring_bytes[k] / static_cast<double>(transfer_ns[k]) : 0;  // bytes/ns = GB/s
       if (row.ops > 0 || row.expected > 0 || row.sent > 0) m_rows.push_back(row);
@@ -141,7 +143,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
 int64_t CommStatsModel::sentTotal(int rank) const {
   int64_t total = 0;
   for (const Row& r : m_rows)
-    if (r.rank == rank) total += r.sent;
+    if (r.rank == rank) total = saturatingAdd(total, r.sent);
   return total;
 }
 

@@ -6,6 +6,7 @@
 #include <QMainWindow>
 #include <QMessageBox>
 #include <QStatusBar>
+#include <new>
 
 #include "engine_bridge.h"
 #include "experiment_panel.h"
@@ -28,10 +29,34 @@ bool RunFiles::openTrace(const QString& path, QString* error) {
   RunTrace trace;
   try {
     trace = readChromeTraceFile(path.toStdString());
+  } catch (const std::bad_alloc&) {
+    if (error) *error = tr("%1: not enough memory to read this trace").arg(path);
+    return false;
   } catch (const std::exception& e) {
     if (error) *error = QString::fromStdString(e.what());
     return false;
   }
+  // The views' models are built here too (show() refreshes every page at
+  // once): whatever they throw, bad_alloc included, is this file's error and
+  // leaves an empty window, never an abort.
+  try {
+    showTrace(path, std::move(trace));
+  } catch (const std::exception& e) {
+    const QString why = dynamic_cast<const std::bad_alloc*>(&e) ? tr("not enough memory") : QString::fromUtf8(e.what());
+    try {
+      m_inspection->store().clear();
+      m_inspection->show(ShownRun{});
+    } catch (const std::exception&) {
+      // The empty store was the fallback; the error below still stands.
+    }
+    if (error) *error = tr("%1: the trace was read but its views could not be built: %2").arg(path, why);
+    return false;
+  }
+  emit traceOpened();
+  return true;
+}
+
+void RunFiles::showTrace(const QString& path, RunTrace trace) {
   m_inspection->store().setFromTrace(std::move(trace));
   ShownRun run;
   run.kind = ShownRun::Kind::File;
@@ -46,8 +71,6 @@ bool RunFiles::openTrace(const QString& path, QString* error) {
     // An older or hand-edited trace: the views still work; the form stays as it was.
     m_window->statusBar()->showMessage(tr("%1; the form is unchanged").arg(why), 8000);
   m_inspection->show(std::move(run));
-  emit traceOpened();
-  return true;
 }
 
 bool RunFiles::exportTrace(const QString& path, QString* error) {

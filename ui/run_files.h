@@ -13,6 +13,7 @@ namespace shardscope {
 class EngineBridge;
 class ExperimentPanel;
 class Inspection;
+struct RunTrace;
 
 class RunFiles : public QObject {
   Q_OBJECT
@@ -21,6 +22,8 @@ class RunFiles : public QObject {
 
   // Loads a trace written by shardscope; false with the reader's message on
   // error. The form then holds the trace's experiment (from its recorded flags).
+  // Any exception from reading the file or from building the views' models
+  // (std::bad_alloc included) becomes *error: opening a trace never aborts.
   bool openTrace(const QString& path, QString* error);
   bool exportTrace(const QString& path, QString* error);
   // An experiment file is a preset file: the form's config (or its active
@@ -38,6 +41,8 @@ class RunFiles : public QObject {
   void traceOpened();  // after the trace's run is on screen
 
  private:
+  void showTrace(const QString& path, RunTrace trace);  // store, form and pages; may throw
+
   Inspection* m_inspection;
   EngineBridge* m_bridge;
   ExperimentPanel* m_panel;

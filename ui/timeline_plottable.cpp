@@ -117,9 +117,8 @@ void TimelinePlottable::drawGrid(QCPPainter* painter, const QRect& clip) const {
 void TimelinePlottable::drawSteps(QCPPainter* painter, const QRect& clip) const {
   // Labels live on the top axis (TimelineView's step ruler); here only the lines.
   std::vector<double> xs;
-  for (int64_t start : m_layout->stepStarts()) {
-    if (start < 0) continue;
-    const double x = std::round(mKeyAxis->coordToPixel(static_cast<double>(start) / kNsPerMs));
+  for (const StepStart& start : m_layout->stepStarts()) {
+    const double x = std::round(mKeyAxis->coordToPixel(static_cast<double>(start.ns) / kNsPerMs));
     if (x >= clip.left() && x <= clip.right()) xs.push_back(x);
   }
   // Steps denser than kMinStepGapPx keep only the ruler's labelled lines:

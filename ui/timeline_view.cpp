@@ -47,8 +47,8 @@ class StepTicker : public QCPAxisTicker {
     const int steps = static_cast<int>(starts.size());
     if (steps == 0 || range.size() <= 0) return;
     const double px_per_ms = m_axis->axisRect()->width() / range.size();
-    const double mean_step_ms = steps > 1 && starts.back() > starts.front()
-                                    ? static_cast<double>(starts.back() - starts.front()) / kNsPerMs / (steps - 1)
+    const double mean_step_ms = steps > 1 && starts.back().ns > starts.front().ns
+                                    ? (static_cast<double>(starts.back().ns) - static_cast<double>(starts.front().ns)) / kNsPerMs / (steps - 1)
                                     : range.size();
     int stride = 1;
     for (int k : {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000}) {
@@ -56,11 +56,11 @@ class StepTicker : public QCPAxisTicker {
       if (mean_step_ms * px_per_ms * k >= 60.0) break;
     }
     for (int s = 0; s < steps; s += stride) {
-      if (starts[static_cast<size_t>(s)] < 0) continue;
-      const double t = static_cast<double>(starts[static_cast<size_t>(s)]) / kNsPerMs;
+      const StepStart& start = starts[static_cast<size_t>(s)];
+      const double t = static_cast<double>(start.ns) / kNsPerMs;
       if (t < range.lower || t > range.upper) continue;
       ticks << t;
-      if (labels) *labels << QStringLiteral("step %1").arg(s);
+      if (labels) *labels << QStringLiteral("step %1").arg(start.step);
     }
   }
 
@@ -279,12 +279,11 @@ void TimelineView::zoomToFit() {
 
 void TimelineView::zoomToSteps() {
   const auto& starts = m_layout.stepStarts();
-  const auto first = std::find_if(starts.begin(), starts.end(), [](int64_t t) { return t >= 0; });
-  if (first == starts.end() || m_layout.drawnEnd() <= *first) {
+  if (starts.empty() || m_layout.drawnEnd() <= starts.front().ns) {
     zoomToFit();
     return;
   }
-  const double b = static_cast<double>(*first) / kNsPerMs;
+  const double b = static_cast<double>(starts.front().ns) / kNsPerMs;
   const double e = static_cast<double>(m_layout.drawnEnd()) / kNsPerMs;
   const double pad = std::max((e - b) * 0.01, 1e-4);
   m_plot->xAxis->setRange(b - pad, e + pad);

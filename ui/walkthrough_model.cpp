@@ -80,7 +80,6 @@ void WalkthroughModel::sync(const EventStore& store) {
     m_comm.clear();
     m_ready.clear();
     m_steps.clear();
-    m_loss.clear();
   }
   // A trace of an unknown strategy walks through as ddp.
   const Strategy strategy = parseStrategy(store.meta().strategy).value_or(Strategy::Ddp);
@@ -94,16 +93,16 @@ void WalkthroughModel::sync(const EventStore& store) {
   for (size_t i = m_cursor; i < events.size(); ++i) {
     const Event& e = events[i];
     const auto index = static_cast<int32_t>(i);
-    if (e.step >= 0 && static_cast<int>(m_steps.size()) <= e.step) {
-      m_steps.resize(static_cast<size_t>(e.step) + 1, {-1, -1});
-      m_loss.resize(static_cast<size_t>(e.step) + 1, -1);
-    }
     switch (e.kind) {
-      case EventKind::StepBegin: m_steps[static_cast<size_t>(e.step)].first = e.begin_ns; continue;
-      case EventKind::StepEnd: m_steps[static_cast<size_t>(e.step)].second = e.end_ns; continue;
+      case EventKind::StepBegin:
+        if (e.step >= 0) marksFor(e.step).begin = e.begin_ns;
+        continue;
+      case EventKind::StepEnd:
+        if (e.step >= 0) marksFor(e.step).end = e.end_ns;
+        continue;
       case EventKind::BucketReady: m_ready.push_back(index); continue;
       case EventKind::Loss:
-        if (e.step >= 0) m_loss[static_cast<size_t>(e.step)] = e.begin_ns;
+        if (e.step >= 0) marksFor(e.step).loss = e.begin_ns;
         break;
       default: break;
     }
@@ -119,11 +118,27 @@ void WalkthroughModel::sync(const EventStore& store) {
   m_cursor = events.size();
 }
 
+WalkthroughModel::StepMarks& WalkthroughModel::marksFor(int32_t step) {
+  // Steps arrive in order in a run: the search ends at the back.
+  if (!m_steps.empty() && m_steps.back().step == step) return m_steps.back();
+  auto it = m_steps.end();
+  if (!m_steps.empty() && m_steps.back().step > step)
+    it = std::lower_bound(m_steps.begin(), m_steps.end(), step, [](const StepMarks& s, int32_t v) { return s.step < v; });
+  if (it != m_steps.end() && it->step == step) return *it;
+  StepMarks marks;
+  marks.step = step;
+  return *m_steps.insert(it, marks);
+}
+
+const WalkthroughModel::StepMarks* WalkthroughModel::findMarks(int32_t step) const {
+  const auto it =
+      std::lower_bound(m_steps.begin(), m_steps.end(), step, [](const StepMarks& s, int32_t v) { return s.step < v; });
+  return it != m_steps.end() && it->step == step ? &*it : nullptr;
+}
+
 int WalkthroughModel::stepAt(int64_t t) const {
-  for (size_t s = 0; s < m_steps.size(); ++s) {
-    const auto [b, e] = m_steps[s];
-    if (b >= 0 && t >= b && (e < 0 || t <= e)) return static_cast<int>(s);
-  }
+  for (const StepMarks& s : m_steps)
+    if (s.begin >= 0 && t >= s.begin && (s.end < 0 || t <= s.end)) return s.step;
   return -1;
 }
 
@@ -162,9 +177,8 @@ const Event* WalkthroughModel::byOp(int32_t op) const {
 }
 
 bool WalkthroughModel::backwardPhase(const Event& e) const {
-  if (e.step < 0 || static_cast<size_t>(e.step) >= m_loss.size()) return false;
-  const int64_t loss = m_loss[static_cast<size_t>(e.step)];
-  return loss >= 0 && e.begin_ns >= loss;
+  const StepMarks* marks = e.step >= 0 ? findMarks(e.step) : nullptr;
+  return marks && marks->loss >= 0 && e.begin_ns >= marks->loss;
 }
 
 std::vector<LitLine> WalkthroughModel::litAt(int64_t t, std::optional<EventKind> pending) const {
@@ -240,13 +254,16 @@ std::vector<LitLine> WalkthroughModel::litAt(int64_t t, std::optional<EventKind>
     add(collectiveLine(*e), name, !compute);
   }
   // Recent instants: a bucket that just became ready (DDP line 5, ZeRO line 5).
-  const int64_t span = m_steps[static_cast<size_t>(step)].second > m_steps[static_cast<size_t>(step)].first
-                           ? m_steps[static_cast<size_t>(step)].second - m_steps[static_cast<size_t>(step)].first
-                           : 0;
+  const StepMarks* marks = findMarks(step);
+  // Differences as unsigned: t is any time the cursor can reach, not only the trace's.
+  const uint64_t span = marks && marks->end > marks->begin
+                            ? static_cast<uint64_t>(marks->end) - static_cast<uint64_t>(marks->begin)
+                            : 0;
   if (m_family != Family::Fsdp && span > 0) {
     for (int32_t i : m_ready) {
       const Event& e = m_store->events(0)[static_cast<size_t>(i)];
-      if (e.begin_ns <= t && t - e.begin_ns <= span / 100) add(4, QStringLiteral("bucket ready"), false);
+      if (e.begin_ns <= t && static_cast<uint64_t>(t) - static_cast<uint64_t>(e.begin_ns) <= span / 100)
+        add(4, QStringLiteral("bucket ready"), false);
     }
   }
   if (out.empty()) {

@@ -43,10 +43,19 @@ class WalkthroughModel {
   // (lane "phase"); empty outside every step. pending: the compute op rank 0
   // is stopped before at a gate at t (lit as the line it is about to run).
   std::vector<LitLine> litAt(int64_t t, std::optional<EventKind> pending = std::nullopt) const;
-  int stepAt(int64_t t) const;
+  int stepAt(int64_t t) const;  // the step's number as recorded; -1 outside every step
 
  private:
   enum class Family { Ddp, Zero, Fsdp };
+  // One entry per step seen (never indexed by the step number: a trace's one
+  // step 20,000,000 is one entry), sorted by step.
+  struct StepMarks {
+    int32_t step = 0;
+    int64_t begin = -1, end = -1;  // step_begin, step_end (-1: unseen)
+    int64_t loss = -1;             // the loss op's begin (-1: none)
+  };
+  StepMarks& marksFor(int32_t step);
+  const StepMarks* findMarks(int32_t step) const;
   const Event* activeOn(const std::vector<int32_t>& lane, int64_t t) const;
   const Event* lastBefore(const std::vector<int32_t>& lane, int64_t t, int step) const;
   const Event* byOp(int32_t op) const;
@@ -60,8 +69,7 @@ class WalkthroughModel {
   Algorithm m_algorithm = algorithm(Strategy::Ddp);
   // Indices into store.events(0), by lane; instants apart.
   std::vector<int32_t> m_compute, m_gather, m_reduce, m_comm, m_ready;
-  std::vector<std::pair<int64_t, int64_t>> m_steps;  // [step_begin, step_end] (-1: unseen)
-  std::vector<int64_t> m_loss;                        // per step: the loss op's begin (-1: none)
+  std::vector<StepMarks> m_steps;
 };
 
 }  // namespace shardscope

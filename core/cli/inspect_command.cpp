@@ -40,9 +40,9 @@ void printBuckets(const BucketActivity& buckets, int rank, std::ostream& out) {
   }
   std::vector<std::pair<int64_t, int>> ready;
   for (int b = 0; b < buckets.bucketCount(); ++b)
-    if (const BucketSlot& s = buckets.slot(step, rank, b); s.ready()) ready.emplace_back(s.ready_ns, b);
+    if (const BucketSlot& s = buckets.slot(step, rank, b); s.ready()) ready.emplace_back(s.ready_ns, buckets.bucketId(b));
   std::stable_sort(ready.begin(), ready.end());
-  out << "step " << step << " fire order";
+  out << "step " << buckets.stepId(step) << " fire order";
   for (const auto& [t, b] : ready) out << " " << b;
   if (static_cast<int>(ready.size()) < buckets.bucketCount())
     out << " (" << buckets.bucketCount() - static_cast<int>(ready.size()) << " never ready)";

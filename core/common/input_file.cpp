@@ -3,9 +3,9 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 
 #include "common/errors.h"
 
@@ -27,22 +27,30 @@ uint64_t capFromEnv(const char* env, uint64_t default_mib) {
   return mib * kMiB;
 }
 
-std::string fail(const std::string& path, const InputFileRule& rule, const std::string& reason) {
-  return std::string(rule.what) + " " + path + ": " + reason;
+[[noreturn]] void fail(const std::string& path, const InputFileRule& rule, const std::string& reason) {
+  throw InputFileError(rule.what, path, reason);
 }
 
-std::string sizeText(uint64_t bytes) {
-  if (bytes >= kMiB) return std::to_string(bytes / kMiB) + " MiB";
-  return std::to_string(bytes) + " bytes";
-}
-
-std::string overCap(const std::string& path, const InputFileRule& rule, uint64_t size_or_more) {
+[[noreturn]] void overCap(const std::string& path, const InputFileRule& rule, uint64_t size_or_more) {
   std::string hint = rule.cap_hint != nullptr && *rule.cap_hint != '\0' ? std::string(" (") + rule.cap_hint + ")" : "";
-  return fail(path, rule, "is " + sizeText(size_or_more) + ", more than the " + sizeText(rule.max_bytes) +
-                              " a " + rule.what + " may have" + hint);
+  fail(path, rule, "is " + inputSizeText(size_or_more) + ", more than the " + inputSizeText(rule.max_bytes) + " a " +
+                       rule.what + " may have" + hint);
 }
 
 }  // namespace
+
+InputFileError::InputFileError(const std::string& what, const std::string& path, const std::string& reason)
+    : ConfigError(path.empty() ? what + ": " + reason : what + " " + path + ": " + reason), m_path(path), m_reason(reason) {}
+
+std::string inputSizeText(uint64_t bytes) {
+  if (bytes >= kMiB && bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  if (bytes >= kMiB) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / static_cast<double>(kMiB));
+    return text;
+  }
+  return std::to_string(bytes) + " bytes";
+}
 
 InputFileRule traceFileRule() {
   return {"trace", capFromEnv("SHARDSCOPE_MAX_TRACE_MB", 4096), "set SHARDSCOPE_MAX_TRACE_MB to allow more"};
@@ -55,49 +63,52 @@ InputFileRule presetFileRule() {
 }
 
 uint64_t checkInputFile(const std::string& path, const InputFileRule& rule) {
-  if (path.empty()) throw ConfigError(std::string(rule.what) + ": the file name is empty");
+  if (path.empty()) fail("", rule, "the file name is empty");
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    throw ConfigError(fail(path, rule, errno == ENOENT ? "no such file" : std::strerror(errno)));
-  if (S_ISDIR(st.st_mode)) throw ConfigError(fail(path, rule, "is a directory, not a file"));
+    fail(path, rule, std::string("cannot open: ") + (errno == ENOENT ? "no such file" : std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) fail(path, rule, "is a directory, not a file");
   if (!S_ISREG(st.st_mode))
-    throw ConfigError(fail(path, rule,
-                           "is not a regular file (a FIFO, socket or device such as /dev/zero); only files are read"));
+    fail(path, rule, "not a regular file (a FIFO, socket or device such as /dev/zero); only files are read");
   const auto size = static_cast<uint64_t>(st.st_size);
-  if (size > rule.max_bytes) throw ConfigError(overCap(path, rule, size));
+  if (size > rule.max_bytes) overCap(path, rule, size);
   return size;
 }
 
 std::FILE* openInputFile(const std::string& path, const InputFileRule& rule) {
   checkInputFile(path, rule);
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) throw ConfigError(fail(path, rule, std::string("cannot be opened: ") + std::strerror(errno)));
+  if (f == nullptr) fail(path, rule, std::string("cannot open: ") + std::strerror(errno));
   // The path may have been swapped for a FIFO between stat and open: check what was opened.
   struct stat st {};
   if (::fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
     std::fclose(f);
-    throw ConfigError(fail(path, rule, "is not a regular file; only files are read"));
+    fail(path, rule, "not a regular file; only files are read");
+  }
+  if (static_cast<uint64_t>(st.st_size) > rule.max_bytes) {
+    std::fclose(f);
+    overCap(path, rule, static_cast<uint64_t>(st.st_size));
   }
   return f;
 }
 
 std::string readInputFile(const std::string& path, const InputFileRule& rule) {
-  const uint64_t size = checkInputFile(path, rule);
   std::FILE* f = openInputFile(path, rule);
+  struct File {
+    std::FILE* f;
+    ~File() { std::fclose(f); }
+  } closer{f};
+  struct stat st {};
   std::string bytes;
-  bytes.reserve(static_cast<size_t>(size));
+  if (::fstat(fileno(f), &st) == 0) bytes.reserve(static_cast<size_t>(st.st_size));
+  // Read in chunks and count: a file that grows while it is read stops at the cap.
   char chunk[1 << 16];
   size_t n = 0;
   while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (bytes.size() + n > rule.max_bytes) {
-      std::fclose(f);
-      throw ConfigError(overCap(path, rule, bytes.size() + n));
-    }
+    if (bytes.size() + n > rule.max_bytes) overCap(path, rule, bytes.size() + n);
     bytes.append(chunk, n);
   }
-  const bool error = std::ferror(f) != 0;
-  std::fclose(f);
-  if (error) throw ConfigError(fail(path, rule, "read error"));
+  if (std::ferror(f) != 0) fail(path, rule, "read error after " + std::to_string(bytes.size()) + " bytes");
   return bytes;
 }
 

@@ -9,7 +9,23 @@
 #include <cstdio>
 #include <string>
 
+#include "common/errors.h"
+
 namespace shardscope {
+
+// What the readers throw: the message is "<what> PATH: <reason>"; path() and
+// reason() let a reader with its own message format (the trace reader's
+// "trace file 'PATH': ...") say the same thing.
+class InputFileError : public ConfigError {
+ public:
+  InputFileError(const std::string& what, const std::string& path, const std::string& reason);
+  const std::string& path() const { return m_path; }
+  const std::string& reason() const { return m_reason; }
+
+ private:
+  std::string m_path;
+  std::string m_reason;
+};
 
 // What is being read, for messages: "trace", "profile", "preset".
 struct InputFileRule {
@@ -23,16 +39,19 @@ InputFileRule traceFileRule();    // 4096 MiB: SHARDSCOPE_MAX_TRACE_MB
 InputFileRule profileFileRule();  // 1 MiB: SHARDSCOPE_MAX_PROFILE_MB
 InputFileRule presetFileRule();   // 16 MiB: SHARDSCOPE_MAX_PRESET_MB
 
-// Throws ConfigError "<what> PATH: <reason>" when PATH is missing, unreadable,
-// not a regular file (symlinks are followed, then checked) or over the cap.
-// Returns the file's size in bytes.
+// Throws InputFileError "<what> PATH: <reason>" when PATH is empty, missing,
+// unreadable, not a regular file (symlinks are followed, then checked) or over
+// the cap. Returns the file's size in bytes.
 uint64_t checkInputFile(const std::string& path, const InputFileRule& rule);
 
-// checkInputFile, then the whole file as bytes. Throws ConfigError on a read
+// checkInputFile, then the whole file as bytes. Throws InputFileError on a read
 // error or when the file grew past the cap while being read.
 std::string readInputFile(const std::string& path, const InputFileRule& rule);
 
 // checkInputFile, then the open file for streaming readers (caller fcloses).
 std::FILE* openInputFile(const std::string& path, const InputFileRule& rule);
+
+// "4096 MiB", "512 bytes": how the messages write a size.
+std::string inputSizeText(uint64_t bytes);
 
 }  // namespace shardscope

@@ -111,7 +111,12 @@ void JsonTreeBuilder::begin(Json& target) {
 std::string JsonTreeBuilder::path() const {
   std::string out;
   for (const Open& o : m_open) {
-    if (!o.container->is_object()) continue;
+    if (o.container->is_array()) {  // the element being built is the last one
+      out += '[';
+      out += std::to_string(o.container->size() - 1);
+      out += ']';
+      continue;
+    }
     if (!out.empty()) out += '.';
     out += o.key;
   }

@@ -53,7 +53,8 @@ class JsonTreeBuilder {
   bool active() const { return m_target != nullptr; }
   // Containers open inside the value being built.
   size_t depth() const { return m_open.size(); }
-  // Keys from the value's root to the member being read, e.g. "device.latency_us".
+  // Keys (and array indices) from the value's root to the member being read,
+  // e.g. "device.latency_us", "buckets[3].index".
   std::string path() const;
 
   // Each returns true when the value begun with begin() is complete.

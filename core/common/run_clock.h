@@ -6,7 +6,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
+#include "common/checked_math.h"
+#include "common/errors.h"
 #include "common/timeline.h"
 
 namespace shardscope {
@@ -24,8 +27,14 @@ class RunClock {
         .count();
   }
   // Modeled clock only: the calling thread spends `ns` on its current op.
+  // Past kMaxTimeNs the run stops (a RunError), as a trace could not hold it.
   void advance(int64_t ns) const {
-    if (m_modeled && ns > 0) cursorAdvanceTo(cursorNow() + ns);
+    if (!m_modeled || ns <= 0) return;
+    const int64_t now = cursorNow();
+    if (ns > kMaxTimeNs - now)
+      throw RunError("the modeled clock would pass " + std::to_string(kMaxTimeNs / 1'000'000'000) +
+                     " s (about 31 years) of run time: the hardware profile's figures are too small for this run");
+    cursorAdvanceTo(now + ns);
   }
   void advanceTo(int64_t t) const {
     if (m_modeled) cursorAdvanceTo(t);

@@ -7,7 +7,7 @@
 namespace shardscope {
 
 void EventStore::resetEvents() {
-  m_events.assign(static_cast<size_t>(std::max(0, m_meta.ranks)), {});
+  m_events.assign(static_cast<size_t>(std::clamp(m_meta.ranks, 0, kMaxRanks)), {});
   m_losses.clear();
   m_count = 0;
   m_begin = m_end = 0;
@@ -34,7 +34,7 @@ void EventStore::setFromTrace(RunTrace trace) {
 }
 
 void EventStore::appendEvents(int rank, std::span<const Event> events) {
-  if (rank < 0 || events.empty()) return;
+  if (rank < 0 || rank >= kMaxRanks || events.empty()) return;
   if (static_cast<size_t>(rank) >= m_events.size()) m_events.resize(static_cast<size_t>(rank) + 1);
   std::vector<Event>& out = m_events[static_cast<size_t>(rank)];
   out.insert(out.end(), events.begin(), events.end());

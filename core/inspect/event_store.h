@@ -20,12 +20,16 @@ namespace shardscope {
 
 class EventStore {
  public:
+  // Ranks are int16 in events (a trace's pid 0..32767): more are never held.
+  static constexpr int kMaxRanks = 32768;
+
   // Drops every event and sets the metadata (meta.events is ignored).
   void reset(const RunTrace& meta);
   void clear();
   // Replaces everything with an opened trace (metadata and events).
   void setFromTrace(RunTrace trace);
-  // Appends events recorded by rank; grows the rank count when needed.
+  // Appends events recorded by rank; grows the rank count when needed (up to
+  // kMaxRanks; events of a rank outside 0..kMaxRanks-1 are dropped).
   void appendEvents(int rank, std::span<const Event> events);
   // Mean loss per completed step (from Run::losses(); empty for traces).
   void setLosses(std::vector<double> losses);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/checked_math.h"
 #include "inspect/event_store.h"
 #include "memory/memory_ledger.h"
 
@@ -10,13 +11,13 @@ namespace shardscope {
 int64_t MemorySample::modelState() const {
   int64_t sum = 0;
   for (int c = 0; c < kCategoryCount; ++c)
-    if (isModelState(static_cast<Category>(c))) sum += bytes[static_cast<size_t>(c)];
+    if (isModelState(static_cast<Category>(c))) sum = saturatingAdd(sum, bytes[static_cast<size_t>(c)]);
   return sum;
 }
 
 int64_t MemorySample::total() const {
   int64_t sum = 0;
-  for (int64_t b : bytes) sum += b;
+  for (int64_t b : bytes) sum = saturatingAdd(sum, b);  // a trace's values are any int64
   return sum;
 }
 

@@ -18,6 +18,7 @@ class EventStore;
 struct MemorySample {
   int64_t t_ns = 0;                             // ns since run start
   std::array<int64_t, kCategoryCount> bytes{};  // current bytes per category after the op
+  // Sums clamp to int64's range (a trace's `value`s are any int64).
   int64_t modelState() const;
   int64_t total() const;
 };

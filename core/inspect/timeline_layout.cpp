@@ -14,6 +14,14 @@ namespace {
 constexpr Lane kLaneOrder[] = {Lane::Compute, Lane::Gather, Lane::Reduce, Lane::Comm, Lane::Host};
 
 
+// A viewport time (a double from the plot, zoomed anywhere) as ns, clamped to int64's range.
+int64_t clampNs(double t) {
+  constexpr double kLimit = 9.2e18;  // just inside int64
+  if (!(t > -kLimit)) return -static_cast<int64_t>(kLimit);
+  if (t > kLimit) return static_cast<int64_t>(kLimit);
+  return static_cast<int64_t>(t);
+}
+
 // The host lane only carries instants: a thinner row keeps the boxes large.
 double rowHeight(Lane lane) { return lane == Lane::Host ? 0.6 : 1.0; }
 
@@ -82,11 +90,12 @@ bool TimelineLayout::sync(const EventStore& store) {
   }
   const auto ranks = static_cast<size_t>(store.rankCount());
   if (m_lanes.size() < ranks) {
-    m_lanes.resize(ranks, std::vector<LaneData>(kLaneCount));
+    m_lanes.resize(ranks);
     m_cursors.resize(ranks, 0);
   }
   for (size_t r = 0; r < ranks; ++r) {
     const std::vector<Event>& events = store.events(static_cast<int>(r));
+    if (m_cursors[r] < events.size() && m_lanes[r].empty()) m_lanes[r].resize(kLaneCount);
     for (size_t i = m_cursors[r]; i < events.size(); ++i) {
       const Event& e = events[i];
       const auto lane = static_cast<size_t>(e.lane);
@@ -101,11 +110,7 @@ bool TimelineLayout::sync(const EventStore& store) {
       }
       switch (e.kind) {
         case EventKind::StepBegin:
-          if (e.step >= 0) {
-            const auto s = static_cast<size_t>(e.step);
-            if (m_stepStarts.size() <= s) m_stepStarts.resize(s + 1, -1);
-            if (m_stepStarts[s] < 0 || e.begin_ns < m_stepStarts[s]) m_stepStarts[s] = e.begin_ns;
-          }
+          if (e.step >= 0) noteStepStart(e.step, e.begin_ns);
           break;
         case EventKind::BucketReady:
         case EventKind::Error:
@@ -137,6 +142,19 @@ bool TimelineLayout::sync(const EventStore& store) {
   return changed || restart;
 }
 
+void TimelineLayout::noteStepStart(int32_t step, int64_t ns) {
+  // Steps arrive in order in a run: the search ends at the back.
+  auto it = m_stepStarts.end();
+  if (!m_stepStarts.empty() && m_stepStarts.back().step >= step)
+    it = std::lower_bound(m_stepStarts.begin(), m_stepStarts.end(), step,
+                          [](const StepStart& s, int32_t v) { return s.step < v; });
+  if (it != m_stepStarts.end() && it->step == step) {
+    it->ns = std::min(it->ns, ns);
+    return;
+  }
+  m_stepStarts.insert(it, StepStart{step, ns});
+}
+
 void TimelineLayout::rebuildRows() {
   // A lane gets a row in every rank group once any rank draws on it, so the
   // groups line up; compute always has one.
@@ -149,6 +167,7 @@ void TimelineLayout::rebuildRows() {
     }
   m_rows.clear();
   m_rowOf.assign(m_lanes.size() * kLaneCount, -1);
+  // Every rank gets its rows, events or not: a rank that recorded nothing shows as empty.
   for (size_t r = 0; r < m_lanes.size(); ++r)
     for (Lane lane : kLaneOrder) {
       if (!used[static_cast<size_t>(lane)]) continue;
@@ -182,7 +201,9 @@ void TimelineLayout::layout(double t0_ns, double t1_ns, double width_px, int fir
   last_row = std::min(last_row, static_cast<int>(m_rows.size()) - 1);
   for (int row = first_row; row <= last_row; ++row) {
     const TimelineRow& r = m_rows[static_cast<size_t>(row)];
-    LaneData& d = m_lanes[static_cast<size_t>(r.rank)][static_cast<size_t>(r.lane)];
+    std::vector<LaneData>& lanes = m_lanes[static_cast<size_t>(r.rank)];
+    if (lanes.empty()) continue;  // a rank without events
+    LaneData& d = lanes[static_cast<size_t>(r.lane)];
     const std::vector<Event>& events = m_store->events(r.rank);
     d.boxes.sortIfNeeded(events);
     d.major.sortIfNeeded(events);
@@ -202,7 +223,7 @@ void TimelineLayout::layoutBoxes(int row, const Lane1D& lane) {
   const auto t_of_px = [&](double x) { return m_t0 + x / m_scale; };
   // First box that can reach the viewport: maxEnd is monotonic.
   size_t i = static_cast<size_t>(std::lower_bound(lane.maxEnd.begin(), lane.maxEnd.end(),
-                                                  static_cast<int64_t>(m_t0)) - lane.maxEnd.begin());
+                                                  clampNs(m_t0)) - lane.maxEnd.begin());
   const double view_end_t = m_t0 + m_viewWidth / m_scale;
   while (i < n && static_cast<double>(lane.begin[i]) <= view_end_t) {
     const double x0 = px(lane.begin[i]), x1 = px(lane.end[i]);
@@ -216,7 +237,7 @@ void TimelineLayout::layoutBoxes(int row, const Lane1D& lane) {
     TimelineDrawItem fold{x0, x1, row, lane.index[i], 1, lane.kind[i], false};
     size_t j = i + 1;
     while (j < n) {
-      const auto t_next = static_cast<int64_t>(t_of_px(fold.x1 + kMinBoxPx));
+      const int64_t t_next = clampNs(t_of_px(fold.x1 + kMinBoxPx));
       const size_t k = gallop(lane.maxEnd, j, t_next);
       if (k > j) {
         fold.folded += static_cast<int32_t>(k - j);
@@ -248,13 +269,13 @@ void TimelineLayout::layoutBoxes(int row, const Lane1D& lane) {
 void TimelineLayout::layoutMarkers(int row, const Lane1D& lane) {
   const size_t n = lane.index.size();
   size_t i = static_cast<size_t>(std::lower_bound(lane.begin.begin(), lane.begin.end(),
-                                                  static_cast<int64_t>(m_t0)) - lane.begin.begin());
+                                                  clampNs(m_t0)) - lane.begin.begin());
   const double view_end_t = m_t0 + m_viewWidth / m_scale;
   while (i < n && static_cast<double>(lane.begin[i]) <= view_end_t) {
     const double x = px(lane.begin[i]);
     m_markers.push_back({x, row, lane.index[i], lane.kind[i]});
     // One marker per pixel: skip the rest of this pixel column.
-    const auto t_next = static_cast<int64_t>(m_t0 + (std::floor(x) + 1.0) / m_scale);
+    const int64_t t_next = clampNs(m_t0 + (std::floor(x) + 1.0) / m_scale);
     i = gallop(lane.begin, i + 1, t_next);
   }
 }

@@ -33,6 +33,12 @@ struct TimelineDrawItem {
   bool mixed = false;     // a fold of several kinds
 };
 
+// A step's first step_begin over all ranks.
+struct StepStart {
+  int32_t step = 0;  // the step's number as recorded
+  int64_t ns = 0;    // ns since run start
+};
+
 struct TimelineMarker {
   double x = 0;           // px from the viewport's left edge
   int row = 0;
@@ -55,8 +61,10 @@ class TimelineLayout {
   double totalHeight() const { return m_rows.empty() ? 0 : m_rows.back().top + m_rows.back().height; }
   // Row whose band holds y (clamped to the first/last row); -1 without rows.
   int rowAt(double y) const;
-  // ns since run start of each step's first step_begin over all ranks (-1: not seen).
-  const std::vector<int64_t>& stepStarts() const { return m_stepStarts; }
+  // Each step seen, in step order, with its first step_begin over all ranks.
+  // One entry per step present (step numbers are mapped densely, never used
+  // as indices: a trace's one step 20,000,000 is one entry).
+  const std::vector<StepStart>& stepStarts() const { return m_stepStarts; }
   // ns range covered by boxes and markers (what "zoom to fit" shows: not the
   // allocations before the first op). {0, 0} while there is none.
   int64_t drawnBegin() const { return m_drawnEnd >= m_drawnBegin ? m_drawnBegin : 0; }
@@ -96,6 +104,7 @@ class TimelineLayout {
   };
 
   void rebuildRows();
+  void noteStepStart(int32_t step, int64_t ns);
   void layoutBoxes(int row, const Lane1D& lane);
   void layoutMarkers(int row, const Lane1D& lane);
   double px(int64_t t) const { return (static_cast<double>(t) - m_t0) * m_scale; }
@@ -103,10 +112,12 @@ class TimelineLayout {
   const EventStore* m_store = nullptr;
   uint64_t m_generation = ~0ull;
   std::vector<size_t> m_cursors;            // per rank: events ingested
-  std::vector<std::vector<LaneData>> m_lanes;  // [rank][lane]
+  // [rank][lane]; a rank's lanes are allocated with its first event, so a
+  // trace's rank count alone (metadata.ranks) costs a few bytes per rank.
+  std::vector<std::vector<LaneData>> m_lanes;
   std::vector<TimelineRow> m_rows;
   std::vector<int> m_rowOf;                 // [rank * kLaneCount + lane] -> row or -1
-  std::vector<int64_t> m_stepStarts;
+  std::vector<StepStart> m_stepStarts;  // sorted by step
   uint32_t m_kinds = 0;
   int64_t m_drawnBegin = INT64_MAX;
   int64_t m_drawnEnd = INT64_MIN;

@@ -12,6 +12,7 @@
 #include <simdjson.h>
 
 #include "common/errors.h"
+#include "common/input_file.h"
 
 namespace shardscope::kineto {
 
@@ -42,10 +43,17 @@ void finish(PaddedBuffer& b) {
   b.capacity = b.size + simdjson::SIMDJSON_PADDING;
 }
 
+// Why a size is capped, for messages: simdjson's limit, or the file rule's (which the user can raise).
+std::string capReason(uint64_t max_bytes) {
+  if (max_bytes >= kMaxTraceBytes) return "simdjson takes documents below 4 GiB";
+  if (max_bytes == traceFileRule().max_bytes) return traceFileRule().cap_hint;
+  return "the importer's cap";
+}
+
 PaddedBuffer readPlain(const std::string& path, std::FILE* f, uint64_t file_size, uint64_t max_bytes) {
   if (file_size > max_bytes)
     throw ConfigError(path + ": " + std::to_string(file_size) + " bytes of JSON, more than the " + gib(max_bytes) +
-                      " cap (simdjson takes documents below 4 GiB)");
+                      " cap (" + capReason(max_bytes) + ")");
   PaddedBuffer b;
   allocate(b, file_size);
   b.size = std::fread(b.data.get(), 1, file_size, f);
@@ -83,8 +91,7 @@ PaddedBuffer readGzip(const std::string& path, std::FILE* f, uint64_t file_size,
     }
     if (b.size == b.capacity) {
       if (b.capacity >= max_bytes)
-        throw ConfigError(path + ": inflates to more than the " + gib(max_bytes) +
-                          " cap (simdjson takes documents below 4 GiB)");
+        throw ConfigError(path + ": inflates to more than the " + gib(max_bytes) + " cap (" + capReason(max_bytes) + ")");
       allocate(b, std::min<uint64_t>(max_bytes, b.capacity * 2));
     }
     z.next_out = reinterpret_cast<Bytef*>(b.data.get() + b.size);
@@ -118,12 +125,15 @@ bool isGzipPath(const std::string& path) {
 }
 
 PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes) {
+  // The rule every reader shares: regular files only (a FIFO or /dev/zero
+  // would never end), at most SHARDSCOPE_MAX_TRACE_MB; the inflated JSON of a
+  // .gz is capped the same, as it streams.
+  InputFileRule rule = traceFileRule();
+  rule.what = "PyTorch trace";
+  File file{openInputFile(path, rule)};
+  max_bytes = std::min({max_bytes, rule.max_bytes, kMaxTraceBytes});  // of JSON, inflated or not
   struct stat st{};
-  if (::stat(path.c_str(), &st) != 0) throw ConfigError(path + ": cannot open: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    throw ConfigError(path + ": not a regular file (a trace is a .json or .json.gz file)");
-  File file{std::fopen(path.c_str(), "rb")};
-  if (!file.f) throw ConfigError(path + ": cannot open: " + std::strerror(errno));
+  if (::fstat(fileno(file.f), &st) != 0) throw ConfigError(path + ": cannot open: " + std::strerror(errno));
   const auto size = static_cast<uint64_t>(st.st_size);
   // Sniff the gzip magic rather than trust the name.
   unsigned char magic[2] = {0, 0};

@@ -1,6 +1,8 @@
 // Reads a trace file whole into a buffer the JSON parser can use (simdjson
 // needs padding after the input): a .json as is, a .json.gz stream-inflated.
-// Only regular files: a FIFO or /dev/zero would never end.
+// Opened by common/input_file.h's rule: only regular files (a FIFO or
+// /dev/zero would never end), at most SHARDSCOPE_MAX_TRACE_MB on disk, and the
+// JSON (inflated as it streams, for a .gz) capped the same way.
 #pragma once
 
 #include <cstdint>

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/input_file.h"
 #include "model/cpu_calibration.h"
 #include "common/json_tree.h"
 
@@ -24,8 +24,10 @@ namespace fs = std::filesystem;
 constexpr double kTera = 1e12, kGiga = 1e9, kMicro = 1e-6;
 
 // One numeric leaf of the document: where it sits, its unit (for messages and
-// for the SI conversion) and the accepted range. The upper bounds are far
-// above any real part, so they only catch a value written in the wrong unit.
+// for the SI conversion) and the accepted range. The bounds are far outside
+// any real part (a slow CPU core included), so they only catch a value
+// written in the wrong unit, or nonsense such as 1e-300 TFLOPS that would
+// price one op at longer than the modeled clock can count.
 struct NumberField {
   const char* key;
   const char* unit;  // as it reads after "must be a number in (lo, hi]"
@@ -33,17 +35,18 @@ struct NumberField {
   double lo;
   bool lo_inclusive;
   double hi;
+  double least;  // plausible minimum: (lo, least) is refused too; == lo when any value above lo is
 };
 
 const NumberField kDeviceFields[] = {
-    {"bf16_tflops", "TFLOPS, dense BF16 peak", kTera, 0, false, 1e5},
-    {"mem_bandwidth_gb_per_s", "GB/s, 1 GB = 1e9 bytes", kGiga, 0, false, 1e6},
-    {"mem_capacity_gb", "GB, 1 GB = 1e9 bytes", kGiga, 0, false, 1e5},
-    {"compute_efficiency", "fraction of peak reached by GEMMs", 1.0, 0, false, 1.0},
+    {"bf16_tflops", "TFLOPS, dense BF16 peak", kTera, 0, false, 1e5, 1e-4},
+    {"mem_bandwidth_gb_per_s", "GB/s, 1 GB = 1e9 bytes", kGiga, 0, false, 1e6, 1e-2},
+    {"mem_capacity_gb", "GB, 1 GB = 1e9 bytes", kGiga, 0, false, 1e5, 1e-3},
+    {"compute_efficiency", "fraction of peak reached by GEMMs", 1.0, 0, false, 1.0, 1e-2},
 };
 const NumberField kLinkFields[] = {
-    {"bandwidth_gb_per_s", "GB/s per direction per GPU", kGiga, 0, false, 1e5},
-    {"latency_us", "microseconds per message", kMicro, 0, true, 1e6},
+    {"bandwidth_gb_per_s", "GB/s per direction per GPU", kGiga, 0, false, 1e5, 1e-4},
+    {"latency_us", "microseconds per message", kMicro, 0, true, 1e6, 0},
 };
 const std::vector<std::string> kRootKeys = {"name",       "description",   "device", "intra_node",
                                             "inter_node", "gpus_per_node", "sources"};
@@ -125,6 +128,9 @@ class ProfileReader {
     if (low || x > f.hi)
       fail(where + " must be a number in " + range + " (" + f.unit + "), got " + describe(v) +
            (x > f.hi ? "; check the unit" : ""));
+    if (x < f.least)
+      fail(where + " must be at least " + format(f.least) + " (" + f.unit + "; up to " + format(f.hi) + "), got " +
+           describe(v) + ": no real part is that slow or small; check the unit");
     return x * f.scale;
   }
 
@@ -169,14 +175,16 @@ bool endsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The rule every reader shares (regular files only, SHARDSCOPE_MAX_PROFILE_MB),
+// in the profile reader's words for a file that is not there.
 std::string readFile(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw ConfigError("profile " + path + ": is a directory, not a JSON file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("profile " + path + ": cannot be opened (does it exist and is it readable?)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  try {
+    return readInputFile(path, profileFileRule());
+  } catch (const InputFileError& e) {
+    constexpr std::string_view kCannotOpen = "cannot open: ";
+    if (e.reason().rfind(kCannotOpen, 0) != 0) throw;
+    throw ConfigError("profile " + path + ": cannot be opened (" + e.reason().substr(kCannotOpen.size()) + ")");
+  }
 }
 
 bool validName(const std::string& name) {

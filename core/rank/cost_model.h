@@ -2,6 +2,9 @@
 // max(FLOPs / (peak x efficiency), bytes / memory bandwidth). Collectives
 // (ring): latency x ring steps + bytes this rank sends / link bandwidth, on the
 // intra-node link when every rank of the group shares a node, else inter-node.
+// A profile whose figures cannot price ops (zero, negative, not finite) is a
+// ConfigError at construction; an op longer than the modeled clock holds
+// (kMaxTimeNs) is a RunError naming the profile, never an out-of-range llround.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +17,7 @@ namespace shardscope {
 
 class CostModel {
  public:
-  explicit CostModel(HardwareProfile profile) : m_profile(std::move(profile)) {}
+  explicit CostModel(HardwareProfile profile);
   const HardwareProfile& profile() const { return m_profile; }
 
   int64_t computeNs(double flops, double bytes) const;
@@ -24,6 +27,8 @@ class CostModel {
   bool sameNode(const std::vector<int>& members) const;
 
  private:
+  int64_t toNs(double seconds) const;
+
   HardwareProfile m_profile;
 };
 

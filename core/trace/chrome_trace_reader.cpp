@@ -1,12 +1,11 @@
 #include "trace/chrome_trace_reader.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
+#include <unordered_set>
 
+#include "common/checked_math.h"
+#include "common/input_file.h"
 #include "common/json_tree.h"
 #include "config/config_json.h"
 
@@ -20,8 +19,8 @@ constexpr int64_t kInt16Max = std::numeric_limits<int16_t>::max();
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
-// |ts| in us beyond this does not fit int64 ns.
-constexpr double kMaxMicros = 9.0e15;
+// |ts| and dur in us: kMaxTimeNs, so every end and every difference of two times fits int64 ns.
+constexpr double kMaxMicros = static_cast<double>(kMaxTimeNs / 1000);
 
 std::string allowedNames(std::string_view (*name_of)(int), int count) {
   std::string out;
@@ -102,13 +101,17 @@ class TraceParser {
         if (!m_tree.startObject()) tooDeep();
         return true;
       }
+      if (!m_skipped.empty()) {
+        skipContainer(true);
+        return true;
+      }
       switch (m_level) {
         case Level::Top: m_level = Level::Root; return true;
         case Level::Root:
           if (m_key == Key::Events) m_p.fail("traceEvents", "expected an array of events, got an object");
           beginMember();
           if (m_tree.active()) m_tree.startObject();
-          else ++m_skip;
+          else skipContainer(true);
           return true;
         case Level::Events: beginEvent(); m_tree.startObject(); return true;
         case Level::Done: return true;
@@ -119,6 +122,10 @@ class TraceParser {
     bool start_array(std::size_t) {
       if (m_tree.active()) {
         if (!m_tree.startArray()) tooDeep();
+        return true;
+      }
+      if (!m_skipped.empty()) {
+        skipContainer(false);
         return true;
       }
       if (m_level == Level::Top) throw JsonSyntaxError(1, 1, "expected an object");
@@ -133,13 +140,13 @@ class TraceParser {
       }
       beginMember();
       if (m_tree.active()) m_tree.startArray();
-      else ++m_skip;
+      else skipContainer(false);
       return true;
     }
 
     bool end_object() { return end(); }
     bool end_array() {
-      if (!m_tree.active() && m_skip == 0 && m_level == Level::Events) {
+      if (!m_tree.active() && m_skipped.empty() && m_level == Level::Events) {
         m_level = Level::Root;
         return true;
       }
@@ -147,11 +154,22 @@ class TraceParser {
     }
 
     bool key(std::string& name) {
+      // One rule for every reader: a key may appear once in an object.
       if (m_tree.active()) {
-        m_tree.key(name);  // a repeated key keeps its first value
+        if (!m_tree.key(name)) repeated(m_tree.path());
         return true;
       }
-      if (m_skip > 0) return true;
+      if (!m_skipped.empty()) {
+        Skipped& top = m_skipped.back();
+        if (!top.keys.insert(name).second) {
+          top.key = name;
+          repeated(skippedPath());
+        }
+        top.key = std::move(name);
+        return true;
+      }
+      if (!m_topKeys.insert(name).second && name != "traceEvents" && name != "metadata")
+        m_p.fail(name, "appears twice; a key may appear once in an object");
       if (name == "traceEvents") {
         if (m_p.m_sawEvents) m_p.fail("traceEvents", "appears twice; a trace has one traceEvents array");
         m_p.m_sawEvents = true;
@@ -163,6 +181,7 @@ class TraceParser {
         m_key = Key::TimeUnit;
       } else {
         m_key = Key::Other;  // other tools add keys (otherData, stackFrames): ignore them
+        m_otherKey = name;
       }
       return true;
     }
@@ -174,6 +193,44 @@ class TraceParser {
    private:
     enum class Level { Top, Root, Events, Done };
     enum class Key { Events, Metadata, TimeUnit, Other };
+    // An open container of a member that is skipped, not built: only its keys are kept, to refuse repeats.
+    struct Skipped {
+      bool object = false;
+      size_t elements = 0;  // arrays: values begun so far
+      std::string key;      // objects: the member being read
+      std::unordered_set<std::string> keys;
+    };
+
+    [[noreturn]] void repeated(const std::string& path) const {
+      // Where the value being built sits: the event, or the top-level member.
+      std::string field = m_level == Level::Events ? Where{"traceEvents", m_index}.field("") : std::string(keyName());
+      if (!path.empty() && path[0] != '[') field += '.';
+      m_p.fail(field + path, "appears twice; a key may appear once in an object");
+    }
+    std::string skippedPath() const {
+      std::string out = m_otherKey;
+      for (const Skipped& s : m_skipped) {
+        if (s.object) {
+          out += '.';
+          out += s.key;
+        } else {
+          out += '[';
+          out += std::to_string(s.elements - 1);
+          out += ']';
+        }
+      }
+      return out;
+    }
+    // A value begins inside a skipped member.
+    void skippedValue() {
+      if (!m_skipped.empty() && !m_skipped.back().object) ++m_skipped.back().elements;
+    }
+    void skipContainer(bool object) {
+      skippedValue();
+      Skipped s;
+      s.object = object;
+      m_skipped.push_back(std::move(s));
+    }
 
     [[noreturn]] void tooDeep() const {
       const std::string where = m_level == Level::Events ? Where{"traceEvents", m_index}.field("") : std::string(keyName());
@@ -200,7 +257,10 @@ class TraceParser {
         if (m_tree.value(std::move(v))) complete();
         return true;
       }
-      if (m_skip > 0) return true;
+      if (!m_skipped.empty()) {
+        skippedValue();
+        return true;
+      }
       switch (m_level) {
         case Level::Top: throw JsonSyntaxError(1, 1, "expected an object, got " + describeJson(v));
         case Level::Root:
@@ -224,8 +284,8 @@ class TraceParser {
         if (m_tree.end()) complete();
         return true;
       }
-      if (m_skip > 0) {
-        --m_skip;
+      if (!m_skipped.empty()) {
+        m_skipped.pop_back();
         return true;
       }
       if (m_level == Level::Root) m_level = Level::Done;  // the top-level object closed
@@ -248,7 +308,9 @@ class TraceParser {
     TraceParser& m_p;
     Level m_level = Level::Top;
     Key m_key = Key::Other;
-    size_t m_skip = 0;  // open containers of a skipped member
+    std::vector<Skipped> m_skipped;  // open containers of a skipped member
+    std::string m_otherKey;          // the skipped member's key
+    std::unordered_set<std::string> m_topKeys;
     size_t m_index = 0;
     JsonTreeBuilder m_tree;
     Json m_value;  // the event (or member) being built; reused
@@ -284,8 +346,8 @@ class TraceParser {
 
   // ts/dur in microseconds -> ns; the writer prints 3 decimals so rounding is exact.
   int64_t micros(const Json& v, const Where& where, std::string_view name) const {
-    if (!v.is_number() || std::fabs(v.get<double>()) > kMaxMicros) {
-      fail(where.field(name), "expected a time in microseconds (a number, |t| <= 9e15), got " + describeJson(v));
+    if (!v.is_number() || !(std::fabs(v.get<double>()) <= kMaxMicros)) {
+      fail(where.field(name), "expected a time in microseconds (a number, |t| <= 1e15, about 31 years), got " + describeJson(v));
     }
     if (int64_t n = 0; jsonInteger(v, n)) return n * 1000;
     return std::llround(v.get<double>() * 1000.0);
@@ -360,7 +422,14 @@ class TraceParser {
 
     e.lane = static_cast<Lane>(integer(require(event, "tid", where), where, "tid", 0, kLaneCount - 1));
     e.begin_ns = micros(require(event, "ts", where), where, "ts");
-    e.end_ns = instant_phase ? e.begin_ns : e.begin_ns + micros(require(event, "dur", where), where, "dur");
+    e.end_ns = e.begin_ns;
+    if (!instant_phase) {
+      const Json& dur = require(event, "dur", where);
+      const int64_t dur_ns = micros(dur, where, "dur");
+      // An op ends after it begins: a negative span would be drawn as a sliver, silently.
+      if (dur_ns < 0) fail(where.field("dur"), "expected a duration >= 0 microseconds (\"" + cat + "\" ends before it begins), got " + describeJson(dur));
+      if (!checkedAdd(e.begin_ns, dur_ns, e.end_ns)) fail(where.field("dur"), "ts + dur does not fit the clock, got " + describeJson(dur));
+    }
 
     const Json* args = find(event, "args");
     if (!args) {
@@ -442,7 +511,8 @@ class TraceParser {
         const Where at{"metadata.buckets", i};
         if (!items[i].is_object()) fail(at.field(""), "expected an object, got " + describeJson(items[i]));
         BucketInfo bucket;
-        bucket.index = static_cast<int>(integer(require(items[i], "index", at), at, "index", 0, kInt32Max));
+        // Events name buckets and units by int16 ids: a larger index could never be used.
+        bucket.index = static_cast<int>(integer(require(items[i], "index", at), at, "index", 0, kInt16Max));
         bucket.bytes = integer(require(items[i], "bytes", at), at, "bytes", 0, kInt64Max);
         if (const Json* params = find(items[i], "params")) bucket.params = strings(*params, at, "params");
         m_trace.buckets.push_back(std::move(bucket));
@@ -454,7 +524,7 @@ class TraceParser {
         const Where at{"metadata.units", i};
         if (!items[i].is_object()) fail(at.field(""), "expected an object, got " + describeJson(items[i]));
         UnitInfo unit;
-        unit.index = static_cast<int>(integer(require(items[i], "index", at), at, "index", 0, kInt32Max));
+        unit.index = static_cast<int>(integer(require(items[i], "index", at), at, "index", 0, kInt16Max));
         if (const Json* blocks = find(items[i], "blocks")) {
           const auto& list = array(*blocks, at, "blocks");
           for (size_t b = 0; b < list.size(); ++b) {
@@ -517,18 +587,12 @@ RunTrace readChromeTrace(std::string_view json, const std::string& source) {
 }
 
 RunTrace readChromeTraceFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw TraceFormatError(path, "", "is a directory, not a trace file");
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw TraceFormatError(path, "", std::string("cannot open: ") + std::strerror(errno));
   std::string text;
-  if (const auto size = std::filesystem::file_size(path, ec); !ec) text.reserve(static_cast<size_t>(size));
-  // Chunked reads also work for pipes and files that change size while read.
-  std::string chunk(size_t{1} << 20, '\0');
-  while (file.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || file.gcount() > 0) {
-    text.append(chunk.data(), static_cast<size_t>(file.gcount()));
+  try {
+    text = readInputFile(path, traceFileRule());
+  } catch (const InputFileError& e) {
+    throw TraceFormatError(path, "", e.reason());
   }
-  if (file.bad()) throw TraceFormatError(path, "", "read failed after " + std::to_string(text.size()) + " bytes");
   if (text.empty()) throw TraceFormatError(path, "", "the file is empty");
   return readChromeTrace(text, path);
 }

@@ -2,6 +2,13 @@
 // can open a saved run. Strict: any malformed input (bad JSON, truncation, wrong
 // types, unknown kinds/lanes/categories) throws one TraceFormatError naming the
 // file, the field (e.g. traceEvents[12].args.bucket) and what is allowed.
+// Limits, each stated in its error: only regular files up to traceFileRule()'s
+// cap (common/input_file.h); a key appears once in an object (the profile
+// reader's rule); |ts| and dur up to 1e15 us; dur >= 0 (an op that ends before
+// it begins is an error naming the event, not a sliver drawn without a word);
+// pids 0..32767, metadata.ranks up to 32768; bucket and unit indices 0..32767,
+// as events carry them. Numbers read here never size a container: the models
+// (core/inspect) map ids densely and bound every count by the events.
 #pragma once
 
 #include <string>

@@ -4,6 +4,8 @@
 #include <map>
 #include <utility>
 
+#include "common/checked_math.h"
+
 namespace shardscope {
 
 namespace {
@@ -62,7 +64,7 @@ std::vector<StepMetrics> computeStepMetrics(const std::vector<std::vector<Event>
       Acc& a = steps[e.step];
       if (e.kind == EventKind::StepBegin) a.begin = e.begin_ns;
       else if (e.kind == EventKind::StepEnd) a.end = e.end_ns;
-      else if (e.kind == EventKind::Wait && e.lane == Lane::Compute) a.wait += e.end_ns - e.begin_ns;
+      else if (e.kind == EventKind::Wait && e.lane == Lane::Compute) a.wait = saturatingAdd(a.wait, e.end_ns - e.begin_ns);
       else if (isCollective(e.kind)) a.comm.emplace_back(e.begin_ns, e.end_ns);
       else if (isComputeWork(e.kind) && e.lane == Lane::Compute) a.compute.emplace_back(e.begin_ns, e.end_ns);
     }
