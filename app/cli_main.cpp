@@ -1,15 +1,20 @@
 // shardscope-cli: the headless front end. All logic lives in core/cli.
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/cli.h"
 #include "cli/devices_report.h"
+#include "common/stop_signals.h"
 #if SHARDSCOPE_HAVE_CUDA
 #include "cuda/cuda_runtime.h"
 #endif
 
 int main(int argc, char** argv) {
+  // First, before any thread: a stop signal stops a run and keeps what it measured.
+  shardscope::installStopSignals();
   std::vector<std::string> args(argv + 1, argv + argc);
 #if SHARDSCOPE_HAVE_CUDA
   shardscope::gpu::registerCudaRuntime();  // --backend cuda, cuda-emulated
@@ -18,5 +23,13 @@ int main(int argc, char** argv) {
   hooks.devices_report = [](bool json) {
     return json ? shardscope::devicesReportJson() : shardscope::devicesReport();
   };
-  return shardscope::runCli(args, std::cout, std::cerr, hooks);
+  const int code = shardscope::runCli(args, std::cout, std::cerr, hooks);
+  // Every output is written and closed by now. Leave without the libraries'
+  // exit handlers: OpenBLAS joins the worker threads it started when it was
+  // loaded, and one that could not map its buffer (under ulimit -v) retries
+  // forever, so a clean refusal would hang at exit.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(code);
 }

@@ -1,9 +1,8 @@
 // Teaching experiments shipped as resources/presets/*.json (compiled in as
-// :/presets): a title, a "what to look for" paragraph and one or more runs.
-// A run's config keys are the CLI's flags without "--", and each config goes
-// through the CLI's own parser (parseRunArgs), so a preset refuses exactly
-// what the command line refuses. Presets default to the modeled clock, so the
-// same preset draws the same figure every time.
+// :/presets) or saved by the user: a title, a "what to look for" paragraph
+// and one or more runs. The file format, its parsing and validation are
+// core's (config/preset_file.h); this is the Qt side: names, resources and
+// QString fields for the window.
 #pragma once
 
 #include <QByteArray>

@@ -2,6 +2,7 @@
 
 #include <QTimer>
 
+#include "analysis/run_preflight.h"
 #include "engine_bridge.h"
 
 namespace shardscope {
@@ -30,6 +31,19 @@ bool PresetRunner::start(const Preset& preset, QString* error, bool paused) {
   if (m_bridge->isRunning()) {
     if (error) *error = tr("a run is in progress; stop it (Ctrl+.) before running preset %1").arg(preset.name);
     return false;
+  }
+  // Every run is checked before the first starts: a bad profile in run 2 must
+  // not be found after run 1 has run.
+  const MachineMemory machine = machineMemory();
+  for (size_t i = 0; i < preset.runs.size(); ++i) {
+    try {
+      preflightRun(preset.runs[i].config, machine);
+    } catch (const RunRefused& e) {
+      const QString field = QStringLiteral("runs[%1].config").arg(i) +
+                            (e.field().empty() ? QString() : QStringLiteral(".") + QString::fromStdString(e.field()));
+      if (error) *error = QStringLiteral("%1: %2").arg(field, QString::fromStdString(e.what()));
+      return false;
+    }
   }
   m_preset = preset;
   m_index = 0;

@@ -27,7 +27,9 @@ class PresetRunner : public QObject {
   // Runs one config (no preset); false with the bridge's message on error.
   bool startOne(const RunConfig& config, const QString& label, QString* error, bool paused = false);
   // Runs every config of the preset (finished() at the end); false with the
-  // message when the first cannot start. paused: the first run starts paused.
+  // message ("runs[1].config.profile: unknown profile …") when any run would be
+  // refused (every one is checked before the first starts) or the first
+  // cannot start. paused: the first run starts paused.
   bool start(const Preset& preset, QString* error, bool paused = false);
 
   bool running() const { return m_preset.has_value(); }

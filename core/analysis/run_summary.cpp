@@ -190,6 +190,14 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
   }
   Json& fire_order = w["bucket_fire_order"] = Json::array();
   for (const RankResult& rank : r.ranks) fire_order.push_back(rank.fire_order);
+  if (r.interrupted) {
+    // Only a run stopped from outside has it: what stopped it, and where.
+    Json& stop = w["interrupted"] = Json::object();
+    stop["by"] = r.interrupted->by;
+    stop["at_step"] = r.interrupted->at_step;
+    stop["steps_done"] = static_cast<int64_t>(r.losses.size());
+    stop["steps_asked"] = c.steps;
+  }
   out << dumpJson(w, 2) << '\n';
 }
 
@@ -204,6 +212,9 @@ void writeSummaryFile(const RunResult& result, const std::string& path) {
 void printSummaryText(const RunResult& r, std::ostream& out) {
   const RunConfig& c = r.config;
   char line[256];
+  if (r.interrupted)
+    out << "interrupted by " << r.interrupted->by << " during step " << r.interrupted->at_step << ": "
+        << r.losses.size() << " of " << c.steps << " steps ran; what follows is what they measured\n";
   out << "strategy " << strategyName(c.strategy) << ", " << c.ranks << " ranks, " << r.params << " params ("
       << c.model.layers << " blocks, hidden " << c.model.hidden << "), global batch " << c.batch
       << "\n";

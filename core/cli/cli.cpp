@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <ostream>
 #include <thread>
 
+#include "analysis/run_memory.h"
 #include "analysis/run_summary.h"
 #include "cli/analyze_command.h"
 #include "cli/calc_command.h"
@@ -12,6 +14,8 @@
 #include "cli/profiles_command.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/output_file.h"
+#include "common/stop_signals.h"
 #include "engine/run.h"
 #include "trace/chrome_trace_writer.h"
 
@@ -19,7 +23,7 @@ namespace shardscope {
 
 namespace {
 
-constexpr int kExitOk = 0, kExitBadInput = 2, kExitRunFailed = 3;
+constexpr int kExitOk = 0, kExitBadInput = 2, kExitRunFailed = 3, kExitOutputFailed = 4;
 
 const char* const kUsage = R"(usage: shardscope-cli COMMAND [flags]
 commands:
@@ -34,6 +38,7 @@ every command takes:
   --log-level LEVEL  trace, debug, info, warn, error or off [warn]; the log goes to stderr
   --log-file FILE    the log also goes to FILE (overwritten)
 )";
+
 
 // --log-level / --log-file, taken out of the arguments wherever they stand so
 // no command sees them (they are not run settings: never in traces or
@@ -119,7 +124,60 @@ void printBreaks(Run& run, std::ostream& out) {
   }
 }
 
-int commandRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+// --force is the CLI's own switch (not a run setting: never in traces or
+// presets): run even when the memory check says the machine is too small.
+bool takeForce(std::vector<std::string>& args) {
+  bool force = false;
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--force") {
+      force = true;
+      continue;
+    }
+    rest.push_back(args[i]);
+    // Every other run flag takes a value: a value that reads "--force" is left to it.
+    if (args[i].rfind("--", 0) == 0 && args[i] != "--help" && i + 1 < args.size()) rest.push_back(args[++i]);
+  }
+  args = std::move(rest);
+  return force;
+}
+
+// Writes the trace and (with a result) the summary that were asked for, each
+// on its own, so one that fails does not keep the other from being written.
+// False when any failed.
+bool writeOutputs(const Run& run, const RunResult* result, const RunConfig& config, std::ostream& out,
+                  std::ostream& err) {
+  bool ok = true;
+  if (!config.trace_path.empty()) {
+    try {
+      RunTrace trace = run.trace();
+      if (result && result->interrupted) {
+        trace.interrupted_by = result->interrupted->by;
+        trace.interrupted_at_step = result->interrupted->at_step;
+      }
+      writeChromeTraceFile(trace, config.trace_path);
+      if (result) out << "trace written to " << config.trace_path << " (open in ui.perfetto.dev or shardscope)\n";
+      else err << "trace of the stopped run written to " << config.trace_path << "\n";
+    } catch (const std::exception& e) {
+      err << "error: --trace " << config.trace_path << ": " << failureText(e) << "\n";
+      ok = false;
+    }
+  }
+  if (result && !config.summary_path.empty()) {
+    try {
+      writeSummaryFile(*result, config.summary_path);
+      out << "summary written to " << config.summary_path << "\n";
+    } catch (const std::exception& e) {
+      err << "error: --summary " << config.summary_path << ": " << failureText(e) << "\n";
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> args = cli_args;
+  const bool force = takeForce(args);
   RunConfig config;
   try {
     bool help = false;
@@ -128,43 +186,63 @@ int commandRun(const std::vector<std::string>& args, std::ostream& out, std::ost
       out << runUsage();
       return kExitOk;
     }
+    // Found now, not after the whole run: outputs that cannot be written, a
+    // run bigger than the machine.
+    if (!config.trace_path.empty()) checkOutputFile("--trace", config.trace_path);
+    if (!config.summary_path.empty()) checkOutputFile("--summary", config.summary_path);
+    if (!force) checkRunFitsMachine(config, machineMemory(), "--force tries anyway");
   } catch (const ConfigError& e) {
     err << "error: " << e.what() << "\n";
     return kExitBadInput;
   }
-  Run run(config);
+  std::unique_ptr<Run> run;
+  try {
+    run = std::make_unique<Run>(config);
+  } catch (const ConfigError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    err << "error: " << failureText(e) << "\n";
+    return kExitRunFailed;
+  }
+  // SIGINT, SIGTERM, SIGHUP stop the run as the Stop button does; what ran is
+  // written below, marked interrupted.
+  const StopSignalScope on_signal([r = run.get()] { r->cancel(); });
   RunResult result;
   try {
     if (!config.break_on.empty() || !config.break_units.empty()) {
-      run.gate().enable();
-      run.gate().setBreakpoints(breakEventKinds(config.break_on),
-                                {config.break_units.begin(), config.break_units.end()});
-      run.start();
-      printBreaks(run, out);
-      result = run.wait();
+      run->gate().enable();
+      run->gate().setBreakpoints(breakEventKinds(config.break_on),
+                                 {config.break_units.begin(), config.break_units.end()});
+      run->start();
+      printBreaks(*run, out);
+      result = run->wait();
     } else {
-      result = run.execute();
+      result = run->execute();
     }
   } catch (const RunError& e) {
     err << "error: run stopped: " << e.what() << "\n";
-    if (!config.trace_path.empty()) {
-      RunTrace trace = run.trace();
-      writeChromeTraceFile(trace, config.trace_path);
-      err << "trace of the stopped run written to " << config.trace_path << "\n";
+    writeOutputs(*run, nullptr, config, out, err);
+    return kExitRunFailed;
+  } catch (const RunAborted&) {
+    const int signal = stopSignalReceived();
+    if (signal == 0) {
+      err << "error: run stopped: cancelled\n";
+      return kExitRunFailed;
     }
+    result = run->resultSoFar();
+    result.interrupted = RunInterruption{signalName(signal), static_cast<int>(result.losses.size())};
+    err << "interrupted by " << result.interrupted->by << " during step " << result.interrupted->at_step
+        << ": writing what the " << result.losses.size() << " completed steps measured (again to exit at once)\n";
+    printSummaryText(result, out);
+    writeOutputs(*run, &result, config, out, err);
+    return exitCodeForSignal(signal);
+  } catch (const ResourceError& e) {  // the run's first thread
+    err << "error: " << e.what() << "\n";
     return kExitRunFailed;
   }
   printSummaryText(result, out);
-  if (!config.trace_path.empty()) {
-    RunTrace trace = run.trace();
-    writeChromeTraceFile(trace, config.trace_path);
-    out << "trace written to " << config.trace_path << " (open in ui.perfetto.dev or shardscope)\n";
-  }
-  if (!config.summary_path.empty()) {
-    writeSummaryFile(result, config.summary_path);
-    out << "summary written to " << config.summary_path << "\n";
-  }
-  return kExitOk;
+  return writeOutputs(*run, &result, config, out, err) ? kExitOk : kExitOutputFailed;
 }
 
 int commandDevices(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
@@ -205,7 +283,7 @@ int runCli(const std::vector<std::string>& cli_args, std::ostream& out, std::ost
     return kExitBadInput;
   }
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
-    out << kUsage;
+    out << kUsage << exitCodesText();
     return args.empty() ? kExitBadInput : kExitOk;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());

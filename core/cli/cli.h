@@ -1,6 +1,9 @@
 // shardscope-cli's commands, Qt-free so tests and the GUI share them. Exit
-// codes: 0 ok, 2 bad input (one line naming the flag and the allowed range),
-// 3 the run stopped (collective mismatch or hang).
+// codes (exitCodesText()): 0 ok, 2 bad input (one line naming the flag and the
+// allowed range) or a run refused up front, 3 the run stopped (collective
+// mismatch or hang, a failed rank), 4 an output could not be written, 128 +
+// the signal's number when SIGINT, SIGTERM or SIGHUP stopped the run (with
+// installStopSignals(); see common/stop_signals.h).
 #pragma once
 
 #include <functional>

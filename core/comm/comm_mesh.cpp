@@ -4,6 +4,7 @@
 
 #include "comm/meta_communicator.h"
 #include "common/log.h"
+#include "common/thread_start.h"
 
 #include <algorithm>
 #include <chrono>
@@ -35,11 +36,18 @@ CommMesh::CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunContro
 }
 
 CommMesh::~CommMesh() {
-  // Tearing a Gloo group down costs time per connection; do the groups in parallel.
-  std::vector<std::thread> workers;
+  // Tearing a Gloo group down costs time per connection; do the groups in
+  // parallel, and in this thread what no new thread can be started for.
+  JoinedThreads workers;
   for (auto& group : m_comms)
-    for (auto& comm : group) workers.emplace_back([c = std::move(comm)]() mutable { c.reset(); });
-  for (auto& t : workers) t.join();
+    for (auto& comm : group) {
+      try {
+        workers.start("closing a communicator", [&comm] { comm.reset(); });
+      } catch (const ResourceError&) {
+        comm.reset();
+      }
+    }
+  workers.joinAll();
 }
 
 void CommMesh::addGroup(const std::string& name, std::vector<int> members, RankStatusBoard& board,

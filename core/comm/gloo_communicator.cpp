@@ -15,9 +15,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -25,6 +27,7 @@
 
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/thread_start.h"
 #include "kernels/cpu_kernels.h"
 #include "tensor/bf16.h"
 
@@ -246,6 +249,9 @@ template <typename Body>
 void GlooCommunicator::guarded(const char* op, Body&& body) {
   try {
     body();
+  } catch (const std::bad_alloc& e) {
+    throw ResourceError(std::string("gloo ") + op + " on rank " + std::to_string(m_rank) + " in group '" + m_prefix +
+                        "': " + failureText(e));
   } catch (const std::exception& e) {
     const std::string message =
         std::string("gloo ") + op + " failed on rank " + std::to_string(m_rank) + " of " + std::to_string(m_size) +
@@ -505,28 +511,64 @@ std::vector<std::unique_ptr<Communicator>> createGlooGroup(int size, const std::
   gloo::rendezvous::HashStore hashStore;
   gloo::rendezvous::PrefixStore store(prefix, hashStore);
   std::vector<std::shared_ptr<gloo::Context>> contexts(static_cast<size_t>(size));
-  std::vector<std::string> errors(static_cast<size_t>(size));
+  std::vector<std::string> errors(static_cast<size_t>(size)), device_errors(static_cast<size_t>(size));
   {
-    // connectFullMesh blocks until every rank has connected: one thread per rank.
-    std::vector<std::thread> threads;
-    threads.reserve(static_cast<size_t>(size));
-    for (int r = 0; r < size; ++r) {
-      threads.emplace_back([&, r] {
-        try {
-          gloo::transport::tcp::attr attr;
-          attr.hostname = "127.0.0.1";
-          auto device = gloo::transport::tcp::CreateDevice(attr);
-          auto context = std::make_shared<gloo::rendezvous::Context>(r, size);
-          context->setTimeout(std::max(timeout, kMinConnectTimeout));
-          context->connectFullMesh(store, device);
-          context->setTimeout(timeout);
-          contexts[static_cast<size_t>(r)] = std::move(context);
-        } catch (const std::exception& e) {
-          errors[static_cast<size_t>(r)] = e.what();
-        }
-      });
+    // connectFullMesh blocks until every rank has connected: one thread per
+    // rank. A rank that never publishes its address would keep the others
+    // waiting out the connect timeout, so no rank connects before every
+    // thread has started and made its device (each device starts a thread
+    // too): the first failure lets them all return at once.
+    std::mutex mutex;
+    std::condition_variable cv;
+    int devices_made = 0;
+    bool give_up = false;
+    const auto ready = [&](bool ok) {
+      std::unique_lock lock(mutex);
+      give_up |= !ok;
+      ++devices_made;
+      cv.notify_all();
+      cv.wait(lock, [&] { return give_up || devices_made == size; });
+      return !give_up;
+    };
+    JoinedThreads threads;
+    std::string start_error;
+    for (int r = 0; r < size && start_error.empty(); ++r) {
+      try {
+        threads.start("the rendezvous of group '" + prefix + "'", [&, r] {
+          std::shared_ptr<gloo::transport::Device> device;
+          try {
+            gloo::transport::tcp::attr attr;
+            attr.hostname = "127.0.0.1";
+            device = gloo::transport::tcp::CreateDevice(attr);
+          } catch (const std::exception& e) {
+            device_errors[static_cast<size_t>(r)] = failureText(e);
+          }
+          if (!ready(device != nullptr)) return;
+          try {
+            auto context = std::make_shared<gloo::rendezvous::Context>(r, size);
+            context->setTimeout(std::max(timeout, kMinConnectTimeout));
+            context->connectFullMesh(store, device);
+            context->setTimeout(timeout);
+            contexts[static_cast<size_t>(r)] = std::move(context);
+          } catch (const std::exception& e) {
+            errors[static_cast<size_t>(r)] = e.what();
+          }
+        });
+      } catch (const ResourceError& e) {
+        start_error = e.what();
+        std::lock_guard lock(mutex);
+        give_up = true;
+        cv.notify_all();
+      }
     }
-    for (std::thread& t : threads) t.join();
+    threads.joinAll();
+    if (!start_error.empty()) throw ResourceError(start_error);
+    for (int r = 0; r < size; ++r)
+      if (!device_errors[static_cast<size_t>(r)].empty())
+        throw ResourceError("rank " + std::to_string(r) + " of group '" + prefix +
+                            "' could not make its TCP transport: " + device_errors[static_cast<size_t>(r)] +
+                            " (the process is at its thread or memory limit, see ulimit -u and ulimit -v): try "
+                            "fewer --ranks");
   }
   for (int r = 0; r < size; ++r) {
     if (!errors[static_cast<size_t>(r)].empty()) {

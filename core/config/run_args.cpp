@@ -55,9 +55,41 @@ void validate(const RunConfig& c) {
   }
 }
 
+namespace {
+
+// Model flags given to a model they mean nothing for (--heads for mlp, --layers
+// with a published shape) are refused by name: a run must not silently differ
+// from what its command line says.
+void refuseInapplicableModelFlags(const RunConfig& c, const std::vector<const Setting*>& given) {
+  std::vector<std::string> gpt_only, shape;
+  for (const Setting* s : given) {
+    if (s->applies.custom_shape && !c.model.preset.empty()) {
+      if (std::find(shape.begin(), shape.end(), s->flag) == shape.end()) shape.push_back(s->flag);
+    } else if (s->applies.gpt_only && c.model.kind != ModelKind::Gpt) {
+      if (std::find(gpt_only.begin(), gpt_only.end(), s->flag) == gpt_only.end()) gpt_only.push_back(s->flag);
+    }
+  }
+  const auto list = [](const std::vector<std::string>& flags) {
+    std::string out;
+    for (size_t i = 0; i < flags.size(); ++i) out += (i == 0 ? "" : i + 1 == flags.size() ? " and " : ", ") + flags[i];
+    return out;
+  };
+  if (!shape.empty())
+    throw ConfigError(list(shape) + (shape.size() == 1 ? " does" : " do") + " not apply to --model " + c.model.preset +
+                      ": a published shape fixes its layers, hidden width, heads, sequence and vocabulary (use "
+                      "--model gpt to set them)");
+  if (!gpt_only.empty())
+    throw ConfigError(list(gpt_only) + (gpt_only.size() == 1 ? " applies" : " apply") + " to --model gpt only, not " +
+                      modelKindName(c.model.kind) + " (remove " + (gpt_only.size() == 1 ? "it" : "them") +
+                      ", or add --model gpt)");
+}
+
+}  // namespace
+
 RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
   RunConfig c;
   if (help) *help = false;
+  std::vector<const Setting*> given;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (flag == "--help" || flag == "-h") {
@@ -70,7 +102,9 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
     const Setting* s = findSetting(flag);
     if (!s || !s->set || flag != s->flag) throw ConfigError("unknown flag " + flag + " (see --help)");
     s->set(c, *s, v);
+    given.push_back(s);
   }
+  refuseInapplicableModelFlags(c, given);
   validate(c);
   return c;
 }
@@ -118,9 +152,23 @@ std::string runUsage() {
       line.clear();
     }
   }
-  os << "  --help                 this text\n"
-        "exit codes: 0 ok, 2 bad input, 3 the run stopped (mismatch or hang)\n";
+  os << "  --force                run even when the memory check says this machine is too small\n"
+        "  --help                 this text\n"
+        << exitCodesText();
   return os.str();
+}
+
+const char* exitCodesText() {
+  return "exit codes:\n"
+         "  0              done\n"
+         "  2              bad input, or a run refused before it starts (an output that cannot be\n"
+         "                 written, more memory than this machine has)\n"
+         "  3              the run stopped: a collective hang or mismatch, a failed rank, no memory\n"
+         "                 or threads left\n"
+         "  4              the run finished, but an output (--trace, --summary) could not be written;\n"
+         "                 every other output was\n"
+         "  130, 143, 129  SIGINT, SIGTERM or SIGHUP stopped the run: its trace and summary hold the\n"
+         "                 steps that ran, marked interrupted (a second signal exits at once)\n";
 }
 
 std::vector<std::string> runArgs(const RunConfig& c) {

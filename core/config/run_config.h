@@ -75,6 +75,8 @@ void validate(const RunConfig& config);
 // sets *help when --help was given.
 RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help = nullptr);
 std::string runUsage();
+// The CLI's exit codes, as `--help` and `run --help` end.
+const char* exitCodesText();
 // The `run` flags that give this config back: parseRunArgs(runArgs(c)) equals
 // c for every config the CLI can express (not --trace/--summary, nor io_dim).
 // Traces carry them, so an opened trace can be run again.

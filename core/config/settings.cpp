@@ -80,6 +80,12 @@ E choose(const Setting& s, const std::string& v, std::optional<E> (*parse)(std::
   return *e;
 }
 
+// An output file's name: an empty one would silently write nothing.
+std::string outputPath(const Setting& s, const std::string& v) {
+  if (v.empty()) throw ConfigError(std::string(s.flag) + " needs a file name, got ''");
+  return v;
+}
+
 Args one(std::string v) { return {std::move(v)}; }
 Args intArg(int v) { return one(std::to_string(v)); }
 bool published(const RunConfig& c) { return !c.model.preset.empty(); }
@@ -600,13 +606,13 @@ std::vector<Setting> buildTable() {
   s = {};
   s.flag = "--trace", s.type = SettingType::Text, s.metavar = "FILE", s.in_presets = false;
   s.help = "write a Chrome/Perfetto trace (JSON)";
-  s.set = [](RunConfig& c, const Setting&, const std::string& v) { c.trace_path = v; };
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.trace_path = outputPath(row, v); };
   t.push_back(s);
 
   s = {};
   s.flag = "--summary", s.type = SettingType::Text, s.metavar = "FILE", s.in_presets = false;
   s.help = "write the run summary (JSON)";
-  s.set = [](RunConfig& c, const Setting&, const std::string& v) { c.summary_path = v; };
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.summary_path = outputPath(row, v); };
   t.push_back(s);
   return t;
 }

@@ -2,12 +2,14 @@
 
 #include <exception>
 
+#include "common/thread_start.h"
+
 namespace shardscope {
 
 CpuStream::CpuStream(std::string name, RunControl& control, int slot, std::unique_ptr<DeviceQueue> queue)
     : m_name(std::move(name)), m_control(control), m_queue(std::move(queue)) {
   m_cursor.op_base = slot >= 0 ? slot << 24 : -1;
-  m_worker = std::thread([this] { workerLoop(); });
+  m_worker = startThread("stream " + m_name, [this] { workerLoop(); });  // throws ResourceError
 }
 
 CpuStream::~CpuStream() {
@@ -81,7 +83,7 @@ void CpuStream::workerLoop() {
       task.fn();
     } catch (const RunAborted&) {
     } catch (const std::exception& e) {
-      m_control.fail(e.what());
+      m_control.fail(failureText(e));
     } catch (...) {
       m_control.fail("unknown error on stream " + m_name);
     }

@@ -12,6 +12,7 @@
 
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/thread_start.h"
 #include "memory/ledger_replay.h"
 #include "comm/link_arbiter.h"
 #include "kernels/cpu_kernels.h"
@@ -107,8 +108,8 @@ void Run::setReplication(bool allowed) {
 
 void Run::start() {
   if (m_started) throw RunError("a Run can be started once");
+  m_launcher = startThread("the run's launcher", [this] { launch(); });  // throws ResourceError
   m_started = true;
-  m_launcher = std::thread([this] { launch(); });
 }
 
 void Run::launch() {
@@ -145,12 +146,16 @@ void Run::launch() {
                         wait_timeout_ms);
     m_control.setAbortHandler([this] { m_mesh->abortAll(); });
     if (m_control.isAborted()) m_mesh->abortAll();  // cancelled while connecting
-    std::vector<std::thread> ranks;
-    for (int r = 0; r < m_config.ranks; ++r)
-      if (simulated[static_cast<size_t>(r)]) ranks.emplace_back([this, r] { rankMain(r); });
-    for (auto& t : ranks) t.join();
+    JoinedThreads ranks;
+    try {
+      for (int r = 0; r < m_config.ranks; ++r)
+        if (simulated[static_cast<size_t>(r)]) ranks.start("rank " + std::to_string(r), [this, r] { rankMain(r); });
+    } catch (const ResourceError& e) {
+      m_control.fail(e.what());  // before the join: the started ranks must not wait for the missing one
+    }
+    ranks.joinAll();
   } catch (const std::exception& e) {
-    m_control.fail(e.what());
+    m_control.fail(failureText(e));
   }
   m_wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (m_control.hasError()) SPDLOG_LOGGER_ERROR(&log, "run stopped after {:.2f} s: {}", m_wallSeconds, m_control.error());
@@ -202,50 +207,54 @@ void Run::rankMain(int rank) {
     ctx.ledger.setDeviceMemory(&device->memory());
   }
   // Streams outlive the strategy's use of them but are stopped before its
-  // buffers go away: a failed step leaves tasks that reference them.
+  // buffers go away: a failed step leaves tasks that reference them. Their
+  // threads are started inside the try: a thread the system refuses stops
+  // the run with one message.
   const std::string prefix = "rank" + std::to_string(rank);
-  auto compute = std::make_unique<CpuStream>(prefix + ".compute", m_control, 1, queue("compute", 0));
-  auto comm = std::make_unique<CpuStream>(prefix + ".comm", m_control, 2, queue("comm", -1));
-  std::unique_ptr<CpuStream> gather_stream, reduce_stream;
-  const CommMesh::RankGroups ids = m_mesh->groupsOf(rank);
-  auto world = m_mesh->makeProcessGroup(ids.world, rank, ctx);
+  std::unique_ptr<CpuStream> compute, comm, gather_stream, reduce_stream;
+  std::unique_ptr<ProcessGroup> world, gather, reduce, replicate;
   // Tensor parallelism: the strategy's world is this rank's data-parallel
   // axis; its TP group serves the model slice on the compute stream.
   const int tp = m_config.tp;
   std::unique_ptr<ProcessGroup> data_axis, tensor;
   std::unique_ptr<TensorParallelLayout> tp_layout;
   std::unique_ptr<TensorParallelGroup> tp_group;
-  if (tp > 1) {
-    data_axis = m_mesh->makeProcessGroup(ids.data, rank, ctx);
-    tensor = m_mesh->makeProcessGroup(ids.tensor, rank, ctx);
-    if (!ctx.meta())  // a meta run has no weights to place
-      tp_layout = std::make_unique<TensorParallelLayout>(m_spec, m_sliceSpec, rank % tp);
-    tp_group = std::make_unique<TensorParallelGroup>(ctx, *tensor, m_sliceSpec.segmentCount());
-  }
-  std::unique_ptr<ProcessGroup> gather, reduce, replicate;
-  RankEnv env{ctx, m_config, m_sliceSpec, data_axis ? *data_axis : *world, *compute, *comm};
-  env.dp_rank = rank / tp;
-  env.dp_size = m_config.ranks / tp;
-  env.tensor = tp_group.get();
-  env.tp_layout = tp_layout.get();
-  if (m_config.isSharded()) {
-    gather_stream = std::make_unique<CpuStream>(prefix + ".gather", m_control, 3, queue("gather", -1));
-    reduce_stream = std::make_unique<CpuStream>(prefix + ".reduce", m_control, 4, queue("reduce", -1));
-    gather = m_mesh->makeProcessGroup(ids.gather, rank, ctx);
-    reduce = m_mesh->makeProcessGroup(ids.reduce, rank, ctx);
-    if (ids.replicate >= 0) replicate = m_mesh->makeProcessGroup(ids.replicate, rank, ctx);
-    env.gather = gather.get();
-    env.reduce = reduce.get();
-    env.replicate = replicate.get();
-    env.gather_stream = gather_stream.get();
-    env.reduce_stream = reduce_stream.get();
-  }
-  for (ProcessGroup* pg : {world.get(), gather.get(), reduce.get(), replicate.get(), data_axis.get(), tensor.get()})
-    attachLink(pg);
+  std::optional<RankEnv> env;
   std::unique_ptr<ParallelStrategy> strategy;
+  bool stopped = false;  // cancelled (not failed): what ran so far is still reported
   try {
+    compute = std::make_unique<CpuStream>(prefix + ".compute", m_control, 1, queue("compute", 0));
+    comm = std::make_unique<CpuStream>(prefix + ".comm", m_control, 2, queue("comm", -1));
+    const CommMesh::RankGroups ids = m_mesh->groupsOf(rank);
+    world = m_mesh->makeProcessGroup(ids.world, rank, ctx);
+    if (tp > 1) {
+      data_axis = m_mesh->makeProcessGroup(ids.data, rank, ctx);
+      tensor = m_mesh->makeProcessGroup(ids.tensor, rank, ctx);
+      if (!ctx.meta())  // a meta run has no weights to place
+        tp_layout = std::make_unique<TensorParallelLayout>(m_spec, m_sliceSpec, rank % tp);
+      tp_group = std::make_unique<TensorParallelGroup>(ctx, *tensor, m_sliceSpec.segmentCount());
+    }
+    env.emplace(RankEnv{ctx, m_config, m_sliceSpec, data_axis ? *data_axis : *world, *compute, *comm});
+    env->dp_rank = rank / tp;
+    env->dp_size = m_config.ranks / tp;
+    env->tensor = tp_group.get();
+    env->tp_layout = tp_layout.get();
+    if (m_config.isSharded()) {
+      gather_stream = std::make_unique<CpuStream>(prefix + ".gather", m_control, 3, queue("gather", -1));
+      reduce_stream = std::make_unique<CpuStream>(prefix + ".reduce", m_control, 4, queue("reduce", -1));
+      gather = m_mesh->makeProcessGroup(ids.gather, rank, ctx);
+      reduce = m_mesh->makeProcessGroup(ids.reduce, rank, ctx);
+      if (ids.replicate >= 0) replicate = m_mesh->makeProcessGroup(ids.replicate, rank, ctx);
+      env->gather = gather.get();
+      env->reduce = reduce.get();
+      env->replicate = replicate.get();
+      env->gather_stream = gather_stream.get();
+      env->reduce_stream = reduce_stream.get();
+    }
+    for (ProcessGroup* pg : {world.get(), gather.get(), reduce.get(), replicate.get(), data_axis.get(), tensor.get()})
+      attachLink(pg);
     if (device) device->syncOrigin(m_clock);
-    strategy = makeStrategy(env);
+    strategy = makeStrategy(*env);
     strategy->setup();
     if (device) ctx.resolveDeviceTimes();
     SPDLOG_LOGGER_DEBUG(&log, "strategy {} set up", strategyName(m_config.strategy));
@@ -258,37 +267,21 @@ void Run::rankMain(int rank) {
       ctx.instant(Lane::Host, EventKind::StepEnd);
       SPDLOG_LOGGER_DEBUG(&log, "step {} done, loss {:.6f}", s, loss);
       std::lock_guard lock(m_mutex);
-      if (m_rankLosses.size() <= static_cast<size_t>(s)) {
-        m_rankLosses.resize(s + 1);
+      const size_t p = static_cast<size_t>(m_config.ranks);
+      if (m_lossReports.size() <= static_cast<size_t>(s)) {
         m_lossReports.resize(s + 1, 0);
+        m_rankLosses.resize((s + 1) * p, 0.0);
       }
-      m_rankLosses[s].resize(m_config.ranks, 0.0);
       for (int q = 0; q < m_config.ranks; ++q) {
         if (m_representative[static_cast<size_t>(q)] != rank) continue;  // itself and its copies
-        m_rankLosses[s][q] = loss;
+        m_rankLosses[s * p + q] = loss;
         ++m_lossReports[s];
       }
+      while (static_cast<size_t>(m_stepsDone) < m_lossReports.size() && m_lossReports[m_stepsDone] == m_config.ranks)
+        ++m_stepsDone;
     }
     std::lock_guard lock(m_mutex);
-    RankResult& out = m_rankResults[rank];
-    out.rank = rank;
-    out.ledger = ctx.ledger.snapshot();
-    out.comm_bytes = strategy->stepCommBytes();
-    out.fire_order = strategy->lastFireOrder();
-    out.unit_order = strategy->lastUnitOrder();
-    out.padding_state_bytes = strategy->paddingStateBytes();
-    if (device) out.device_memory = device->memoryReport();
-    if (tp_group) {
-      out.tp_comm_bytes = tp_group->stepBytes();
-      out.tp_forward_bytes = tp_group->forwardBytes();
-      out.tp_backward_bytes = tp_group->backwardBytes();
-    }
-    if (rank == 0) m_paddingElements = strategy->paddingElements();
-    for (int q = 0; q < m_config.ranks; ++q)
-      if (q != rank && m_representative[static_cast<size_t>(q)] == rank) {
-        m_rankResults[q] = out;
-        m_rankResults[q].rank = q;
-      }
+    recordRankResult(rank, *strategy, device.get(), tp_group.get());
     if (!ctx.meta() && !tp_layout) strategy->copyOwnedMaster(m_finalMaster);
     if (!ctx.meta() && tp_layout) {
       // The strategy reports its part of this TP slice; unwritten elements
@@ -302,16 +295,22 @@ void Run::rankMain(int rank) {
     }
   } catch (const RunAborted&) {
     SPDLOG_LOGGER_DEBUG(&log, "stops: the run was stopped");
+    stopped = true;
   } catch (const std::exception& e) {
     SPDLOG_LOGGER_DEBUG(&log, "stops: {}", e.what());
     Event err;
     ctx.instant(Lane::Host, EventKind::Error, err);
-    m_control.fail(e.what());
+    m_control.fail(failureText(e));
   }
   compute.reset();
   comm.reset();
   gather_stream.reset();
   reduce_stream.reset();
+  if (stopped && strategy) {
+    // The streams are stopped: the strategy's counters are at rest.
+    std::lock_guard lock(m_mutex);
+    recordRankResult(rank, *strategy, device.get(), tp_group.get());
+  }
   if (m_control.isAborted()) {
     // A stopped run may leave transfers that Gloo's loop thread is still
     // completing into this rank's buffers: keep them until the connections
@@ -337,10 +336,52 @@ void Run::rankMain(int rank) {
   setCurrentCursor(nullptr);
 }
 
+void Run::recordRankResult(int rank, const ParallelStrategy& strategy, RankDevice* device,
+                           const TensorParallelGroup* tp_group) {
+  RankResult& out = m_rankResults[rank];
+  out.rank = rank;
+  out.ledger = m_contexts[rank]->ledger.snapshot();
+  out.comm_bytes = strategy.stepCommBytes();
+  out.fire_order = strategy.lastFireOrder();
+  out.unit_order = strategy.lastUnitOrder();
+  out.padding_state_bytes = strategy.paddingStateBytes();
+  if (device) out.device_memory = device->memoryReport();
+  if (tp_group) {
+    out.tp_comm_bytes = tp_group->stepBytes();
+    out.tp_forward_bytes = tp_group->forwardBytes();
+    out.tp_backward_bytes = tp_group->backwardBytes();
+  }
+  if (rank == 0) m_paddingElements = strategy.paddingElements();
+  for (int q = 0; q < m_config.ranks; ++q)
+    if (q != rank && m_representative[static_cast<size_t>(q)] == rank) {
+      m_rankResults[q] = out;
+      m_rankResults[q].rank = q;
+    }
+}
+
 RunResult Run::wait() {
   if (m_launcher.joinable()) m_launcher.join();
   if (m_control.hasError()) throw RunError(m_control.error());
   if (m_control.isAborted()) throw RunAborted();
+  return collectResult(m_config.steps);
+}
+
+RunResult Run::resultSoFar() {
+  if (m_launcher.joinable()) m_launcher.join();
+  RunResult result = collectResult(stepsDone());
+  for (size_t r = 0; r < result.ranks.size(); ++r) {
+    // Ranks stopped before their strategy was set up: their ledger only.
+    RankResult& rank = result.ranks[r];
+    if (rank.rank != static_cast<int>(r)) {
+      rank = RankResult{};
+      rank.rank = static_cast<int>(r);
+      rank.ledger = m_contexts[r]->ledger.snapshot();
+    }
+  }
+  return result;
+}
+
+RunResult Run::collectResult(int steps_done) {
   RunResult result;
   result.config = m_config;
   result.params = m_spec.numParams();
@@ -370,7 +411,7 @@ RunResult Run::wait() {
   if (m_runtime) result.device = m_runtime->describe();
   const RunTrace t = trace();
   for (const StepMetrics& m : computeStepMetrics(t.events))
-    if (m.step == m_config.steps - 1) result.last_step.push_back(m);
+    if (m.step == steps_done - 1) result.last_step.push_back(m);
   MemoryLedger scratch(0, nullptr, nullptr);
   // Model FLOPs: the full model on a data-parallel rank's batch, shared by the T ranks of its TP group.
   const auto model = makeModel(m_spec, scratch, m_config.batch / m_config.dataParallelSize(), m_config.seed);
@@ -390,15 +431,19 @@ double RunResult::mfu() const {
   return step_ns > 0 ? flops_per_step_per_rank / (peak_flops * step_ns * 1e-9) : 0.0;
 }
 
-int Run::stepsDone() const { return static_cast<int>(losses().size()); }
+int Run::stepsDone() const {
+  std::lock_guard lock(m_mutex);
+  return m_stepsDone;
+}
 
 std::vector<double> Run::losses() const {
   std::lock_guard lock(m_mutex);
+  const size_t p = static_cast<size_t>(m_config.ranks);
   std::vector<double> out;
-  for (size_t s = 0; s < m_rankLosses.size(); ++s) {
-    if (m_lossReports[s] != m_config.ranks) break;
+  out.reserve(static_cast<size_t>(m_stepsDone));
+  for (size_t s = 0; s < static_cast<size_t>(m_stepsDone); ++s) {
     double sum = 0;
-    for (double l : m_rankLosses[s]) sum += l;
+    for (size_t q = 0; q < p; ++q) sum += m_rankLosses[s * p + q];
     out.push_back(sum / m_config.ranks);
   }
   return out;

@@ -43,6 +43,12 @@ struct RankResult {
   std::optional<RankDevice::MemoryReport> device_memory;
 };
 
+// A run stopped from outside (a signal) before its last step.
+struct RunInterruption {
+  std::string by;    // what stopped it: "SIGINT", "SIGTERM", "SIGHUP"
+  int at_step = 0;   // the step that was running (the steps before it completed)
+};
+
 struct RunResult {
   RunConfig config;
   int64_t params = 0;
@@ -65,6 +71,7 @@ struct RunResult {
   int simulated_ranks = 0;             // ranks run; the others copied them (symmetric replication)
   std::string device;                  // GPU runs: what ran where ("cuda-emulated: 4 ranks on GPU 0 (…)")
   double mfu() const;                  // model FLOPs utilisation of the last step (modeled)
+  std::optional<RunInterruption> interrupted;  // set by the front end that stopped it
 };
 
 class Run {
@@ -88,6 +95,9 @@ class Run {
   void setReplication(bool allowed);
   bool replicated() const { return m_simulated < m_config.ranks; }
   RunResult wait();  // throws RunError if the run failed, RunAborted if cancelled
+  // After a cancel: waits for the ranks, then what the completed steps
+  // measured (losses, last completed step's timing, ledgers, traffic so far).
+  RunResult resultSoFar();
   RunResult execute() {
     start();
     return wait();
@@ -113,6 +123,10 @@ class Run {
  private:
   void launch();
   void rankMain(int rank);
+  // Under m_mutex: rank's ledger, traffic and orders, copied to its replicas.
+  void recordRankResult(int rank, const class ParallelStrategy& strategy, RankDevice* device,
+                        const class TensorParallelGroup* tp_group);
+  RunResult collectResult(int steps_done);
 
   RunConfig m_config;
   ModelSpec m_spec;
@@ -132,8 +146,9 @@ class Run {
   std::vector<std::unique_ptr<RankDevice>> m_abandonedDevices;  // their memory, freed after them
 
   mutable std::mutex m_mutex;
-  std::vector<std::vector<double>> m_rankLosses;  // [step][rank]
-  std::vector<int> m_lossReports;                  // [step] ranks that reported
+  std::vector<double> m_rankLosses;  // [step * ranks + rank]: one flat array, nothing allocated per step
+  std::vector<int> m_lossReports;    // [step] ranks that reported
+  int m_stepsDone = 0;               // leading steps every rank reported
   std::vector<RankResult> m_rankResults;
   std::vector<float> m_finalMaster;
   std::thread m_launcher;

@@ -194,6 +194,12 @@ void writeMetadata(JsonWriter& out, const RunTrace& trace) {
   writeStringArray(out, trace.param_names);
   out.key("block_names");
   writeStringArray(out, trace.block_names);
+  if (trace.interrupted_by) {
+    out.key("interrupted").beginObject();
+    out.key("by").value(*trace.interrupted_by);
+    out.key("at_step").value(trace.interrupted_at_step);
+    out.endObject();
+  }
   out.endObject();
 }
 

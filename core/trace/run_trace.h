@@ -75,6 +75,10 @@ struct RunTrace {
   std::vector<BucketInfo> buckets;
   std::vector<UnitInfo> units;
   std::vector<std::vector<Event>> events;  // per rank, in record order
+  // A run stopped from outside (a signal): what stopped it and the step that
+  // was running. Written as metadata.interrupted only when set.
+  std::optional<std::string> interrupted_by;
+  int interrupted_at_step = 0;
 };
 
 }  // namespace shardscope
