@@ -27,6 +27,8 @@ struct Granularity {
 };
 const Granularity kGranularities[] = {
     {StepMode::NextOp, "op", "Ctrl+1", "the next forward, backward or optimizer op"},
+    {StepMode::NextAction, "action", "Ctrl+5",
+     "the next op, free of gathered parameters or collective launch (every line of the walkthrough)"},
     {StepMode::NextUnit, "unit", "Ctrl+2", "the first op of the next FSDP unit (or block)"},
     {StepMode::NextPhase, "phase", "Ctrl+3", "the next phase: forward, backward, update"},
     {StepMode::NextStep, "training step", "Ctrl+4", "the first op of the next training step"},
@@ -37,6 +39,9 @@ QString kindText(EventKind k) {
     case EventKind::Forward: return QObject::tr("forward");
     case EventKind::Backward: return QObject::tr("backward");
     case EventKind::OptimizerStep: return QObject::tr("the optimizer step");
+    case EventKind::Free: return QObject::tr("freeing the gathered parameters");
+    case EventKind::AllGather: return QObject::tr("launching the all-gather");
+    case EventKind::ReduceScatter: return QObject::tr("launching the reduce-scatter");
     default: return QString::fromLatin1(eventKindName(k));
   }
 }
@@ -96,10 +101,13 @@ SteppingControls::SteppingControls(EngineBridge* bridge, std::function<RunConfig
   m_breakForward = m_breakMenu->addAction(tr("Before every forward"));
   m_breakBackward = m_breakMenu->addAction(tr("Before every backward"));
   m_breakOptimizer = m_breakMenu->addAction(tr("Before the optimizer step"));
+  m_breakFree = m_breakMenu->addAction(tr("Before every free of gathered parameters"));
+  m_breakGather = m_breakMenu->addAction(tr("Before every all-gather launch"));
+  m_breakReduce = m_breakMenu->addAction(tr("Before every reduce-scatter launch"));
   m_unitMenu = m_breakMenu->addMenu(tr("Before unit / block"));
   m_breakMenu->addSeparator();
   m_breakMenu->addAction(tr("Clear all"), this, [this] { setBreakpoints({}, {}); });
-  for (QAction* a : {m_breakForward, m_breakBackward, m_breakOptimizer}) {
+  for (QAction* a : {m_breakForward, m_breakBackward, m_breakOptimizer, m_breakFree, m_breakGather, m_breakReduce}) {
     a->setCheckable(true);
     connect(a, &QAction::toggled, this, [this] { pushBreakpoints(); });
   }
@@ -183,10 +191,14 @@ void SteppingControls::onStep() {
 void SteppingControls::setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks) {
   m_units = std::move(units_or_blocks);
   {
-    const QSignalBlocker b1(m_breakForward), b2(m_breakBackward), b3(m_breakOptimizer);
+    const QSignalBlocker b1(m_breakForward), b2(m_breakBackward), b3(m_breakOptimizer), b4(m_breakFree),
+        b5(m_breakGather), b6(m_breakReduce);
     m_breakForward->setChecked(kinds.count(EventKind::Forward));
     m_breakBackward->setChecked(kinds.count(EventKind::Backward));
     m_breakOptimizer->setChecked(kinds.count(EventKind::OptimizerStep));
+    m_breakFree->setChecked(kinds.count(EventKind::Free));
+    m_breakGather->setChecked(kinds.count(EventKind::AllGather));
+    m_breakReduce->setChecked(kinds.count(EventKind::ReduceScatter));
   }
   pushBreakpoints();
 }
@@ -196,6 +208,9 @@ void SteppingControls::pushBreakpoints() {
   if (m_breakForward->isChecked()) m_kinds.insert(EventKind::Forward);
   if (m_breakBackward->isChecked()) m_kinds.insert(EventKind::Backward);
   if (m_breakOptimizer->isChecked()) m_kinds.insert(EventKind::OptimizerStep);
+  if (m_breakFree->isChecked()) m_kinds.insert(EventKind::Free);
+  if (m_breakGather->isChecked()) m_kinds.insert(EventKind::AllGather);
+  if (m_breakReduce->isChecked()) m_kinds.insert(EventKind::ReduceScatter);
   m_bridge->setBreakpoints(m_kinds, m_units);
   const int count = static_cast<int>(m_kinds.size() + m_units.size());
   m_breakMenu->setTitle(count ? tr("&Breakpoints (%1)").arg(count) : tr("&Breakpoints"));
@@ -223,10 +238,16 @@ void SteppingControls::rebuildUnitMenu() {
 QString SteppingControls::describe(const std::vector<GatePoint>& points, bool lockstep, const EventStore& store) {
   if (points.empty()) return {};
   const GatePoint& p = points.front();
-  QString where = p.kind == EventKind::OptimizerStep
-                      ? tr("before %1").arg(kindText(p.kind))
-                      : tr("before %1 of %2").arg(kindText(p.kind), QString::fromStdString(store.blockName(p.block)));
-  if (p.unit >= 0) where += tr(" (unit %1)").arg(p.unit);
+  QString where;
+  if (p.block >= 0)
+    where = tr("before %1 of %2").arg(kindText(p.kind), QString::fromStdString(store.blockName(p.block)));
+  else if (p.unit >= 0 && !isComputeGate(p.kind))
+    where = tr("before %1 of unit %2").arg(kindText(p.kind)).arg(p.unit);
+  else if (p.kind == EventKind::AllGather)
+    where = tr("before launching the all-gather of the updated parameters");
+  else
+    where = tr("before %1").arg(kindText(p.kind));
+  if (p.unit >= 0 && p.block >= 0) where += tr(" (unit %1)").arg(p.unit);
   const QString ranks = lockstep ? tr("all %1 ranks").arg(points.size())
                                  : tr("ranks NOT in lockstep (rank 0 shown)");
   return tr("step %1 · %2 · %3").arg(p.step).arg(where, ranks);

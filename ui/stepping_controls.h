@@ -1,6 +1,7 @@
-// The stepping controls: Pause, Step (by op, unit, phase or training step),
-// Continue, and breakpoints before every forward / backward / optimizer step
-// or before one unit (FSDP) or block. They drive EngineBridge's gate; Step
+// The stepping controls: Pause, Step (by op, action, unit, phase or training
+// step), Continue, and breakpoints before every forward / backward / optimizer
+// step, free of gathered parameters or collective launch, or before one unit
+// (FSDP) or block. They drive EngineBridge's gate; Step
 // with no run in progress asks the window to start the experiment paused, so
 // the first press stops every rank before its first op.
 #pragma once
@@ -38,7 +39,7 @@ class SteppingControls : public QObject {
   QAction* stepAction() const { return m_step; }
   QAction* continueAction() const { return m_continue; }
   StepMode granularity() const;
-  void setGranularity(StepMode mode);  // NextOp, NextUnit, NextPhase or NextStep
+  void setGranularity(StepMode mode);  // NextOp, NextAction, NextUnit, NextPhase or NextStep
   // Breakpoints as the gate takes them (also set by the menu).
   void setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks);
   const std::set<EventKind>& breakKinds() const { return m_kinds; }
@@ -67,6 +68,9 @@ class SteppingControls : public QObject {
   QAction* m_breakForward;
   QAction* m_breakBackward;
   QAction* m_breakOptimizer;
+  QAction* m_breakFree;
+  QAction* m_breakGather;
+  QAction* m_breakReduce;
   std::set<EventKind> m_kinds;
   std::set<int> m_units;
   bool m_canStart = false;

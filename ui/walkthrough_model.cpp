@@ -16,6 +16,26 @@ bool isCollective(EventKind k) {
 
 Algorithm WalkthroughModel::algorithm(Strategy strategy) {
   Algorithm a;
+  if (isHybrid(strategy)) {
+    a.title = QStringLiteral("One HSDP step");
+    a.source = QStringLiteral("FSDP's ten lines on a 2-D mesh: shard within a group, replicate across groups");
+    a.lines = {QStringLiteral("forward, for each unit in order:"),
+               QStringLiteral("all-gather this unit's parameter shards inside the shard group"),
+               QStringLiteral("run the unit; save activations needed for backward"),
+               QStringLiteral("free the gathered parameters immediately"),
+               QStringLiteral("backward, for each unit in reverse:"),
+               QStringLiteral("all-gather the parameters again inside the shard group (they were discarded)"),
+               QStringLiteral("compute input and weight gradients"),
+               QStringLiteral("reduce-scatter the weight gradients inside the group, then all-reduce the shard "
+                              "across the replicas"),
+               QStringLiteral("free the gathered parameters and the full gradient"),
+               QStringLiteral("update: each rank steps the shard it owns (every replica the same); no further "
+                              "communication")};
+    a.headers = {0, 4};
+    a.note = QStringLiteral("hsdp: memory falls with the shard group's size G (16/G bytes per parameter), and only "
+                            "the cross-replica all-reduce crosses groups.");
+    return a;
+  }
   if (isSharded(strategy)) {
     a.title = QStringLiteral("One FSDP step");
     a.source = QStringLiteral("the ten lines of one FSDP step (ZeRO-3 organised around units)");
@@ -30,12 +50,30 @@ Algorithm WalkthroughModel::algorithm(Strategy strategy) {
                QStringLiteral("free the gathered parameters and the full gradient"),
                QStringLiteral("update: each rank steps only the shard it owns; no further communication")};
     a.headers = {0, 4};
-    if (isHybrid(strategy))
-      a.note = QStringLiteral("hsdp: lines 2 and 6 gather inside the shard group; line 8 reduce-scatters inside "
-                              "the group, then all-reduces the shard across the replicas.");
+    a.note = QStringLiteral("zero3 and fsdp are the same algorithm: ZeRO stage 3 is what PyTorch calls FSDP "
+                            "(full sharding); both names run these lines.");
     return a;
   }
-  if (zeroStage(strategy) > 0) {  // zero1, zero2
+  if (strategy == Strategy::Zero1) {
+    a.title = QStringLiteral("One ZeRO-1 step");
+    a.source = QStringLiteral("written in the style of the FSDP step");
+    a.lines = {QStringLiteral("forward, for each block in order:"),
+               QStringLiteral("run the block with the full bf16 parameters; save activations"),
+               QStringLiteral("backward, for each block in reverse:"),
+               QStringLiteral("compute input and weight gradients into the full gradient buffer"),
+               QStringLiteral("when a bucket's last gradient arrives, reduce-scatter it: each rank's owned shard "
+                              "of the gradients becomes the sum"),
+               QStringLiteral("keep the full gradients (ZeRO-1 shards only the optimizer state)"),
+               QStringLiteral("wait for the last reduce-scatter"),
+               QStringLiteral("update: each rank steps only its shard of the fp32 master weights and Adam moments"),
+               QStringLiteral("all-gather the updated bf16 parameter shards into full parameters"),
+               QStringLiteral("every rank holds identical full parameters for the next forward")};
+    a.headers = {0, 2};
+    a.note = QStringLiteral("zero1: 4 + 12/P bytes per parameter (full bf16 parameters and gradients, sharded "
+                            "fp32 master and Adam moments); zero2 also shards the gradients: 2 + 14/P.");
+    return a;
+  }
+  if (zeroStage(strategy) > 0) {  // zero2
     a.title = QStringLiteral("One ZeRO-2 step");
     a.source = QStringLiteral("written in the style of the FSDP step");
     a.lines = {QStringLiteral("forward, for each block in order:"),
@@ -50,9 +88,8 @@ Algorithm WalkthroughModel::algorithm(Strategy strategy) {
                QStringLiteral("all-gather the updated bf16 parameter shards into full parameters"),
                QStringLiteral("every rank holds identical full parameters for the next forward")};
     a.headers = {0, 2};
-    if (strategy == Strategy::Zero1)
-      a.note = QStringLiteral("zero1 runs the same lines but keeps the full gradients (line 6 frees nothing): "
-                              "4 + 12/P bytes per parameter instead of 2 + 14/P.");
+    a.note = QStringLiteral("zero2: 2 + 14/P bytes per parameter (full bf16 parameters; gradients, fp32 master and "
+                            "Adam moments sharded).");
     return a;
   }
   a.title = QStringLiteral("One DDP step");
@@ -202,8 +239,15 @@ std::vector<LitLine> WalkthroughModel::litAt(int64_t t, std::optional<EventKind>
     if (last->kind == EventKind::Loss || last->kind == EventKind::Backward) phase = Phase::Backward;
     if (last->kind == EventKind::OptimizerStep) phase = Phase::Update;
   }
-  if (pending == EventKind::Backward) phase = Phase::Backward;
+  // A stop before a free or a launch belongs to the phase around it: a free
+  // after the loss is still forward's (the root's), a gather after it is backward's.
+  const bool after_loss = last && (last->kind == EventKind::Loss || last->kind == EventKind::Backward);
+  const bool in_backward = last && last->kind == EventKind::Backward;
+  if (pending == EventKind::Backward || pending == EventKind::ReduceScatter) phase = Phase::Backward;
   if (pending == EventKind::OptimizerStep) phase = Phase::Update;
+  if (pending == EventKind::Free) phase = in_backward ? Phase::Backward : Phase::Forward;
+  if (pending == EventKind::AllGather)
+    phase = m_family != Family::Fsdp ? Phase::Update : after_loss ? Phase::Backward : Phase::Forward;
   const QString kCompute = QStringLiteral("compute");
   const auto collectiveLine = [&](const Event& e) -> int {
     switch (m_family) {
@@ -237,11 +281,21 @@ std::vector<LitLine> WalkthroughModel::litAt(int64_t t, std::optional<EventKind>
       if (line >= 0) add(line, kCompute, true);
     }
   } else if (pending) {
-    // Stopped at the gate: the compute lane is about to run this op.
-    const int line = *pending == EventKind::Forward    ? (m_family == Family::Fsdp ? 2 : 1)
-                     : *pending == EventKind::Backward ? (m_family == Family::Fsdp ? 6 : 3)
-                                                       : (m_family == Family::Fsdp ? 9 : 7);
-    add(line, QStringLiteral("next, at the gate"), true);
+    // Stopped at the gate: the compute lane is about to run this op, free or launch.
+    const bool fsdp = m_family == Family::Fsdp;
+    int line = -1;
+    switch (*pending) {
+      case EventKind::Forward: line = fsdp ? 2 : 1; break;
+      case EventKind::Backward: line = fsdp ? 6 : 3; break;
+      case EventKind::OptimizerStep: line = fsdp ? 9 : 7; break;
+      case EventKind::Free: line = fsdp ? (phase == Phase::Backward ? 8 : 3) : -1; break;
+      case EventKind::AllGather:
+        line = fsdp ? (phase == Phase::Backward ? 5 : 1) : m_family == Family::Zero ? 8 : -1;
+        break;
+      case EventKind::ReduceScatter: line = fsdp ? 7 : m_family == Family::Zero ? 4 : -1; break;
+      default: break;
+    }
+    if (line >= 0) add(line, QStringLiteral("next, at the gate"), true);
   }
   const std::pair<const std::vector<int32_t>*, QString> lanes[] = {
       {&m_gather, QStringLiteral("gather stream")}, {&m_reduce, QStringLiteral("reduce stream")}, {&m_comm, QStringLiteral("comm stream")}};

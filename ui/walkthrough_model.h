@@ -1,6 +1,6 @@
 // The step walkthrough's model: the algorithm of one training step as
-// numbered lines (FSDP's ten from the seed, DDP's and ZeRO-2's in the same
-// style) and which lines rank 0 is on at a time, read from what its compute,
+// numbered lines (FSDP's ten from the FSDP reference text; HSDP's, ZeRO-1's,
+// ZeRO-2's and DDP's in the same style) and which lines rank 0 is on at a time, read from what its compute,
 // gather, reduce and comm lanes are doing then. Several lines can be lit at
 // once: a prefetched gather runs while the previous unit computes. No widgets.
 #pragma once
@@ -34,14 +34,15 @@ struct LitLine {
 
 class WalkthroughModel {
  public:
-  // FSDP's lines for zero3/fsdp/hsdp, ZeRO-2's for zero1/zero2, DDP's otherwise.
+  // Each strategy's own lines: FSDP's for zero3/fsdp, HSDP's, ZeRO-1's, ZeRO-2's, DDP's.
   static Algorithm algorithm(Strategy strategy);
 
   void sync(const EventStore& store);
   const Algorithm& current() const { return m_algorithm; }
   // Lines rank 0 is on at t (ns since run start), phase headers included
-  // (lane "phase"); empty outside every step. pending: the compute op rank 0
-  // is stopped before at a gate at t (lit as the line it is about to run).
+  // (lane "phase"); empty outside every step. pending: the gate point rank 0
+  // is stopped before at t (a compute op, a free or a launch), lit as the
+  // line it is about to run.
   std::vector<LitLine> litAt(int64_t t, std::optional<EventKind> pending = std::nullopt) const;
   int stepAt(int64_t t) const;  // the step's number as recorded; -1 outside every step
 

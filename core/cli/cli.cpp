@@ -106,7 +106,8 @@ void printBreaks(Run& run, std::ostream& out) {
     bool lockstep = true;
     for (const GatePoint& q : points) lockstep &= q == p;
     out << "break: step " << p.step << ", all " << points.size() << " ranks " << (lockstep ? "at" : "NOT in lockstep at")
-        << " " << eventKindName(p.kind) << " " << run.spec().segmentName(p.block);
+        << " " << eventKindName(p.kind);
+    if (p.block >= 0) out << " " << run.spec().segmentName(p.block);
     if (p.unit >= 0) out << " (unit " << p.unit << ")";
     if (!lockstep)
       for (size_t r = 0; r < points.size(); ++r)

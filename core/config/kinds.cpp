@@ -39,7 +39,8 @@ const Names<ModelKind>& modelKindTable() {
 }
 const Names<BreakOp>& breakOpTable() {
   static const Names<BreakOp> t = {
-      {BreakOp::Forward, "forward"}, {BreakOp::Backward, "backward"}, {BreakOp::OptimizerStep, "optimizer_step"}};
+      {BreakOp::Forward, "forward"},  {BreakOp::Backward, "backward"},     {BreakOp::OptimizerStep, "optimizer_step"},
+      {BreakOp::Free, "free"},        {BreakOp::AllGather, "all_gather"},  {BreakOp::ReduceScatter, "reduce_scatter"}};
   return t;
 }
 

@@ -24,8 +24,9 @@ enum class Backend { Cpu, Meta, Cuda, CudaEmulated };
 enum class ClockKind { Measured, Modeled };
 enum class Prefetch { None, Forward, Backward, Both };
 enum class ModelKind { Mlp, Gpt };
-// The compute ops a lockstep breakpoint (--break-on) stops before.
-enum class BreakOp { Forward, Backward, OptimizerStep };
+// What a lockstep breakpoint (--break-on) stops before: a compute op, a free of
+// a unit's gathered parameters, or the launch of an all-gather or reduce-scatter.
+enum class BreakOp { Forward, Backward, OptimizerStep, Free, AllGather, ReduceScatter };
 
 // Every value of each kind, in the order the CLI's help and the form list them.
 const std::vector<Strategy>& allStrategies();

@@ -546,8 +546,9 @@ std::vector<Setting> buildTable() {
   s = {};
   s.flag = "--break-on", s.args_order = 25;
   s.type = SettingType::Choice, s.metavar = "OP", s.choices = breakOpNames, s.repeatable = true;
-  s.in_presets = false, s.choice_hint = " (compute ops)";
-  s.help = "stop all ranks in lockstep before each forward, backward or optimizer_step op; print their state";
+  s.in_presets = false, s.choice_hint = " (compute ops, frees, launches)";
+  s.help = "stop all ranks in lockstep before each forward, backward or optimizer_step op, each free of gathered "
+           "parameters or each all_gather / reduce_scatter launch; print their state";
   s.args = [](const RunConfig& c) {
     Args a;
     for (BreakOp op : c.break_on) a.push_back(breakOpName(op));

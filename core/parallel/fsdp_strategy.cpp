@@ -85,6 +85,8 @@ void FsdpStrategy::issueGather(int unit, Phase phase) {
   if (!prefetching) {
     // Without prefetch the gather starts only once the compute issued so far
     // (the previous unit) has finished: every unit stalls on its own gather.
+    // Stepping stops at its launch there.
+    if (ctx.gated()) m_env.compute.enqueue([&ctx, unit] { ctx.gatePoint(EventKind::AllGather, -1, unit); });
     StreamEventPtr ev = m_env.compute.record();
     gather.waitEvent(ev);
     dep = *std::max_element(m_lastComputeOp.begin(), m_lastComputeOp.end());
@@ -125,7 +127,10 @@ void FsdpStrategy::issueGather(int unit, Phase phase) {
 void FsdpStrategy::issueFree(int unit) {
   if (skipsUnit(unit)) return;
   RankContext& ctx = m_env.ctx;
-  m_env.compute.enqueue([this, unit] { m_gathered[unit].reset(); });
+  m_env.compute.enqueue([this, &ctx, unit] {
+    ctx.gatePoint(EventKind::Free, -1, unit);
+    m_gathered[unit].reset();
+  });
   const int32_t op = ctx.newOp();
   m_freedEvent[unit] = m_env.compute.record(op);
   m_live[unit] = false;
@@ -182,6 +187,8 @@ void FsdpStrategy::issueReduce(int unit) {
   if (skipsUnit(unit)) return;
   RankContext& ctx = m_env.ctx;
   const int32_t bwd_op = m_lastComputeOp[unit];
+  // The reduce starts once the compute stream is past here: stepping stops at its launch.
+  if (ctx.gated()) m_env.compute.enqueue([&ctx, unit] { ctx.gatePoint(EventKind::ReduceScatter, -1, unit); });
   m_env.reduce_stream->waitEvent(m_env.compute.record(bwd_op));
   m_order.emplace_back("reduce_scatter", unit);
   const FsdpUnit& u = m_units.units()[unit];

@@ -90,7 +90,9 @@ void ZeroStrategy::finishStep(int step) {
                     adamConfig(), step + 1);
     ctx.chargeMemory(kAdamBytesPerElement * double(shard));
   });
-  // All-gather the updated parameters bucket by bucket (the all-reduce's second half).
+  // All-gather the updated parameters bucket by bucket (the all-reduce's second
+  // half), once the compute stream is past here: stepping stops at the launch.
+  if (ctx.gated()) m_env.compute.enqueue([&ctx] { ctx.gatePoint(EventKind::AllGather); });
   StreamEventPtr updated = m_env.compute.record();
   m_env.comm.waitEvent(updated);
   for (const Bucket& b : m_reducer->buckets()) {

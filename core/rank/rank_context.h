@@ -93,7 +93,11 @@ struct RankContext {
       log.record(t.event);
     }
   }
-  // Compute stream, before a forward/backward/optimizer op.
+  // Stepping can stop this run (the gate is on): gate points that need a task
+  // of their own (a launch) are enqueued only then.
+  bool gated() const { return gate && gate->enabled(); }
+  // Compute stream, before a forward/backward/optimizer op, a free of gathered
+  // parameters or a collective launch (see StepGate).
   void gatePoint(EventKind kind, int block = -1, int unit = -1) {
     if (!gate) return;
     if (device)  // a stop shows the device work launched so far, resolved

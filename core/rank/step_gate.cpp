@@ -13,9 +13,16 @@ std::set<EventKind> breakEventKinds(const std::vector<BreakOp>& ops) {
       case BreakOp::Forward: kinds.insert(EventKind::Forward); break;
       case BreakOp::Backward: kinds.insert(EventKind::Backward); break;
       case BreakOp::OptimizerStep: kinds.insert(EventKind::OptimizerStep); break;
+      case BreakOp::Free: kinds.insert(EventKind::Free); break;
+      case BreakOp::AllGather: kinds.insert(EventKind::AllGather); break;
+      case BreakOp::ReduceScatter: kinds.insert(EventKind::ReduceScatter); break;
     }
   }
   return kinds;
+}
+
+bool isComputeGate(EventKind k) {
+  return k == EventKind::Forward || k == EventKind::Backward || k == EventKind::OptimizerStep;
 }
 
 namespace {
@@ -25,7 +32,7 @@ int phaseOf(EventKind k) { return k == EventKind::Forward ? 0 : k == EventKind::
 }  // namespace
 
 StepGate::StepGate(int ranks, RunControl& control)
-    : m_ranks(ranks), m_participants(ranks), m_control(control), m_last(ranks), m_lastNs(ranks, 0),
+    : m_ranks(ranks), m_participants(ranks), m_control(control), m_last(ranks), m_at(ranks), m_lastNs(ranks, 0),
       m_waiting(ranks, false),
       m_passes(ranks, 0) {
   for (int r = 0; r < ranks; ++r) m_representative.push_back(r);
@@ -39,13 +46,15 @@ void StepGate::setRepresentatives(std::vector<int> representative) {
 }
 
 bool StepGate::isStop(int rank, const GatePoint& p) const {
-  const bool breakpoint = m_breakKinds.count(p.kind) ||
-                          m_breakUnits.count(p.unit >= 0 ? p.unit : p.block);
+  const bool compute = isComputeGate(p.kind);
+  const bool breakpoint = m_breakKinds.count(p.kind) || (compute && m_breakUnits.count(p.unit >= 0 ? p.unit : p.block));
+  if (m_mode == StepMode::NextAction) return true;  // every pass after a release
+  if (!compute) return m_mode != StepMode::Pause && breakpoint;
   const GatePoint& last = m_last[rank];
   switch (m_mode) {
     case StepMode::Run: return breakpoint;
     case StepMode::Pause: return m_passes[rank] >= m_pauseAt;
-    case StepMode::NextOp: return true;  // every pass after a release is the next op
+    case StepMode::NextOp: return true;  // every compute pass after a release is the next op
     case StepMode::NextUnit: {
       const int a = last.unit >= 0 ? last.unit : last.block, b = p.unit >= 0 ? p.unit : p.block;
       return breakpoint || a != b || phaseOf(last.kind) != phaseOf(p.kind) || last.step != p.step;
@@ -53,6 +62,7 @@ bool StepGate::isStop(int rank, const GatePoint& p) const {
     case StepMode::NextPhase:
       return breakpoint || phaseOf(last.kind) != phaseOf(p.kind) || last.step != p.step;
     case StepMode::NextStep: return breakpoint || last.step != p.step;
+    case StepMode::NextAction: return true;
   }
   return false;
 }
@@ -60,9 +70,12 @@ bool StepGate::isStop(int rank, const GatePoint& p) const {
 void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns, const std::function<void()>& settle) {
   if (!m_enabled) return;
   std::unique_lock lock(m_mutex);
-  ++m_passes[rank];
+  const bool compute = isComputeGate(point.kind);
+  if (compute) ++m_passes[rank];  // Pause counts compute points, so it stops where it always did
   const bool stop = isStop(rank, point);
-  m_last[rank] = point;
+  // Unit, phase and step changes are judged between compute points.
+  if (compute) m_last[rank] = point;
+  m_at[rank] = point;
   m_lastNs[rank] = now_ns;
   if (!stop) return;
   if (settle) {
@@ -95,7 +108,7 @@ void StepGate::pause() {
 void StepGate::resume() { step(StepMode::Run); }
 
 void StepGate::step(StepMode granularity) {
-  static constexpr const char* kModes[] = {"run", "pause", "next op", "next unit", "next phase", "next step"};
+  static constexpr const char* kModes[] = {"run", "pause", "next op", "next unit", "next phase", "next step", "next action"};
   SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Engine), "gate released: {}", kModes[static_cast<int>(granularity)]);
   {
     std::lock_guard lock(m_mutex);
@@ -118,7 +131,7 @@ bool StepGate::stopped(std::vector<GatePoint>* points, uint64_t* stop_id, std::v
   if (m_waitingCount != m_participants) return false;
   if (points) {
     points->resize(static_cast<size_t>(m_ranks));
-    for (int r = 0; r < m_ranks; ++r) (*points)[static_cast<size_t>(r)] = m_last[static_cast<size_t>(m_representative[static_cast<size_t>(r)])];
+    for (int r = 0; r < m_ranks; ++r) (*points)[static_cast<size_t>(r)] = m_at[static_cast<size_t>(m_representative[static_cast<size_t>(r)])];
   }
   if (stop_id) *stop_id = m_stops;
   if (times_ns) {

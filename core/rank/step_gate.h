@@ -1,10 +1,14 @@
 // Lockstep stepping through a run. Every rank's compute stream passes the gate
-// before each forward, backward and optimizer op; while the gate is paused the
-// ranks stop there, and a controller (GUI, CLI, test) releases them to the next
-// op, unit, phase or training step, or runs on to a breakpoint. All ranks run
-// the same sequence of gate points, so they stop at the same logical op: the
-// state a view shows at a stop is the state of that op on every rank. Only
-// compute ops are gated, so a stop never holds a collective half-entered.
+// before each forward, backward and optimizer op, before it frees a unit's
+// gathered parameters (FSDP) and before each collective launch whose stream
+// waits for the compute stream there (an all-gather without prefetch, a unit's
+// reduce-scatter, ZeRO's all-gather of the updated parameters). While the gate
+// is paused the ranks stop there, and a controller (GUI, CLI, test) releases
+// them to the next action, op, unit, phase or training step, or runs on to a
+// breakpoint. All ranks run the same sequence of gate points, so they stop at
+// the same logical point: the state a view shows at a stop is the state there
+// on every rank. Only the compute stream is gated, so a stop never holds a
+// collective half-entered; a gate costs nothing when stepping is off.
 #pragma once
 
 #include <condition_variable>
@@ -20,18 +24,26 @@
 
 namespace shardscope {
 
-// The compute-op event kinds --break-on names.
+// The event kinds --break-on names.
 std::set<EventKind> breakEventKinds(const std::vector<BreakOp>& ops);
 
+// Forward, backward and the optimizer step: the ops that stop by op, unit,
+// phase and step; the other gate points (a free, a launch) stop by action.
+bool isComputeGate(EventKind kind);
+
 struct GatePoint {
-  EventKind kind = EventKind::Forward;  // Forward, Backward or OptimizerStep
+  // Forward, Backward or OptimizerStep; Free (of a unit's gathered
+  // parameters); AllGather or ReduceScatter (a launch).
+  EventKind kind = EventKind::Forward;
   int step = -1;
   int block = -1;  // model segment
   int unit = -1;   // FSDP unit, -1 otherwise
   bool operator==(const GatePoint&) const = default;
 };
 
-enum class StepMode { Run, Pause, NextOp, NextUnit, NextPhase, NextStep };
+// NextAction: every gate point; NextOp: the next compute op; NextUnit, NextPhase
+// and NextStep: the first compute op of the next unit, phase or training step.
+enum class StepMode { Run, Pause, NextOp, NextUnit, NextPhase, NextStep, NextAction };
 
 class StepGate {
  public:
@@ -49,7 +61,8 @@ class StepGate {
   // not in lockstep, but they all pass the same sequence of points).
   void pause();
   void resume();                // run freely (breakpoints still stop)
-  void step(StepMode granularity);  // NextOp / NextUnit / NextPhase / NextStep, then stop
+  void step(StepMode granularity);  // NextAction / NextOp / NextUnit / NextPhase / NextStep, then stop
+  // kinds: any gate point of these kinds; units_or_blocks: compute ops of them.
   void setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks);
   // True when every rank is stopped at a gate; `points` gets where (per rank),
   // `stop_id` which stop it is (counts up by one per all-ranks stop) and
@@ -76,7 +89,8 @@ class StepGate {
   std::condition_variable m_cv;
   StepMode m_mode = StepMode::Run;
   uint64_t m_generation = 0;
-  std::vector<GatePoint> m_last;  // the point each rank last stopped at or passed
+  std::vector<GatePoint> m_last;  // the compute point each rank last stopped at or passed
+  std::vector<GatePoint> m_at;    // the gate point each rank last stopped at or passed (any kind)
   std::vector<int64_t> m_lastNs;  // and its clock there
   std::vector<bool> m_waiting;
   std::vector<uint64_t> m_passes;  // gate points each rank has reached

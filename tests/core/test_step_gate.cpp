@@ -1,14 +1,19 @@
 // Stepping through a step: all ranks stop in lockstep before the same compute
-// op; next op / unit / phase / step move them together; breakpoints stop on an
-// op kind or a unit; the ledger at a stop shows the gathered parameters of the
-// unit being computed; cancel works while stopped.
+// op; next op / unit / phase / step move them together; next action also stops
+// at frees of gathered parameters and at collective launches; breakpoints stop
+// on an op kind (a free, a launch) or a unit; the ledger at a stop shows the
+// gathered parameters of the unit being computed; cancel works while stopped;
+// a stepped modeled run writes the same trace as one run straight through.
 #include <QtTest>
 
 #include <chrono>
 #include <thread>
 
+#include <sstream>
+
 #include "common/errors.h"
 #include "engine/run.h"
+#include "trace/chrome_trace_writer.h"
 
 using namespace shardscope;
 using Clock = std::chrono::steady_clock;
@@ -189,6 +194,107 @@ class TestStepGate : public QObject {
     QCOMPARE(points[63].unit, 1);
     run.gate().resume();
     QCOMPARE(int(run.wait().losses.size()), 2);
+  }
+
+  void stepByActionStopsAtFreesAndLaunches() {
+    RunConfig c = zero3();
+    c.prefetch = Prefetch::None;
+    c.steps = 1;
+    Run run(c);
+    run.gate().enable();
+    run.gate().pause();
+    run.start();
+    uint64_t stop = 0;
+    std::vector<std::pair<EventKind, int>> seen;
+    for (auto points = nextStop(run, stop); !points.empty(); points = nextStop(run, stop)) {
+      expectLockstep(points);
+      const GatePoint& p = points[0];
+      seen.emplace_back(p.kind, p.unit);
+      if (p.kind == EventKind::Free) {
+        // Before the free the unit's gathered parameters are still there.
+        for (int r = 0; r < 4; ++r) QVERIFY(run.ledger(r).current[size_t(Category::Gathered)] > 0);
+      }
+      run.gate().step(StepMode::NextAction);
+    }
+    run.wait();
+    // The first pause is at the first compute op; then, without prefetch, each
+    // unit's gather launch, its forward and its free (unit 1 first).
+    const auto at = [&](EventKind k, int unit) {
+      return std::find(seen.begin(), seen.end(), std::make_pair(k, unit)) - seen.begin();
+    };
+    QVERIFY(at(EventKind::AllGather, 1) < at(EventKind::Forward, 1));
+    QVERIFY(at(EventKind::Forward, 1) < at(EventKind::Free, 1));
+    QVERIFY(at(EventKind::Free, 1) < at(EventKind::AllGather, 2));
+    QVERIFY(at(EventKind::ReduceScatter, 4) < static_cast<std::ptrdiff_t>(seen.size()));
+    const auto count = [&](EventKind k) { return std::count_if(seen.begin(), seen.end(), [k](const auto& e) { return e.first == k; }); };
+    QCOMPARE(count(EventKind::ReduceScatter), 5);  // every unit's gradients, root included
+    QCOMPARE(count(EventKind::Free), 10);          // forward (4 blocks + root) and backward (5)
+    QCOMPARE(count(EventKind::OptimizerStep), 1);
+
+    // A breakpoint on frees stops only there; by op steps over them.
+    Run frees(c);
+    frees.gate().enable();
+    frees.gate().setBreakpoints(breakEventKinds({BreakOp::Free}), {});
+    frees.start();
+    stop = 0;
+    int free_stops = 0;
+    for (auto points = nextStop(frees, stop); !points.empty(); points = nextStop(frees, stop)) {
+      QCOMPARE(points[0].kind, EventKind::Free);
+      ++free_stops;
+      frees.gate().step(StepMode::NextOp);
+      points = nextStop(frees, stop);
+      if (points.empty()) break;
+      QVERIFY(isComputeGate(points[0].kind) || points[0].kind == EventKind::Free);
+      if (points[0].kind == EventKind::Free) ++free_stops;
+      frees.gate().resume();
+    }
+    frees.wait();
+    QVERIFY(free_stops >= 5);
+
+    // ZeRO: the all-gather of the updated parameters is launched after the optimizer.
+    RunConfig z = zero3();
+    z.strategy = Strategy::Zero1;
+    z.steps = 1;
+    Run zero(z);
+    zero.gate().enable();
+    zero.gate().setBreakpoints(breakEventKinds({BreakOp::AllGather, BreakOp::OptimizerStep}), {});
+    zero.start();
+    stop = 0;
+    std::vector<EventKind> kinds;
+    for (auto points = nextStop(zero, stop); !points.empty(); points = nextStop(zero, stop)) {
+      kinds.push_back(points[0].kind);
+      zero.gate().resume();
+    }
+    zero.wait();
+    QCOMPARE(kinds, (std::vector<EventKind>{EventKind::OptimizerStep, EventKind::AllGather}));
+  }
+
+  void steppedModeledRunWritesTheSameTrace() {
+    // Gate points cost nothing on the modeled clock: a run stepped by action
+    // through its first step writes the trace a straight run writes.
+    RunConfig c = zero3();
+    c.clock = ClockKind::Modeled;
+    c.profile = "h100-sxm";
+    c.prefetch = Prefetch::None;
+    const auto traceText = [](Run& run) {
+      std::ostringstream out;
+      writeChromeTrace(run.trace(), out);
+      return out.str();
+    };
+    Run straight(c);
+    straight.execute();
+    Run stepped(c);
+    stepped.gate().enable();
+    stepped.gate().pause();
+    stepped.start();
+    uint64_t stop = 0;
+    for (int i = 0; i < 40; ++i) {
+      if (nextStop(stepped, stop).empty()) break;
+      stepped.gate().step(StepMode::NextAction);
+    }
+    stepped.gate().resume();
+    stepped.wait();
+    QVERIFY(traceText(stepped) == traceText(straight));
   }
 
   void cancelWhileStopped() {
