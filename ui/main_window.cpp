@@ -52,8 +52,12 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_bridge, &EngineBridge::runStarted, this, &MainWindow::onRunStarted);
   connect(m_bridge, &EngineBridge::eventsAppended, this, [this] {
     // Stopped: a late event (a prefetch finishing) must show at once, and
-    // nothing else is streaming, so skip the views' throttles.
-    refreshAll(m_bridge->gateStop().has_value());
+    // nothing else is streaming, so skip the views' throttles; the banner
+    // names what the memory view shows now.
+    const bool stopped = m_bridge->gateStop().has_value();
+    refreshAll(stopped);
+    if (stopped)
+      m_banner->showGateStop(*m_bridge->gateStop(), m_inspection.store(), memoryView()->barBytes(0), m_stepping->granularity());
   });
   connect(m_bridge, &EngineBridge::progress, this, [this](int done, int steps, double) {
     m_status->setProgress(done, steps);

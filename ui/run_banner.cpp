@@ -1,5 +1,6 @@
 #include "run_banner.h"
 
+#include "inspect/event_store.h"
 #include "stepping_controls.h"
 
 namespace shardscope {
@@ -13,6 +14,7 @@ RunBanner::RunBanner(QWidget* parent) : QLabel(parent) {
 
 void RunBanner::showMessage(const QString& text, bool error) {
   m_isGate = false;
+  m_isError = error && !text.isEmpty();
   setStyleSheet(error ? QStringLiteral("QLabel { background: #FDECEE; color: #8A0018; border-bottom: 1px solid #F2B8BF; padding: 6px 10px; }")
                       : QStringLiteral("QLabel { background: #EAF3FB; color: #0B3C5D; border-bottom: 1px solid #B9D6EE; padding: 6px 10px; }"));
   setText((error ? tr("<b>Run stopped:</b> ") : QString()) + text.toHtmlEscaped());
@@ -26,12 +28,13 @@ void RunBanner::showGateStop(const EngineBridge::GateStop& stop, const EventStor
   const auto mib = [](int64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); };
   const int64_t gathered = rank0[static_cast<size_t>(Category::Gathered)];
   const int64_t grad_full = rank0[static_cast<size_t>(Category::GradFull)];
-  if (gathered > 0 || p.unit >= 0)
+  if (gathered > 0 || p.unit >= 0 || store.shardGroup() > 0)  // sharded runs: always what is gathered
     html += tr(" Rank 0 holds %1 MiB of gathered parameters and %2 MiB of full gradients here.")
                 .arg(mib(gathered), 0, 'f', 2)
                 .arg(mib(grad_full), 0, 'f', 2);
   html += tr(" Every view shows this moment (the cursor). <b>F10</b> steps by %1, <b>F5</b> continues, <b>Ctrl+.</b> stops.")
-              .arg(granularity == StepMode::NextOp     ? tr("op")
+              .arg(granularity == StepMode::NextOp       ? tr("op")
+                   : granularity == StepMode::NextAction ? tr("action")
                    : granularity == StepMode::NextUnit ? tr("unit")
                    : granularity == StepMode::NextPhase ? tr("phase")
                                                         : tr("training step"));
@@ -39,6 +42,13 @@ void RunBanner::showGateStop(const EngineBridge::GateStop& stop, const EventStor
   setText(html);
   setVisible(true);
   m_isGate = true;
+}
+
+void RunBanner::clearError() {
+  if (m_isError) {
+    m_isError = false;
+    setVisible(false);
+  }
 }
 
 void RunBanner::gateReleased() {

@@ -24,10 +24,13 @@ class RunBanner : public QLabel {
                     const std::array<int64_t, kCategoryCount>& rank0, StepMode granularity);
   // A gate stop was released: its description goes.
   void gateReleased();
+  // The config was edited: a run's error no longer describes what Run would do.
+  void clearError();
   QString shownText() const { return isHidden() ? QString() : text(); }
 
  private:
-  bool m_isGate = false;  // the banner describes the current stop
+  bool m_isGate = false;   // the banner describes the current stop
+  bool m_isError = false;  // it shows a run's error
 };
 
 }  // namespace shardscope

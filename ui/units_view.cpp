@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <qcustomplot.h>
 
 #include "inspect/event_store.h"
@@ -62,7 +63,7 @@ class UnitGridPlottable : public QCPAbstractPlottable {
     small.setPointSizeF(6.5);
     for (int u = 0; u < units; ++u) {
       for (int r = 0; r < ranks; ++r) {
-        const UnitState s = (*cells)[static_cast<size_t>(u * ranks + r)];
+        const UnitState s = (*cells)[static_cast<size_t>(u) * static_cast<size_t>(ranks) + static_cast<size_t>(r)];
         const QPointF a(mKeyAxis->coordToPixel(r - kCell / 2), mValueAxis->coordToPixel(u - kCell / 2));
         const QPointF b(mKeyAxis->coordToPixel(r + kCell / 2), mValueAxis->coordToPixel(u + kCell / 2));
         const QRectF cell = QRectF(a, b).normalized();
@@ -166,7 +167,7 @@ UnitsView::UnitsView(const EventStore* store, QWidget* parent)
     if (m_scrubbing || m_steps.empty()) return;
     int s = stepAt(m_time);
     if (s < 0) s = static_cast<int>(m_steps.size()) - 1;
-    const auto [b, e] = m_steps[static_cast<size_t>(s)];
+    const auto [step, b, e] = m_steps[static_cast<size_t>(s)];
     const int64_t t = b + static_cast<int64_t>(std::llround(static_cast<double>(e - b) * value / kSliderSteps));
     setCursorTime(t);
     emit cursorRequested(t);
@@ -186,7 +187,7 @@ UnitsView::UnitsView(const EventStore* store, QWidget* parent)
       m_play->setText(tr("▶ Play step"));
       return;
     }
-    const auto [b, e] = m_steps[static_cast<size_t>(s)];
+    const auto [step, b, e] = m_steps[static_cast<size_t>(s)];
     const int64_t t = m_time + std::max<int64_t>(1, (e - b) / kPlayFrames);
     if (t >= e) {
       m_player->stop();
@@ -211,7 +212,7 @@ void UnitsView::play() {
   if (m_steps.empty()) return;
   int s = stepAt(m_time);
   if (s < 0) s = static_cast<int>(m_steps.size()) - 1;
-  const int64_t start = m_steps[static_cast<size_t>(s)].first;
+  const int64_t start = m_steps[static_cast<size_t>(s)].begin;
   setCursorTime(start);
   emit cursorRequested(start);
   m_play->setText(tr("■ Stop"));
@@ -221,37 +222,42 @@ void UnitsView::play() {
 bool UnitsView::playing() const { return m_player->isActive(); }
 
 void UnitsView::stepSpans() {
+  // Rank 0's steps in time order; step numbers come from the file, so they
+  // key a map, never size an array.
   m_steps.clear();
   if (m_store->rankCount() == 0) return;
+  std::map<int, std::pair<int64_t, int64_t>> steps;
   int64_t last = 0;
   for (const Event& e : m_store->events(0)) {
     last = std::max(last, e.end_ns);
     if (e.step < 0 || (e.kind != EventKind::StepBegin && e.kind != EventKind::StepEnd)) continue;
-    if (static_cast<int>(m_steps.size()) <= e.step) m_steps.resize(static_cast<size_t>(e.step) + 1, {-1, -1});
-    auto& span = m_steps[static_cast<size_t>(e.step)];
+    auto& span = steps.try_emplace(e.step, -1, -1).first->second;
     if (e.kind == EventKind::StepBegin) span.first = e.begin_ns;
     else span.second = e.end_ns;
   }
-  for (auto& [b, e] : m_steps) {
+  for (auto& [step, span] : steps) {
+    auto [b, e] = span;
     if (e < 0) e = last;  // a step still running, or where the run stopped
     if (b < 0) b = e;
+    m_steps.push_back({step, b, e});
   }
 }
 
 int UnitsView::stepAt(int64_t t) const {
   for (size_t s = 0; s < m_steps.size(); ++s)
-    if (t >= m_steps[s].first && t <= m_steps[s].second) return static_cast<int>(s);
+    if (t >= m_steps[s].begin && t <= m_steps[s].end) return static_cast<int>(s);
   return -1;
 }
 
 int64_t UnitsView::defaultTime() const {
-  // The middle unit's forward in the last step that has one.
+  // The middle unit's forward in the last step that has one (the steps the
+  // events hold, not every number up to the largest).
   const int units = m_states.unitCount();
-  for (int step = m_states.lastStep(); step >= 0; --step) {
-    const auto [b, e] = m_states.computeSpan(units / 2, step, true);
+  for (auto it = m_steps.rbegin(); it != m_steps.rend(); ++it) {
+    const auto [b, e] = m_states.computeSpan(units / 2, it->step, true);
     if (b >= 0) return b + (e - b) / 2;
   }
-  return m_steps.empty() ? 0 : m_steps.back().first;
+  return m_steps.empty() ? 0 : m_steps.back().begin;
 }
 
 void UnitsView::setCursorTime(std::optional<int64_t> ns) {
@@ -268,10 +274,11 @@ void UnitsView::rebuild() {
   m_unitTicker->clear();
   const auto& infos = m_store->meta().units;
   for (int u = 0; u < units; ++u) {
-    QString label = QStringLiteral("unit %1").arg(u);
+    const int id = m_states.unitId(u);
+    QString label = QStringLiteral("unit %1").arg(id);
     const UnitInfo* info = nullptr;
     for (const UnitInfo& i : infos)
-      if (i.index == u) info = &i;
+      if (i.index == id) info = &i;
     if (info && units <= 40) {
       if (info->blocks.empty())
         label += tr(" · root");
@@ -313,9 +320,10 @@ void UnitsView::rebuild() {
 
 void UnitsView::updateGrid() {
   const int ranks = m_states.rankCount(), units = m_states.unitCount();
-  m_cells.assign(static_cast<size_t>(ranks * units), UnitState::Sharded);
+  m_cells.assign(static_cast<size_t>(ranks) * static_cast<size_t>(units), UnitState::Sharded);
   for (int u = 0; u < units; ++u)
-    for (int r = 0; r < ranks; ++r) m_cells[static_cast<size_t>(u * ranks + r)] = m_states.stateAt(r, u, m_time);
+    for (int r = 0; r < ranks; ++r)
+      m_cells[static_cast<size_t>(u) * static_cast<size_t>(ranks) + static_cast<size_t>(r)] = m_states.stateAt(r, u, m_time);
   m_info->setText(infoText());
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -325,9 +333,9 @@ void UnitsView::updateSlider() {
   const QSignalBlocker block(m_slider);
   m_scrubbing = true;
   if (s >= 0) {
-    const auto [b, e] = m_steps[static_cast<size_t>(s)];
+    const auto [step, b, e] = m_steps[static_cast<size_t>(s)];
     m_slider->setValue(e > b ? static_cast<int>(std::llround(static_cast<double>(m_time - b) / (e - b) * kSliderSteps)) : 0);
-    m_timeLabel->setText(tr("step %1 · %2").arg(s).arg(ms(m_time)));
+    m_timeLabel->setText(tr("step %1 · %2").arg(step).arg(ms(m_time)));
   } else {
     m_slider->setValue(0);
     m_timeLabel->setText(m_steps.empty() ? QString() : ms(m_time));
@@ -338,12 +346,13 @@ void UnitsView::updateSlider() {
 UnitState UnitsView::cellState(int rank, int unit) const {
   const int ranks = m_states.rankCount();
   if (rank < 0 || rank >= ranks || unit < 0 || unit >= m_states.unitCount()) return UnitState::Sharded;
-  return m_cells[static_cast<size_t>(unit * ranks + rank)];
+  return m_cells[static_cast<size_t>(unit) * static_cast<size_t>(ranks) + static_cast<size_t>(rank)];
 }
 
 QString UnitsView::infoText() const {
   if (m_states.rankCount() == 0 || m_states.unitCount() == 0) return {};
-  const int step = stepAt(m_time);
+  const int s = stepAt(m_time);
+  const int step = s >= 0 ? m_steps[static_cast<size_t>(s)].step : -1;
   // Phase: rank 0's last compute op that began by now in this step.
   QString phase;
   for (const Event& e : m_store->events(0)) {
@@ -353,32 +362,39 @@ QString UnitsView::infoText() const {
     else if (e.kind == EventKind::OptimizerStep) phase = tr("update");
   }
   QStringList busy;
-  for (UnitState s : {UnitState::Computing, UnitState::Gathering, UnitState::Gathered, UnitState::Reducing}) {
+  int64_t held = m_states.unattributedBytes(0, m_time);
+  for (UnitState st : {UnitState::Computing, UnitState::Gathering, UnitState::Gathered, UnitState::Reducing}) {
     QStringList units;
     for (int u = 0; u < m_states.unitCount(); ++u)
-      if (cellState(0, u) == s) units << QString::number(u);
+      if (cellState(0, u) == st) {
+        units << QString::number(m_states.unitId(u));
+        if (holdsParameters(st)) held += m_states.heldBytes(0, u, m_time);
+      }
     if (!units.isEmpty())
-      busy << QStringLiteral("%1 %2").arg(Palette::unitStateTitle(s), units.join(QStringLiteral(", ")));
+      busy << QStringLiteral("%1 %2").arg(Palette::unitStateTitle(st), units.join(QStringLiteral(", ")));
   }
   QString text = step >= 0 ? tr("step %1").arg(step) : tr("between steps");
   if (!phase.isEmpty()) text += QStringLiteral(" · ") + phase;
   text += tr(" · t = %1").arg(ms(m_time));
   if (!m_cursor) text += tr(" (no cursor: the middle unit's forward)");
-  // Two lines: the dock is narrow, and the busy list grows with prefetch.
+  // Two lines: the dock is narrow, and the busy list grows with prefetch. The
+  // bytes are the ledger's gathered bytes, the units' own allocations.
   text += QStringLiteral("\n") + tr("rank 0: ") + (busy.isEmpty() ? tr("every unit sharded or freed") : busy.join(QStringLiteral("; ")));
+  text += tr(" · %1 MiB gathered").arg(static_cast<double>(held) / (1024.0 * 1024.0), 0, 'f', 2);
   return text;
 }
 
 QString UnitsView::cellTooltip(int rank, int unit) const {
   const UnitState s = cellState(rank, unit);
-  QString text = QStringLiteral("<b>unit %1 · rank %2: %3</b>").arg(unit).arg(rank).arg(Palette::unitStateTitle(s));
+  const int id = m_states.unitId(unit);
+  QString text = QStringLiteral("<b>unit %1 · rank %2: %3</b>").arg(id).arg(rank).arg(Palette::unitStateTitle(s));
   for (const UnitSpan& span : m_states.spans(rank, unit)) {
     if (m_time < span.begin_ns || m_time >= span.end_ns) continue;
     text += tr("<br>since %1").arg(ms(span.begin_ns));
     if (span.end_ns < std::numeric_limits<int64_t>::max()) text += tr(", until %1").arg(ms(span.end_ns));
   }
   for (const UnitInfo& info : m_store->meta().units)
-    if (info.index == unit) text += tr("<br>%1 parameters (%2 M)").arg(info.params).arg(static_cast<double>(info.params) * 1e-6, 0, 'f', 2);
+    if (info.index == id) text += tr("<br>%1 parameters (%2 M)").arg(info.params).arg(static_cast<double>(info.params) * 1e-6, 0, 'f', 2);
   return text;
 }
 

@@ -37,7 +37,8 @@ class UnitsView : public QWidget {
   const UnitStates& states() const { return m_states; }
   // The time the grid shows: the cursor, or the default moment without one.
   int64_t shownTime() const { return m_time; }
-  // The state drawn in a cell (as of the last update).
+  // The state drawn in a cell (as of the last update); unit: the row (the
+  // unit's index in states(), its id for every run's own units).
   UnitState cellState(int rank, int unit) const;
   QString cellTooltip(int rank, int unit) const;
   QString infoText() const;
@@ -58,7 +59,7 @@ class UnitsView : public QWidget {
   void updateGrid();
   void updateSlider();
   void stepSpans();
-  int stepAt(int64_t t) const;
+  int stepAt(int64_t t) const;  // index into m_steps, -1 between steps
   int64_t defaultTime() const;
 
   const EventStore* m_store;
@@ -74,7 +75,11 @@ class UnitsView : public QWidget {
   QCPTextElement* m_info = nullptr;
   QSharedPointer<QCPAxisTickerText> m_unitTicker;
   QSharedPointer<QCPAxisTickerText> m_rankTicker;
-  std::vector<std::pair<int64_t, int64_t>> m_steps;  // rank 0's [step_begin, step_end] per step
+  struct StepSpan {
+    int step;
+    int64_t begin, end;
+  };
+  std::vector<StepSpan> m_steps;                     // rank 0's steps [step_begin, step_end], in order
   std::vector<UnitState> m_cells;                    // [unit * ranks + rank] at m_time
   std::optional<int64_t> m_cursor;
   int64_t m_time = 0;

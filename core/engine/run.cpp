@@ -163,6 +163,10 @@ void Run::launch() {
   else SPDLOG_LOGGER_INFO(&log, "run finished: {} steps in {:.2f} s", m_config.steps, m_wallSeconds);
   m_control.setAbortHandler(nullptr);
   m_mesh.reset();  // rank threads are gone; close the connections now, not at ~Run
+  // A stopped run's buffers go with its teardown: those frees are no part of
+  // what ran (on the modeled clock they would land at t = 0 and empty the ledger).
+  if (!m_abandoned.empty())
+    for (auto& ctx : m_contexts) ctx->ledger.stopRecording();
   m_abandoned.clear();
   m_abandonedDevices.clear();
   for (auto& ctx : m_contexts) {  // a stopped GPU run's devices are gone now

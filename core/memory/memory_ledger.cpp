@@ -14,6 +14,11 @@ void MemoryLedger::setStep(int step) {
   m_step = step;
 }
 
+void MemoryLedger::stopRecording() {
+  std::lock_guard lock(m_mutex);
+  m_log = nullptr;
+}
+
 void MemoryLedger::onAlloc(Category c, int64_t bytes) {
   std::lock_guard lock(m_mutex);
   const auto i = static_cast<size_t>(c);

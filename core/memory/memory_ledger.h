@@ -1,6 +1,6 @@
 // The allocator's books for one rank: current and peak bytes per category, and
 // the peak of model state (param + grad + master + adam_m + adam_v) taken as one
-// sum — the seed's "bytes per parameter" — which is not the sum of the
+// sum — the ZeRO paper's "bytes per parameter" — which is not the sum of the
 // per-category peaks. Every alloc/free is also an event with the running total.
 #pragma once
 
@@ -40,6 +40,9 @@ class MemoryLedger {
   void onFree(Category c, int64_t bytes);
   // Step number stamped on alloc/free events.
   void setStep(int step);
+  // Books from now on without recording events: a stopped run's buffers are
+  // released by its teardown, not by its algorithm, and its trace ends where it stopped.
+  void stopRecording();
 
   LedgerSnapshot snapshot() const;
   int64_t current(Category c) const;
