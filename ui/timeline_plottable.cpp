@@ -27,8 +27,9 @@ double TimelinePlottable::selectTest(const QPointF&, bool, QVariant*) const { re
 
 QCPRange TimelinePlottable::getKeyRange(bool& found, QCP::SignDomain) const {
   found = !m_store->empty();
-  return QCPRange(static_cast<double>(m_store->beginNs()) / kNsPerMs,
-                  static_cast<double>(m_store->endNs()) / kNsPerMs);
+  int64_t end = m_store->endNs();
+  for (const StuckCollective& s : m_stuck) end = std::max(end, s.until_ns);
+  return QCPRange(static_cast<double>(m_store->beginNs()) / kNsPerMs, static_cast<double>(end) / kNsPerMs);
 }
 
 QCPRange TimelinePlottable::getValueRange(bool& found, QCP::SignDomain, const QCPRange&) const {
@@ -77,6 +78,7 @@ void TimelinePlottable::draw(QCPPainter* painter) {
   drawBands(painter, clip, first_row, last_row);
   drawGrid(painter, clip);
   drawBoxes(painter, clip);
+  drawStuck(painter, clip);
   drawMarkers(painter, clip);
   drawSteps(painter, clip);
   if (m_cursorNs) {
@@ -85,6 +87,57 @@ void TimelinePlottable::draw(QCPPainter* painter) {
       painter->setPen(QPen(Palette::cursor(), 1.5));
       painter->drawLine(QPointF(x, clip.top()), QPointF(x, clip.bottom()));
     }
+  }
+}
+
+QString TimelinePlottable::waitingText(const StuckCollective& s) {
+  QStringList ranks;
+  for (int r : s.waiting_for) ranks << QString::number(r);
+  if (ranks.size() > 4) ranks = ranks.mid(0, 3) << QStringLiteral("…");
+  return (s.waiting_for.size() == 1 ? QObject::tr("waiting for rank %1") : QObject::tr("waiting for ranks %1"))
+      .arg(ranks.join(QStringLiteral(", ")));
+}
+
+QRectF TimelinePlottable::stuckRect(const StuckCollective& s) const {
+  if (s.rank < 0 || s.rank >= m_store->rankCount() || s.event < 0 ||
+      static_cast<size_t>(s.event) >= m_store->events(s.rank).size())
+    return {};
+  const int row = m_layout->rowOf(s.rank, m_store->events(s.rank)[static_cast<size_t>(s.event)].lane);
+  if (row < 0) return {};
+  const TimelineRow& r = m_layout->rows()[static_cast<size_t>(row)];
+  const double a = mValueAxis->coordToPixel(r.center() - kBoxHeight * r.height / 2);
+  const double b = mValueAxis->coordToPixel(r.center() + kBoxHeight * r.height / 2);
+  const double x0 = mKeyAxis->coordToPixel(static_cast<double>(s.begin_ns) / kNsPerMs);
+  const double x1 = mKeyAxis->coordToPixel(static_cast<double>(s.until_ns) / kNsPerMs);
+  return QRectF(QPointF(std::min(x0, x1), std::min(a, b)), QPointF(std::max(x0 + 2, x1), std::max(a, b)));
+}
+
+void TimelinePlottable::drawStuck(QCPPainter* painter, const QRect& clip) const {
+  if (m_stuck.empty()) return;
+  const QColor red(0xC0, 0x10, 0x28);
+  QFont font = painter->font();
+  font.setPointSizeF(8);
+  font.setBold(true);
+  painter->setFont(font);
+  const QFontMetricsF metrics(font);
+  for (const StuckCollective& s : m_stuck) {
+    const QRectF r = stuckRect(s).intersected(QRectF(clip).adjusted(-2, 0, 2, 0));
+    if (r.isEmpty()) continue;
+    painter->fillRect(r, QColor(0xFD, 0xEC, 0xEE));
+    painter->fillRect(r, QBrush(red, Qt::BDiagPattern));
+    painter->setPen(QPen(red, 1.5));
+    painter->drawRect(r.adjusted(0.5, 0.5, -0.5, -0.5));
+    // Inside the box when it fits; else ending at its right edge, over the
+    // lane before it (where this rank sat waiting), never elided.
+    const QString text = waitingText(s);
+    const double w = metrics.horizontalAdvance(text) + 4;
+    const double left = w + 8 <= r.width() ? r.left() + 4 : std::max<double>(clip.left(), r.right() - 4 - w);
+    const QString shown = metrics.elidedText(text, Qt::ElideRight, r.right() - left);
+    if (shown.isEmpty() || shown == QStringLiteral("…")) continue;
+    const QRectF label(left, r.top(), metrics.horizontalAdvance(shown) + 4, r.height());
+    painter->fillRect(label.adjusted(-2, 2, 0, -2), QColor(0xFD, 0xEC, 0xEE));
+    painter->setPen(red.darker(130));
+    painter->drawText(label, Qt::AlignLeft | Qt::AlignVCenter, shown);
   }
 }
 

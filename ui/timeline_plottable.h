@@ -9,6 +9,9 @@
 #include <QHash>
 #include <optional>
 #include <qcustomplot.h>
+#include <vector>
+
+#include "inspect/stuck_collectives.h"
 
 namespace shardscope {
 
@@ -25,6 +28,13 @@ class TimelinePlottable : public QCPAbstractPlottable {
                     TimelineLayout* layout);
 
   void setCursorNs(std::optional<int64_t> ns) { m_cursorNs = ns; }
+  // A hung run's stuck collectives: drawn from their start to the stop,
+  // hatched red, "waiting for rank N", on every waiting rank.
+  void setStuck(std::vector<StuckCollective> stuck) { m_stuck = std::move(stuck); }
+  const std::vector<StuckCollective>& stuck() const { return m_stuck; }
+  // Its rectangle in pixels (empty when its row is not laid out).
+  QRectF stuckRect(const StuckCollective& s) const;
+  static QString waitingText(const StuckCollective& s);
   // Box label ("fwd block3", "AR b1") for an event of rank; compact drops
   // what the colour already says ("block3", "b1", "opt").
   QString label(int rank, int32_t event, bool compact = false) const;
@@ -45,12 +55,14 @@ class TimelinePlottable : public QCPAbstractPlottable {
   void drawSteps(QCPPainter* painter, const QRect& clip) const;
   void drawBoxes(QCPPainter* painter, const QRect& clip) const;
   void drawMarkers(QCPPainter* painter, const QRect& clip) const;
+  void drawStuck(QCPPainter* painter, const QRect& clip) const;
   static void drawStripes(QCPPainter* painter, const QRectF& r, const QColor& color);
   QRectF boxRect(const TimelineDrawItem& item, const QRect& clip) const;
 
   const EventStore* m_store;
   TimelineLayout* m_layout;
   std::optional<int64_t> m_cursorNs;
+  std::vector<StuckCollective> m_stuck;
   size_t m_lastItems = 0;
   mutable QHash<QString, double> m_advances;  // label -> px in m_advanceFont (drawBoxes)
   mutable QFont m_advanceFont;

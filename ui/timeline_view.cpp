@@ -190,6 +190,7 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
 
 void TimelineView::refresh() {
   const bool rows_changed = m_layout.sync(*m_store);
+  m_timeline->setStuck(m_hangShown ? findStuckCollectives(*m_store) : std::vector<StuckCollective>{});
   // Axes and legend first: they decide the height the rows are fitted into.
   updateLegend();
   m_placeholder->setVisible(m_store->empty());
@@ -205,6 +206,14 @@ void TimelineView::refresh() {
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+int64_t TimelineView::stuckEnd() const {
+  int64_t end = 0;
+  for (const StuckCollective& s : m_timeline->stuck()) end = std::max(end, s.until_ns);
+  return end;
+}
+
+const std::vector<StuckCollective>& TimelineView::stuckCollectives() const { return m_timeline->stuck(); }
+
 void TimelineView::updateRows() {
   QMap<double, QString> ticks;
   const auto& rows = m_layout.rows();
@@ -216,7 +225,9 @@ void TimelineView::updateRows() {
 
 void TimelineView::updateLegend() {
   const uint32_t wanted = m_layout.kinds();
-  if (wanted == m_legendKinds) return;
+  const bool stuck = !m_timeline->stuck().empty();
+  if (wanted == m_legendKinds && stuck == m_legendStuck) return;
+  m_legendStuck = stuck;
   // Rebuild the legend: empty plottables whose only job is an icon and a name.
   for (int i = m_plot->plottableCount() - 1; i >= 0; --i)
     if (m_plot->plottable(i) != m_timeline) m_plot->removePlottable(i);
@@ -237,6 +248,12 @@ void TimelineView::updateLegend() {
     b->setBrush(c);
     b->setPen(QPen(c.darker(135)));
     b->setName(Palette::kindTitle(k));
+  }
+  if (stuck) {
+    auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+    b->setBrush(QBrush(QColor(0xC0, 0x10, 0x28), Qt::BDiagPattern));
+    b->setPen(QPen(QColor(0xC0, 0x10, 0x28), 1.5));
+    b->setName(tr("stuck collective (hang)"));
   }
   PlotStyle::updateLegendRow(m_plot, true);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -270,7 +287,7 @@ void TimelineView::zoomToFit() {
   // The ops, not the allocations that precede them (setup would squeeze the steps).
   const bool drawn = m_layout.drawnEnd() > m_layout.drawnBegin();
   const double b = static_cast<double>(drawn ? m_layout.drawnBegin() : m_store->beginNs()) / kNsPerMs;
-  const double e = static_cast<double>(drawn ? m_layout.drawnEnd() : m_store->endNs()) / kNsPerMs;
+  const double e = static_cast<double>(std::max(drawn ? m_layout.drawnEnd() : m_store->endNs(), stuckEnd())) / kNsPerMs;
   const double pad = std::max((e - b) * 0.01, 1e-4);
   m_plot->xAxis->setRange(b - pad, e + pad);
   fitRows();
@@ -284,7 +301,7 @@ void TimelineView::zoomToSteps() {
     return;
   }
   const double b = static_cast<double>(starts.front().ns) / kNsPerMs;
-  const double e = static_cast<double>(m_layout.drawnEnd()) / kNsPerMs;
+  const double e = static_cast<double>(std::max(m_layout.drawnEnd(), stuckEnd())) / kNsPerMs;
   const double pad = std::max((e - b) * 0.01, 1e-4);
   m_plot->xAxis->setRange(b - pad, e + pad);
   fitRows();
@@ -303,7 +320,7 @@ void TimelineView::onXRangeChanged(const QCPRange& range) {
   if (m_clamping || m_store->empty()) return;
   // Keep the view on the run: at most the run plus a margin, at least 200 ns.
   const double b = static_cast<double>(m_store->beginNs()) / kNsPerMs;
-  const double e = static_cast<double>(m_store->endNs()) / kNsPerMs;
+  const double e = static_cast<double>(std::max(m_store->endNs(), stuckEnd())) / kNsPerMs;  // a hang's stuck spans too
   const double total = std::max(e - b, 1e-3);
   const double lo = b - total * 0.05, hi = e + total * 0.05;
   QCPRange r = range;
@@ -456,6 +473,11 @@ QString TimelineView::tooltipAt(const QPoint& pos) const {
   const int rank = r.rank;
   const double x = pos.x() - rect.left();
   if (const TimelineMarker* m = m_layout.markerAt(row, x, 5.0)) return eventTooltip(rank, m->event);
+  for (const StuckCollective& s : m_timeline->stuck())
+    if (m_timeline->stuckRect(s).contains(QPointF(pos)))
+      return tr("<b>stuck: %1</b><br>%2<br>from %3 ms until the run stopped")
+          .arg(TimelinePlottable::waitingText(s).toHtmlEscaped(), eventTooltip(rank, s.event))
+          .arg(static_cast<double>(s.begin_ns) / kNsPerMs, 0, 'f', 3);
   if (const TimelineDrawItem* item = m_layout.itemAt(row, x))
     return item->folded > 1 ? foldTooltip(*item) : eventTooltip(rank, item->event);
   return {};

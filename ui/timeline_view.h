@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "inspect/stuck_collectives.h"
 #include "inspect/timeline_layout.h"
 
 class QCustomPlot;
@@ -64,6 +65,10 @@ class TimelineView : public QWidget {
   std::optional<std::pair<int64_t, int64_t>> selectedRange() const { return m_range; }
   void setSelectedRange(std::optional<std::pair<int64_t, int64_t>> range);
   void zoomToSelection();
+  // A hung run's stuck collectives, as drawn (hatched red to the stop).
+  const std::vector<StuckCollective>& stuckCollectives() const;
+  // Off while a run is live (its store lacks the collectives in flight); the next refresh applies it.
+  void setHangShown(bool shown) { m_hangShown = shown; }
   // The single event at a point (a marker or an unfolded box), if any.
   std::optional<std::pair<int, int32_t>> eventAt(const QPoint& pos) const;
 
@@ -92,6 +97,7 @@ class TimelineView : public QWidget {
   QString foldTooltip(const TimelineDrawItem& item) const;
   void updateArrows();
   void updateRangeBand();
+  int64_t stuckEnd() const;  // 0 without stuck collectives
 
   const EventStore* m_store;
   TimelineLayout m_layout;
@@ -112,6 +118,8 @@ class TimelineView : public QWidget {
   QPoint m_pressPos;
   bool m_draggingCursor = false;
   uint32_t m_legendKinds = 0;  // bit per EventKind already in the legend
+  bool m_legendStuck = false;  // the legend has the stuck-collective entry
+  bool m_hangShown = true;
   bool m_follow = true;
   bool m_clamping = false;
 };

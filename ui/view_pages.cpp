@@ -33,6 +33,8 @@ TimelinePage::TimelinePage(Inspection& inspection, QWidget* parent)
     m_settle = !m_inspection.run().live();
   });
   QObject::connect(&inspection, &Inspection::refreshed, m_view, [this] {
+    // A live run's unfinished collectives are not a hang: only an ended run's are drawn stuck.
+    m_view->setHangShown(!m_inspection.run().live() || m_inspection.run().done);
     m_view->refresh();
     if (m_settle) m_view->setFollowLive(false);
     m_settle = false;

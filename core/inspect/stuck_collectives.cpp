@@ -1,0 +1,64 @@
+#include "inspect/stuck_collectives.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "inspect/event_store.h"
+
+namespace shardscope {
+
+namespace {
+
+bool isCollective(EventKind k) {
+  return k == EventKind::AllReduce || k == EventKind::ReduceScatter || k == EventKind::AllGather;
+}
+
+}  // namespace
+
+std::vector<StuckCollective> findStuckCollectives(const EventStore& store) {
+  std::vector<StuckCollective> out;
+  const int ranks = store.rankCount();
+  // Who entered each (group, seq); ranks with events only (a map, not an array by id).
+  std::map<std::pair<int, int>, std::set<int>> entered;
+  for (int r = 0; r < ranks; ++r)
+    for (const Event& e : store.events(r))
+      if (isCollective(e.kind) && e.seq >= 0) entered[{e.group, e.seq}].insert(r);
+  // The run stopped where its last event ended; a modeled clock does not move
+  // while ranks wait, so the stuck span then gets a visible share of the run.
+  const int64_t begin = store.beginNs(), end = store.endNs();
+  const int64_t margin = std::max<int64_t>(1, (end - begin) / 6);
+  for (int r = 0; r < ranks; ++r) {
+    const std::vector<Event>& events = store.events(r);
+    // The last collective of each lane: a rank waits in at most one per stream.
+    std::map<int, size_t> last;
+    for (size_t i = 0; i < events.size(); ++i)
+      if (isCollective(events[i].kind) && events[i].seq >= 0) {
+        auto [it, fresh] = last.try_emplace(static_cast<int>(events[i].lane), i);
+        if (!fresh && events[i].begin_ns >= events[it->second].begin_ns) it->second = i;
+      }
+    for (const auto& [lane, i] : last) {
+      const Event& e = events[i];
+      const CommGroup* group = store.meta().group(e.group);
+      std::vector<int> members;
+      if (group && !group->ranks.empty())
+        members = group->ranks;
+      else
+        for (int q = 0; q < ranks; ++q) members.push_back(q);
+      const std::set<int>& in = entered[{e.group, e.seq}];
+      StuckCollective s;
+      for (int q : members)
+        if (!in.count(q)) s.waiting_for.push_back(q);
+      if (s.waiting_for.empty()) continue;
+      s.rank = r;
+      s.event = static_cast<int32_t>(i);
+      s.begin_ns = e.begin_ns;
+      s.until_ns = std::max(e.end_ns, end);
+      if (s.until_ns <= e.begin_ns + margin / 4) s.until_ns = e.begin_ns + margin;
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+}  // namespace shardscope
