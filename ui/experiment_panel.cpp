@@ -170,6 +170,11 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   m_backend = field<QComboBox>("backend");
   m_replicate = field<QCheckBox>("replicate");
   m_inject = field<QCheckBox>("inject-branch");
+  for (const char* name : {"zero3", "fsdp"})
+    if (const int i = m_strategy->findText(QLatin1String(name)); i >= 0)
+      m_strategy->setItemData(i, tr("zero3 and fsdp are the same algorithm: ZeRO stage 3 is what PyTorch calls FSDP "
+                                    "(full sharding of parameters, gradients and optimizer state)"),
+                              Qt::ToolTipRole);
 
   // The profile list is this installation's, not the table's.
   QStringList profiles;
@@ -240,7 +245,10 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   setConfig(defaultConfig());
   updatePresetText();
 
-  const auto changed = [this] { revalidate(); };
+  const auto changed = [this] {
+    revalidate();
+    if (!m_loading) emit edited();
+  };
   for (const auto& [setting, widget] : m_fields) {
     if (auto* c = qobject_cast<QComboBox*>(widget)) connect(c, &QComboBox::currentIndexChanged, this, changed);
     if (auto* b = qobject_cast<QSpinBox*>(widget)) connect(b, &QSpinBox::valueChanged, this, changed);
@@ -260,6 +268,22 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   });
   connect(m_run, &QPushButton::clicked, this, &ExperimentPanel::runRequested);
   connect(m_stop, &QPushButton::clicked, this, &ExperimentPanel::stopRequested);
+}
+
+QString ExperimentPanel::guiWords(const QString& message) {
+  static const QRegularExpression flag(QStringLiteral("--([a-z][a-z0-9-]*)"));
+  QString out;
+  qsizetype at = 0;
+  for (auto it = flag.globalMatch(message); it.hasNext();) {
+    const QRegularExpressionMatch m = it.next();
+    out += message.mid(at, m.capturedStart() - at);
+    const Setting* s = findSetting(m.captured(0).toStdString());
+    out += s && s->form.group && s->form.label && *s->form.label ? QString::fromUtf8(s->form.label) : m.captured(0);
+    at = m.capturedEnd();
+  }
+  out += message.mid(at);
+  if (!out.isEmpty() && out != message) out[0] = out[0].toUpper();
+  return out;
 }
 
 RunConfig ExperimentPanel::defaultConfig() {
@@ -485,6 +509,9 @@ void ExperimentPanel::revalidate() {
     text += tr("<br>predicted (ZeRO paper): %1 B/param → %2 MiB model state per rank")
                 .arg(per_param, 0, 'g', 4)
                 .arg(per_param * n / (1024.0 * 1024.0), 0, 'f', 1);
+    if (c.strategy == Strategy::Zero3 || c.strategy == Strategy::Fsdp)
+      text += tr("<br>zero3 and fsdp are the same algorithm (ZeRO stage 3 is what PyTorch calls FSDP): "
+                 "both names run the same steps.");
     m_derived->setText(text);
   }
   m_derived->setVisible(m_error.isEmpty());

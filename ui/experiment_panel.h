@@ -40,6 +40,10 @@ class ExperimentPanel : public QWidget {
   void setConfig(const RunConfig& config);
   bool isValid() const { return m_error.isEmpty(); }
   QString errorText() const { return m_error; }  // validate()'s message, empty when valid
+  // A core message in the form's words: each --flag becomes its field's label
+  // ("--batch 15 must be a multiple of --ranks 8" → "Global batch 15 must be a
+  // multiple of ranks 8"). For the banner and dialogs.
+  static QString guiWords(const QString& message);
   QPushButton* runButton() const { return m_run; }
   QPushButton* stopButton() const { return m_stop; }
   void setRunning(bool running);
@@ -64,6 +68,7 @@ class ExperimentPanel : public QWidget {
   void stopRequested();
   void validityChanged(bool valid);
   void presetChanged();  // a preset was picked, or the form left it
+  void edited();         // the user changed a field (not setConfig)
 
  private:
   void revalidate();

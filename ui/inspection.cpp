@@ -25,6 +25,7 @@ void Inspection::show(ShownRun run) {
   m_run = std::move(run);
   setCursor(std::nullopt);
   emit runShown();
+  emit historyShown(m_run.historyRow);
   refresh(!live);
 }
 
@@ -34,6 +35,11 @@ void Inspection::finishRun(bool ok, const QString& error, const RunResult* resul
   m_run.error = error;
   m_run.result = result;
   emit runFinished();
+}
+
+void Inspection::setHistoryRow(int row) {
+  m_run.historyRow = row;
+  emit historyShown(row);
 }
 
 void Inspection::refresh(bool now) { emit refreshed(now); }

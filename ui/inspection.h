@@ -34,6 +34,7 @@ struct ShownRun {
   bool ok = false;    // it ended without an error
   QString error;      // why it failed ("" otherwise)
   const RunResult* result = nullptr;  // its measurements, when kept (owned by the bridge or the Runs table)
+  int historyRow = -1;  // its row in the Runs table, -1 while it has none (a live run)
   bool live() const { return kind == Kind::Live; }
 };
 
@@ -59,6 +60,8 @@ class Inspection : public QObject {
   void show(ShownRun run);
   // The live run ended: ok, or stopped by error (empty: cancelled); result: what it measured.
   void finishRun(bool ok, const QString& error, const RunResult* result);
+  // The run on screen got its row in the Runs table (historyShown() follows).
+  void setHistoryRow(int row);
   // A live run completed a training step.
   void noteProgress() { emit progressed(); }
   // The store changed; now: skip the pages' throttles.
@@ -78,6 +81,7 @@ class Inspection : public QObject {
  signals:
   void runShown();
   void runFinished();  // the live run on screen ended
+  void historyShown(int row);  // the run on screen is this row of the Runs table (-1: none)
   void progressed();
   void refreshed(bool now);
   void cursorChanged(std::optional<int64_t> ns);

@@ -4,6 +4,7 @@
 #include <QDockWidget>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTableView>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
@@ -84,9 +85,17 @@ MainWindow::MainWindow(QWidget* parent)
                                10000);
   });
   connect(m_runner, &PresetRunner::viewWanted, this, &MainWindow::showView);
-  connect(m_runner, &PresetRunner::startFailed, this, [this](const QString& message) { m_banner->showMessage(message, true); });
+  connect(m_runner, &PresetRunner::startFailed, this,
+          [this](const QString& message) { m_banner->showMessage(ExperimentPanel::guiWords(message), true); });
   connect(m_runner, &PresetRunner::finished, this, &MainWindow::presetFinished);
   connect(m_files, &RunFiles::traceOpened, this, [this] {
+    if (!m_inspection.store().empty()) {
+      // An opened trace joins the Runs table, under its file's name.
+      RunRecord record = RunHistoryModel::fromTrace(m_inspection.store().toRunTrace(), m_inspection.run().source);
+      record.label = m_history->uniqueLabel(record.label);
+      m_history->addRun(std::move(record));
+      m_inspection.setHistoryRow(m_history->runCount() - 1);
+    }
     const int steps = static_cast<int>(timeline()->layout().stepStarts().size());
     m_status->setProgress(steps, std::max(steps, 1));
     updateActions();
@@ -99,6 +108,15 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(m_panel, &ExperimentPanel::stopRequested, m_bridge, &EngineBridge::cancel);
   connect(m_panel, &ExperimentPanel::validityChanged, this, &MainWindow::updateActions);
+  connect(m_panel, &ExperimentPanel::edited, this, [this] {
+    if (!m_bridge->isRunning()) m_banner->clearError();  // the error was about the previous experiment
+  });
+  connect(&m_inspection, &Inspection::historyShown, this, [this](int row) {
+    if (row < 0 || row >= m_history->runCount())
+      m_historyView->clearSelection();
+    else
+      m_historyView->selectRow(row);
+  });
 
   // Every plot follows the theme (Palette::themed), including after a figure
   // export has drawn it light.
@@ -140,7 +158,7 @@ void MainWindow::requestRun(bool paused) {
   QString error;
   const Preset* preset = m_panel->activePreset();
   const bool ok = preset && preset->runs.size() > 1 ? runPreset(*preset, &error, paused) : startRun(&error, paused);
-  if (!ok) m_banner->showMessage(error, true);
+  if (!ok) m_banner->showMessage(ExperimentPanel::guiWords(error), true);
 }
 
 void MainWindow::showView(const QString& view) {
@@ -172,12 +190,15 @@ bool MainWindow::showHistoryRun(int row) {
   if (!r.trace) return false;
   m_inspection.store().setFromTrace(*r.trace);
   m_inspection.store().setLosses(r.losses);
+  // The form takes the run's config, so Run repeats the experiment on screen.
+  if (r.configKnown) m_panel->setConfig(r.config);
   ShownRun run;
   run.kind = ShownRun::Kind::History;
+  run.historyRow = row;
   run.source = tr("run %1: %2").arg(row + 1).arg(r.label);
   run.label = r.label;
   run.preset = r.preset;
-  run.config = r.config;
+  if (r.configKnown) run.config = r.config;
   run.done = true;
   run.ok = r.ok;
   run.error = r.ok ? QString() : r.error;
@@ -223,7 +244,8 @@ void MainWindow::onRunStarted() {
   ShownRun run;
   run.kind = ShownRun::Kind::Live;
   run.config = m_bridge->config();
-  run.label = m_runner->label();
+  // Two runs never share a name: the Runs table and the loss legend tell them apart.
+  run.label = m_history->uniqueLabel(m_runner->label().isEmpty() ? configLabel(m_bridge->config()) : m_runner->label());
   run.preset = m_runner->preset() ? m_runner->preset()->name : QString();
   run.runOf = m_runner->runOfText();
   run.source = m_runner->running() ? m_runner->sourceText() : tr("live run");
@@ -277,6 +299,7 @@ void MainWindow::onRunFinished(bool ok, const QString& message) {
       record.result = std::move(kept);
     }
     m_history->addRun(std::move(record));
+    m_inspection.setHistoryRow(m_history->runCount() - 1);  // the row follows the run on screen
   }
   if (ok)
     statusBar()->showMessage(message, 8000);

@@ -92,6 +92,8 @@ class MainWindow : public QMainWindow {
   StepWalkthrough* walkthrough() const { return m_walkthrough; }
   SteppingControls* stepping() const { return m_stepping; }
   RunHistoryModel* history() const { return m_history; }
+  RunFiles* files() const { return m_files; }
+  QTableView* runsTable() const { return m_historyView; }
   QString bannerText() const;
   bool presetRunning() const;
 

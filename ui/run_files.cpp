@@ -71,6 +71,19 @@ void RunFiles::showTrace(const QString& path, RunTrace trace) {
     // An older or hand-edited trace: the views still work; the form stays as it was.
     m_window->statusBar()->showMessage(tr("%1; the form is unchanged").arg(why), 8000);
   m_inspection->show(std::move(run));
+  m_notice.clear();
+  if (m_inspection->store().empty()) {
+    // The views can only say "no run yet": say why, where it is seen.
+    m_notice = tr("%1 has no events: its traceEvents list is empty, so there is no run to show. A trace written by "
+                  "shardscope-cli run --trace or by File ▸ Export trace holds every rank's ops.")
+                   .arg(QFileInfo(path).fileName());
+    auto* box = new QMessageBox(QMessageBox::Information, tr("Empty trace"), m_notice, QMessageBox::Ok, m_window);
+    box->setObjectName(QStringLiteral("traceNotice"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setModal(false);
+    box->show();
+    m_window->statusBar()->showMessage(m_notice, 10000);
+  }
 }
 
 bool RunFiles::exportTrace(const QString& path, QString* error) {

@@ -24,7 +24,11 @@ class RunFiles : public QObject {
   // error. The form then holds the trace's experiment (from its recorded flags).
   // Any exception from reading the file or from building the views' models
   // (std::bad_alloc included) becomes *error: opening a trace never aborts.
+  // A trace without events opens (nothing to draw) and says why in a
+  // non-modal dialog (notice()).
   bool openTrace(const QString& path, QString* error);
+  // The last such explanation ("" when the last trace had events).
+  const QString& notice() const { return m_notice; }
   bool exportTrace(const QString& path, QString* error);
   // An experiment file is a preset file: the form's config (or its active
   // preset's runs) as CLI flags. False with the message on error.
@@ -47,6 +51,7 @@ class RunFiles : public QObject {
   EngineBridge* m_bridge;
   ExperimentPanel* m_panel;
   QMainWindow* m_window;
+  QString m_notice;
 };
 
 }  // namespace shardscope

@@ -10,10 +10,58 @@ namespace shardscope {
 
 RunHistoryModel::RunHistoryModel(QObject* parent) : QAbstractTableModel(parent) {}
 
+QString RunHistoryModel::uniqueLabel(const QString& label, const QStringList& taken) const {
+  const auto used = [&](const QString& name) {
+    if (taken.contains(name)) return true;
+    for (const RunRecord& r : m_runs)
+      if (r.label == name) return true;
+    return false;
+  };
+  if (!used(label)) return label;
+  for (int n = 2;; ++n)
+    if (const QString name = QStringLiteral("%1 (%2)").arg(label).arg(n); !used(name)) return name;
+}
+
+RunRecord RunHistoryModel::fromTrace(const RunTrace& trace, const QString& file) {
+  RunRecord r;
+  r.label = file;
+  r.source = file;
+  r.configKnown = trace.config.has_value();
+  if (trace.config) r.config = *trace.config;
+  r.ok = true;
+  for (const std::vector<Event>& events : trace.events)
+    for (const Event& e : events)
+      if (e.kind == EventKind::Error) r.ok = false;
+  if (!r.ok) r.error = tr("the trace ends in an error (a hang or a mismatch)");
+  r.losses = trace.losses;
+  r.trace = std::make_shared<const RunTrace>(trace);
+  return r;
+}
+
 RunHistoryModel::Figures RunHistoryModel::figuresOf(const RunRecord& r) {
   Figures f;
   if (!r.losses.empty() && r.config.backend != Backend::Meta) f.loss = r.losses.back();
   const RunResult* res = r.result.get();
+  if ((!res || res->ranks.empty()) && r.trace) {
+    // An opened trace: its last step's times from the events themselves.
+    int last = -1;
+    const std::vector<StepMetrics> metrics = computeStepMetrics(r.trace->events);
+    for (const StepMetrics& m : metrics) last = std::max(last, m.step);
+    int64_t step = 0, comm = 0, exposed = 0, n = 0;
+    for (const StepMetrics& m : metrics) {
+      if (m.step != last) continue;
+      step = std::max(step, m.wall_ns);
+      comm += m.comm_ns;
+      exposed += m.exposed_comm_ns;
+      ++n;
+    }
+    if (n > 0) {
+      f.step_ms = static_cast<double>(step) * 1e-6;
+      f.exposed_ms = static_cast<double>(exposed) / static_cast<double>(n) * 1e-6;
+      f.overlap = comm > 0 ? 100.0 * static_cast<double>(comm - exposed) / static_cast<double>(comm) : 100.0;
+    }
+    return f;
+  }
   if (!res || res->ranks.empty()) return f;
   int64_t step = 0, comm = 0, exposed = 0;
   for (const StepMetrics& m : res->last_step) {
@@ -30,16 +78,16 @@ RunHistoryModel::Figures RunHistoryModel::figuresOf(const RunRecord& r) {
     const RankResult& rank0 = res->ranks.front();
     f.state_bpp = modelStateBytesPerParam(rank0, res->params);
     // Traffic in units of DDP's (a ring all-reduce of 2N bytes: 2(P-1)/P x 2N
-    // sent per rank), so the seed's 2N vs 3N reads as 1.0 vs 1.5.
+    // sent per rank), so the ZeRO paper's 2N vs 3N reads as 1.0 vs 1.5.
     const int p = r.config.ranks;
     const double ddp = p > 1 ? 2.0 * (p - 1) / p * 2.0 * static_cast<double>(res->params) : 0.0;
     const CommBytes& sent = rank0.comm_bytes;
     if (ddp > 0) f.sent_vs_ddp = static_cast<double>(sent.all_reduce + sent.reduce_scatter + sent.all_gather) / ddp;
     try {
-      f.seed_bpp = expectedBytesPerParam(r.config);
+      f.formula_bpp = expectedBytesPerParam(r.config);
       // Under tensor parallelism the strategy's formula moves one TP slice.
-      const CommBytes seed = expectedComm(r.config, r.config.tp > 1 ? res->slice_params : res->params);
-      if (ddp > 0) f.seed_vs_ddp = static_cast<double>(seed.all_reduce + seed.reduce_scatter + seed.all_gather) / ddp;
+      const CommBytes formula = expectedComm(r.config, r.config.tp > 1 ? res->slice_params : res->params);
+      if (ddp > 0) f.formula_vs_ddp = static_cast<double>(formula.all_reduce + formula.reduce_scatter + formula.all_gather) / ddp;
     } catch (const std::exception&) {
       // No formula for this strategy: measured figures only.
     }
@@ -73,15 +121,17 @@ QVariant RunHistoryModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
   const RunRecord& r = m_runs[static_cast<size_t>(index.row())];
   const Figures& f = m_figures[static_cast<size_t>(index.row())];
-  const auto pair = [](const std::optional<double>& measured, const std::optional<double>& seed, int digits) -> QVariant {
+  const auto pair = [](const std::optional<double>& measured, const std::optional<double>& formula, int digits) -> QVariant {
     if (!measured) return QStringLiteral("–");
     QString s = QString::number(*measured, 'f', digits);
-    if (seed) s += QStringLiteral(" (seed %1)").arg(QString::number(*seed, 'g', 4));
+    if (formula) s += QStringLiteral(" (formula %1)").arg(QString::number(*formula, 'g', 4));
     return s;
   };
   if (role == Qt::ToolTipRole) {
     if (index.column() == Status && !r.ok) return r.error;
-    if (index.column() == Run) return tr("double-click to show this run in every view");
+    if (index.column() == Run)
+      return r.source.isEmpty() ? tr("double-click to show this run in every view")
+                                : tr("opened from %1; double-click to show it in every view").arg(r.source);
     if (index.column() == StateBytes) return tr("rank 0's peak model state / N, measured by the allocator; the formula in brackets");
     if (index.column() == Sent)
       return tr("bytes rank 0 sent in the last step, in units of DDP's all-reduce (2(P−1)/P × 2N): the predicted 2N "
@@ -102,8 +152,8 @@ QVariant RunHistoryModel::data(const QModelIndex& index, int role) const {
     case Step: return num(f.step_ms, 3);
     case Exposed: return num(f.exposed_ms, 3);
     case Overlap: return f.overlap ? QVariant(QString::number(*f.overlap, 'f', 1) + QStringLiteral(" %")) : QVariant(QStringLiteral("–"));
-    case StateBytes: return pair(f.state_bpp, f.seed_bpp, 2);
-    case Sent: return pair(f.sent_vs_ddp, f.seed_vs_ddp, 3);
+    case StateBytes: return pair(f.state_bpp, f.formula_bpp, 2);
+    case Sent: return pair(f.sent_vs_ddp, f.formula_vs_ddp, 3);
     case FinalLoss: return num(f.loss, 4);
     case Status: return r.ok ? (r.trace ? tr("finished") : tr("finished (trace dropped)")) : tr("stopped: %1").arg(r.error.left(80));
     default: return {};

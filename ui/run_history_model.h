@@ -1,6 +1,6 @@
 // The Runs table: every run of the session (a preset's runs one after
 // another, or single runs), one row each with what it measured beside the
-// seed's prediction — step time, exposed communication, overlap, model state
+// formula's prediction — step time, exposed communication, overlap, model state
 // per parameter, bytes sent per step relative to DDP's, final loss — so a
 // multi-run preset reads as a comparison. Rows keep their trace (the last
 // kKeptTraces runs) so a run can be brought back into every view.
@@ -8,6 +8,7 @@
 
 #include <QAbstractTableModel>
 #include <QString>
+#include <QStringList>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -19,9 +20,11 @@
 namespace shardscope {
 
 struct RunRecord {
-  QString label;               // "zero3 · 8 ranks"
+  QString label;               // "zero3 · 8 ranks" (unique in the table: uniqueLabel)
   QString preset;              // the preset's name, or ""
   RunConfig config;
+  bool configKnown = true;     // false: an opened trace without a config this build reads
+  QString source;              // an opened trace's file, "" for a run of this session
   bool ok = false;
   QString error;               // the run's one error when it stopped
   std::shared_ptr<const RunTrace> trace;   // null once dropped (older runs)
@@ -38,6 +41,11 @@ class RunHistoryModel : public QAbstractTableModel {
   explicit RunHistoryModel(QObject* parent = nullptr);
 
   void addRun(RunRecord record);
+  // label, or "label (2)", "label (3)", … when the table (or taken) has it:
+  // two runs never share a name in the table or the loss legend.
+  QString uniqueLabel(const QString& label, const QStringList& taken = {}) const;
+  // A record of an opened trace: its file's name, config, losses and metrics.
+  static RunRecord fromTrace(const RunTrace& trace, const QString& file);
   void clear();
   int runCount() const { return static_cast<int>(m_runs.size()); }
   const RunRecord& run(int row) const { return m_runs[static_cast<size_t>(row)]; }
@@ -49,7 +57,7 @@ class RunHistoryModel : public QAbstractTableModel {
 
  private:
   struct Figures {
-    std::optional<double> step_ms, exposed_ms, overlap, state_bpp, seed_bpp, sent_vs_ddp, seed_vs_ddp, loss;
+    std::optional<double> step_ms, exposed_ms, overlap, state_bpp, formula_bpp, sent_vs_ddp, formula_vs_ddp, loss;
   };
   static Figures figuresOf(const RunRecord& r);
   std::vector<RunRecord> m_runs;

@@ -471,6 +471,8 @@ RunTrace Run::trace() const {
     t.buckets.push_back(std::move(info));
   }
   t.units = m_units;
+  // A meta run has no math: its losses are zeros, not losses.
+  if (m_config.backend != Backend::Meta) t.losses = losses();
   for (const auto& ctx : m_contexts) {
     const int rep = m_representative[static_cast<size_t>(ctx->rank)];
     if (rep != ctx->rank) {

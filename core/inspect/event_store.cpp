@@ -28,8 +28,11 @@ void EventStore::clear() {
 void EventStore::setFromTrace(RunTrace trace) {
   std::vector<std::vector<Event>> events = std::move(trace.events);
   trace.events.clear();
+  std::vector<double> losses = std::move(trace.losses);
+  trace.losses.clear();
   m_meta = std::move(trace);
   resetEvents();
+  m_losses = std::move(losses);  // the trace's own (a caller may set the live run's after)
   for (size_t r = 0; r < events.size(); ++r) appendEvents(static_cast<int>(r), events[r]);
 }
 
@@ -61,6 +64,7 @@ RunTrace EventStore::toRunTrace() const {
   RunTrace t = m_meta;
   t.ranks = std::max(t.ranks, rankCount());
   t.events = m_events;
+  if (!m_meta.config || m_meta.config->backend != Backend::Meta) t.losses = m_losses;
   return t;
 }
 

@@ -31,7 +31,7 @@ class EventStore {
   // Appends events recorded by rank; grows the rank count when needed (up to
   // kMaxRanks; events of a rank outside 0..kMaxRanks-1 are dropped).
   void appendEvents(int rank, std::span<const Event> events);
-  // Mean loss per completed step (from Run::losses(); empty for traces).
+  // Mean loss per completed step (from Run::losses(), or the trace's own).
   void setLosses(std::vector<double> losses);
 
   int rankCount() const { return static_cast<int>(m_events.size()); }
@@ -60,7 +60,7 @@ class EventStore {
   // cursors predate it must rebuild.
   uint64_t generation() const { return m_generation; }
 
-  // Metadata plus every event, for the Chrome trace writer.
+  // Metadata, losses and every event, for the Chrome trace writer.
   RunTrace toRunTrace() const;
 
  private:

@@ -505,6 +505,14 @@ class TraceParser {
     }
     if (const Json* v = find(metadata, "param_names")) m_trace.param_names = strings(*v, where, "param_names");
     if (const Json* v = find(metadata, "block_names")) m_trace.block_names = strings(*v, where, "block_names");
+    if (const Json* v = find(metadata, "losses")) {
+      const auto& items = array(*v, where, "losses");
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (!items[i].is_number() || !std::isfinite(items[i].get<double>()))
+          fail("metadata.losses", "element " + std::to_string(i) + ": expected a finite number, got " + describeJson(items[i]));
+        m_trace.losses.push_back(items[i].get<double>());
+      }
+    }
     if (const Json* v = find(metadata, "buckets")) {
       const auto& items = array(*v, where, "buckets");
       for (size_t i = 0; i < items.size(); ++i) {

@@ -194,6 +194,12 @@ void writeMetadata(JsonWriter& out, const RunTrace& trace) {
   writeStringArray(out, trace.param_names);
   out.key("block_names");
   writeStringArray(out, trace.block_names);
+  // Only runs that have losses write them, so other traces keep their bytes.
+  if (!trace.losses.empty()) {
+    out.key("losses").beginArray();
+    for (double loss : trace.losses) out.value(loss);
+    out.endArray();
+  }
   if (trace.interrupted_by) {
     out.key("interrupted").beginObject();
     out.key("by").value(*trace.interrupted_by);

@@ -74,6 +74,9 @@ struct RunTrace {
   std::vector<std::string> block_names;
   std::vector<BucketInfo> buckets;
   std::vector<UnitInfo> units;
+  // Mean loss per completed step, as the run reported it; empty for a run
+  // without losses (meta backend) and in traces written before they were kept.
+  std::vector<double> losses;
   std::vector<std::vector<Event>> events;  // per rank, in record order
   // A run stopped from outside (a signal): what stopped it and the step that
   // was running. Written as metadata.interrupted only when set.
