@@ -198,8 +198,8 @@ QVariant CommStatsModel::headerData(int section, Qt::Orientation orientation, in
     case Collective: return tr("collective");
     case Ops: return tr("ops");
     case Sent: return tr("sent (MiB)");
-    case Expected: return tr("seed (MiB)");
-    case Ratio: return tr("sent / seed");
+    case Expected: return tr("formula (MiB)");
+    case Ratio: return tr("sent / formula");
     case BusBw: return tr("busbw (GB/s)");
     case Time: return tr("time (ms)");
     case Waiting: return tr("waiting (ms)");

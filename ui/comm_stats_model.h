@@ -2,7 +2,7 @@
 // last step every rank completed, the bytes each rank sent (measured at the
 // sends by the run when live; from an opened trace, each event's buffer size
 // × its ring factor, 2(n-1)/n for all-reduce and (n-1)/n otherwise, with n
-// the ranks seen in that event's group) beside the seed's expectation, busbw
+// the ranks seen in that event's group) beside the formula's expectation, busbw
 // (nccl-tests' definition, over the transfer without the wait for peers) and
 // time; and per rank, exposed vs hidden communication (HTA's definition).
 #pragma once
@@ -28,7 +28,7 @@ class CommStatsModel : public QAbstractTableModel {
     EventKind kind = EventKind::AllReduce;
     int ops = 0;
     int64_t sent = 0;      // bytes this rank sent in the step
-    int64_t expected = 0;  // the seed's formula, bytes; 0 when it predicts none
+    int64_t expected = 0;  // the formula's bytes; 0 when it predicts none
     double busbw = 0;      // GB/s (10^9 bytes)
     int64_t time_ns = 0;   // sum of the collectives' spans
     int64_t wait_ns = 0;   // of which waiting for peers

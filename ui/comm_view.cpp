@@ -160,7 +160,7 @@ QString CommView::sourceText() const {
   QString text = tr("Step %1, the last every rank completed · %2.").arg(m_model->step()).arg(how);
   if (m_model->expectedTotal() > 0 && m_store->meta().params > 0) {
     const double two_n = 2.0 * static_cast<double>(m_store->meta().params);
-    text += tr(" Seed: %1 MiB per rank = %2 × 2N.")
+    text += tr(" Formula: %1 MiB per rank = %2 × 2N.")
                 .arg(static_cast<double>(m_model->expectedTotal()) / kMiB, 0, 'f', 2)
                 .arg(static_cast<double>(m_model->expectedTotal()) / two_n, 0, 'f', 3);
   }

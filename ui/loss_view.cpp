@@ -29,7 +29,7 @@ LossView::LossView(const EventStore* store, QWidget* parent)
   m_clear->setEnabled(false);
   auto* bar = new QHBoxLayout;
   bar->setContentsMargins(6, 2, 6, 0);
-  auto* hint = new QLabel(tr("Each finished run adds a curve; same data and seed, same curve."), this);
+  auto* hint = new QLabel(tr("Each finished run adds a curve; same data and random seed, same curve."), this);
   setTone(hint, Tone::Muted);
   bar->addWidget(hint, 1);
   bar->addWidget(m_clear);

@@ -1,7 +1,7 @@
 // Loss per training step, the mean over ranks of each rank's local loss as
 // the core reports it. Every finished run can be kept as a labelled curve
 // ("ddp · 4 ranks"), so runs overlay: DDP and ZeRO-3 on the same data and
-// seed draw the same curve (later curves dashed and marked differently, so
+// random seed draw the same curve (later curves dashed and marked differently, so
 // coinciding curves stay visible). The live run draws on top until it is kept.
 #pragma once
 

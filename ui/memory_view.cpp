@@ -22,7 +22,7 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kBarWidth = 0.36;
 constexpr double kMeasuredOffset = -0.19;  // measured bar left of the rank tick,
-constexpr double kPredictedOffset = 0.19;  // the seed's prediction right of it
+constexpr double kPredictedOffset = 0.19;  // the ZeRO paper's prediction right of it
 constexpr int kThrottleMs = 250;
 
 QString categoryTitle(Category c) {
@@ -83,7 +83,7 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
   m_predicted->setWidth(kBarWidth);
   m_predicted->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.6));
   m_predicted->setBrush(Qt::NoBrush);
-  m_predicted->setName(tr("seed prediction (model state)"));
+  m_predicted->setName(tr("predicted (ZeRO paper), model state"));
   // Legend below the bars while it has items (PlotStyle::updateLegendRow).
   for (int i = 0; i < m_bars->plottableCount(); ++i) m_bars->plottable(i)->removeFromLegend();
   m_bars->legend->setVisible(false);
@@ -254,7 +254,7 @@ void MemoryView::rebuildBars() {
     if (predicted > 0) m_predicted->addData(r + kPredictedOffset, predicted / kMiB);
     top = std::max(top, static_cast<double>(total) / kMiB);
     ticker->addTick(r, ranks <= 8 ? tr("rank %1").arg(r) : QString::number(r));
-    // Measured bytes/param over the model-state part: the number the seed predicts.
+    // Measured bytes/param over the model-state part: the number the ZeRO paper predicts.
     if (ranks <= 8 && m_store->meta().params > 0 && state > 0) {
       auto* t = new QCPItemText(m_bars);
       t->position->setCoords(r + kMeasuredOffset, static_cast<double>(total) / kMiB);
@@ -294,7 +294,7 @@ void MemoryView::rebuildBars() {
   m_bars->xAxis->setRange(-0.6, std::max(0.6, ranks - 0.4));
   m_bars->yAxis->setRange(0, top > 0 ? top * 1.18 : 1.0);
 
-  // Summary for the selected rank: the seed's claim next to the measurement.
+  // Summary for the selected rank: the ZeRO paper's prediction next to the measurement.
   if (ranks == 0) {
     m_summary->setText(tr("<span style='color:#777'>Memory appears once a run allocates.</span>"));
   } else {
@@ -313,7 +313,7 @@ void MemoryView::rebuildBars() {
       text += tr(" = <b>%1 B/param</b> × %2 M").arg(static_cast<double>(state) / static_cast<double>(params), 0, 'f', 2)
                   .arg(static_cast<double>(params) * 1e-6, 0, 'f', 2);
     if (predicted > 0 && params > 0)
-      text += tr(" · seed (%1): %2 B/param").arg(QString::fromStdString(m_store->meta().strategy))
+      text += tr(" · predicted (ZeRO paper, %1): %2 B/param").arg(QString::fromStdString(m_store->meta().strategy))
                   .arg(predicted / static_cast<double>(params), 0, 'g', 4);
     text += tr(" · all categories %1 MiB").arg(static_cast<double>(total) / kMiB, 0, 'f', 2);
     m_summary->setText(text);

@@ -1,6 +1,6 @@
 // The memory ledger page: per rank, a stacked bar of every category at the
 // peak model-state moment (or at the timeline cursor), beside an outlined bar
-// with the seed's prediction (expectedModelStateBytesPerParam × N); below, the
+// with the ZeRO paper's prediction (expectedModelStateBytesPerParam × N); below, the
 // selected rank's memory over time as stacked areas with the peak marked.
 // Bars are measured (replayed alloc/free events), never computed from formulas.
 #pragma once

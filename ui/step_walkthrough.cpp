@@ -80,7 +80,7 @@ void StepWalkthrough::rebuildLines() {
     const bool header = std::find(a.headers.begin(), a.headers.end(), static_cast<int>(i)) != a.headers.end();
     row.text = new QLabel(a.lines[i], row.frame);
     row.text->setWordWrap(true);
-    // Loop bodies indented under their headers, as in the seed.
+    // Loop bodies indented under their headers, as in the FSDP reference text.
     row.text->setContentsMargins(header || i + 1 == a.lines.size() ? 0 : 14, 0, 0, 0);
     row.lane = new QLabel(row.frame);
     row.lane->setStyleSheet(QStringLiteral("color: #7A5C00; font-size: 8pt;"));  // only shown on a lit (yellow) row

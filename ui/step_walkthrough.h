@@ -1,6 +1,6 @@
 // The step walkthrough dock: the algorithm of one training step for the
-// run's strategy (FSDP's ten lines from the seed, DDP's and ZeRO-2's in the
-// same style), with the lines rank 0 is on at the shared cursor lit and the
+// run's strategy (FSDP's ten lines from the FSDP reference text, HSDP's,
+// ZeRO-1's, ZeRO-2's and DDP's in the same style), with the lines rank 0 is on at the shared cursor lit and the
 // lane that puts it there named, so scrubbing the cursor steps through it.
 #pragma once
 

@@ -183,7 +183,7 @@ bool LossPage::figure(const QString& path, int width, int height, const QString&
   if (m_view->runCount() > 1) {
     QStringList labels;
     for (int i = 0; i < m_view->runCount(); ++i) labels << m_view->runLabel(i);
-    sub = tr("runs overlaid: %1 · same model, data and seed").arg(labels.join(QStringLiteral(", ")));
+    sub = tr("runs overlaid: %1 · same model, data and random seed").arg(labels.join(QStringLiteral(", ")));
     if (const QString& preset = m_inspection.run().preset; !preset.isEmpty()) sub = tr("preset %1 · ").arg(preset) + sub;
   }
   return FigureExport::write(path, m_view->figureTitle(), sub, {{m_view->plot(), 1.0}}, width, height, error);

@@ -50,7 +50,7 @@ int64_t parseParamCount(const std::string& flag, const std::string& text) {
 
 int64_t modelStateBytesPerRank(Strategy stage, int64_t params, int ranks, int shard_group) {
   // Replicated bytes/param x N plus sharded bytes/param x one shard; the split
-  // is the seed's: bf16 param 2, bf16 grad 2, fp32 master 4, Adam m 4, Adam v 4.
+  // is the ZeRO paper's: bf16 param 2, bf16 grad 2, fp32 master 4, Adam m 4, Adam v 4.
   const int64_t n = params, shard = ceilDiv(params, ranks);
   switch (stage) {
     case Strategy::Ddp: return 16 * n;

@@ -1,5 +1,5 @@
 // Capacity calculator: model-state memory per rank for each sharding stage, from
-// the seed's bytes/param formulas (analysis/formulas.h). Per-rank bytes count a
+// the ZeRO paper's bytes/param formulas (analysis/formulas.h). Per-rank bytes count a
 // shard as ceil(N / P) params, as a padded flat shard holds, so "fits" is exact
 // integer arithmetic and 70B on 14 ranks fits 80 GB. Activations are not counted.
 #pragma once
@@ -24,7 +24,7 @@ struct CapacityInput {
 
 struct StageCapacity {
   Strategy stage = Strategy::Ddp;    // ddp, zero1, zero2, hsdp, zero3
-  double bytes_per_param = 0;        // the seed formula at P (or G)
+  double bytes_per_param = 0;        // the formula at P (or G)
   int64_t bytes_per_rank = 0;        // model states on one rank
   bool fits = false;                 // bytes_per_rank <= capacity_bytes
 };

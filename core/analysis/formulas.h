@@ -1,4 +1,4 @@
-// The seed's formulas, the predictions every measured figure is shown beside:
+// The ZeRO paper's formulas (and the FSDP reference text's), the predictions every measured figure is shown beside:
 // model-state bytes per parameter (mixed precision + Adam: 2 + 2 + 4 + 4 + 4)
 // and bytes each rank sends per step under ring collectives.
 #pragma once

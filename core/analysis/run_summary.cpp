@@ -263,7 +263,7 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
   const double expected_bpp = expectedBytesPerParam(c);
   const int64_t expected_total = total(expectedComm(c, r.params));
   const int64_t ddp_total = total(expectedCommBytes(Strategy::Ddp, r.params, c.ranks));
-  out << "\nmodel state (param+grad+master+adam_m+adam_v) and bytes sent per rank per step, measured vs the seed\n";
+  out << "\nmodel state (param+grad+master+adam_m+adam_v) and bytes sent per rank per step, measured vs the formula\n";
   out << "  rank  strategy  bytes/param  expected  padding(B)   bytes sent/step    expected  vs ddp 2N\n";
   for (const RankResult& rank : r.ranks) {
     const int64_t sent = total(rank.comm_bytes);

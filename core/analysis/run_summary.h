@@ -1,5 +1,5 @@
 // The run summary: what a run measured (losses, per-rank ledger peaks, bytes
-// sent, bucket firing order) next to what the seed's formulas predict. Written
+// sent, bucket firing order) next to what the ZeRO paper's formulas predict. Written
 // as JSON for tools (key names are a contract, see the issues) and as the
 // CLI's text report.
 #pragma once
@@ -12,7 +12,7 @@
 namespace shardscope {
 
 double modelStateBytesPerParam(const RankResult& rank, int64_t params);
-// The seed's predictions for this run's strategy, ranks and shard group.
+// The formulas' predictions for this run's strategy, ranks and shard group.
 // Under tensor parallelism (--tp T): the strategy's figure on the P/T
 // data-parallel ranks, divided by T (zero3: 16/(T·P_dp)); the traffic of the
 // data-parallel axis for `params` = one TP slice's parameters.

@@ -25,7 +25,7 @@ class Model {
   // w: the segment's bf16 params, flat in registration order. skip: a
   // rank-dependent branch that bypasses a block (y = x; no gradients).
   virtual void forward(int segment, const bf16* w, bool skip = false) = 0;
-  // After the last segment's forward: this rank's mean loss; seeds backward.
+  // After the last segment's forward: this rank's mean loss; its gradient starts backward.
   // A GPU model only enqueues the loss here (returns NaN, so nothing syncs
   // mid-step); finishLoss() gives the value once the compute queue is drained.
   virtual double loss() = 0;

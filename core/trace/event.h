@@ -15,7 +15,7 @@ inline constexpr int kLaneCount = 5;
 enum class EventKind : uint8_t {
   Forward,        // X: one block/unit forward on the compute lane
   Backward,       // X: one block/unit backward
-  Loss,           // X: loss forward + backward seed
+  Loss,           // X: loss forward and its gradient, where backward starts
   AllReduce,      // X: bytes = buffer size; bucket or unit set
   ReduceScatter,  // X: bytes = full (unsharded) buffer size
   AllGather,      // X: bytes = full (gathered) buffer size

@@ -188,7 +188,7 @@ int runEngineChecks(const EngineCheckOptions& o, int& failed) {
         memory_ok = false;
       }
     }
-    check.report(name + " ledger = formula", worst < 1e-6, worst, 1e-6, "model-state bytes/param vs the seed");
+    check.report(name + " ledger = formula", worst < 1e-6, worst, 1e-6, "model-state bytes/param vs the formula");
     check.report(name + " allocated<=reserved", memory_ok, 0, 0, "caching allocator vs cudaMemGetInfo");
   }
 

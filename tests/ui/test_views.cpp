@@ -3,7 +3,7 @@
 // one ready marker and one collective per bucket per rank and paints the hang
 // preset's bucket red; the units grid shows unit 2 computing on every rank
 // inside its forward; the walkthrough lights the line rank 0 is on; the
-// communication table matches the seed; loss curves of DDP and ZeRO-3
+// communication table matches the formula; loss curves of DDP and ZeRO-3
 // coincide; the headless figure of a modeled preset is byte-identical twice.
 #include <QAbstractItemModelTester>
 #include <QComboBox>
@@ -307,7 +307,7 @@ class TestViews : public QObject {
     runInto(smallConfig("zero3"), store);
     StepWalkthrough walk(&store);
     walk.refresh();
-    QCOMPARE(walk.lineCount(), 10);  // the seed's ten lines
+    QCOMPARE(walk.lineCount(), 10);  // the FSDP reference text's ten lines
     QCOMPARE(walk.lineText(0), QStringLiteral("forward, for each unit in order:"));
     QCOMPARE(walk.lineText(9), QStringLiteral("update: each rank steps only the shard it owns; no further communication"));
     const auto primary = [&walk]() {
@@ -440,7 +440,7 @@ class TestViews : public QObject {
     QVERIFY(model.run(model.runCount() - 1).trace);
     // zero2 at P = 2: 2 + 14/2 = 9 bytes per parameter, measured and predicted.
     const QString state = model.data(model.index(2, RunHistoryModel::StateBytes)).toString();
-    QVERIFY2(state.startsWith(QStringLiteral("9.00 (seed 9)")), qPrintable(state));
+    QVERIFY2(state.startsWith(QStringLiteral("9.00 (formula 9)")), qPrintable(state));
     QVERIFY(model.data(model.index(1, RunHistoryModel::Status)).toString().contains(QStringLiteral("hang")));
     model.clear();
     QCOMPARE(model.rowCount(), 0);
