@@ -74,12 +74,19 @@ int main(int argc, char** argv) {
 #if SHARDSCOPE_HAVE_CUDA
   shardscope::gpu::registerCudaRuntime();  // --backend cuda, cuda-emulated
 #endif
-  // The figure path draws without a display: pick the offscreen platform
-  // before QApplication reads QT_QPA_PLATFORM (an explicit setting wins).
+  // What needs no display draws without one: a figure, help and version text
+  // always, a screenshot when there is no display to open. The platform is
+  // picked before QApplication reads QT_QPA_PLATFORM (an explicit setting wins).
+  const bool has_display = !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY");
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--figure") != 0) continue;
+    const char* a = argv[i];
+    const bool text_only = std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0 || std::strcmp(a, "--help-all") == 0 ||
+                           std::strcmp(a, "--version") == 0 || std::strcmp(a, "-v") == 0;
+    const bool headless = std::strcmp(a, "--figure") == 0 || text_only ||
+                          ((std::strcmp(a, "--screenshot") == 0 || std::strncmp(a, "--screenshot=", 13) == 0) && !has_display);
+    if (!headless) continue;
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    g_defaultHandler = qInstallMessageHandler(quietOffscreen);
+    if (!g_defaultHandler) g_defaultHandler = qInstallMessageHandler(quietOffscreen);
   }
 
   QApplication app(argc, argv);

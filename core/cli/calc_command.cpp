@@ -86,8 +86,11 @@ CalcArgs parseCalcArgs(const std::vector<std::string>& args) {
   }
   if (c.params && c.model) throw ConfigError("give either --params or --model, not both");
   if (!c.params && !c.model) throw ConfigError("calc needs --params N (e.g. 7B) or --model PRESET (see calc --help)");
-  if (!c.ranks) throw ConfigError("calc needs --ranks P (data-parallel ranks, 1.." + std::to_string(kMaxRanks) + ")");
-  if (*c.ranks % c.tp != 0) {
+  if (!c.ranks && c.shard_group > 0)
+    throw ConfigError("--shard-group needs --ranks P (the hsdp row shards within groups of G out of P ranks)");
+  if (!c.ranks && c.tp > 1)
+    throw ConfigError("--tp needs --ranks P (the stages shard one TP slice over P/T data-parallel ranks)");
+  if (c.ranks && *c.ranks % c.tp != 0) {
     std::ostringstream os;
     os << "--tp " << c.tp << " must divide --ranks " << *c.ranks << "; use one of";
     for (int d = 1; d <= *c.ranks && d <= 1024; ++d)
@@ -100,7 +103,7 @@ CalcArgs parseCalcArgs(const std::vector<std::string>& args) {
       throw ConfigError("--tp " + std::to_string(c.tp) + " must divide the " + m.name + "'s " + std::to_string(m.heads) +
                         " heads and " + std::to_string(m.kv_heads) + " key/value heads");
   }
-  if (c.shard_group > *c.ranks)
+  if (c.ranks && c.shard_group > *c.ranks)
     throw ConfigError("--shard-group " + std::to_string(c.shard_group) + " must be at most --ranks " +
                       std::to_string(*c.ranks) + " and divide it");
   return c;
@@ -255,12 +258,13 @@ void printJson(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
 std::string calcUsage() {
   std::string presets;
   for (const ModelPreset& p : modelPresets()) presets += (presets.empty() ? "" : ", ") + p.name;
-  return R"(usage: shardscope-cli calc (--params N | --model PRESET) --ranks P [flags]
+  return R"(usage: shardscope-cli calc (--params N | --model PRESET) [--ranks P] [flags]
 Model-state memory per rank (bf16 params + grads, fp32 master, Adam m, v:
 16 bytes/param unsharded) for ddp, zero1, zero2, zero3 and hsdp; activations extra.
   --params N         parameter count: 124M, 7B, 7e9, 70B, 1.5T or a plain number
   --model PRESET     )" + presets + R"(
-  --ranks P          data-parallel ranks, 1..1000000
+  --ranks P          data-parallel ranks, 1..1000000; without it: the smallest P
+                     for zero3, and the table at that P
   --capacity-gb C    memory per rank in GB (1 GB = 1e9 bytes)                 [80]
   --shard-group G    add an hsdp row: shard within groups of G (G divides P)
   --tp T             tensor-parallel ranks (T divides P): one TP rank's slice,
@@ -280,7 +284,7 @@ int commandCalc(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     CapacityInput in;
     in.params = a.model ? a.model->params() : *a.params;
-    in.ranks = *a.ranks;
+    in.ranks = a.ranks.value_or(1);
     if (a.tp > 1) {
       // One TP rank's parameters: the preset's slice as a run builds it, or N/T.
       in.params = a.model ? ModelSpec(presetShape(a.model->name), a.tp).numParams() : (in.params + a.tp - 1) / a.tp;
@@ -288,7 +292,25 @@ int commandCalc(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     in.shard_group = a.shard_group;
     in.capacity_bytes = a.capacity_gb * kBytesPerGb;
-    const CapacityReport report = computeCapacity(in);
+    CapacityReport report = computeCapacity(in);
+    if (!a.ranks) {
+      // No --ranks: the question is how many ranks zero3 needs. Answer it,
+      // then show every stage at that P.
+      const int64_t p = report.zero3_min_ranks;
+      if (p > kMaxRanks || p < 1) {
+        if (a.json) {
+          printJson(a, report, out);
+        } else {
+          out << "zero3 never fits " << shortNumber(a.capacity_gb) << " GB per rank"
+              << (p < 1 ? ": one param's 16 bytes exceed it" : " on up to " + std::to_string(kMaxRanks) + " ranks") << "\n";
+        }
+        return kExitOk;
+      }
+      in.ranks = static_cast<int>(p);
+      report = computeCapacity(in);
+      if (!a.json)
+        out << "smallest P for zero3: " << p << " ranks (no --ranks given: the table is at P = " << p << ")\n\n";
+    }
     if (a.json) printJson(a, report, out);
     else printText(a, report, out);
     return kExitOk;

@@ -90,6 +90,7 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
   RunConfig c;
   if (help) *help = false;
   std::vector<const Setting*> given;
+  bool batch_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (flag == "--help" || flag == "-h") {
@@ -103,8 +104,14 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
     if (!s || !s->set || flag != s->flag) throw ConfigError("unknown flag " + flag + " (see --help)");
     s->set(c, *s, v);
     given.push_back(s);
+    batch_given = batch_given || flag == "--batch";
   }
   refuseInapplicableModelFlags(c, given);
+  // Without --batch the global batch follows the rank count: 32, or the
+  // smallest multiple of the data-parallel ranks above it (512 ranks take
+  // 512 samples, one each).
+  const int dp = c.tp > 1 && c.ranks % c.tp == 0 ? c.dataParallelSize() : c.ranks;
+  if (!batch_given && dp > 0 && c.batch % dp != 0) c.batch = (c.batch / dp + 1) * dp;
   validate(c);
   return c;
 }

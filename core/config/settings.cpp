@@ -337,7 +337,7 @@ std::vector<Setting> buildTable() {
   s = {};
   s.flag = "--batch", s.json_key = "batch", s.json_order = 11, s.args_order = 10;
   s.metavar = "B", s.default_text = "32", s.range = {1, 1 << 20};
-  s.help = "global batch (samples), a multiple of P";
+  s.help = "global batch (samples), a multiple of P; by default 32, or the smallest multiple of P above it";
   s.form = {"Training", "global batch", 1 << 22};
   s.args = [](const RunConfig& c) { return intArg(c.batch); };
   s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.batch = parseInt32(row.flag, v); };

@@ -85,7 +85,9 @@ class TestCalcCli : public QObject {
     QTest::newRow("params zero") << QStringList{"--params", "0", "--ranks", "8"} << "--params";
     QTest::newRow("ranks zero") << QStringList{"--params", "7B", "--ranks", "0"} << "--ranks";
     QTest::newRow("ranks text") << QStringList{"--params", "7B", "--ranks", "many"} << "--ranks";
-    QTest::newRow("ranks missing") << QStringList{"--params", "7B"} << "--ranks";
+    // Without --ranks calc answers the smallest P for zero3 (test_headless_cli);
+    // the hsdp row still needs P.
+    QTest::newRow("ranks missing for hsdp") << QStringList{"--params", "7B", "--shard-group", "8"} << "--ranks";
     QTest::newRow("capacity negative") << QStringList{"--params", "7B", "--ranks", "8", "--capacity-gb", "-1"}
                                        << "--capacity-gb";
     QTest::newRow("unknown model") << QStringList{"--model", "gpt5", "--ranks", "8"} << "--model";
