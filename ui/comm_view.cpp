@@ -20,8 +20,27 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kBarWidth = 0.36;
 constexpr EventKind kKinds[] = {EventKind::AllReduce, EventKind::ReduceScatter, EventKind::AllGather};
-const QColor kHidden(0x00, 0x9E, 0x73);
-const QColor kExposed(0xD5, 0x5E, 0x00);
+// Hidden vs exposed time: neutral light and dark, none of the collectives'
+// colours (all-gather green, reduce-scatter vermillion): each colour of the
+// figure means one thing.
+const QColor kHidden(0xC9, 0xD3, 0xDD);
+const QColor kExposed(0x3A, 0x3A, 0x3A);
+
+// Shows each per-rank label only where it fits its rank's slot, its long text
+// first, else its short one: labels of neighbouring ranks never overlap.
+void fitLabels(QCustomPlot* plot, const std::vector<std::pair<QCPItemText*, QStringList>>& labels) {
+  const double slot = std::abs(plot->xAxis->coordToPixel(1) - plot->xAxis->coordToPixel(0));
+  for (const auto& [item, texts] : labels) {
+    item->setVisible(false);
+    const QFontMetricsF metrics(item->font());
+    for (const QString& text : texts)
+      if (metrics.horizontalAdvance(text) + 6 <= slot * 0.9) {
+        item->setText(text);
+        item->setVisible(true);
+        break;
+      }
+  }
+}
 
 void styleLegend(QCustomPlot* plot, const QFont& base) {
   plot->legend->setVisible(false);
@@ -90,7 +109,7 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   m_time->xAxis->grid()->setVisible(false);
   m_time->xAxis->setTickLength(0, 0);
   m_time->xAxis->setSubTicks(false);
-  addTitle(m_time, tr("communication time: hidden behind compute vs exposed"), font());
+  addTitle(m_time, tr("communication time: hidden behind compute vs exposed (labels: share hidden)"), font());
   m_hidden = new QCPBars(m_time->xAxis, m_time->yAxis);
   m_hidden->setName(tr("hidden (overlapped by compute)"));
   m_hidden->setBrush(kHidden);
@@ -104,6 +123,8 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   m_exposed->setStackingGap(0);
   m_exposed->moveAbove(m_hidden);
   styleLegend(m_time, font());
+  connect(m_bytes, &QCustomPlot::afterLayout, this, [this] { fitLabels(m_bytes, m_ratioLabels); });
+  connect(m_time, &QCustomPlot::afterLayout, this, [this] { fitLabels(m_time, m_hiddenLabels); });
 
   m_table = new QTableView(this);
   m_table->setModel(m_model);
@@ -187,6 +208,8 @@ void CommView::rebuildPlots() {
   m_exposed->data()->clear();
   m_bytes->clearItems();
   m_time->clearItems();
+  m_ratioLabels.clear();
+  m_hiddenLabels.clear();
   if (!have) {
     m_bytes->replot(QCustomPlot::rpQueuedReplot);
     m_time->replot(QCustomPlot::rpQueuedReplot);
@@ -214,8 +237,9 @@ void CommView::rebuildPlots() {
       auto* t = new QCPItemText(m_bytes);
       t->position->setCoords(r - 0.19, stack);
       t->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
-      t->setText(QString::number(static_cast<double>(m_model->sentTotal(r)) / m_model->expectedTotal(), 'f', 2) +
-                 QStringLiteral("×"));
+      const QString ratio = QString::number(static_cast<double>(m_model->sentTotal(r)) / m_model->expectedTotal(), 'f', 2);
+      t->setText(ratio + QStringLiteral("×"));
+      m_ratioLabels.push_back({t, {ratio + QStringLiteral("×"), ratio}});
       t->setFont(small);
       t->setColor(QColor(0x33, 0x33, 0x33));
       t->setPadding(QMargins(0, 0, 0, 2));
@@ -249,6 +273,7 @@ void CommView::rebuildPlots() {
       label->position->setCoords(t.rank, hidden + exposed);
       label->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
       label->setText(tr("%1% hidden").arg(t.overlap, 0, 'f', 0));
+      m_hiddenLabels.push_back({label, {label->text(), tr("%1%").arg(t.overlap, 0, 'f', 0)}});
       label->setFont(small);
       label->setColor(QColor(0x33, 0x33, 0x33));
       label->setPadding(QMargins(0, 0, 0, 2));

@@ -1,14 +1,18 @@
 // The communication page: per rank, the bytes sent in the last complete step
-// by collective (stacked) beside the seed's expectation (outlined), the
+// by collective (stacked) beside the formula's expectation (outlined), the
 // communication time split into hidden (overlapped by compute) and exposed
 // with the overlap %, and the table behind both (CommStatsModel).
 #pragma once
 
+#include <QStringList>
 #include <QWidget>
+#include <utility>
+#include <vector>
 
 #include "comm_stats_model.h"
 
 class QCustomPlot;
+class QCPItemText;
 class QCPBars;
 class QLabel;
 class QTableView;
@@ -47,6 +51,8 @@ class CommView : public QWidget {
   QCPBars* m_expected = nullptr;
   QCPBars* m_hidden = nullptr;
   QCPBars* m_exposed = nullptr;
+  // Per-rank labels with their texts, longest first (shown where they fit).
+  std::vector<std::pair<QCPItemText*, QStringList>> m_ratioLabels, m_hiddenLabels;
 };
 
 }  // namespace shardscope

@@ -39,7 +39,7 @@ LossView::LossView(const EventStore* store, QWidget* parent)
   box->addLayout(bar);
   box->addWidget(m_plot, 1);
   m_plot->setObjectName(QStringLiteral("lossPlot"));
-  m_plot->setMinimumHeight(120);
+  m_plot->setMinimumHeight(160);  // a curve of a few steps stays readable at 1280×720
   PlotStyle::styleAxes(m_plot);
   m_plot->xAxis->setLabel(tr("step"));
   m_plot->yAxis->setLabel(tr("loss"));

@@ -142,7 +142,7 @@ void MainWindow::createDocks() {
 
   resizeDocks({experiment, memory}, {300, 520}, Qt::Horizontal);
   resizeDocks({memory, walkthrough}, {560, 300}, Qt::Vertical);
-  resizeDocks({loss}, {190}, Qt::Vertical);
+  resizeDocks({loss}, {250}, Qt::Vertical);
 }
 
 void MainWindow::createActions() {

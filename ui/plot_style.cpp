@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "palette.h"
@@ -141,10 +142,48 @@ void PlotStyle::applyTheme(QCustomPlot* plot) {
   }
 }
 
+namespace {
+
+// Entries, not cells: a wrapped legend's last row has empty cells.
+int legendEntries(QCPLegend* legend) {
+  int n = 0;
+  for (int i = 0; i < legend->itemCount(); ++i) n += legend->item(i) ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+void PlotStyle::fitLegend(QCustomPlot* plot) {
+  QCPLegend* legend = plot->legend;
+  const int items = legendEntries(legend);
+  if (items == 0 || legend->layout() != plot->plotLayout()) return;
+  // Columns of the widest entry that fit across the plot (less the margins).
+  double widest = 0;
+  for (int i = 0; i < legend->itemCount(); ++i)
+    if (QCPAbstractLegendItem* item = legend->item(i)) widest = std::max(widest, double(item->minimumOuterSizeHint().width()));
+  const QMargins m = legend->margins();
+  const double spacing = legend->columnSpacing();
+  const double room = plot->viewport().width() - m.left() - m.right() - 8;
+  const int columns = std::clamp(static_cast<int>((room + spacing) / (widest + spacing)), 1, items);
+  if (legend->wrap() == columns && legend->columnCount() == std::min(columns, items)) return;
+  legend->setWrap(columns);
+  legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flow the entries into rows
+  // The layout just done measured the old legend: lay out again with the new one.
+  QCPLayoutGrid* grid = plot->plotLayout();
+  grid->update(QCPLayoutElement::upPreparation);
+  grid->update(QCPLayoutElement::upMargins);
+  grid->update(QCPLayoutElement::upLayout);
+}
+
 void PlotStyle::updateLegendRow(QCustomPlot* plot, bool top) {
   QCPLegend* legend = plot->legend;
   QCPLayoutGrid* grid = plot->plotLayout();
-  const bool want = legend->itemCount() > 0;
+  if (!plot->property("shardscopeFitsLegend").toBool()) {
+    plot->setProperty("shardscopeFitsLegend", true);
+    // After each layout, on screen and in a figure export (toPainter lays out at the figure's size).
+    QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot] { fitLegend(plot); });
+  }
+  const bool want = legendEntries(legend) > 0;
   const bool in_grid = legend->layout() == grid;
   if (want == in_grid) return;
   if (want) {

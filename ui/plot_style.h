@@ -17,6 +17,10 @@ class PlotStyle {
   // column's width at zero and squeeze the plot, so it then goes back into the
   // axis rect's inset layout, hidden.
   static void updateLegendRow(QCustomPlot* plot, bool top);
+  // Wraps a legend row into as many rows as its items need at the plot's
+  // current width, so no entry is clipped (updateLegendRow keeps it so after
+  // every layout, figure exports included).
+  static void fitLegend(QCustomPlot* plot);
   // Keeps a plot in the current Palette theme: before every replot, each
   // neutral colour a view set (written for the light theme) is shown as
   // Palette::themed() maps it, and the light original kept, so a figure
