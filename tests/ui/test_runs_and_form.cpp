@@ -23,6 +23,7 @@
 #include "experiment_panel.h"
 #include "loss_view.h"
 #include "main_window.h"
+#include "preset.h"
 #include "run_files.h"
 #include "run_history_model.h"
 #include "timeline_plottable.h"
@@ -190,9 +191,14 @@ class TestRunsAndForm : public QObject {
     QVERIFY2(message.contains(QStringLiteral("waiting for rank 1")), qPrintable(message));
     QVERIFY(w.bannerText().contains(QStringLiteral("Run stopped")));
     TimelineView* timeline = w.timeline();
-    timeline->refresh();
-    timeline->zoomToFit();
     const std::vector<StuckCollective>& stuck = timeline->stuckCollectives();
+    QVERIFY(!stuck.empty());
+    // The view that followed the run shows the stuck span to its end.
+    QVERIFY2(timeline->plot()->xAxis->range().upper * 1e6 >= double(stuck.front().until_ns),
+             qPrintable(QStringLiteral("view ends at %1 ms, the stuck span at %2 ms")
+                            .arg(timeline->plot()->xAxis->range().upper)
+                            .arg(double(stuck.front().until_ns) * 1e-6)));
+    timeline->zoomToFit();
     std::set<int> waiting;
     for (const StuckCollective& s : stuck) {
       waiting.insert(s.rank);
@@ -234,6 +240,24 @@ class TestRunsAndForm : public QObject {
     auto* ranks = w.experimentPanel()->findChild<QSpinBox*>(QStringLiteral("ranks"));
     ranks->setValue(2);
     QVERIFY(w.bannerText().isEmpty());
+  }
+
+  void theHangPresetShowsItsStuckSpan() {
+    MainWindow w;
+    w.setPersistSettings(false);
+    w.resize(1280, 720);
+    w.show();
+    QSignalSpy done(&w, &MainWindow::presetFinished);
+    QString error;
+    QVERIFY2(w.runPreset(findPreset(QStringLiteral("rank-dependent-hang")), &error), qPrintable(error));
+    QVERIFY(done.wait(kWaitMs));
+    QTest::qWait(200);
+    const std::vector<StuckCollective>& stuck = w.timeline()->stuckCollectives();
+    QVERIFY(!stuck.empty());
+    QVERIFY2(w.timeline()->plot()->xAxis->range().upper * 1e6 >= double(stuck.front().until_ns),
+             qPrintable(QStringLiteral("view ends at %1 ms, the stuck span at %2 ms")
+                            .arg(w.timeline()->plot()->xAxis->range().upper)
+                            .arg(double(stuck.front().until_ns) * 1e-6)));
   }
 
   void messagesSpeakTheFormsWords() {
