@@ -81,23 +81,33 @@ void reduceInto(void* y, const void* x, size_t n, DType dtype) {
 }
 
 // The point-to-point transfers of one collective call. Each transfer gets its own
-// unbound buffer, so each wait matches exactly one operation. Memory it posted
-// must outlive it: on an error it is destroyed with transfers still pending, and
-// Gloo then drops them (it holds only weak references to unbound buffers).
+// unbound buffer, so each wait matches exactly one operation. A call that ends
+// with transfers still pending (an abort, an error) closes the group's
+// connections before it returns: a pending receive would otherwise let Gloo's
+// loop thread write a late segment into memory the caller frees as it unwinds
+// (a task-local gather buffer, say). The group is unusable after either anyway.
 class Transfers {
  public:
   Transfers(gloo::Context& context, std::atomic<uint64_t>& bytesSent, Millis timeout, AbortState& abort)
       : m_context(context), m_bytesSent(bytesSent), m_timeout(timeout), m_abort(abort) {}
   ~Transfers() {
-    std::lock_guard lock(m_abort.mutex);
-    for (auto* list : {&m_sends, &m_recvs})
-      for (auto& b : *list) {
-        if (!b) continue;
-        m_abort.live.erase(b.get());
-        // Still pending (an abort or an error): Gloo may be completing it on
-        // its loop thread right now, so it must outlive the context.
-        m_abort.graveyard.push_back(std::move(b));
-      }
+    bool pending = false;
+    {
+      std::lock_guard lock(m_abort.mutex);
+      for (auto* list : {&m_sends, &m_recvs})
+        for (auto& b : *list) {
+          if (!b) continue;
+          pending = true;
+          m_abort.live.erase(b.get());
+          // Gloo's loop thread may hold a reference to it right now: it goes
+          // with the communicator, after the context.
+          m_abort.graveyard.push_back(std::move(b));
+        }
+    }
+    // Closing a pair takes the lock the loop thread holds while it reads into
+    // a buffer and unregisters the socket from the loop: once this returns,
+    // nothing more lands in the caller's memory.
+    if (pending) closeConnectionsQuietly();
   }
 
   size_t send(const void* data, size_t bytes, int dst, uint64_t slot) {
@@ -146,6 +156,13 @@ class Transfers {
     std::lock_guard lock(m_abort.mutex);
     m_abort.live.erase(buf.get());
     buf.reset();
+  }
+  void closeConnectionsQuietly() noexcept {
+    try {
+      m_context.closeConnections();
+    } catch (const std::exception& e) {  // a destructor: the close is best effort
+      SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Comm), "closing a stopped group's connections: {}", e.what());
+    }
   }
 
   gloo::Context& m_context;
