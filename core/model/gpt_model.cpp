@@ -138,8 +138,7 @@ void GptModel::forward(int segment, const bf16* w, bool skip) {
     return;  // branch taken: the residual stream passes through unchanged
   }
   Buffer<float> wf = weightsF32(segment, w);
-  const auto [first, last] = m_spec.segmentParams(segment);
-  (void)last;
+  const int first = m_spec.segmentParams(segment).first;  // a plain int: lambdas capture it (clang 14)
   const int64_t base = m_spec.params()[first].offset;
   auto param = [&](int i) { return wf.data() + (m_spec.params()[first + i].offset - base); };
   Saved& s = m_saved[segment];
@@ -330,8 +329,7 @@ void GptModel::backward(int segment, const bf16* w, bf16* g,
     return;  // identity branch: d(in) = d(out), no parameter gradients
   }
   Saved& s = m_saved[segment];
-  const auto [first, last] = m_spec.segmentParams(segment);
-  (void)last;
+  const int first = m_spec.segmentParams(segment).first;  // a plain int: lambdas capture it (clang 14)
   const int64_t base = m_spec.params()[first].offset;
   Buffer<float> wf = weightsF32(segment, w);
   auto param = [&](int i) { return wf.data() + (m_spec.params()[first + i].offset - base); };

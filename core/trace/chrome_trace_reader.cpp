@@ -438,7 +438,8 @@ class TraceParser {
     }
     const Where in_args{where.container, where.index, "args"};
     for (const auto& [k, value] : object(*args, where, "args").get_ref<const Json::object_t&>()) {
-      const auto small = [&](int64_t hi) { return integer(value, in_args, k, -1, hi); };
+      // Bindings by init-capture: clang 14 (the fuzz build) cannot capture them.
+      const auto small = [&, &k = k, &value = value](int64_t hi) { return integer(value, in_args, k, -1, hi); };
       if (k == "block") e.block = static_cast<int16_t>(small(kInt16Max));
       else if (k == "unit") e.unit = static_cast<int16_t>(small(kInt16Max));
       else if (k == "bucket") e.bucket = static_cast<int16_t>(small(kInt16Max));
