@@ -6,7 +6,8 @@
 namespace shardscope::kineto {
 
 namespace {
-constexpr size_t kChunkBytes = 1 << 20;
+// Chunks double from 64 KiB (a small trace's names) up to 1 MiB.
+constexpr size_t kFirstChunkBytes = 64 << 10, kChunkBytes = 1 << 20;
 }
 
 StringTable::StringTable() {
@@ -16,8 +17,8 @@ StringTable::StringTable() {
 
 std::string_view StringTable::store(std::string_view s) {
   if (s.size() > chunk_size_ - chunk_used_) {
-    chunk_size_ = std::max(kChunkBytes, s.size());
-    chunks_.push_back(std::make_unique<char[]>(chunk_size_));
+    chunk_size_ = std::max(std::clamp(allocated_, kFirstChunkBytes, kChunkBytes), s.size());
+    chunks_.push_back(std::make_unique_for_overwrite<char[]>(chunk_size_));  // only stored bytes are read
     allocated_ += chunk_size_;
     chunk_used_ = 0;
   }
