@@ -51,7 +51,9 @@ void printBuckets(const BucketActivity& buckets, int rank, std::ostream& out) {
 
 // For the last step: time per state summed over units, and how many units
 // held their full parameters (gathering, gathered or computing) at once.
-void printUnits(const UnitStates& units, int rank, std::ostream& out) {
+// A stopped run's last state lasts "until the step ends", which it never
+// did: such spans count up to the trace's end, end_ns.
+void printUnits(const UnitStates& units, int rank, int64_t end_ns, std::ostream& out) {
   out << "rank " << rank << " units: ";
   const int step = units.lastStep();
   if (units.unitCount() == 0 || step < 0 || rank >= units.rankCount()) {
@@ -63,12 +65,14 @@ void printUnits(const UnitStates& units, int rank, std::ostream& out) {
   for (int u = 0; u < units.unitCount(); ++u) {
     for (const UnitSpan& s : units.spans(rank, u)) {
       if (s.step != step) continue;
-      time[static_cast<size_t>(s.state)] += s.end_ns - s.begin_ns;
+      const int64_t span_end = std::min(s.end_ns, end_ns);
+      if (span_end <= s.begin_ns) continue;
+      time[static_cast<size_t>(s.state)] += span_end - s.begin_ns;
       const bool unsharded =
           s.state == UnitState::Gathering || s.state == UnitState::Gathered || s.state == UnitState::Computing;
-      if (unsharded && s.end_ns > s.begin_ns) {
+      if (unsharded) {
         edges.emplace_back(s.begin_ns, +1);
-        edges.emplace_back(s.end_ns, -1);
+        edges.emplace_back(span_end, -1);
       }
     }
   }
@@ -121,7 +125,7 @@ void printInspection(const EventStore& store, std::ostream& out) {
   memory.sync(store);
   for (int r = 0; r < store.rankCount(); ++r) {
     printBuckets(buckets, r, out);
-    printUnits(units, r, out);
+    printUnits(units, r, store.endNs(), out);
     printPeaks(memory, r, out);
   }
 }
