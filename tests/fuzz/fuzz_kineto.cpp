@@ -1,0 +1,110 @@
+// A PyTorch profiler (Kineto) trace as `shardscope-cli analyze` takes it: the
+// simdjson walk, the trace index, HTA's metrics and the communication summary,
+// then both reports (text and JSON), over the whole trace and over its last
+// step. A bad document must end in one ConfigError. On a CPU with AVX2 the
+// portable walk reads the same input too: both walks must agree.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "common/errors.h"
+#include "kineto/kineto_json_reader.h"
+#include "kineto/kineto_parser.h"
+#include "kineto/trace_analysis.h"
+#include "kineto/trace_index.h"
+#include "kineto/trace_set.h"
+
+using namespace shardscope;
+using namespace shardscope::kineto;
+
+namespace {
+
+[[noreturn]] void finding(const char* what, const std::string& detail) {
+  std::fprintf(stderr, "fuzz_kineto: %s: %s\n", what, detail.c_str());
+  std::abort();
+}
+
+// The document with simdjson's zeroed padding behind it, as readTraceFile leaves it.
+PaddedBuffer padded(const uint8_t* data, size_t size) {
+  constexpr size_t kPadding = 64;  // simdjson::SIMDJSON_PADDING
+  PaddedBuffer b;
+  b.size = size;
+  b.capacity = size + kPadding;
+  b.data = std::make_unique<char[]>(b.capacity);  // value-initialized: zeros
+  if (size) std::memcpy(b.data.get(), data, size);
+  return b;
+}
+
+// What readKinetoJsonPortable made of the input: its error, or its event count.
+struct WalkResult {
+  std::optional<std::string> error;
+  size_t events = 0;
+};
+
+WalkResult portableWalk(const PaddedBuffer& json) {
+  WalkResult r;
+  RankTrace t;
+  t.path = "fuzz.json";
+  try {
+    readKinetoJsonPortable(json, t);
+    r.events = t.events.size();
+  } catch (const ConfigError& e) {
+    r.error = e.what();
+  }
+  return r;
+}
+
+void analyze(TraceSet& set) {
+  for (bool whole : {false, true}) {
+    HtaOptions options;
+    options.whole_trace = whole;
+    const JobAnalysis job = analyzeTraceSet(set, options);
+    std::ostringstream text, json;
+    printAnalysisText(job, set, text);
+    writeAnalysisJson(job, set, json);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const PaddedBuffer json = padded(data, size);
+  TraceSet set;
+  std::optional<std::string> error;
+  try {
+    RankTrace trace = parseKinetoTrace(json, "fuzz.json");
+    if (trace.rank < 0) trace.rank = 0;  // as --rank-of fuzz.json=0 does
+    set.indexes.push_back(buildTraceIndex(trace));
+    set.origin_ns = INT64_MAX;
+    for (const TraceEvent& e : trace.events)
+      if (e.has(kHasTs)) set.origin_ns = std::min(set.origin_ns, trace.absoluteNs(e.ts_ns));
+    if (set.origin_ns == INT64_MAX) set.origin_ns = 0;
+    set.ranks.push_back(std::move(trace));
+  } catch (const ConfigError& e) {
+    error = e.what();
+  }
+
+  if (kinetoAvx2WalkUsed()) {
+    const WalkResult portable = portableWalk(json);
+    if (error.has_value() != portable.error.has_value())
+      finding("the AVX2 and portable walks disagree on whether the document is valid",
+              error ? "AVX2: " + *error : "portable: " + *portable.error);
+    if (!error && portable.events != set.ranks[0].events.size())
+      finding("the AVX2 and portable walks read different event counts",
+              std::to_string(set.ranks[0].events.size()) + " vs " + std::to_string(portable.events));
+  }
+  if (error) return 0;
+
+  try {
+    analyze(set);
+  } catch (const ConfigError&) {
+    // a trace the analysis refuses with one clear error
+  }
+  return 0;
+}
