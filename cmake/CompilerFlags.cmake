@@ -29,3 +29,10 @@ if(SHARDSCOPE_FUZZ AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   message(FATAL_ERROR "SHARDSCOPE_FUZZ needs clang (libFuzzer), not ${CMAKE_CXX_COMPILER_ID}: "
                       "configure with -DCMAKE_CXX_COMPILER=clang++ or SHARDSCOPE_FUZZ=OFF")
 endif()
+
+# The linker, as -fuse-ld=NAME for C++ links (lld links the many test
+# executables several times faster than ld.bfd); empty: the compiler's default.
+set(SHARDSCOPE_LINKER "" CACHE STRING "Linker for C++ executables and libraries (-fuse-ld=): lld, gold, or empty")
+if(SHARDSCOPE_LINKER)
+  add_link_options($<$<LINK_LANGUAGE:CXX>:-fuse-ld=${SHARDSCOPE_LINKER}>)
+endif()

@@ -13,36 +13,40 @@ shardscope_fuzz_dict() {
   if [[ -f $dir/$name.dict ]]; then echo "$dir/$name.dict"; else echo "$dir/json.dict"; fi
 }
 
-# One target for `seconds`: new inputs go to the build's corpus (kept between
-# runs), seeds come from the source tree; the log and any crash input go
-# under $out. Prints one line of figures; returns libFuzzer's status.
+# One target for at most `seconds` and `runs` executions: new inputs go to
+# the build's corpus (kept between runs; libFuzzer writes into the first
+# directory only), seeds come from the source tree; the log and any crash
+# input go under $out. Prints one line of figures; returns libFuzzer's status.
 shardscope_fuzz_one() {
-  local bin=$1 seconds=$2 out=$3 name
+  local bin=$1 seconds=$2 runs=$3 out=$4 name
   name=$(basename "$bin")
   local corpus=$out/corpus/$name artifacts=$out/artifacts/$name/ log=$out/$name.log
   mkdir -p "$corpus" "$artifacts"
   rm -f "$artifacts"/*
   local seeds=("$SHARDSCOPE_ROOT/tests/fuzz/corpus/$name")
   [[ -d $SHARDSCOPE_ROOT/tests/fuzz/regressions/$name ]] && seeds+=("$SHARDSCOPE_ROOT/tests/fuzz/regressions/$name")
-  local status=0
+  local status=0 started=$SECONDS
   ASAN_OPTIONS="halt_on_error=1 detect_leaks=1 ${ASAN_OPTIONS:-}" \
     UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1 ${UBSAN_OPTIONS:-}" \
-    "$bin" "${SHARDSCOPE_FUZZ_FLAGS[@]}" -max_total_time="$seconds" -dict="$(shardscope_fuzz_dict "$name")" \
+    "$bin" "${SHARDSCOPE_FUZZ_FLAGS[@]}" -max_total_time="$seconds" -runs="$runs" -dict="$(shardscope_fuzz_dict "$name")" \
     -artifact_prefix="$artifacts" "$corpus" "${seeds[@]}" >"$log" 2>&1 || status=$?
-  local execs rate rss
+  local execs rate rss took
+  took=$((SECONDS - started))
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
   rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -n 1)
-  printf '%-16s %4ss %10s execs %7s/s  corpus %5s  peak RSS %s MB\n' "$name" "$seconds" "${execs:-?}" \
-    "${rate:-?}" "$(find "$corpus" -type f | wc -l)" "${rss:-?}"
+  printf '%-16s %5ss %11s %8s %7s %8s MB\n' "$name" "$took" "${execs:-?}" "${rate:-?}" \
+    "$(find "$corpus" -type f | wc -l)" "${rss:-?}"
   return "$status"
 }
 
-# Runs every fuzz target of build_dir, `jobs` at a time, within about
-# total_seconds of wall time, then prints the figures. Sets fuzz_passed and
-# fuzz_failed (targets); for each failure prints the input and how to rerun it.
+# Runs every fuzz target of build_dir, `jobs` at a time, within total_seconds
+# of wall time, then prints the figures. A target stops at `runs` executions
+# (the aim), so a fast one leaves its time to those still to start: each gets
+# its share of the time left when it starts. Sets fuzz_passed and fuzz_failed
+# (targets); for each failure prints the input and how to rerun it.
 shardscope_fuzz_campaign() {
-  local build=$1 total=$2 jobs=$3
+  local build=$1 total=$2 jobs=$3 runs=$4
   local out=$build/fuzz bins=() bin
   for bin in "$build"/tests/fuzz/fuzz_*; do
     [[ -x $bin && -f $bin ]] && bins+=("$bin")
@@ -54,25 +58,29 @@ shardscope_fuzz_campaign() {
     return
   fi
   ((jobs > ${#bins[@]})) && jobs=${#bins[@]}
-  local seconds=$((total * jobs / ${#bins[@]}))
-  ((seconds < 1)) && seconds=1
-  shardscope_log "fuzz: ${#bins[@]} targets, ${seconds} s each, $jobs at a time"
+  shardscope_log "fuzz: ${#bins[@]} targets, $jobs at a time, ${total} s in all, each up to $runs executions"
   mkdir -p "$out"
   rm -f "$out"/*.line "$out"/*.status
-  local names=() name
+  local names=() name deadline=$((SECONDS + total)) left=${#bins[@]} running seconds
   for bin in "${bins[@]}"; do
     while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+    running=$(jobs -rp | wc -l)
+    # This target's share of the core-seconds left, never past the deadline.
+    seconds=$(((deadline - SECONDS) * jobs / (left + running)))
+    ((seconds > deadline - SECONDS)) && seconds=$((deadline - SECONDS))
+    ((seconds < 1)) && seconds=1
+    left=$((left - 1))
     name=$(basename "$bin")
     names+=("$name")
     # Each job leaves its figures and its status in files: wait -n reaps jobs.
     (
       status=0
-      shardscope_fuzz_one "$bin" "$seconds" "$out" >"$out/$name.line" || status=$?
+      shardscope_fuzz_one "$bin" "$seconds" "$runs" "$out" >"$out/$name.line" || status=$?
       echo "$status" >"$out/$name.status"
     ) &
   done
   wait
-  printf '%-16s %5s %16s %9s\n' target time executions "per s"
+  printf '%-16s %6s %11s %8s %7s %11s\n' target time executions "per s" corpus "peak RSS"
   for name in "${names[@]}"; do cat "$out/$name.line"; done
   for name in "${names[@]}"; do
     local status
