@@ -6,6 +6,7 @@
 SHARDSCOPE_DEB_PACKAGES=(
   build-essential          # g++ 12 with its libtsan/libasan/libubsan runtimes
   clang libclang-rt-dev    # the asan preset and tests/fuzz: clang with libFuzzer and its sanitizers
+  lld                      # links the many test executables several times faster than ld.bfd
   cmake ninja-build pkg-config
   qt6-base-dev qt6-svg-dev # Core, Gui, Widgets, PrintSupport, Test; Svg
   libgl1-mesa-dev          # Qt6Gui's CMake package needs OpenGL
