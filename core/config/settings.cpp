@@ -172,6 +172,7 @@ std::vector<Setting> buildTable() {
   s = {};
   s.flag = "--tp", s.json_key = "tp", s.json_order = 2, s.args_order = 8;
   s.metavar = "T", s.default_text = "1";
+  s.form = {"Strategy", "tensor parallel", 1024};
   s.applies.backends = (1u << static_cast<unsigned>(Backend::Cpu)) | (1u << static_cast<unsigned>(Backend::Meta));
   s.applies_text = "--backend cpu or meta (the CUDA kernels have no tensor-parallel path yet)";
   s.range_for = [](const RunConfig& c, std::string& hint) {

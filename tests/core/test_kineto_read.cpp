@@ -78,7 +78,7 @@ class TestKinetoRead : public QObject {
     QCOMPARE(t.events[0].dur_ns, 500);
     QCOMPARE(t.absoluteNs(t.events[1].ts_ns), 1700000000000003001);
     QVERIFY(t.any_float_ts);
-    QCOMPARE(t.events[1].kind, EventKind::Kernel);
+    QCOMPARE(t.events[1].kind, kineto::EventKind::Kernel);
     QCOMPARE(t.events[1].stream, 7);
     QCOMPARE(t.events[1].correlation, 1);
   }
@@ -168,7 +168,7 @@ class TestKinetoRead : public QObject {
       QVERIFY(t.bare_array);
       QVERIFY(t.events.size() > 300);
       size_t ops = 0;
-      for (const TraceEvent& e : t.events) ops += e.kind == EventKind::CpuOp;
+      for (const TraceEvent& e : t.events) ops += e.kind == kineto::EventKind::CpuOp;
       QCOMPARE(ops, t.events.size());
       size_t all_reduce = 0;
       for (const Collective& c : set.indexes[r].collectives) all_reduce += c.kind == CollectiveKind::AllReduce;

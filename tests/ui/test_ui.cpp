@@ -354,6 +354,21 @@ class TestUi : public QObject {
     QVERIFY(panel.isValid());
     QVERIFY(!panel.errorField());
 
+    // Tensor parallelism has its row, checked like --tp (T divides P).
+    auto* tp = panel.findChild<QSpinBox*>(QStringLiteral("tp"));
+    QVERIFY(tp);
+    tp->setValue(3);
+    QVERIFY(!panel.isValid());
+    QCOMPARE(panel.errorField(), static_cast<QWidget*>(tp));
+    QProcess tp_cli;
+    tp_cli.start(QStringLiteral(SHARDSCOPE_CLI_PATH), {"run", "--ranks", "4", "--tp", "3"});
+    QVERIFY(tp_cli.waitForFinished(30000));
+    QCOMPARE(QString::fromUtf8(tp_cli.readAllStandardError()).trimmed(), QStringLiteral("error: ") + panel.errorText());
+    tp->setValue(2);
+    QVERIFY2(panel.isValid(), qPrintable(panel.errorText()));
+    QCOMPARE(panel.config().tp, 2);
+    tp->setValue(1);
+
     // hsdp: the shard group appears and is checked like --shard-group.
     auto* shard_group = panel.findChild<QSpinBox*>(QStringLiteral("shard-group"));
     QVERIFY(shard_group);
