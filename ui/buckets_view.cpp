@@ -19,7 +19,6 @@ namespace shardscope {
 
 namespace {
 
-constexpr double kNsPerMs = 1e6;
 constexpr double kBar = 0.62;  // of a row
 // Rank 0's compute lane above the bucket rows, for context: y in [kStripTop, kStripBottom].
 constexpr double kStripTop = -1.15;

@@ -19,11 +19,9 @@ namespace shardscope {
 
 namespace {
 
-constexpr EventKind kKinds[] = {EventKind::AllReduce, EventKind::ReduceScatter, EventKind::AllGather};
-
 int kindIndex(EventKind k) {
   for (int i = 0; i < 3; ++i)
-    if (kKinds[i] == k) return i;
+    if (kCommViewKinds[i] == k) return i;
   return -1;
 }
 
@@ -122,7 +120,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
     for (int k = 0; k < 3; ++k) {
       Row row = acc[k];
       row.rank = r;
-      row.kind = kKinds[k];
+      row.kind = kCommViewKinds[k];
       // Measured: the strategy's sends plus, under tensor parallelism, the TP group's.
       const RankResult* measured = m_measured ? &result->ranks[static_cast<size_t>(r)] : nullptr;
       row.sent = measured ? pick(measured->comm_bytes, row.kind) + pick(measured->tp_comm_bytes, row.kind)

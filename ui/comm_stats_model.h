@@ -18,6 +18,9 @@ namespace shardscope {
 class EventStore;
 struct RunResult;
 
+// The collectives the view counts, in its column order.
+inline constexpr EventKind kCommViewKinds[] = {EventKind::AllReduce, EventKind::ReduceScatter, EventKind::AllGather};
+
 class CommStatsModel : public QAbstractTableModel {
   Q_OBJECT
  public:

@@ -19,7 +19,6 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kBarWidth = 0.36;
-constexpr EventKind kKinds[] = {EventKind::AllReduce, EventKind::ReduceScatter, EventKind::AllGather};
 // Hidden vs exposed time: neutral light and dark, none of the collectives'
 // colours (all-gather green, reduce-scatter vermillion): each colour of the
 // figure means one thing.
@@ -85,8 +84,8 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   addTitle(m_bytes, tr("bytes each rank sent in the step, by collective, beside the predicted bytes (ZeRO paper)"), font());
   for (int k = 0; k < 3; ++k) {
     auto* bars = new QCPBars(m_bytes->xAxis, m_bytes->yAxis);
-    const QColor c = Palette::kind(kKinds[k]);
-    bars->setName(Palette::kindTitle(kKinds[k]));
+    const QColor c = Palette::kind(kCommViewKinds[k]);
+    bars->setName(Palette::kindTitle(kCommViewKinds[k]));
     bars->setBrush(c);
     bars->setPen(QPen(c.darker(125), 0.8));
     bars->setWidth(kBarWidth);
@@ -225,7 +224,7 @@ void CommView::rebuildPlots() {
     for (int k = 0; k < 3; ++k) {
       int64_t sent = 0;
       for (const CommStatsModel::Row& row : m_model->statRows())
-        if (row.rank == r && row.kind == kKinds[k]) sent = row.sent;
+        if (row.rank == r && row.kind == kCommViewKinds[k]) sent = row.sent;
       m_kindBars[k]->addData(r - 0.19, static_cast<double>(sent) / kMiB);
       used[k] = used[k] || sent > 0;
       stack += static_cast<double>(sent) / kMiB;

@@ -149,6 +149,8 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   m_strategy = field<QComboBox>("strategy");
   m_ranks = field<QSpinBox>("ranks");
   m_shardGroup = field<QSpinBox>("shard-group");
+  m_tp = field<QSpinBox>("tp");
+  m_tp->setMinimum(1);
   m_model = field<QComboBox>("model");
   m_layers = field<QSpinBox>("layers");
   m_hidden = field<QSpinBox>("hidden");
@@ -339,6 +341,9 @@ RunConfig ExperimentPanel::config() const {
   if (c.clock == ClockKind::Modeled) c.profile = m_profile->currentText().toStdString();
   if (m_inject->isChecked()) c.inject_branch = InjectBranch{m_injectRank->value(), m_injectBlock->value()};
   c.replicate = c.backend != Backend::Meta || m_replicate->isChecked();
+  // Where the row applies (the table's applicability): the GPU backends have no TP path.
+  const Setting* tp_row = findSetting("--tp");
+  c.tp = tp_row && tp_row->applies.appliesTo(c) ? m_tp->value() : 1;
   return c;
 }
 
@@ -348,6 +353,7 @@ void ExperimentPanel::setConfig(const RunConfig& c) {
   m_strategy->setCurrentIndex(strategy >= 0 ? strategy : 0);
   m_ranks->setValue(c.ranks);
   m_shardGroup->setValue(c.shardGroupSize());
+  m_tp->setValue(c.tp);
   const int preset_model = c.model.preset.empty() ? -1 : m_model->findText(QString::fromStdString(c.model.preset));
   m_model->setCurrentIndex(preset_model >= 0 ? preset_model : c.model.kind == ModelKind::Gpt ? 1 : 0);
   m_backend->setCurrentIndex(std::max(0, m_backend->findText(QString::fromStdString(backendName(c.backend)))));

@@ -91,6 +91,7 @@ class ExperimentPanel : public QWidget {
   QComboBox* m_strategy;
   QSpinBox* m_ranks;
   QSpinBox* m_shardGroup;
+  QSpinBox* m_tp;
   QComboBox* m_model;
   QSpinBox* m_layers;
   QSpinBox* m_hidden;

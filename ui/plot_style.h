@@ -8,6 +8,9 @@ class QString;
 
 namespace shardscope {
 
+// Trace times are ns; every plot's time axis is in ms.
+inline constexpr double kNsPerMs = 1e6;
+
 class PlotStyle {
  public:
   // Light axes, dotted grid, 8 pt labels, white background.

@@ -6,12 +6,12 @@
 
 #include "inspect/event_store.h"
 #include "palette.h"
+#include "plot_style.h"
 #include "inspect/timeline_layout.h"
 
 namespace shardscope {
 
 namespace {
-constexpr double kNsPerMs = 1e6;
 constexpr double kMinLabelPx = 22.0;  // narrower boxes carry no text
 constexpr double kMinStepGapPx = 8.0;  // closer step lines thin to the ruler's labels
 }  // namespace

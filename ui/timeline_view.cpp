@@ -23,7 +23,6 @@ namespace shardscope {
 
 namespace {
 
-constexpr double kNsPerMs = 1e6;
 constexpr double kMinRowPx = 20.0;  // below this rows scroll instead of shrinking
 
 // Legend order follows a step: compute, then communication, then the rest.

@@ -22,7 +22,6 @@ namespace shardscope {
 
 namespace {
 
-constexpr double kNsPerMs = 1e6;
 constexpr int kThrottleMs = 250;
 constexpr int kSliderSteps = 1000;
 constexpr int kPlayFrames = 240;  // frames per step: 8 s at 30 fps

@@ -6,14 +6,6 @@
 
 namespace shardscope {
 
-namespace {
-
-bool isCollective(EventKind k) {
-  return k == EventKind::AllReduce || k == EventKind::ReduceScatter || k == EventKind::AllGather;
-}
-
-}  // namespace
-
 Algorithm WalkthroughModel::algorithm(Strategy strategy) {
   Algorithm a;
   if (isHybrid(strategy)) {

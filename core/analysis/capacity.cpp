@@ -6,13 +6,12 @@
 #include <sstream>
 
 #include "analysis/formulas.h"
+#include "common/checked_math.h"
 #include "common/errors.h"
 
 namespace shardscope {
 
 namespace {
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Up to this many params, 16 N stays far inside int64 (1.6e16 < 9.2e18).
 constexpr int64_t kMaxParams = 1'000'000'000'000'000;

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/checked_math.h"
 #include "common/errors.h"
 #include "memory/memory_ledger.h"
 #include "model/meta_model.h"
@@ -21,8 +22,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiBytes = 1024.0 * 1024.0;
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // "26 GiB", "3.4 GiB", "512 MiB", "under 1 MiB".
 std::string gib(int64_t bytes) {

@@ -4,14 +4,13 @@
 #include <iostream>
 #include <ostream>
 
+#include "cli/exit_codes.h"
 #include "common/errors.h"
 #include "kineto/trace_analysis.h"
 
 namespace shardscope {
 
 namespace {
-
-constexpr int kExitOk = 0, kExitBadInput = 2;
 
 const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... [--json FILE] [--whole-trace] [--rank-of FILE=R]
   TRACE         a PyTorch profiler trace (.json or .json.gz), one per rank; DIR: its *.json, *.json.gz

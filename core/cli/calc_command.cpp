@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "analysis/capacity.h"
+#include "cli/exit_codes.h"
 #include "common/errors.h"
 #include "config/model_presets.h"
 #include "config/model_shape.h"
@@ -18,7 +19,6 @@ namespace shardscope {
 
 namespace {
 
-constexpr int kExitOk = 0, kExitBadInput = 2;
 constexpr int kMaxRanks = 1'000'000;
 constexpr double kMaxCapacityGb = 1e6;
 

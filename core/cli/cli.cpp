@@ -10,6 +10,7 @@
 #include "analysis/run_summary.h"
 #include "cli/analyze_command.h"
 #include "cli/calc_command.h"
+#include "cli/exit_codes.h"
 #include "cli/inspect_command.h"
 #include "cli/profiles_command.h"
 #include "common/errors.h"
@@ -22,8 +23,6 @@
 namespace shardscope {
 
 namespace {
-
-constexpr int kExitOk = 0, kExitBadInput = 2, kExitRunFailed = 3, kExitOutputFailed = 4;
 
 const char* const kUsage = R"(usage: shardscope-cli COMMAND [flags]
 commands:

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "cli/exit_codes.h"
 #include "inspect/bucket_activity.h"
 #include "inspect/event_store.h"
 #include "inspect/memory_series.h"
@@ -14,8 +15,6 @@
 namespace shardscope {
 
 namespace {
-
-constexpr int kExitOk = 0, kExitBadInput = 2;
 
 constexpr std::array<const char*, kUnitStateCount> kUnitStateNames = {"sharded",   "gathering", "gathered",
                                                                       "computing", "reducing",  "freed"};

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "cli/exit_codes.h"
 #include "common/errors.h"
 #include "model/cpu_calibration.h"
 #include "model/hardware_profile.h"
@@ -15,9 +16,7 @@ namespace shardscope {
 
 namespace {
 
-constexpr int kExitOk = 0, kExitBadInput = 2;
-
-const char* const kUsage = R"(usage: shardscope-cli profiles [--json] [--calibrate]
+const char* const kProfilesUsage = R"(usage: shardscope-cli profiles [--json] [--calibrate]
 Hardware profiles for modeled timelines: resources/profiles/*.json (set
 SHARDSCOPE_RESOURCES to use another resources folder) and this-cpu, measured
 on this machine and cached.
@@ -109,7 +108,7 @@ int commandProfiles(const std::vector<std::string>& args, std::ostream& out, std
     } else if (a == "--calibrate") {
       recalibrate = true;
     } else if (a == "--help" || a == "-h") {
-      out << kUsage;
+      out << kProfilesUsage;
       return kExitOk;
     } else {
       err << "error: profiles takes --json, --calibrate or --help, got '" << a << "'\n";

@@ -13,6 +13,9 @@ namespace shardscope {
 // always fits int64.
 inline constexpr int64_t kMaxTimeNs = 1'000'000'000'000'000'000;
 
+// ceil(a / b) for a >= 0, b > 0 (sizes into chunks).
+inline constexpr int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // a + b into out; false (out untouched) when the sum does not fit int64.
 inline bool checkedAdd(int64_t a, int64_t b, int64_t& out) {
   int64_t sum = 0;

@@ -16,22 +16,22 @@ namespace shardscope {
 
 namespace {
 
-using Json = nlohmann::json;  // sorted keys, as presets have always been read
+using PresetJson = nlohmann::json;  // sorted keys, as presets have always been read
 
 constexpr int kMaxDepth = 32;  // a preset is three levels deep; deeper is not a preset
 
 [[noreturn]] void fail(const std::string& where, const std::string& what) { throw ConfigError(where + ": " + what); }
 
-std::string typeName(const Json& v) {
+std::string typeName(const PresetJson& v) {
   switch (v.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return "a boolean";
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
-    case Json::value_t::number_float: return "a number";
-    case Json::value_t::string: return "a string";
-    case Json::value_t::array: return "an array";
-    case Json::value_t::object: return "an object";
+    case PresetJson::value_t::null: return "null";
+    case PresetJson::value_t::boolean: return "a boolean";
+    case PresetJson::value_t::number_integer:
+    case PresetJson::value_t::number_unsigned:
+    case PresetJson::value_t::number_float: return "a number";
+    case PresetJson::value_t::string: return "a string";
+    case PresetJson::value_t::array: return "an array";
+    case PresetJson::value_t::object: return "an object";
     default: return "undefined";
   }
 }
@@ -49,7 +49,7 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
   return out;
 }
 
-std::string requireString(const Json& o, const char* key, const std::string& where, bool required) {
+std::string requireString(const PresetJson& o, const char* key, const std::string& where, bool required) {
   const auto it = o.find(key);
   if (it == o.end()) {
     if (required) fail(where, std::string("missing field \"") + key + "\" (a non-empty string)");
@@ -65,25 +65,25 @@ std::string requireString(const Json& o, const char* key, const std::string& whe
 class RepeatedKeyCheck {
  public:
   explicit RepeatedKeyCheck(const std::string& file) : m_file(file) {}
-  bool operator()(int depth, Json::parse_event_t event, Json& parsed) {
+  bool operator()(int depth, PresetJson::parse_event_t event, PresetJson& parsed) {
     switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start:
+      case PresetJson::parse_event_t::object_start:
+      case PresetJson::parse_event_t::array_start:
         element();
         if (depth >= kMaxDepth) fail(m_file, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
-        m_frames.push_back({event == Json::parse_event_t::array_start, -1, {}, {}});
+        m_frames.push_back({event == PresetJson::parse_event_t::array_start, -1, {}, {}});
         break;
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
+      case PresetJson::parse_event_t::object_end:
+      case PresetJson::parse_event_t::array_end:
         if (!m_frames.empty()) m_frames.pop_back();
         break;
-      case Json::parse_event_t::key: {
+      case PresetJson::parse_event_t::key: {
         Frame& top = m_frames.back();
         top.key = parsed.get<std::string>();
         if (!top.keys.insert(top.key).second) fail(m_file, "field \"" + path() + "\" appears twice");
         break;
       }
-      case Json::parse_event_t::value: element(); break;
+      case PresetJson::parse_event_t::value: element(); break;
     }
     return true;
   }
@@ -112,7 +112,7 @@ class RepeatedKeyCheck {
 
 // A JSON value as the CLI would have it typed: integers without a decimal
 // point; on/off settings (the settings table's Switch rows) also as booleans.
-std::string argText(const Json& v, const Setting& setting, const std::string& where) {
+std::string argText(const PresetJson& v, const Setting& setting, const std::string& where) {
   const std::string key = setting.presetKey();
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
@@ -131,7 +131,7 @@ std::string argText(const Json& v, const Setting& setting, const std::string& wh
   fail(where, "\"" + key + "\" must be a string or a number, got " + typeName(v));
 }
 
-PresetFileRun parseRun(const Json& value, size_t index, const std::string& file) {
+PresetFileRun parseRun(const PresetJson& value, size_t index, const std::string& file) {
   const std::string where = file + ": runs[" + std::to_string(index) + "]";
   if (!value.is_object()) fail(where, "must be an object with \"config\", got " + typeName(value));
   for (const auto& [key, member] : value.items())
@@ -142,7 +142,7 @@ PresetFileRun parseRun(const Json& value, size_t index, const std::string& file)
   if (config_it == value.end() || !config_it->is_object())
     fail(where, "field \"config\" must be an object of CLI flags without \"--\", got " +
                     (config_it == value.end() ? std::string("undefined") : typeName(*config_it)));
-  const Json& config = *config_it;
+  const PresetJson& config = *config_it;
   const std::vector<std::string> fields = presetConfigKeys();
   const std::string config_where = where + ".config";
   for (const auto& [key, member] : config.items())
@@ -189,16 +189,16 @@ std::vector<std::string> presetConfigKeys() {
 }
 
 PresetFile parsePresetJson(std::string_view json, const std::string& file) {
-  Json root;
+  PresetJson root;
   try {
-    root = Json::parse(json.begin(), json.end(), RepeatedKeyCheck(file));
-  } catch (const Json::parse_error& e) {
+    root = PresetJson::parse(json.begin(), json.end(), RepeatedKeyCheck(file));
+  } catch (const PresetJson::parse_error& e) {
     // nlohmann's message starts "[json.exception.parse_error.101] parse error at line 1, column 11: …".
     std::string what = e.what();
     if (const size_t colon = what.find(": "); what.rfind("[json.exception", 0) == 0 && colon != std::string::npos)
       what = what.substr(colon + 2);
     fail(file, "not valid JSON at byte " + std::to_string(e.byte) + ": " + what);
-  } catch (const Json::exception& e) {
+  } catch (const PresetJson::exception& e) {
     fail(file, std::string("not valid JSON: ") + e.what());
   }
   if (!root.is_object()) fail(file, "the top level must be a JSON object");

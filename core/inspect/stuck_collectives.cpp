@@ -8,14 +8,6 @@
 
 namespace shardscope {
 
-namespace {
-
-bool isCollective(EventKind k) {
-  return k == EventKind::AllReduce || k == EventKind::ReduceScatter || k == EventKind::AllGather;
-}
-
-}  // namespace
-
 std::vector<StuckCollective> findStuckCollectives(const EventStore& store) {
   std::vector<StuckCollective> out;
   const int ranks = store.rankCount();

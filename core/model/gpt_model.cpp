@@ -18,7 +18,7 @@ namespace shardscope {
 
 namespace {
 
-constexpr uint64_t kInitStream = 0x6e70;
+constexpr uint64_t kGptInitStream = 0x6e70;
 constexpr float kInitStd = 0.02f;  // GPT-2
 
 // Offsets of a block's parameters, in registration order (see model_spec.cpp).
@@ -63,7 +63,7 @@ void GptModel::initParams(const ModelSpec& spec, uint64_t seed, float* master) {
     } else {
       float std = kInitStd;
       if (p.name.ends_with("attn.proj.weight") || p.name.ends_with("fc2.weight")) std *= residual_scale;
-      for (int64_t j = 0; j < p.numel(); ++j) out[j] = std * normal(seed, kInitStream + i, j);
+      for (int64_t j = 0; j < p.numel(); ++j) out[j] = std * normal(seed, kGptInitStream + i, j);
     }
   }
 }

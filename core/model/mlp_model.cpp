@@ -10,7 +10,7 @@
 namespace shardscope {
 
 namespace {
-constexpr uint64_t kInitStream = 0x1417;
+constexpr uint64_t kMlpInitStream = 0x1417;
 }
 
 TensorParallelComm& MlpModel::tensorParallel() {
@@ -37,7 +37,7 @@ void MlpModel::initParams(const ModelSpec& spec, uint64_t seed, float* master) {
     } else {
       float scale = 1.0f / std::sqrt(static_cast<float>(p.cols));  // fan-in
       if (p.name.ends_with("fc2.weight")) scale *= residual_scale;
-      for (int64_t j = 0; j < p.numel(); ++j) out[j] = scale * normal(seed, kInitStream + i, j);
+      for (int64_t j = 0; j < p.numel(); ++j) out[j] = scale * normal(seed, kMlpInitStream + i, j);
     }
   }
 }

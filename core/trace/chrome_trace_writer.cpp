@@ -19,10 +19,6 @@ namespace {
 
 constexpr int kTimeDecimals = 3;  // ns -> us with 3 decimals keeps every ns
 
-bool isCollective(EventKind kind) {
-  return kind == EventKind::AllReduce || kind == EventKind::ReduceScatter || kind == EventKind::AllGather;
-}
-
 bool isMemory(EventKind kind) { return kind == EventKind::Alloc || kind == EventKind::Free; }
 
 void appendInt(std::string& out, int64_t number) {

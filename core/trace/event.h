@@ -68,5 +68,9 @@ std::string_view laneName(Lane lane);
 std::string_view eventKindName(EventKind kind);
 std::string_view categoryName(Category category);
 bool isInstant(EventKind kind);
+// The data-parallel collectives (a broadcast only happens in setup).
+constexpr bool isCollective(EventKind k) {
+  return k == EventKind::AllReduce || k == EventKind::ReduceScatter || k == EventKind::AllGather;
+}
 
 }  // namespace shardscope

@@ -40,10 +40,6 @@ int64_t overlap(const std::vector<Interval>& a, const std::vector<Interval>& b) 
   return total;
 }
 
-bool isCollective(EventKind k) {
-  return k == EventKind::AllReduce || k == EventKind::ReduceScatter || k == EventKind::AllGather;
-}
-
 bool isComputeWork(EventKind k) {
   return k == EventKind::Forward || k == EventKind::Backward || k == EventKind::Loss ||
          k == EventKind::OptimizerStep;
