@@ -107,7 +107,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     QWidget* widget = nullptr;
     switch (s.type) {
       case SettingType::Int:
-      case SettingType::Seed: {
+      case SettingType::RngState: {
         auto* box = intBox(0, static_cast<int>(s.form.max), tip, this);
         if (*s.form.suffix) box->setSuffix(tr(s.form.suffix));
         widget = box;

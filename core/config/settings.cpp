@@ -412,7 +412,7 @@ std::vector<Setting> buildTable() {
 
   s = {};
   s.flag = "--seed", s.json_key = "seed", s.json_order = 16, s.args_order = 13;
-  s.type = SettingType::Seed, s.metavar = "N", s.default_text = "1";
+  s.type = SettingType::RngState, s.metavar = "N", s.default_text = "1";
   s.help = "random seed of the data, the initial weights and the teacher, 0..2^62";
   s.form = {"Training", "seed", 2147483647};
   s.args = [](const RunConfig& c) { return one(std::to_string(c.seed)); };

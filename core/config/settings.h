@@ -18,7 +18,7 @@ namespace shardscope {
 enum class SettingType {
   Int,     // an int flag: "--ranks 4"
   Real,    // a double: "--lr 0.0001"
-  Seed,    // a uint64: "--seed 12345678901"
+  RngState,  // the random generator's start, a uint64: "--seed 12345678901"
   Choice,  // one name of a list: "--prefetch both"
   Switch,  // on|off: "--replicate off"
   Text,    // free text: a profile name or a path
