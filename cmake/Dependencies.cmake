@@ -6,6 +6,8 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(Gloo REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+# --launch processes: rank processes stream their events to the launcher (core/launch).
+pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET libzmq)
 # core/kineto: PyTorch profiler traces (JSON via simdjson, .json.gz via zlib).
 find_package(simdjson REQUIRED)
 find_package(ZLIB REQUIRED)

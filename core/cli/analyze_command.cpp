@@ -4,7 +4,7 @@
 #include <iostream>
 #include <ostream>
 
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
 #include "common/errors.h"
 #include "kineto/trace_analysis.h"
 

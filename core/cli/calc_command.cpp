@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "analysis/capacity.h"
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
 #include "common/errors.h"
 #include "config/model_presets.h"
 #include "config/model_shape.h"

@@ -10,13 +10,15 @@
 #include "analysis/run_summary.h"
 #include "cli/analyze_command.h"
 #include "cli/calc_command.h"
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
 #include "cli/inspect_command.h"
 #include "cli/profiles_command.h"
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/output_file.h"
 #include "common/stop_signals.h"
+#include "launch/process_launcher.h"
+#include "launch/worker.h"
 #include "engine/run.h"
 #include "trace/chrome_trace_writer.h"
 
@@ -195,6 +197,17 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
     err << "error: " << e.what() << "\n";
     return kExitBadInput;
   }
+  if (config.launch == Launch::Processes && config.node_rank > 0) {
+    try {
+      return runOtherNode(config, out, err);
+    } catch (const ConfigError& e) {
+      err << "error: " << e.what() << "\n";
+      return kExitBadInput;
+    } catch (const std::exception& e) {
+      err << "error: " << failureText(e) << "\n";
+      return kExitRunFailed;
+    }
+  }
   std::unique_ptr<Run> run;
   try {
     run = std::make_unique<Run>(config);
@@ -205,6 +218,7 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
     err << "error: " << failureText(e) << "\n";
     return kExitRunFailed;
   }
+  if (config.launch == Launch::Processes) run->setRemoteRanks(processLauncher());
   // SIGINT, SIGTERM, SIGHUP stop the run as the Stop button does; what ran is
   // written below, marked interrupted.
   const StopSignalScope on_signal([r = run.get()] { r->cancel(); });
@@ -289,6 +303,11 @@ int runCli(const std::vector<std::string>& cli_args, std::ostream& out, std::ost
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   try {
     if (args[0] == "run") return commandRun(rest, out, err);
+    if (args[0] == "worker") {  // started by `run --launch processes`, one per rank
+      RunConfig config;
+      const WorkerArgs worker = parseWorkerArgs(rest, &config);
+      return runWorker(config, worker, err);
+    }
     if (args[0] == "devices") return commandDevices(rest, out, err, hooks);
     if (args[0] == "calc") return commandCalc(rest, out, err);
     if (args[0] == "profiles") return commandProfiles(rest, out, err);

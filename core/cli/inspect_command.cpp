@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <ostream>
 
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
 #include "inspect/bucket_activity.h"
 #include "inspect/event_store.h"
 #include "inspect/memory_series.h"

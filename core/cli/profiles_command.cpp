@@ -6,7 +6,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "cli/exit_codes.h"
+#include "common/exit_codes.h"
 #include "common/errors.h"
 #include "model/cpu_calibration.h"
 #include "model/hardware_profile.h"

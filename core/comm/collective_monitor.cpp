@@ -28,6 +28,28 @@ std::string joinRanks(const std::vector<int>& ranks) {
 }
 }  // namespace
 
+std::string mismatchReport(const std::string& group, int seq, const std::vector<int>& members,
+                           const std::vector<std::optional<Fingerprint>>& posted) {
+  std::ostringstream os;
+  os << "collective mismatch in group " << group << " at seq " << seq << ": ";
+  bool first = true;
+  for (size_t q = 0; q < posted.size(); ++q) {
+    if (!posted[q]) continue;  // a replicated rank
+    os << (first ? "" : "; ") << "rank " << members[q] << " issued " << describe(*posted[q]);
+    first = false;
+  }
+  os << ". Every rank must issue the same collectives in the same order.";
+  return os.str();
+}
+
+std::string stuckText(const Fingerprint& fp, const std::vector<int>& waiting, const std::vector<int>& missing) {
+  std::ostringstream os;
+  os << "rank" << (waiting.size() > 1 ? "s " : " ") << joinRanks(waiting)
+     << (waiting.size() > 1 ? " are" : " is") << " stuck in " << describe(fp) << ", waiting for rank"
+     << (missing.size() > 1 ? "s " : " ") << joinRanks(missing) << ".";
+  return os.str();
+}
+
 CollectiveMonitor::CollectiveMonitor(std::string group_name, std::vector<int> members,
                                      RankStatusBoard& board, RunControl& control,
                                      std::chrono::milliseconds timeout)
@@ -71,17 +93,9 @@ int64_t CollectiveMonitor::check(int group_rank, const Fingerprint& fp, int64_t 
   const auto& posted = m_posted[fp.seq];
   for (int r = 0; r < n; ++r) {
     if (posted[r] && *posted[r] != fp) {
-      std::ostringstream os;
-      os << "collective mismatch in group " << m_name << " at seq " << fp.seq << ": ";
-      bool first = true;
-      for (int q = 0; q < n; ++q) {
-        if (!posted[q]) continue;  // a replicated rank
-        os << (first ? "" : "; ") << "rank " << m_members[q] << " issued " << describe(*posted[q]);
-        first = false;
-      }
-      os << ". Every rank must issue the same collectives in the same order.";
-      SPDLOG_LOGGER_ERROR(&logger(LogComponent::Comm), "{}", os.str());
-      throw RunError(os.str());
+      const std::string report = mismatchReport(m_name, fp.seq, m_members, posted);
+      SPDLOG_LOGGER_ERROR(&logger(LogComponent::Comm), "{}", report);
+      throw RunError(report);
     }
   }
   const int64_t start = m_latestArrival[fp.seq];
@@ -101,10 +115,8 @@ std::string CollectiveMonitor::hangReport(const Fingerprint& fp,
   for (size_t r = 0; r < posted.size(); ++r)
     if (m_posts[r]) (posted[r] ? waiting : missing).push_back(m_members[r]);
   std::ostringstream os;
-  os << "collective hang in group " << m_name << " (timeout " << timeout.count() << " ms): ";
-  os << "rank" << (waiting.size() > 1 ? "s " : " ") << joinRanks(waiting)
-     << (waiting.size() > 1 ? " are" : " is") << " stuck in " << describe(fp) << ", waiting for rank"
-     << (missing.size() > 1 ? "s " : " ") << joinRanks(missing) << ".";
+  os << "collective hang in group " << m_name << " (timeout " << timeout.count() << " ms): "
+     << stuckText(fp, waiting, missing);
   for (int r : missing) {
     const std::string status = m_board.get(r);
     os << " Rank " << r << ": " << (status.empty() ? "no status" : status) << ".";

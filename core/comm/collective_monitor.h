@@ -31,7 +31,27 @@ struct Fingerprint {
 
 std::string describe(const Fingerprint& fp);
 
-class CollectiveMonitor {
+// What a ProcessGroup asks before each collective: have all members issued the
+// same one, and when did the last of them arrive (modeled clock)? Ranks that
+// are threads of one process answer it in memory (CollectiveMonitor); ranks in
+// separate processes exchange their fingerprints (PeerFingerprintCheck).
+class CollectiveCheck {
+ public:
+  virtual ~CollectiveCheck() = default;
+  // Returns the latest arrival of all members, or throws RunError naming the
+  // mismatch or the ranks that never arrived. timeout < 0: the check's own.
+  virtual int64_t check(int group_rank, const Fingerprint& fp, int64_t arrival_ns,
+                        std::chrono::milliseconds timeout) = 0;
+  virtual const std::vector<int>& members() const = 0;  // global ranks, in group-rank order
+};
+
+// "collective mismatch in group G at seq S: rank 0 issued …; rank 1 issued …. …"
+std::string mismatchReport(const std::string& group, int seq, const std::vector<int>& members,
+                           const std::vector<std::optional<Fingerprint>>& posted);
+// "ranks 0 and 2 are stuck in …, waiting for rank 1." (without the statuses)
+std::string stuckText(const Fingerprint& fp, const std::vector<int>& waiting, const std::vector<int>& missing);
+
+class CollectiveMonitor final : public CollectiveCheck {
  public:
   // members: global rank of each group rank; board: states of all global ranks.
   CollectiveMonitor(std::string group_name, std::vector<int> members, RankStatusBoard& board,
@@ -42,8 +62,8 @@ class CollectiveMonitor {
   // arrival times, when the collective can really start — or throws RunError.
   // timeout < 0: the monitor's own.
   int64_t check(int group_rank, const Fingerprint& fp, int64_t arrival_ns = 0,
-                std::chrono::milliseconds timeout = std::chrono::milliseconds(-1));
-  const std::vector<int>& members() const { return m_members; }
+                std::chrono::milliseconds timeout = std::chrono::milliseconds(-1)) override;
+  const std::vector<int>& members() const override { return m_members; }
   // Symmetric replication (meta backend): only the members whose flag is set
   // (by global rank) run; the others are copies of them and never post. A
   // collective then starts once every simulated member has posted.

@@ -2,7 +2,9 @@
 
 #include "trace/run_trace.h"
 
+#include "comm/gloo_communicator.h"
 #include "comm/meta_communicator.h"
+#include "comm/peer_fingerprint_check.h"
 #include "common/log.h"
 #include "common/thread_start.h"
 
@@ -35,12 +37,37 @@ CommMesh::CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunContro
     addGroup(g.name, std::move(g.ranks), board, control, timeout_ms, transport_timeout_ms);
 }
 
+CommMesh::CommMesh(int ranks, int shard_group, int tp, const MeshProcess& process, int timeout_ms,
+                   int transport_timeout_ms)
+    : m_ranks(ranks), m_shardGroup(shard_group), m_meta(false), m_gpu(nullptr) {
+  // Every process connects its groups in the mesh's one order, so the lowest
+  // group not yet connected always has all its members at its rendezvous.
+  for (CommGroup& g : meshGroups(ranks, shard_group, tp)) {
+    const int id = static_cast<int>(m_specs.size());
+    const int size = static_cast<int>(g.ranks.size());
+    const auto it = std::find(g.ranks.begin(), g.ranks.end(), process.rank);
+    std::vector<std::unique_ptr<Communicator>> comms(static_cast<size_t>(size));
+    std::unique_ptr<CollectiveCheck> check;
+    if (it != g.ranks.end()) {
+      const int group_rank = static_cast<int>(it - g.ranks.begin());
+      auto comm = connectGlooMember(size, group_rank, process.prefix + "/" + g.name, *process.store, process.hostname,
+                                    transport_timeout_ms, process.connect_timeout_ms);
+      check = std::make_unique<PeerFingerprintCheck>(g.name, g.ranks, *comm, std::chrono::milliseconds(timeout_ms));
+      comms[static_cast<size_t>(group_rank)] = std::move(comm);
+    }
+    m_comms.push_back(std::move(comms));
+    m_monitors.push_back(std::move(check));
+    m_specs.push_back({id, g.name, std::move(g.ranks)});
+  }
+}
+
 CommMesh::~CommMesh() {
   // Tearing a Gloo group down costs time per connection; do the groups in
   // parallel, and in this thread what no new thread can be started for.
   JoinedThreads workers;
   for (auto& group : m_comms)
     for (auto& comm : group) {
+      if (!comm) continue;
       try {
         workers.start("closing a communicator", [&comm] { comm.reset(); });
       } catch (const ResourceError&) {
@@ -57,8 +84,9 @@ void CommMesh::addGroup(const std::string& name, std::vector<int> members, RankS
   if (m_meta) m_comms.push_back(createMetaGroup(size));
   else if (m_gpu) m_comms.push_back(m_gpu->createGroup(name, members));
   else m_comms.push_back(createGlooGroup(size, name, transport_timeout_ms));
-  m_monitors.push_back(std::make_unique<CollectiveMonitor>(name, members, board, control,
-                                                           std::chrono::milliseconds(timeout_ms)));
+  auto monitor = std::make_unique<CollectiveMonitor>(name, members, board, control, std::chrono::milliseconds(timeout_ms));
+  m_inProcess.push_back(monitor.get());
+  m_monitors.push_back(std::move(monitor));
   spdlog::logger& log = logger(LogComponent::Comm);
   if (log.should_log(spdlog::level::debug))
     SPDLOG_LOGGER_DEBUG(&log, "group {} '{}': {} ranks ({}) over {}", id, name, size, rankList(members),
@@ -67,7 +95,7 @@ void CommMesh::addGroup(const std::string& name, std::vector<int> members, RankS
 }
 
 void CommMesh::setSimulated(const std::vector<bool>& simulated_by_rank) {
-  for (auto& monitor : m_monitors) monitor->setSimulated(simulated_by_rank);
+  for (CollectiveMonitor* monitor : m_inProcess) monitor->setSimulated(simulated_by_rank);
 }
 
 void CommMesh::abortAll() {
@@ -94,6 +122,8 @@ std::unique_ptr<ProcessGroup> CommMesh::makeProcessGroup(int id, int rank, RankC
   const CommGroupSpec& spec = m_specs.at(id);
   const auto it = std::find(spec.members.begin(), spec.members.end(), rank);
   const auto group_rank = static_cast<size_t>(it - spec.members.begin());
+  if (it == spec.members.end() || !m_comms[id][group_rank])
+    throw RunError("rank " + std::to_string(rank) + " has no member in group '" + spec.name + "' in this process");
   return std::make_unique<ProcessGroup>(id, spec.name, *m_comms[id][group_rank], *m_monitors[id], ctx);
 }
 

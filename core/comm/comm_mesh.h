@@ -18,7 +18,21 @@
 #include "comm/process_group.h"
 #include "rank/rank_context.h"
 
+namespace gloo::rendezvous {
+class Store;
+}
+
 namespace shardscope {
+
+// This process's part of a run whose ranks are processes (--launch
+// processes): it hosts one rank and meets the others through a rendezvous store.
+struct MeshProcess {
+  int rank = 0;                             // the rank this process hosts
+  gloo::rendezvous::Store* store = nullptr; // shared by every process of the run
+  std::string prefix;                       // keeps this run's keys apart in a shared store
+  std::string hostname = "127.0.0.1";       // where the peers reach this rank
+  int connect_timeout_ms = 60000;           // every rank must start within this
+};
 
 struct CommGroupSpec {
   int id = 0;                // fingerprint / event group id
@@ -33,6 +47,9 @@ class CommMesh {
   // gpu: the GPU runtime's communicators (NCCL or emulated) instead of Gloo's.
   CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunControl& control, int timeout_ms,
            int transport_timeout_ms, bool meta = false, CommunicatorFactory* gpu = nullptr, int tp = 1);
+  // The same groups, of which this process makes only its rank's members,
+  // over Gloo between processes; the fingerprint check goes over the wire.
+  CommMesh(int ranks, int shard_group, int tp, const MeshProcess& process, int timeout_ms, int transport_timeout_ms);
   ~CommMesh();
 
   const std::vector<CommGroupSpec>& groups() const { return m_specs; }
@@ -61,7 +78,8 @@ class CommMesh {
   CommunicatorFactory* m_gpu;
   std::vector<CommGroupSpec> m_specs;
   std::vector<std::vector<std::unique_ptr<Communicator>>> m_comms;  // [group][group rank]
-  std::vector<std::unique_ptr<CollectiveMonitor>> m_monitors;       // [group]
+  std::vector<std::unique_ptr<CollectiveCheck>> m_monitors;         // [group]; null where this process has no member
+  std::vector<CollectiveMonitor*> m_inProcess;                      // those that are CollectiveMonitors
 };
 
 }  // namespace shardscope

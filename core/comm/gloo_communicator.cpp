@@ -90,6 +90,7 @@ class Transfers {
  public:
   Transfers(gloo::Context& context, std::atomic<uint64_t>& bytesSent, Millis timeout, AbortState& abort)
       : m_context(context), m_bytesSent(bytesSent), m_timeout(timeout), m_abort(abort) {}
+  void setTimeout(Millis timeout) { m_timeout = timeout; }
   ~Transfers() {
     bool pending = false;
     {
@@ -283,6 +284,50 @@ void GlooCommunicator::guarded(const char* op, Body&& body) {
     SPDLOG_LOGGER_CALL(&logger(LogComponent::Comm), aborted ? spdlog::level::debug : spdlog::level::err, "{}", message);
     throw RunError(message);
   }
+}
+
+std::vector<int> GlooCommunicator::exchangeUncounted(const void* mine, void* all, size_t bytes, Millis timeout) {
+  char* out = static_cast<char*>(all);
+  std::memcpy(out + static_cast<size_t>(m_rank) * bytes, mine, bytes);
+  std::vector<int> missing;
+  if (m_size == 1) return missing;
+  const uint64_t slot = nextSlotBase();
+  std::atomic<uint64_t> uncounted{0};
+  Transfers io(*m_context, uncounted, timeout, m_abort);
+  std::vector<size_t> recvs(static_cast<size_t>(m_size));
+  for (int q = 0; q < m_size; ++q) {
+    if (q == m_rank) continue;
+    io.send(mine, bytes, q, slot);
+    recvs[static_cast<size_t>(q)] = io.recv(out + static_cast<size_t>(q) * bytes, bytes, q, slot);
+  }
+  // One deadline for all: after the first peer times out Gloo fails the
+  // context's pending operations at once, so the others are told apart by
+  // whether their message had landed.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int q = 0; q < m_size; ++q) {
+    if (q == m_rank) continue;
+    const auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+    io.setTimeout(std::max(Millis(1), left));
+    try {
+      io.waitRecv(recvs[static_cast<size_t>(q)]);
+    } catch (const std::exception& e) {
+      {
+        std::lock_guard lock(m_abort.mutex);
+        if (m_abort.aborted) throw RunAborted();
+      }
+      SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Comm), "group '{}': no fingerprint from rank {}: {}", m_prefix, q,
+                          e.what());
+      missing.push_back(q);
+    }
+  }
+  if (missing.empty()) {
+    try {
+      io.waitAllSends();
+    } catch (const std::exception& e) {
+      throw RunError("gloo fingerprint exchange in group '" + m_prefix + "': " + e.what());
+    }
+  }
+  return missing;
 }
 
 uint64_t GlooCommunicator::nextSlotBase() {
@@ -503,6 +548,38 @@ void GlooCommunicator::chainBroadcast(char* data, size_t count, DType dtype, int
     return pos + 1 < P ? data + units[i].elems.offset * e : nullptr;
   };
   runRing(io, wrap(m_rank - 1, P), right, units, e, slotOf, target, land);
+}
+
+std::unique_ptr<GlooCommunicator> connectGlooMember(int size, int rank, const std::string& prefix,
+                                                    gloo::rendezvous::Store& store, const std::string& hostname,
+                                                    int timeout_ms, int connect_timeout_ms) {
+  const Millis timeout{timeout_ms};
+  if (size == 1) return std::make_unique<GlooCommunicator>(nullptr, 0, 1, prefix, timeout);
+  const auto connect_start = std::chrono::steady_clock::now();
+  std::shared_ptr<gloo::transport::Device> device;
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = hostname;
+    device = gloo::transport::tcp::CreateDevice(attr);
+  } catch (const std::exception& e) {
+    throw RunError("rank " + std::to_string(rank) + " of group '" + prefix + "' could not listen on " + hostname +
+                   ": " + failureText(e));
+  }
+  gloo::rendezvous::PrefixStore scoped(prefix, store);
+  auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+  try {
+    context->setTimeout(Millis(connect_timeout_ms));
+    context->connectFullMesh(scoped, device);
+    context->setTimeout(timeout);
+  } catch (const std::exception& e) {
+    throw RunError("rank " + std::to_string(rank) + " could not connect to the " + std::to_string(size - 1) +
+                   " other ranks of group '" + prefix + "' within " + std::to_string(connect_timeout_ms) +
+                   " ms (a rank never started, or the rendezvous store is not shared): " + e.what());
+  }
+  SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Comm), "gloo rendezvous of group '{}': rank {} of {} connected in {:.1f} ms",
+                      prefix, rank, size,
+                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - connect_start).count());
+  return std::make_unique<GlooCommunicator>(std::move(context), rank, size, prefix, timeout);
 }
 
 std::vector<std::unique_ptr<Communicator>> createGlooGroup(int size, const std::string& prefix,

@@ -18,6 +18,9 @@
 
 namespace gloo {
 class Context;
+namespace rendezvous {
+class Store;
+}
 namespace transport {
 class UnboundBuffer;
 }
@@ -60,6 +63,13 @@ class GlooCommunicator final : public Communicator {
 
   const std::string& prefix() const { return m_prefix; }
 
+  // The cross-process fingerprint check's transport: sends `bytes` of `mine`
+  // to every peer and receives theirs into all + group_rank * bytes (this
+  // rank's own copied in). Not counted in bytesSent(): it is no part of the
+  // training's traffic. Returns the group ranks that did not deliver within
+  // `timeout` (a dead or stuck peer); then the group is unusable.
+  std::vector<int> exchangeUncounted(const void* mine, void* all, size_t bytes, std::chrono::milliseconds timeout);
+
  private:
   // Runs one collective's body; Gloo errors become RunError naming op, rank, group.
   template <typename Body>
@@ -85,5 +95,13 @@ class GlooCommunicator final : public Communicator {
   std::unique_ptr<char[]> m_scratch;
   size_t m_scratchBytes = 0;
 };
+
+// This process's member `rank` of a group whose other members are other
+// processes (or machines): Gloo's TCP transport on `hostname` (the address the
+// peers reach this one at), rendezvous through `store` under `prefix`. Blocks
+// until every member has connected or `connect_timeout_ms` passes (RunError).
+std::unique_ptr<GlooCommunicator> connectGlooMember(int size, int rank, const std::string& prefix,
+                                                    gloo::rendezvous::Store& store, const std::string& hostname,
+                                                    int timeout_ms, int connect_timeout_ms);
 
 }  // namespace shardscope

@@ -7,7 +7,7 @@ constexpr int kSetupTimeoutMs = 120000;
 }
 
 ProcessGroup::ProcessGroup(int group_id, std::string name, Communicator& comm,
-                           CollectiveMonitor& monitor, RankContext& ctx)
+                           CollectiveCheck& monitor, RankContext& ctx)
     : m_groupId(group_id), m_name(std::move(name)), m_comm(comm), m_monitor(monitor), m_ctx(ctx) {}
 
 int64_t ProcessGroup::takeLinkTicket() {

@@ -31,7 +31,7 @@ struct CollectiveTag {
 
 class ProcessGroup {
  public:
-  ProcessGroup(int group_id, std::string name, Communicator& comm, CollectiveMonitor& monitor,
+  ProcessGroup(int group_id, std::string name, Communicator& comm, CollectiveCheck& monitor,
                RankContext& ctx);
 
   int groupRank() const { return m_comm.rank(); }
@@ -66,7 +66,7 @@ class ProcessGroup {
   int m_groupId;
   std::string m_name;
   Communicator& m_comm;
-  CollectiveMonitor& m_monitor;
+  CollectiveCheck& m_monitor;
   RankContext& m_ctx;
   LinkArbiter* m_link = nullptr;
   int m_seq = 0;

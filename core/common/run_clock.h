@@ -19,6 +19,10 @@ class RunClock {
   explicit RunClock(bool modeled = false)
       : m_origin(std::chrono::steady_clock::now()), m_modeled(modeled) {}
   bool modeled() const { return m_modeled; }
+  // Ranks in other processes of this host share the launcher's origin
+  // (steady_clock is the system's monotonic clock). Before the run starts.
+  void setOrigin(std::chrono::steady_clock::time_point origin) { m_origin = origin; }
+  std::chrono::steady_clock::time_point origin() const { return m_origin; }
 
   int64_t nowNs() const {
     if (m_modeled) return cursorNow();

@@ -26,6 +26,10 @@ const Names<ClockKind>& clockTable() {
   static const Names<ClockKind> t = {{ClockKind::Measured, "measured"}, {ClockKind::Modeled, "modeled"}};
   return t;
 }
+const Names<Launch>& launchTable() {
+  static const Names<Launch> t = {{Launch::Threads, "threads"}, {Launch::Processes, "processes"}};
+  return t;
+}
 const Names<Prefetch>& prefetchTable() {
   static const Names<Prefetch> t = {{Prefetch::None, "none"},
                                     {Prefetch::Forward, "forward"},
@@ -86,6 +90,7 @@ const std::vector<Backend>& allBackends() {
 std::string strategyName(Strategy s) { return nameIn(strategyTable(), s); }
 std::string backendName(Backend b) { return nameIn(backendTable(), b); }
 std::string clockName(ClockKind c) { return nameIn(clockTable(), c); }
+std::string launchName(Launch l) { return nameIn(launchTable(), l); }
 std::string prefetchName(Prefetch p) { return nameIn(prefetchTable(), p); }
 std::string modelKindName(ModelKind m) { return nameIn(modelKindTable(), m); }
 std::string breakOpName(BreakOp op) { return nameIn(breakOpTable(), op); }
@@ -93,6 +98,7 @@ std::string breakOpName(BreakOp op) { return nameIn(breakOpTable(), op); }
 std::optional<Strategy> parseStrategy(std::string_view n) { return valueIn(strategyTable(), n); }
 std::optional<Backend> parseBackend(std::string_view n) { return valueIn(backendTable(), n); }
 std::optional<ClockKind> parseClock(std::string_view n) { return valueIn(clockTable(), n); }
+std::optional<Launch> parseLaunch(std::string_view n) { return valueIn(launchTable(), n); }
 std::optional<Prefetch> parsePrefetch(std::string_view n) { return valueIn(prefetchTable(), n); }
 std::optional<ModelKind> parseModelKind(std::string_view n) { return valueIn(modelKindTable(), n); }
 std::optional<BreakOp> parseBreakOp(std::string_view n) { return valueIn(breakOpTable(), n); }
@@ -100,6 +106,7 @@ std::optional<BreakOp> parseBreakOp(std::string_view n) { return valueIn(breakOp
 std::vector<std::string> strategyNames() { return namesIn(strategyTable()); }
 std::vector<std::string> backendNames() { return namesIn(backendTable()); }
 std::vector<std::string> clockNames() { return namesIn(clockTable()); }
+std::vector<std::string> launchNames() { return namesIn(launchTable()); }
 std::vector<std::string> prefetchNames() { return namesIn(prefetchTable()); }
 std::vector<std::string> breakOpNames() { return namesIn(breakOpTable()); }
 

@@ -23,6 +23,9 @@ enum class Backend { Cpu, Meta, Cuda, CudaEmulated };
 // hardware profile (deterministic).
 enum class ClockKind { Measured, Modeled };
 enum class Prefetch { None, Forward, Backward, Both };
+// threads: every rank a thread of this process. processes: one worker process
+// per rank, as torchrun starts them (core/launch).
+enum class Launch { Threads, Processes };
 enum class ModelKind { Mlp, Gpt };
 // What a lockstep breakpoint (--break-on) stops before: a compute op, a free of
 // a unit's gathered parameters, or the launch of an all-gather or reduce-scatter.
@@ -35,6 +38,7 @@ const std::vector<Backend>& allBackends();
 std::string strategyName(Strategy s);  // "zero3"
 std::string backendName(Backend b);    // the --backend value
 std::string clockName(ClockKind c);
+std::string launchName(Launch l);
 std::string prefetchName(Prefetch p);
 std::string modelKindName(ModelKind m);
 std::string breakOpName(BreakOp op);
@@ -43,6 +47,7 @@ std::string breakOpName(BreakOp op);
 std::optional<Strategy> parseStrategy(std::string_view name);
 std::optional<Backend> parseBackend(std::string_view name);
 std::optional<ClockKind> parseClock(std::string_view name);
+std::optional<Launch> parseLaunch(std::string_view name);
 std::optional<Prefetch> parsePrefetch(std::string_view name);
 std::optional<ModelKind> parseModelKind(std::string_view name);
 std::optional<BreakOp> parseBreakOp(std::string_view name);
@@ -51,6 +56,7 @@ std::optional<BreakOp> parseBreakOp(std::string_view name);
 std::vector<std::string> strategyNames();
 std::vector<std::string> backendNames();
 std::vector<std::string> clockNames();
+std::vector<std::string> launchNames();
 std::vector<std::string> prefetchNames();
 std::vector<std::string> breakOpNames();
 

@@ -66,6 +66,20 @@ struct RunConfig {
   std::vector<int> break_units;
   std::string trace_path;
   std::string summary_path;
+  // How the ranks run (not what runs: no part of the config JSON, nor of
+  // runArgs, so a processes run's trace is byte for byte a threads run's).
+  Launch launch = Launch::Threads;
+  // Several machines (--launch processes), with torchrun's names: this node's
+  // place, its ranks (procsPerNode() of them: node_rank * K ..), where the
+  // nodes meet (--rdzv; a fresh directory on this host by default), the run's
+  // name there, and the address the other nodes reach this one at.
+  int nnodes = 1;
+  int node_rank = 0;
+  std::optional<int> nproc_per_node;
+  std::string rdzv;
+  std::string rdzv_id = "shardscope";
+  std::string node_addr = "127.0.0.1";
+  int procsPerNode() const { return nproc_per_node.value_or(nnodes > 0 ? ranks / nnodes : ranks); }
 };
 
 // Throws ConfigError naming the flag, the allowed range and a hint.

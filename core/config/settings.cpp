@@ -7,6 +7,7 @@
 
 #include "common/errors.h"
 #include "config/model_presets.h"
+#include "config/rendezvous_url.h"
 
 namespace shardscope {
 
@@ -602,6 +603,97 @@ std::vector<Setting> buildTable() {
   };
   s.json = [](const RunConfig& c, Json& j) {
     if (c.inject_branch) j["inject_branch"] = {{"rank", c.inject_branch->rank}, {"block", c.inject_branch->block}};
+  };
+  t.push_back(s);
+
+  s = {};
+  s.flag = "--launch", s.type = SettingType::Choice, s.metavar = "HOW", s.default_text = "threads";
+  s.choices = launchNames, s.in_presets = false;
+  s.applies.backends = 1u << static_cast<unsigned>(Backend::Cpu);
+  s.applies_text = "--backend cpu (Gloo between processes; the GPU backends and meta run ranks as threads)";
+  s.help = "threads (every rank a thread of this process) or processes (one worker process per rank, as torchrun "
+           "starts them, streaming their events here; same results)";
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.launch = choose(row, v, parseLaunch); };
+  s.given = [](const RunConfig& c) { return c.launch != Launch::Threads; };
+  s.rule = [](const RunConfig& c) {
+    if (c.launch == Launch::Processes && (!c.break_on.empty() || !c.break_units.empty()))
+      throw ConfigError("--break-on and --break-unit stop the ranks in lockstep inside one process: with "
+                        "--launch processes they are not available yet (use --launch threads)");
+  };
+  t.push_back(s);
+
+  // The launch rows below describe where ranks run, not what runs: no JSON
+  // key, no runArgs (the workers get the run's flags without them).
+  s = {};
+  s.flag = "--nnodes", s.metavar = "N", s.default_text = "1", s.in_presets = false, s.range = {1, 4096};
+  s.help = "machines the run spans (--launch processes), each starting --nproc-per-node of the ranks";
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.nnodes = parseInt32(row.flag, v); };
+  s.number = [](const RunConfig& c) -> std::optional<double> { return c.nnodes; };
+  s.rule = [](const RunConfig& c) {
+    if (c.nnodes == 1 && !c.nproc_per_node && c.node_rank == 0) return;
+    if (c.launch != Launch::Processes)
+      throw ConfigError("--nnodes, --node-rank and --nproc-per-node place rank processes: they need --launch processes");
+    if (c.nnodes * c.procsPerNode() != c.ranks)
+      throw ConfigError("--nnodes " + std::to_string(c.nnodes) + " x --nproc-per-node " +
+                        std::to_string(c.procsPerNode()) + " must equal --ranks " + std::to_string(c.ranks));
+    if (c.nnodes > 1 && c.rdzv.empty())
+      throw ConfigError("--nnodes " + std::to_string(c.nnodes) +
+                        " needs --rdzv file://DIR (a shared file system) or redis://HOST:PORT, where the nodes meet");
+  };
+  t.push_back(s);
+
+  s = {};
+  s.flag = "--node-rank", s.metavar = "R", s.default_text = "0", s.in_presets = false;
+  s.help = "this machine's place among the --nnodes (0 writes the trace and summary)";
+  s.range_for = [](const RunConfig& c, std::string& hint) {
+    hint = " (the --nnodes " + std::to_string(c.nnodes) + " machines)";
+    return Range{0, static_cast<double>(std::max(0, c.nnodes - 1))};
+  };
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.node_rank = parseInt32(row.flag, v); };
+  s.number = [](const RunConfig& c) -> std::optional<double> { return c.node_rank; };
+  t.push_back(s);
+
+  s = {};
+  s.flag = "--nproc-per-node", s.metavar = "K", s.default_text = "ranks/nnodes", s.in_presets = false;
+  s.range = {1, 4096};
+  s.help = "rank processes this machine starts: ranks node_rank*K .. node_rank*K+K-1";
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.nproc_per_node = parseInt32(row.flag, v); };
+  s.number = [](const RunConfig& c) -> std::optional<double> { return c.nproc_per_node; };
+  t.push_back(s);
+
+  s = {};
+  s.flag = "--rdzv", s.type = SettingType::Text, s.metavar = "URL", s.in_presets = false;
+  s.help = "where the rank processes meet: file://DIR (Gloo's FileStore: one host or a shared file system) or "
+           "redis://HOST:PORT (Gloo's RedisStore) [a fresh directory on this host]";
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) {
+    parseRendezvousUrl(v, row.flag);
+    c.rdzv = v;
+  };
+  s.rule = [](const RunConfig& c) {
+    if (!c.rdzv.empty() && c.launch != Launch::Processes)
+      throw ConfigError("--rdzv is where rank processes meet: it needs --launch processes");
+  };
+  t.push_back(s);
+
+  s = {};
+  s.flag = "--rdzv-id", s.type = SettingType::Text, s.metavar = "ID", s.default_text = "shardscope";
+  s.in_presets = false;
+  s.help = "the run's name in the --rdzv store: the same on every node, new for every run (a job id)";
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) {
+    if (v.empty() || v.size() > 128 || v.find_first_of("/ \t\n") != std::string::npos)
+      throw ConfigError(std::string(row.flag) + " must be 1..128 characters without '/' or spaces, got '" + v + "'");
+    c.rdzv_id = v;
+  };
+  t.push_back(s);
+
+  s = {};
+  s.flag = "--node-addr", s.type = SettingType::Text, s.metavar = "ADDR", s.default_text = "127.0.0.1";
+  s.in_presets = false;
+  s.help = "this machine's address as the other nodes reach it (its ranks listen there; node 0's collector too)";
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) {
+    if (v.empty() || v.find_first_of(" /:") != std::string::npos)
+      throw ConfigError(std::string(row.flag) + " must be a host name or IPv4 address, got '" + v + "'");
+    c.node_addr = v;
   };
   t.push_back(s);
 

@@ -1,5 +1,6 @@
 #include "engine/run.h"
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <map>
@@ -61,6 +62,7 @@ Run::Run(RunConfig config)
     ctx->gate = &m_gate;
   }
   m_rankResults.resize(m_config.ranks);
+  for (int r = 0; r < m_config.ranks; ++r) m_lossRanks.push_back(r);
   setReplication(m_config.replicate);
   // A meta run has no weights (and may describe more than fits in memory).
   if (m_config.backend != Backend::Meta) m_finalMaster.assign(static_cast<size_t>(m_spec.numParams()), 0.0f);
@@ -106,6 +108,24 @@ void Run::setReplication(bool allowed) {
   m_gate.setRepresentatives(m_representative);
 }
 
+void Run::setWorker(WorkerPlacement placement) {
+  if (m_started) throw RunError("setWorker() must come before start()");
+  const int rank = placement.mesh.rank;
+  if (rank < 0 || rank >= m_config.ranks)
+    throw ConfigError("worker rank " + std::to_string(rank) + " must be in 0.." + std::to_string(m_config.ranks - 1));
+  if (placement.clock_origin) m_clock.setOrigin(*placement.clock_origin);
+  m_lossRanks = {rank};
+  // What this rank does not own stays marked, so only its part is reported.
+  std::fill(m_finalMaster.begin(), m_finalMaster.end(), std::bit_cast<float>(kUnwrittenMaster));
+  m_worker = std::move(placement);
+  m_worker->mesh.store = m_worker->store.get();
+}
+
+void Run::setRemoteRanks(std::function<void(RemoteRankFeed&)> host) {
+  if (m_started) throw RunError("setRemoteRanks() must come before start()");
+  m_remoteHost = std::move(host);
+}
+
 void Run::start() {
   if (m_started) throw RunError("a Run can be started once");
   m_launcher = startThread("the run's launcher", [this] { launch(); });  // throws ResourceError
@@ -122,38 +142,12 @@ void Run::launch() {
   spdlog::logger& log = logger(LogComponent::Engine);
   logSetup(m_config, m_spec.numParams(), m_simulated);
   try {
-    cpu::initBlasSingleThreaded();
-    // The fingerprint check catches ranks that never arrive. With far more
-    // rank threads than cores (hundreds of meta ranks on a laptop) a healthy
-    // collective's last arrival can trail its first by seconds of scheduling,
-    // so the wait scales with the oversubscription (at most 10x).
-    const int threads = 4 * m_config.ranks;  // host, compute and up to two comm streams
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int oversubscription = std::clamp(threads / (8 * cores), 1, 10);
-    const int wait_timeout_ms = m_config.timeout_ms * oversubscription;
-    // Gloo's own timeout only guards a peer dying mid-collective.
-    const int gloo_timeout_ms = std::max(30000, 4 * wait_timeout_ms);
-    m_mesh = std::make_unique<CommMesh>(m_config.ranks,
-                                        m_config.isSharded() ? m_config.shardGroupSize() : 0, m_board,
-                                        m_control, wait_timeout_ms, gloo_timeout_ms,
-                                        m_config.backend == Backend::Meta, m_runtime.get(), m_config.tp);
-    std::vector<bool> simulated(static_cast<size_t>(m_config.ranks));
-    for (int r = 0; r < m_config.ranks; ++r) simulated[static_cast<size_t>(r)] = m_representative[static_cast<size_t>(r)] == r;
-    m_mesh->setSimulated(simulated);
-    SPDLOG_LOGGER_DEBUG(&log, "communicators ready: {} groups in {:.1f} ms (fingerprint timeout {} ms)",
-                        m_mesh->groups().size(),
-                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
-                        wait_timeout_ms);
-    m_control.setAbortHandler([this] { m_mesh->abortAll(); });
-    if (m_control.isAborted()) m_mesh->abortAll();  // cancelled while connecting
-    JoinedThreads ranks;
-    try {
-      for (int r = 0; r < m_config.ranks; ++r)
-        if (simulated[static_cast<size_t>(r)]) ranks.start("rank " + std::to_string(r), [this, r] { rankMain(r); });
-    } catch (const ResourceError& e) {
-      m_control.fail(e.what());  // before the join: the started ranks must not wait for the missing one
+    if (m_remoteHost) {
+      RemoteRankFeed feed(*this);
+      m_remoteHost(feed);
+    } else {
+      connectRanks();
     }
-    ranks.joinAll();
   } catch (const std::exception& e) {
     m_control.fail(failureText(e));
   }
@@ -174,6 +168,50 @@ void Run::launch() {
     ctx->ledger.setDeviceMemory(nullptr);
   }
   m_finished.store(true);
+}
+
+void Run::connectRanks() {
+  const auto t0 = std::chrono::steady_clock::now();
+  spdlog::logger& log = logger(LogComponent::Engine);
+  cpu::initBlasSingleThreaded();
+  // The fingerprint check catches ranks that never arrive. With far more
+  // rank threads than cores (hundreds of meta ranks on a laptop) a healthy
+  // collective's last arrival can trail its first by seconds of scheduling,
+  // so the wait scales with the oversubscription (at most 10x).
+  const int threads = 4 * m_config.ranks;  // host, compute and up to two comm streams
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int oversubscription = std::clamp(threads / (8 * cores), 1, 10);
+  const int wait_timeout_ms = m_config.timeout_ms * oversubscription;
+  // Gloo's own timeout only guards a peer dying mid-collective.
+  const int gloo_timeout_ms = std::max(30000, 4 * wait_timeout_ms);
+  const int shard_group = m_config.isSharded() ? m_config.shardGroupSize() : 0;
+  std::vector<bool> simulated(static_cast<size_t>(m_config.ranks));
+  if (m_worker) {
+    simulated[static_cast<size_t>(m_worker->mesh.rank)] = true;
+    m_mesh = std::make_unique<CommMesh>(m_config.ranks, shard_group, m_config.tp, m_worker->mesh, wait_timeout_ms,
+                                        gloo_timeout_ms);
+  } else {
+    m_mesh = std::make_unique<CommMesh>(m_config.ranks, shard_group, m_board, m_control, wait_timeout_ms,
+                                        gloo_timeout_ms, m_config.backend == Backend::Meta, m_runtime.get(),
+                                        m_config.tp);
+    for (int r = 0; r < m_config.ranks; ++r)
+      simulated[static_cast<size_t>(r)] = m_representative[static_cast<size_t>(r)] == r;
+    m_mesh->setSimulated(simulated);
+  }
+  SPDLOG_LOGGER_DEBUG(&log, "communicators ready: {} groups in {:.1f} ms (fingerprint timeout {} ms)",
+                      m_mesh->groups().size(),
+                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                      wait_timeout_ms);
+  m_control.setAbortHandler([this] { m_mesh->abortAll(); });
+  if (m_control.isAborted()) m_mesh->abortAll();  // cancelled while connecting
+  JoinedThreads ranks;
+  try {
+    for (int r = 0; r < m_config.ranks; ++r)
+      if (simulated[static_cast<size_t>(r)]) ranks.start("rank " + std::to_string(r), [this, r] { rankMain(r); });
+  } catch (const ResourceError& e) {
+    m_control.fail(e.what());  // before the join: the started ranks must not wait for the missing one
+  }
+  ranks.joinAll();
 }
 
 void Run::rankMain(int rank) {
@@ -271,18 +309,7 @@ void Run::rankMain(int rank) {
       ctx.instant(Lane::Host, EventKind::StepEnd);
       SPDLOG_LOGGER_DEBUG(&log, "step {} done, loss {:.6f}", s, loss);
       std::lock_guard lock(m_mutex);
-      const size_t p = static_cast<size_t>(m_config.ranks);
-      if (m_lossReports.size() <= static_cast<size_t>(s)) {
-        m_lossReports.resize(s + 1, 0);
-        m_rankLosses.resize((s + 1) * p, 0.0);
-      }
-      for (int q = 0; q < m_config.ranks; ++q) {
-        if (m_representative[static_cast<size_t>(q)] != rank) continue;  // itself and its copies
-        m_rankLosses[s * p + q] = loss;
-        ++m_lossReports[s];
-      }
-      while (static_cast<size_t>(m_stepsDone) < m_lossReports.size() && m_lossReports[m_stepsDone] == m_config.ranks)
-        ++m_stepsDone;
+      reportLoss(rank, s, loss);
     }
     std::lock_guard lock(m_mutex);
     recordRankResult(rank, *strategy, device.get(), tp_group.get());
@@ -290,7 +317,7 @@ void Run::rankMain(int rank) {
     if (!ctx.meta() && tp_layout) {
       // The strategy reports its part of this TP slice; unwritten elements
       // keep a marker no trained weight has, so only its part reaches the model.
-      constexpr uint32_t kUnwritten = 0x7fe5a5a5u;  // a quiet NaN whose payload arithmetic never makes
+      constexpr uint32_t kUnwritten = kUnwrittenMaster;
       std::vector<float> slice(static_cast<size_t>(m_sliceSpec.numParams()), std::bit_cast<float>(kUnwritten));
       strategy->copyOwnedMaster(slice);
       tp_layout->unslice(slice.data(), m_finalMaster.data(), [&slice](int64_t i) {
@@ -338,6 +365,23 @@ void Run::rankMain(int rank) {
     device.reset();
   }
   setCurrentCursor(nullptr);
+}
+
+void Run::reportLoss(int rank, int step, double loss) {
+  const size_t p = static_cast<size_t>(m_config.ranks);
+  const auto s = static_cast<size_t>(step);
+  if (m_lossReports.size() <= s) {
+    m_lossReports.resize(s + 1, 0);
+    m_rankLosses.resize((s + 1) * p, 0.0);
+  }
+  for (int q = 0; q < m_config.ranks; ++q) {
+    if (m_representative[static_cast<size_t>(q)] != rank) continue;  // itself and its copies
+    m_rankLosses[s * p + static_cast<size_t>(q)] = loss;
+    ++m_lossReports[s];
+  }
+  const int reporters = static_cast<int>(m_lossRanks.size());
+  while (static_cast<size_t>(m_stepsDone) < m_lossReports.size() && m_lossReports[m_stepsDone] == reporters)
+    ++m_stepsDone;
 }
 
 void Run::recordRankResult(int rank, const ParallelStrategy& strategy, RankDevice* device,
@@ -428,6 +472,32 @@ RunResult Run::collectResult(int steps_done) {
   return result;
 }
 
+void RemoteRankFeed::events(int rank, const Event* events, size_t count) {
+  EventLog& log = m_run.m_contexts.at(static_cast<size_t>(rank))->log;
+  for (size_t i = 0; i < count; ++i) log.record(events[i]);
+}
+
+void RemoteRankFeed::loss(int rank, int step, double loss) {
+  std::lock_guard lock(m_run.m_mutex);
+  m_run.reportLoss(rank, step, loss);
+}
+
+void RemoteRankFeed::rankResult(int rank, RankResult result, int64_t padding_elements) {
+  std::lock_guard lock(m_run.m_mutex);
+  result.rank = rank;
+  m_run.m_rankResults.at(static_cast<size_t>(rank)) = std::move(result);
+  if (rank == 0) m_run.m_paddingElements = padding_elements;
+}
+
+void RemoteRankFeed::master(int64_t offset, const float* values, size_t count) {
+  std::lock_guard lock(m_run.m_mutex);
+  std::vector<float>& out = m_run.m_finalMaster;
+  if (offset < 0 || static_cast<size_t>(offset) > out.size() || count > out.size() - static_cast<size_t>(offset))
+    throw RunError("final master weights [" + std::to_string(offset) + ", +" + std::to_string(count) +
+                   ") lie outside the model's " + std::to_string(out.size()) + " parameters");
+  std::copy(values, values + count, out.begin() + offset);
+}
+
 double RunResult::mfu() const {
   if (peak_flops <= 0 || last_step.empty()) return 0.0;
   int64_t step_ns = 0;
@@ -447,8 +517,8 @@ std::vector<double> Run::losses() const {
   out.reserve(static_cast<size_t>(m_stepsDone));
   for (size_t s = 0; s < static_cast<size_t>(m_stepsDone); ++s) {
     double sum = 0;
-    for (size_t q = 0; q < p; ++q) sum += m_rankLosses[s * p + q];
-    out.push_back(sum / m_config.ranks);
+    for (int q : m_lossRanks) sum += m_rankLosses[s * p + static_cast<size_t>(q)];
+    out.push_back(sum / static_cast<double>(m_lossRanks.size()));
   }
   return out;
 }

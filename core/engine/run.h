@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -74,6 +75,20 @@ struct RunResult {
   std::optional<RunInterruption> interrupted;  // set by the front end that stopped it
 };
 
+// --launch processes, a worker's side: this Run hosts one rank of the run and
+// meets the others (other processes, maybe other machines) through the store.
+struct WorkerPlacement {
+  MeshProcess mesh;                                  // mesh.store points into `store`
+  std::shared_ptr<gloo::rendezvous::Store> store;
+  std::optional<std::chrono::steady_clock::time_point> clock_origin;  // the launcher's (same host)
+};
+
+// Final master weights a worker did not write (another rank owns them): a
+// quiet NaN whose payload arithmetic never makes.
+inline constexpr uint32_t kUnwrittenMaster = 0x7fe5a5a5u;
+
+class RemoteRankFeed;
+
 class Run {
  public:
   explicit Run(RunConfig config);  // validates; throws ConfigError
@@ -93,6 +108,14 @@ class Run {
   // events, ledger and traffic, at a fraction of the threads. Before start().
   static constexpr int kReplicateFrom = 64;
   void setReplication(bool allowed);
+  // Before start(): host only placement.mesh.rank here (a worker process).
+  void setWorker(WorkerPlacement placement);
+  // Before start(), the launcher's side: the ranks run elsewhere; `host` runs
+  // on the run's thread, feeds what they report into this Run and returns
+  // when they are all gone. Every query (trace, losses, result) then answers
+  // as if the ranks had run here. Failures go to feed.control().fail().
+  void setRemoteRanks(std::function<void(RemoteRankFeed& feed)> host);
+  RunClock& clock() { return m_clock; }
   bool replicated() const { return m_simulated < m_config.ranks; }
   RunResult wait();  // throws RunError if the run failed, RunAborted if cancelled
   // After a cancel: waits for the ranks, then what the completed steps
@@ -127,6 +150,10 @@ class Run {
   void recordRankResult(int rank, const class ParallelStrategy& strategy, RankDevice* device,
                         const class TensorParallelGroup* tp_group);
   RunResult collectResult(int steps_done);
+  void connectRanks();  // the mesh, then the rank threads this process hosts
+  // Under m_mutex: rank's loss of step s (for itself and its copies).
+  void reportLoss(int rank, int step, double loss);
+  friend class RemoteRankFeed;
 
   RunConfig m_config;
   ModelSpec m_spec;
@@ -148,6 +175,9 @@ class Run {
   mutable std::mutex m_mutex;
   std::vector<double> m_rankLosses;  // [step * ranks + rank]: one flat array, nothing allocated per step
   std::vector<int> m_lossReports;    // [step] ranks that reported
+  std::vector<int> m_lossRanks;      // ranks whose losses this Run holds: all, or a worker's one
+  std::optional<WorkerPlacement> m_worker;
+  std::function<void(RemoteRankFeed&)> m_remoteHost;
   int m_stepsDone = 0;               // leading steps every rank reported
   std::vector<RankResult> m_rankResults;
   std::vector<float> m_finalMaster;
@@ -159,6 +189,25 @@ class Run {
   int m_simulated = 0;                // ranks that run
   std::vector<CommMesh::RankGroups> m_groupsOf;  // per rank (replicated runs): to relabel copied events
   double m_wallSeconds = 0;
+};
+
+// What the launcher of a processes run hands its collector: each call files
+// one thing a remote rank reported, as that rank's own thread would have
+// (thread-safe; ranks are checked by the caller against config().ranks).
+class RemoteRankFeed {
+ public:
+  explicit RemoteRankFeed(Run& run) : m_run(run) {}
+  const RunConfig& config() const { return m_run.m_config; }
+  RunControl& control() { return m_run.m_control; }
+  const RunClock& clock() const { return m_run.m_clock; }
+  void events(int rank, const Event* events, size_t count);
+  void loss(int rank, int step, double loss);
+  void rankResult(int rank, RankResult result, int64_t padding_elements);
+  // Final master weights [offset, offset + count) (one rank's owned part).
+  void master(int64_t offset, const float* values, size_t count);
+
+ private:
+  Run& m_run;
 };
 
 }  // namespace shardscope

@@ -13,6 +13,9 @@ SHARDSCOPE_DEB_PACKAGES=(
   libxkbcommon-dev         # and looks for XKB (optional, but says "Could NOT find")
   libqcustomplot-dev libqcustomplot2.1-qt6
   libspdlog-dev libgloo-dev libopenblas-dev
+  libhiredis-dev           # Gloo's RedisStore header (--rdzv redis://)
+  libzmq3-dev cppzmq-dev   # --launch processes: the ranks' events travel to the launcher
+  redis-server             # tests: a two-node rendezvous on loopback
   nlohmann-json3-dev       # the one JSON library (traces, profiles, summaries, presets)
   libbenchmark-dev         # tests/bench
   libsimdjson-dev zlib1g-dev # core/kineto: PyTorch profiler traces, .json.gz

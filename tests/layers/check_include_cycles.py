@@ -34,7 +34,7 @@ LAYERS = [
     ["parallel"],
     ["engine", "cuda"],
     ["analysis"],
-    ["inspect"],
+    ["inspect", "launch"],
     ["cli"],
 ]
 

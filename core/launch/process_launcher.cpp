@@ -1,0 +1,441 @@
+#include "launch/process_launcher.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gloo/rendezvous/store.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <thread>
+#include <zmq.hpp>
+
+#include "common/exit_codes.h"
+#include "comm/rendezvous_store.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/stop_signals.h"
+#include "launch/rank_result_json.h"
+#include "launch/wire_format.h"
+#include "launch/worker.h"
+
+extern char** environ;
+
+namespace shardscope {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+constexpr auto kPoll = std::chrono::milliseconds(20);
+// After its process exits, a worker's last messages may still be in flight.
+constexpr auto kLateMessages = std::chrono::milliseconds(2000);
+// After SIGTERM, a worker that has not exited gets SIGKILL.
+constexpr auto kKillGrace = std::chrono::milliseconds(3000);
+// Nodes may start minutes apart (torchrun waits as long).
+constexpr auto kNodeWait = std::chrono::minutes(5);
+
+struct Worker {
+  int rank = 0;
+  bool remote = false;     // on another node: its launcher reports for it
+  pid_t pid = -1;
+  bool exited = false;
+  Clock::time_point exited_at;
+  int status = 0;
+  bool done = false;       // sent its last message
+  bool signalled_by_us = false;
+  std::string died;        // another node says its process died
+  int last_step = -1;
+  int64_t last_ns = 0;     // end of the last event it sent
+};
+
+std::string exitText(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    return "was killed by signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : "");
+  }
+  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+// FNV-1a: every node derives the same run id from the run's name.
+uint64_t runIdOf(const std::string& name) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+pid_t spawn(const std::string& program, const std::vector<std::string>& args) {
+  std::vector<std::string> copy = args;
+  std::string argv0 = "shardscope-cli";
+  std::vector<char*> argv = {argv0.data()};
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Its own process group: a terminal's Ctrl-C reaches the launcher alone,
+  // which passes one stop to every worker (a second would end them at once).
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, program.c_str(), nullptr, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw RunError("cannot start a worker process (" + program + "): " + std::strerror(rc));
+  return pid;
+}
+
+std::vector<char> bytesOf(const std::string& s) { return {s.begin(), s.end()}; }
+
+// This node's workers: started, stopped once on request, reaped.
+class LocalWorkers {
+ public:
+  LocalWorkers(const RunConfig& config, const LaunchOptions& options, WorkerArgs args)
+      : m_config(config), m_options(options), m_args(std::move(args)) {}
+
+  // Starts ranks [first, first + count); a failed start is returned as text.
+  std::string start(std::vector<Worker>& workers, int first, int count) {
+    // The workers log at the launcher's level, to the same stderr.
+    const spdlog::level::level_enum at = logger(LogComponent::Engine).level();
+    const std::string level = at == spdlog::level::warn       ? "warn"
+                              : at == spdlog::level::critical ? "error"
+                                                              : std::string(spdlog::level::to_string_view(at).data());
+    for (int r = first; r < first + count; ++r) {
+      m_args.rank = r;
+      std::vector<std::string> args = {"--log-level", level};
+      for (std::string& a : workerArgs(m_args, m_config)) args.push_back(std::move(a));
+      try {
+        workers[static_cast<size_t>(r)].pid = spawn(m_options.worker_program, args);
+      } catch (const RunError& e) {
+        return e.what();
+      }
+      SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Engine), "rank {}: worker pid {}", r,
+                          workers[static_cast<size_t>(r)].pid);
+    }
+    return {};
+  }
+
+  // Returns the workers that exited since the last call.
+  static std::vector<Worker*> reap(std::vector<Worker>& workers, Clock::time_point now) {
+    std::vector<Worker*> gone;
+    for (Worker& w : workers) {
+      if (w.remote || w.exited || w.pid <= 0) continue;
+      int status = 0;
+      if (waitpid(w.pid, &status, WNOHANG) != w.pid) continue;
+      w.exited = true;
+      w.exited_at = now;
+      w.status = status;
+      gone.push_back(&w);
+      SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Engine), "rank {}: worker pid {} {}", w.rank, w.pid, exitText(status));
+    }
+    return gone;
+  }
+
+  static void signalAll(std::vector<Worker>& workers, int signal, bool ours) {
+    for (Worker& w : workers)
+      if (!w.remote && !w.exited && w.pid > 0) {
+        w.signalled_by_us |= ours;
+        kill(w.pid, signal);
+      }
+  }
+
+  static bool allExited(const std::vector<Worker>& workers) {
+    return std::all_of(workers.begin(), workers.end(),
+                       [](const Worker& w) { return w.remote || w.exited || w.pid <= 0; });
+  }
+
+ private:
+  const RunConfig& m_config;
+  const LaunchOptions& m_options;
+  WorkerArgs m_args;
+};
+
+WorkerArgs baseWorkerArgs(const RunConfig& config, const RemoteRankFeed* feed) {
+  WorkerArgs w;
+  w.node_addr = config.node_addr;
+  w.launcher_pid = getpid();
+  if (feed)
+    w.clock_origin_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(feed->clock().origin().time_since_epoch()).count();
+  return w;
+}
+
+class Collector {
+ public:
+  Collector(RemoteRankFeed& feed, const LaunchOptions& options) : m_feed(feed), m_options(options) {}
+
+  void run() {
+    const RunConfig& config = m_feed.config();
+    zmq::context_t context;
+    zmq::socket_t pull(context, zmq::socket_type::pull);
+    pull.set(zmq::sockopt::rcvhwm, 0);  // take everything: the ranks never wait on the collector
+    pull.bind("tcp://" + config.node_addr + ":*");
+    const std::string endpoint = pull.get(zmq::sockopt::last_endpoint);
+    WorkerArgs w = baseWorkerArgs(config, &m_feed);
+    w.collector = endpoint;
+    if (config.rdzv.empty()) {
+      // A fresh store per run: a stale key of an earlier run can never match.
+      char dir_template[] = "/tmp/shardscope-rdzv-XXXXXX";
+      if (!mkdtemp(dir_template))
+        throw RunError(std::string("cannot make a rendezvous directory: ") + std::strerror(errno));
+      m_storeDir = dir_template;
+      w.rdzv = "file://" + m_storeDir;
+      std::random_device entropy;
+      m_runId = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
+    } else {
+      w.rdzv = config.rdzv;
+      m_runId = runIdOf(config.rdzv_id);
+      if (config.nnodes > 1) {
+        // The other nodes' workers send here; the key is the run's.
+        const std::shared_ptr<gloo::rendezvous::Store> store = openRendezvousStore(config.rdzv);
+        try {
+          store->set(config.rdzv_id + "/collector", bytesOf(endpoint));
+        } catch (const std::exception& e) {
+          throw RunError("--rdzv " + config.rdzv + ": cannot publish run '" + config.rdzv_id + "' (" + e.what() +
+                         "): a store keeps each run's keys, so give every run its own --rdzv-id");
+        }
+      }
+    }
+    w.run_id = m_runId;
+    w.prefix = config.rdzv_id;
+    const int local = config.procsPerNode();
+    m_workers.resize(static_cast<size_t>(config.ranks));
+    for (int r = 0; r < config.ranks; ++r) {
+      m_workers[static_cast<size_t>(r)].rank = r;
+      m_workers[static_cast<size_t>(r)].remote = r >= local;
+    }
+    SPDLOG_LOGGER_INFO(&logger(LogComponent::Engine), "node 0 of {}: starting ranks 0..{}; collector at {}, rendezvous {}",
+                       config.nnodes, local - 1, endpoint, w.rdzv);
+    m_feed.control().setAbortHandler([this] { m_stopRequested.store(true); });
+    LocalWorkers workers(config, m_options, w);
+    const std::string start_error = workers.start(m_workers, 0, local);
+    if (!start_error.empty()) {
+      m_failures.push_back(start_error);
+      LocalWorkers::signalAll(m_workers, SIGTERM, true);
+    }
+    loop(pull);
+    m_feed.control().setAbortHandler(nullptr);
+    if (!m_storeDir.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(m_storeDir, ignored);
+    }
+    finish();
+  }
+
+ private:
+  void loop(zmq::socket_t& pull) {
+    const RunConfig& config = m_feed.config();
+    std::optional<Clock::time_point> grace_until, kill_at, give_up_at;
+    bool stop_forwarded = false;
+    while (true) {
+      zmq::pollitem_t item{pull.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, kPoll);
+      while (receive(pull)) {
+      }
+      const Clock::time_point now = Clock::now();
+      LocalWorkers::reap(m_workers, now);
+      if (m_stopRequested.load() && !stop_forwarded) {
+        stop_forwarded = true;
+        LocalWorkers::signalAll(m_workers, SIGINT, false);
+      }
+      // The first failure or death: the others get the collective timeout to
+      // stop on their own (they see the broken connections), then a SIGTERM.
+      if (!grace_until && (!m_failures.empty() || anyDeath()))
+        grace_until = now + std::chrono::milliseconds(config.timeout_ms);
+      if (grace_until && now >= *grace_until && !kill_at) {
+        LocalWorkers::signalAll(m_workers, SIGTERM, true);
+        kill_at = now + kKillGrace;
+        give_up_at = now + 2 * kKillGrace;  // remote ranks that still say nothing
+      }
+      if (kill_at && now >= *kill_at) {
+        LocalWorkers::signalAll(m_workers, SIGKILL, true);
+        kill_at = now + std::chrono::hours(1);
+      }
+      if (!LocalWorkers::allExited(m_workers)) continue;
+      const bool waiting = std::any_of(m_workers.begin(), m_workers.end(), [&](const Worker& w) {
+        if (w.done || !w.died.empty()) return false;
+        if (w.remote) return !give_up_at || now < *give_up_at;
+        return now - w.exited_at < kLateMessages;
+      });
+      if (!waiting) break;
+    }
+  }
+
+  bool anyDeath() const {
+    return std::any_of(m_workers.begin(), m_workers.end(), [](const Worker& w) {
+      return !w.died.empty() || (w.exited && !w.done && !w.signalled_by_us);
+    });
+  }
+
+  // One message, if there is one. A bad message is dropped with a log line.
+  bool receive(zmq::socket_t& pull) {
+    zmq::message_t header, payload;
+    if (!pull.recv(header, zmq::recv_flags::dontwait)) return false;
+    size_t parts = 1;
+    while (pull.get(zmq::sockopt::rcvmore)) {
+      zmq::message_t part;
+      (void)pull.recv(part, zmq::recv_flags::none);
+      if (++parts == 2) payload = std::move(part);
+    }
+    try {
+      if (parts != 2) throw WireError("a message must have two parts, it had " + std::to_string(parts));
+      file(decodeWireMessage({header.data<uint8_t>(), header.size()}, {payload.data<uint8_t>(), payload.size()},
+                             m_runId, m_feed.config().ranks));
+    } catch (const std::exception& e) {
+      SPDLOG_LOGGER_WARN(&logger(LogComponent::Engine), "dropped a message from a rank process: {}", e.what());
+    }
+    return true;
+  }
+
+  void file(const WireMessage& m) {
+    Worker& w = m_workers.at(static_cast<size_t>(m.rank));
+    switch (m.kind) {
+      case WireKind::Hello:
+        break;
+      case WireKind::Events:
+        m_feed.events(m.rank, m.events.data(), m.events.size());
+        for (const Event& e : m.events) {
+          w.last_ns = std::max(w.last_ns, e.end_ns);
+          w.last_step = std::max(w.last_step, e.step);
+        }
+        break;
+      case WireKind::Loss:
+        m_feed.loss(m.rank, m.step, m.loss);
+        break;
+      case WireKind::Result: {
+        int64_t padding = 0;
+        m_feed.rankResult(m.rank, parseRankResultJson(m.text, &padding), padding);
+        break;
+      }
+      case WireKind::Master:
+        m_feed.master(m.offset, m.master.data(), m.master.size());
+        break;
+      case WireKind::Failed:
+        m_failures.push_back(m.text);
+        break;
+      case WireKind::Done:
+        w.done = true;
+        break;
+      case WireKind::Died:
+        if (w.remote) w.died = m.text;
+        break;
+    }
+  }
+
+  // The run's one error: a death explains the failures it caused in others.
+  void finish() {
+    std::string death;
+    for (const Worker& w : m_workers) {
+      std::string why;
+      if (!w.died.empty()) why = w.died;
+      else if (!w.remote && w.exited && !w.done && !w.signalled_by_us)
+        why = "rank " + std::to_string(w.rank) + " (worker pid " + std::to_string(w.pid) + ") " + exitText(w.status) +
+              " during step " + std::to_string(std::max(0, w.last_step));
+      else if (w.remote && !w.done)
+        why = "rank " + std::to_string(w.rank) + " (on another node) sent nothing more after step " +
+              std::to_string(std::max(0, w.last_step)) + ": its node may be gone";
+      if (why.empty()) continue;
+      // What it sent stays; its log ends with the error, as a thread's does.
+      Event err;
+      err.kind = EventKind::Error;
+      err.lane = Lane::Host;
+      err.rank = static_cast<int16_t>(w.rank);
+      err.step = w.last_step;
+      err.begin_ns = err.end_ns = w.last_ns;
+      m_feed.events(w.rank, &err, 1);
+      if (death.empty()) death = why;
+    }
+    if (!death.empty()) m_feed.control().fail(death);
+    else if (!m_failures.empty()) m_feed.control().fail(m_failures.front());
+  }
+
+  RemoteRankFeed& m_feed;
+  const LaunchOptions& m_options;
+  uint64_t m_runId = 0;
+  std::string m_storeDir;
+  std::vector<Worker> m_workers;
+  std::vector<std::string> m_failures;
+  std::atomic<bool> m_stopRequested{false};
+};
+}  // namespace
+
+std::function<void(RemoteRankFeed&)> processLauncher(LaunchOptions options) {
+  return [options](RemoteRankFeed& feed) {
+    Collector collector(feed, options);
+    collector.run();
+  };
+}
+
+int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, LaunchOptions options) {
+  const int local = config.procsPerNode();
+  const int first = config.node_rank * local;
+  std::string endpoint;
+  try {
+    const std::shared_ptr<gloo::rendezvous::Store> store = openRendezvousStore(config.rdzv);
+    const std::string key = config.rdzv_id + "/collector";
+    store->wait({key}, std::chrono::duration_cast<std::chrono::milliseconds>(kNodeWait));
+    const std::vector<char> value = store->get(key);
+    endpoint.assign(value.begin(), value.end());
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    err << "error: node " << config.node_rank << ": node 0 of run '" << config.rdzv_id << "' did not appear in "
+        << config.rdzv << " within 5 minutes: " << e.what() << "\n";
+    return kExitRunFailed;
+  }
+  WorkerArgs w = baseWorkerArgs(config, nullptr);
+  w.collector = endpoint;
+  w.run_id = runIdOf(config.rdzv_id);
+  w.rdzv = config.rdzv;
+  w.prefix = config.rdzv_id;
+  std::vector<Worker> workers(static_cast<size_t>(config.ranks));
+  for (int r = 0; r < config.ranks; ++r) {
+    workers[static_cast<size_t>(r)].rank = r;
+    workers[static_cast<size_t>(r)].remote = r < first || r >= first + local;
+  }
+  out << "node " << config.node_rank << " of " << config.nnodes << ": ranks " << first << ".." << first + local - 1
+      << ", streaming to node 0 at " << endpoint << "\n"
+      << std::flush;
+  zmq::context_t context;
+  zmq::socket_t push(context, zmq::socket_type::push);
+  push.set(zmq::sockopt::linger, 5000);
+  push.connect(endpoint);
+  std::atomic<bool> stop{false};
+  const StopSignalScope on_signal([&stop] { stop.store(true); });
+  LocalWorkers starter(config, options, w);
+  std::string failure = starter.start(workers, first, local);
+  if (!failure.empty()) LocalWorkers::signalAll(workers, SIGTERM, true);
+  bool forwarded = false;
+  while (!LocalWorkers::allExited(workers)) {
+    std::this_thread::sleep_for(kPoll);
+    if (stop.load() && !forwarded) {
+      forwarded = true;
+      LocalWorkers::signalAll(workers, SIGINT, false);
+    }
+    for (Worker* gone : LocalWorkers::reap(workers, Clock::now())) {
+      if (WIFEXITED(gone->status) && WEXITSTATUS(gone->status) == 0) continue;
+      const std::string text = "rank " + std::to_string(gone->rank) + " (worker pid " + std::to_string(gone->pid) +
+                               " on node " + std::to_string(config.node_rank) + ") " + exitText(gone->status);
+      if (failure.empty()) failure = text;
+      // Only a death the worker could not report itself: a worker that
+      // stopped on an error or a signal said so before it exited.
+      if (!WIFSIGNALED(gone->status) || gone->signalled_by_us) continue;
+      const std::vector<uint8_t> header = wireHeader(WireKind::Died, gone->rank, static_cast<uint32_t>(text.size()),
+                                                     w.run_id);
+      push.send(zmq::buffer(header), zmq::send_flags::sndmore);
+      push.send(zmq::buffer(text), zmq::send_flags::none);
+    }
+  }
+  if (!failure.empty()) {
+    err << "error: node " << config.node_rank << ": " << failure << "\n";
+    return kExitRunFailed;
+  }
+  out << "node " << config.node_rank << ": ranks " << first << ".." << first + local - 1
+      << " finished; node 0 writes the trace and summary\n";
+  return stop.load() ? exitCodeForSignal(stopSignalReceived()) : kExitOk;
+}
+
+}  // namespace shardscope

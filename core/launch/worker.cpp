@@ -1,0 +1,230 @@
+#include "launch/worker.h"
+
+#include <bit>
+#include <chrono>
+#include <thread>
+#include <zmq.hpp>
+
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+#include <csignal>
+#include <unistd.h>
+
+#include "common/exit_codes.h"
+#include "comm/rendezvous_store.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/stop_signals.h"
+#include "engine/run.h"
+#include "launch/rank_result_json.h"
+#include "launch/wire_format.h"
+
+namespace shardscope {
+
+namespace {
+constexpr auto kForwardEvery = std::chrono::milliseconds(10);
+constexpr size_t kBatchEvents = 16384;        // 1 MiB of records a message
+constexpr size_t kMasterFloats = size_t{4} << 20;  // 16 MiB of weights a message
+constexpr int kSendTimeoutMs = 60000;         // a collector that stops reading ends the worker
+
+int64_t parseI64(const std::string& flag, const std::string& v) {
+  try {
+    size_t used = 0;
+    const long long x = std::stoll(v, &used, 0);
+    if (used == v.size()) return x;
+  } catch (const std::exception&) {
+  }
+  throw ConfigError(flag + " must be an integer, got '" + v + "'");
+}
+
+// Sends one message; a collector that does not take it within the timeout is gone.
+class CollectorLink {
+ public:
+  CollectorLink(const WorkerArgs& args) : m_socket(m_context, zmq::socket_type::push), m_args(args) {
+    m_socket.set(zmq::sockopt::sndtimeo, kSendTimeoutMs);
+    m_socket.set(zmq::sockopt::linger, kSendTimeoutMs);  // what is queued is delivered before exit
+    m_socket.connect(args.collector);
+  }
+  void send(WireKind kind, uint32_t count, const void* payload, size_t bytes) {
+    const std::vector<uint8_t> header = wireHeader(kind, m_args.rank, count, m_args.run_id);
+    if (!m_socket.send(zmq::buffer(header), zmq::send_flags::sndmore) ||
+        !m_socket.send(zmq::const_buffer(payload, bytes), zmq::send_flags::none))
+      throw RunError("rank " + std::to_string(m_args.rank) + ": the collector at " + m_args.collector +
+                     " took no message for " + std::to_string(kSendTimeoutMs / 1000) + " s (the launcher is gone)");
+  }
+  void sendText(WireKind kind, const std::string& text) {
+    send(kind, static_cast<uint32_t>(text.size()), text.data(), text.size());
+  }
+
+ private:
+  zmq::context_t m_context;
+  zmq::socket_t m_socket;
+  const WorkerArgs& m_args;
+};
+
+// Streams what the rank recorded since the last call.
+class RankForwarder {
+ public:
+  RankForwarder(const Run& run, int rank, CollectorLink& link) : m_run(run), m_rank(rank), m_link(link) {}
+  void forward() {
+    m_batch.clear();
+    m_cursor = m_run.eventLog(m_rank).readFrom(m_cursor, m_batch);
+    for (size_t i = 0; i < m_batch.size(); i += kBatchEvents) {
+      const size_t n = std::min(kBatchEvents, m_batch.size() - i);
+      m_link.send(WireKind::Events, static_cast<uint32_t>(n), m_batch.data() + i, n * sizeof(Event));
+    }
+    const std::vector<double> losses = m_run.losses();
+    for (; m_lossesSent < losses.size(); ++m_lossesSent) {
+      const std::vector<uint8_t> p = lossPayload(static_cast<int>(m_lossesSent), losses[m_lossesSent]);
+      m_link.send(WireKind::Loss, 0, p.data(), p.size());
+    }
+  }
+
+ private:
+  const Run& m_run;
+  int m_rank;
+  CollectorLink& m_link;
+  size_t m_cursor = 0;
+  size_t m_lossesSent = 0;
+  std::vector<Event> m_batch;
+};
+
+// The weights this rank owns: the runs of final_master it wrote.
+void sendMaster(const std::vector<float>& master, CollectorLink& link) {
+  const auto written = [&](size_t i) { return std::bit_cast<uint32_t>(master[i]) != kUnwrittenMaster; };
+  for (size_t i = 0; i < master.size();) {
+    if (!written(i)) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < master.size() && end - i < kMasterFloats && written(end)) ++end;
+    const std::vector<uint8_t> p = masterPayload(static_cast<int64_t>(i), {master.data() + i, end - i});
+    link.send(WireKind::Master, static_cast<uint32_t>(end - i), p.data(), p.size());
+    i = end;
+  }
+}
+}  // namespace
+
+WorkerArgs parseWorkerArgs(const std::vector<std::string>& args, RunConfig* config) {
+  WorkerArgs w;
+  size_t i = 0;
+  for (; i < args.size() && args[i] != "--"; ++i) {
+    const std::string& flag = args[i];
+    if (i + 1 >= args.size() || args[i + 1] == "--") throw ConfigError("worker " + flag + " needs a value");
+    const std::string& v = args[++i];
+    if (flag == "--rank") w.rank = static_cast<int>(parseI64(flag, v));
+    else if (flag == "--collector") w.collector = v;
+    else if (flag == "--run-id") w.run_id = static_cast<uint64_t>(std::stoull(v, nullptr, 16));
+    else if (flag == "--rdzv") w.rdzv = v;
+    else if (flag == "--rdzv-prefix") w.prefix = v;
+    else if (flag == "--node-addr") w.node_addr = v;
+    else if (flag == "--clock-origin-ns") w.clock_origin_ns = parseI64(flag, v);
+    else if (flag == "--launcher-pid") w.launcher_pid = static_cast<int>(parseI64(flag, v));
+    else
+      throw ConfigError("worker: unknown flag '" + flag + "' (worker processes are started by `run --launch "
+                        "processes`, not by hand)");
+  }
+  if (i == args.size()) throw ConfigError("worker: the run's flags must follow '--'");
+  if (w.collector.empty() || w.rdzv.empty() || w.rank < 0)
+    throw ConfigError("worker: --rank, --collector and --rdzv are required");
+  *config = parseRunArgs({args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end()});
+  if (w.rank >= config->ranks)
+    throw ConfigError("worker --rank " + std::to_string(w.rank) + " must be below --ranks " +
+                      std::to_string(config->ranks));
+  return w;
+}
+
+std::vector<std::string> workerArgs(const WorkerArgs& w, const RunConfig& config) {
+  char id[17];
+  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(w.run_id));
+  std::vector<std::string> a = {"worker",          "--rank",        std::to_string(w.rank), "--collector",
+                                w.collector,       "--run-id",      id,                     "--rdzv",
+                                w.rdzv,            "--rdzv-prefix", w.prefix,               "--node-addr",
+                                w.node_addr,       "--launcher-pid", std::to_string(w.launcher_pid)};
+  if (w.clock_origin_ns) {
+    a.push_back("--clock-origin-ns");
+    a.push_back(std::to_string(*w.clock_origin_ns));
+  }
+  a.push_back("--");
+  for (std::string& f : runArgs(config)) a.push_back(std::move(f));
+  return a;
+}
+
+int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err) {
+#if defined(__linux__)
+  // A worker never outlives its launcher (killed with -9, say): the kernel
+  // ends it then. The check after it closes the race with an early death.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (args.launcher_pid > 0 && getppid() != args.launcher_pid) return kExitRunFailed;
+#endif
+  const std::string who = "rank " + std::to_string(args.rank) + " (pid " + std::to_string(getpid()) + ")";
+  std::unique_ptr<CollectorLink> link;
+  try {
+    link = std::make_unique<CollectorLink>(args);
+    const int64_t pid = getpid();
+    link->send(WireKind::Hello, 0, &pid, sizeof pid);
+  } catch (const std::exception& e) {
+    err << "error: " << who << ": cannot reach the collector at " << args.collector << ": " << e.what() << "\n";
+    return kExitRunFailed;
+  }
+  std::unique_ptr<Run> run;
+  int code = kExitOk;
+  try {
+    run = std::make_unique<Run>(config);
+    WorkerPlacement place;
+    place.store = openRendezvousStore(args.rdzv);
+    place.mesh.rank = args.rank;
+    place.mesh.prefix = args.prefix;
+    place.mesh.hostname = args.node_addr;
+    if (args.clock_origin_ns)
+      place.clock_origin = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*args.clock_origin_ns));
+    run->setWorker(std::move(place));
+  } catch (const std::exception& e) {
+    link->sendText(WireKind::Failed, who + ": " + failureText(e));
+    const uint8_t stopped = 0;
+    link->send(WireKind::Done, 0, &stopped, 1);
+    return kExitRunFailed;
+  }
+  const StopSignalScope on_signal([r = run.get()] { r->cancel(); });
+  RankForwarder forwarder(*run, args.rank, *link);
+  bool finished = false;
+  try {
+    run->start();
+    while (!run->finished()) {
+      std::this_thread::sleep_for(kForwardEvery);
+      forwarder.forward();
+    }
+    RunResult result;
+    std::string failure;
+    try {
+      result = run->wait();
+      finished = true;
+    } catch (const RunAborted&) {
+      result = run->resultSoFar();
+      const int signal = stopSignalReceived();
+      code = signal ? exitCodeForSignal(signal) : kExitRunFailed;
+    } catch (const RunError& e) {
+      failure = e.what();
+      code = kExitRunFailed;
+    }
+    forwarder.forward();
+    if (failure.empty()) {
+      link->sendText(WireKind::Result, rankResultJson(result.ranks[static_cast<size_t>(args.rank)],
+                                                      result.padding_elements));
+      if (finished && config.backend != Backend::Meta) sendMaster(result.final_master, *link);
+    } else {
+      link->sendText(WireKind::Failed, failure);
+    }
+    const uint8_t outcome = finished ? 1 : 0;
+    link->send(WireKind::Done, 0, &outcome, 1);
+  } catch (const std::exception& e) {  // the collector is gone, or the run's thread could not start
+    err << "error: " << who << ": " << failureText(e) << "\n";
+    run->cancel();
+    return kExitRunFailed;
+  }
+  return code;
+}
+
+}  // namespace shardscope

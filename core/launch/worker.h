@@ -1,0 +1,35 @@
+// A worker process of a `--launch processes` run: it hosts one rank, meets
+// the other ranks through the rendezvous store, trains, and streams what the
+// rank records (events, losses, then its result) to the run's collector.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "config/run_config.h"
+
+namespace shardscope {
+
+struct WorkerArgs {
+  int rank = -1;
+  std::string collector;    // ZeroMQ endpoint of the collector: "tcp://127.0.0.1:40123"
+  uint64_t run_id = 0;
+  std::string rdzv;         // file://DIR or redis://HOST:PORT
+  std::string prefix;       // this run's keys in the store
+  std::string node_addr = "127.0.0.1";  // where the other ranks reach this one
+  std::optional<int64_t> clock_origin_ns;  // the launcher's steady-clock origin (same host)
+  int launcher_pid = 0;     // ends with its launcher: a worker never outlives it
+};
+
+// `shardscope-cli worker` arguments: the worker flags, "--", then the run's
+// flags (runArgs of its config). Throws ConfigError naming the flag.
+WorkerArgs parseWorkerArgs(const std::vector<std::string>& args, RunConfig* config);
+std::vector<std::string> workerArgs(const WorkerArgs& worker, const RunConfig& config);
+
+// Runs the worker; returns its exit code (0, kExitRunFailed, 128 + signal).
+int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err);
+
+}  // namespace shardscope

@@ -1,0 +1,287 @@
+// --launch processes: one worker process per rank, as torchrun starts them,
+// Gloo between processes through a rendezvous store, every rank's events
+// streamed to the launcher. Each strategy gives the same results as the same
+// run in threads (on the modeled clock: the same trace bytes, and summaries
+// equal up to the wall time); a worker killed mid-run ends the run with one
+// message naming its rank and signal, and a valid trace of what it sent;
+// SIGINT reaches every worker once and keeps what ran; bad launch flags are
+// refused before anything starts.
+#include <QtTest>
+
+#include <csignal>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+
+#include "cli_process.h"
+
+namespace {
+
+const QStringList kSmall = {"--layers", "2", "--hidden", "32", "--batch", "8", "--steps", "2", "--clock", "modeled"};
+
+QByteArray readAll(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+QJsonObject summaryWithoutWallTime(const QString& path) {
+  QJsonObject s = QJsonDocument::fromJson(readAll(path)).object();
+  s.remove("wall_seconds");
+  for (auto it = s.begin(); it != s.end(); ++it) {
+    if (!it->isObject()) continue;
+    QJsonObject o = it->toObject();
+    o.remove("wall_seconds");
+    *it = o;
+  }
+  return s;
+}
+
+// Starts the CLI and waits until `pattern` appears on its stderr; returns the match.
+QRegularExpressionMatch startAndWaitFor(QProcess& p, const QStringList& args, const QRegularExpression& pattern,
+                                        QByteArray& err, int timeout_ms = 60000) {
+  p.start(SHARDSCOPE_CLI_PATH, args);
+  QElapsedTimer timer;
+  timer.start();
+  while (timer.elapsed() < timeout_ms) {
+    p.waitForReadyRead(200);
+    err += p.readAllStandardError();
+    const QRegularExpressionMatch m = pattern.match(QString::fromUtf8(err));
+    if (m.hasMatch()) return m;
+    if (p.state() == QProcess::NotRunning) break;
+  }
+  return {};
+}
+
+// A free TCP port on 127.0.0.1 (bound to port 0, then released).
+quint16 freePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  quint16 port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}
+
+bool accepts(quint16 port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+class TestLaunchProcesses : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void everyStrategyMatchesThreads_data() {
+    QTest::addColumn<QStringList>("flags");
+    QTest::newRow("ddp") << QStringList{"--strategy", "ddp"};
+    QTest::newRow("zero1") << QStringList{"--strategy", "zero1"};
+    QTest::newRow("zero2") << QStringList{"--strategy", "zero2"};
+    QTest::newRow("zero3") << QStringList{"--strategy", "zero3"};
+    QTest::newRow("hsdp 2x2") << QStringList{"--strategy", "hsdp", "--shard-group", "2"};
+    QTest::newRow("zero3 x tp 2") << QStringList{"--strategy", "zero3", "--tp", "2"};
+  }
+
+  void everyStrategyMatchesThreads() {
+    QFETCH(QStringList, flags);
+    QTemporaryDir dir;
+    QMap<QString, QString> trace, summary;
+    for (const QString launch : {"threads", "processes"}) {
+      trace[launch] = dir.filePath(launch + ".trace.json");
+      summary[launch] = dir.filePath(launch + ".summary.json");
+      QStringList args = QStringList{"run", "--ranks", "4", "--launch", launch} + kSmall + flags;
+      args << "--trace" << trace[launch] << "--summary" << summary[launch];
+      const CliResult r = runCli(args);
+      QVERIFY2(r.exit_code == 0, qPrintable(launch + ": " + r.err));
+    }
+    const QByteArray threads = readAll(trace["threads"]), processes = readAll(trace["processes"]);
+    QVERIFY(threads.size() > 1000);
+    QVERIFY2(threads == processes, "the modeled trace of a processes run differs from the threads run's");
+    const QJsonObject a = summaryWithoutWallTime(summary["threads"]);
+    const QJsonObject b = summaryWithoutWallTime(summary["processes"]);
+    QVERIFY(a.contains("per_rank"));
+    QCOMPARE(b, a);
+  }
+
+  // The measured clock: losses, final weights, ledgers and traffic are the
+  // same numbers (times are this machine's, so they differ).
+  void measuredRunMatchesThreads() {
+    QTemporaryDir dir;
+    QMap<QString, QJsonObject> s;
+    for (const QString launch : {"threads", "processes"}) {
+      const QString path = dir.filePath(launch + ".json");
+      const CliResult r = runCli({"run", "--strategy", "zero2", "--ranks", "4", "--layers", "2", "--hidden", "32",
+                                  "--batch", "8", "--steps", "3", "--launch", launch, "--summary", path});
+      QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+      s[launch] = QJsonDocument::fromJson(readAll(path)).object();
+    }
+    for (const char* key : {"bucket_fire_order", "buckets", "padding_bytes"})
+      QCOMPARE(s["processes"].value(key), s["threads"].value(key));
+    const QJsonArray la = s["threads"].value("steps").toArray(), lb = s["processes"].value("steps").toArray();
+    QCOMPARE(lb.size(), 3);
+    for (int i = 0; i < 3; ++i) QCOMPARE(lb[i].toObject().value("loss"), la[i].toObject().value("loss"));
+    const QJsonArray ra = s["threads"].value("per_rank").toArray(), rb = s["processes"].value("per_rank").toArray();
+    QCOMPARE(rb.size(), 4);
+    for (int r = 0; r < 4; ++r)
+      for (const char* key : {"peak_bytes", "model_state_peak_bytes", "total_peak_bytes", "comm_bytes"})
+        QCOMPARE(rb[r].toObject().value(key), ra[r].toObject().value(key));
+  }
+
+  void aKilledWorkerEndsTheRunWithItsRankAndSignal() {
+    QTemporaryDir dir;
+    const QString trace = dir.filePath("t.json");
+    QProcess p;
+    QByteArray err;
+    const QRegularExpressionMatch m = startAndWaitFor(
+        p,
+        {"--log-level", "debug", "run", "--strategy", "zero3", "--ranks", "4", "--layers", "2", "--hidden", "32",
+         "--batch", "8", "--steps", "100000", "--launch", "processes", "--trace", trace},
+        QRegularExpression("rank 1: worker pid (\\d+)(?:.|\\n)*step 2 done"), err);
+    QVERIFY2(m.hasMatch(), err.constData());
+    const pid_t worker = static_cast<pid_t>(m.captured(1).toLongLong());
+    QVERIFY(worker > 0);
+    QElapsedTimer timer;
+    timer.start();
+    QCOMPARE(::kill(worker, SIGKILL), 0);
+    QVERIFY2(p.waitForFinished(60000), "the run did not end after a worker was killed");
+    err += p.readAllStandardError();
+    QCOMPARE(p.exitCode(), 3);
+    const QString text = QString::fromUtf8(err);
+    QVERIFY2(text.contains(QStringLiteral("error: run stopped: rank 1 (worker pid %1) was killed by signal 9 (SIGKILL)")
+                               .arg(worker)),
+             qPrintable(text.right(2000)));
+    // Every event received stays, and rank 1's end is an error event.
+    const QJsonObject t = QJsonDocument::fromJson(readAll(trace)).object();
+    const QJsonArray events = t.value("traceEvents").toArray();
+    QVERIFY(events.size() > 100);
+    bool error_on_rank1 = false;
+    for (const QJsonValue& e : events) {
+      const QJsonObject o = e.toObject();
+      if (o.value("name").toString() == "error" && o.value("pid").toInt(-1) == 1) error_on_rank1 = true;
+    }
+    QVERIFY2(error_on_rank1, "no error event for the killed rank");
+  }
+
+  void sigintStopsEveryWorkerAndKeepsWhatRan() {
+    QTemporaryDir dir;
+    const QString summary = dir.filePath("s.json");
+    QProcess p;
+    QByteArray err;
+    const QRegularExpressionMatch m = startAndWaitFor(
+        p,
+        {"--log-level", "debug", "run", "--strategy", "ddp", "--ranks", "3", "--layers", "2", "--hidden", "32",
+         "--batch", "6", "--steps", "100000", "--launch", "processes", "--summary", summary},
+        QRegularExpression("step 3 done"), err);
+    QVERIFY2(m.hasMatch(), err.constData());
+    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(60000));
+    err += p.readAllStandardError();
+    QCOMPARE(p.exitCode(), 130);
+    QVERIFY2(QString::fromUtf8(err).contains("interrupted by SIGINT"), err.right(2000).constData());
+    const QJsonObject s = QJsonDocument::fromJson(readAll(summary)).object();
+    QVERIFY(s.value("interrupted").toObject().value("steps_done").toInt() >= 3);
+    QCOMPARE(s.value("per_rank").toArray().size(), 3);
+  }
+
+  void badLaunchFlagsAreRefused_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("unknown") << QStringList{"--launch", "fork"} << "--launch must be threads or processes";
+    QTest::newRow("meta") << QStringList{"--launch", "processes", "--backend", "meta"} << "--launch";
+    QTest::newRow("breakpoints") << QStringList{"--launch", "processes", "--break-on", "forward"}
+                                 << "not available yet (use --launch threads)";
+  }
+
+  void badLaunchFlagsAreRefused() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    const CliResult r = runCli(QStringList{"run"} + args);
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains(message), qPrintable(r.err));
+  }
+
+  // Two "nodes" on one machine (two launchers, their ranks on two loopback addresses),
+  // meeting through a redis-server of the test's own: node 0's trace is the
+  // 8-rank threads run's, byte for byte (modeled clock), and node 1 says
+  // where its ranks went.
+  void twoNodesOverRedisMatchOneEightRankRun() {
+    const QString redis = QStandardPaths::findExecutable("redis-server");
+    if (redis.isEmpty()) QSKIP("redis-server is not installed (Debian package redis-server)");
+    QTemporaryDir dir;
+    const quint16 port = freePort();
+    QVERIFY(port > 0);
+    QProcess server;
+    server.start(redis, {"--port", QString::number(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                         "--dir", dir.path()});
+    QVERIFY(server.waitForStarted());
+    struct Stop {
+      QProcess& p;
+      ~Stop() {
+        p.terminate();
+        if (!p.waitForFinished(5000)) p.kill();
+      }
+    } stop_server{server};
+    bool up = false;
+    for (int i = 0; i < 100 && !(up = accepts(port)); ++i) QTest::qWait(50);
+    QVERIFY2(up, "redis-server did not start");
+
+    const QStringList run = QStringList{"run", "--strategy", "hsdp", "--shard-group", "4", "--ranks", "8"} +
+                            QStringList{"--layers", "2", "--hidden", "32", "--batch", "8", "--steps", "2", "--clock",
+                                        "modeled", "--profile", "a100-40gb-pcie"};
+    const QString threads_trace = dir.filePath("threads.json"), nodes_trace = dir.filePath("nodes.json");
+    const CliResult threads = runCli(run + QStringList{"--trace", threads_trace});
+    QVERIFY2(threads.exit_code == 0, qPrintable(threads.err));
+
+    const QString rdzv = QStringLiteral("redis://127.0.0.1:%1").arg(port);
+    const QStringList multi = {"--launch", "processes", "--nnodes", "2", "--nproc-per-node", "4", "--rdzv", rdzv,
+                               "--rdzv-id", "two-nodes-test"};
+    QProcess node1;
+    node1.start(SHARDSCOPE_CLI_PATH, run + multi + QStringList{"--node-rank", "1", "--node-addr", "127.0.0.2"});
+    const CliResult node0 =
+        runCli(run + multi + QStringList{"--node-rank", "0", "--node-addr", "127.0.0.1", "--trace", nodes_trace});
+    QVERIFY2(node1.waitForFinished(60000), "node 1 did not finish");
+    const QString node1_out = QString::fromUtf8(node1.readAllStandardOutput());
+    const QString node1_err = QString::fromUtf8(node1.readAllStandardError());
+    QVERIFY2(node0.exit_code == 0, qPrintable(node0.err));
+    QVERIFY2(node1.exitCode() == 0, qPrintable(node1_err));
+    QVERIFY2(node1_out.contains("node 1 of 2: ranks 4..7, streaming to node 0 at tcp://127.0.0.1:"),
+             qPrintable(node1_out));
+    QVERIFY2(node1_out.contains("ranks 4..7 finished; node 0 writes the trace and summary"), qPrintable(node1_out));
+    const QByteArray a = readAll(threads_trace), b = readAll(nodes_trace);
+    QVERIFY(a.size() > 1000);
+    // The profile puts 4 GPUs in a node, so the replica groups' all-reduces
+    // are priced on its inter-node link in both runs.
+    QVERIFY2(a == b, "node 0's trace differs from the 8-rank threads run's");
+  }
+
+  void aWorkerIsNotStartedByHand() {
+    const CliResult r = runCli({"worker", "--rank", "0"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("worker"), qPrintable(r.err));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestLaunchProcesses)
+#include "test_launch_processes.moc"

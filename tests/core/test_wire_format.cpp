@@ -1,0 +1,160 @@
+// The messages rank processes send their collector: what the sender encodes
+// decodes to the same records, and every kind of bad message (another
+// program's bytes, another run, another version or byte order, a rank outside
+// the run, a payload of the wrong size, events with impossible fields, a
+// malformed result) is one WireError naming what is wrong.
+#include <QtTest>
+
+#include <cstring>
+
+#include "launch/rank_result_json.h"
+#include "launch/wire_format.h"
+
+using namespace shardscope;
+
+namespace {
+constexpr uint64_t kRun = 42;
+
+std::vector<uint8_t> eventsPayload(const std::vector<Event>& events) {
+  std::vector<uint8_t> p(events.size() * sizeof(Event));
+  std::memcpy(p.data(), events.data(), p.size());
+  return p;
+}
+
+Event gatherEvent(int rank) {
+  Event e;
+  e.rank = static_cast<int16_t>(rank);
+  e.kind = EventKind::AllGather;
+  e.lane = Lane::Gather;
+  e.begin_ns = 100;
+  e.end_ns = 250;
+  e.bytes = 4096;
+  return e;
+}
+
+QString refusal(const std::vector<uint8_t>& header, const std::vector<uint8_t>& payload, int ranks = 4) {
+  try {
+    decodeWireMessage(header, payload, kRun, ranks);
+  } catch (const WireError& e) {
+    return QString::fromStdString(e.what());
+  }
+  return "accepted";
+}
+
+template <class T>
+void poke(std::vector<uint8_t>& bytes, size_t offset, T value) {
+  std::memcpy(bytes.data() + offset, &value, sizeof value);
+}
+}  // namespace
+
+class TestWireFormat : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void eachKindRoundTrips() {
+    const std::vector<Event> events = {gatherEvent(2), gatherEvent(2)};
+    WireMessage m = decodeWireMessage(wireHeader(WireKind::Events, 2, 2, kRun), eventsPayload(events), kRun, 4);
+    QCOMPARE(int(m.kind), int(WireKind::Events));
+    QCOMPARE(m.rank, 2);
+    QCOMPARE(m.events.size(), size_t{2});
+    QCOMPARE(std::memcmp(m.events.data(), events.data(), 2 * sizeof(Event)), 0);
+
+    m = decodeWireMessage(wireHeader(WireKind::Loss, 1, 0, kRun), lossPayload(7, 2.25), kRun, 4);
+    QCOMPARE(m.step, 7);
+    QCOMPARE(m.loss, 2.25);
+
+    const std::vector<float> w = {1.f, -2.f, 0.5f};
+    m = decodeWireMessage(wireHeader(WireKind::Master, 0, 3, kRun), masterPayload(10, w), kRun, 4);
+    QCOMPARE(m.offset, int64_t{10});
+    QCOMPARE(m.master, w);
+
+    RankResult r;
+    r.ledger.peak[3] = 123;
+    r.ledger.model_state_peak = 77;
+    r.comm_bytes.all_gather = 5;
+    r.fire_order = {2, 1, 0};
+    r.unit_order = {{"all_gather", 0}, {"forward", 0}};
+    r.tp_forward_bytes = {8, 9};
+    const std::string json = rankResultJson(r, 6);
+    const std::vector<uint8_t> text(json.begin(), json.end());
+    m = decodeWireMessage(wireHeader(WireKind::Result, 3, static_cast<uint32_t>(text.size()), kRun), text, kRun, 4);
+    int64_t padding = 0;
+    const RankResult back = parseRankResultJson(m.text, &padding);
+    QCOMPARE(padding, int64_t{6});
+    QCOMPARE(back.ledger.peak[3], int64_t{123});
+    QCOMPARE(back.ledger.model_state_peak, int64_t{77});
+    QCOMPARE(back.comm_bytes.all_gather, int64_t{5});
+    QCOMPARE(back.fire_order, r.fire_order);
+    QCOMPARE(back.unit_order, r.unit_order);
+    QCOMPARE(back.tp_forward_bytes, r.tp_forward_bytes);
+  }
+
+  void badHeadersAreRefused() {
+    const std::vector<uint8_t> done = {1};
+    std::vector<uint8_t> h = wireHeader(WireKind::Done, 0, 0, kRun);
+    QVERIFY(refusal(h, done) == "accepted");
+    QVERIFY(refusal({h.begin(), h.begin() + 31}, done).contains("header: 31 bytes, must be 32"));
+    std::vector<uint8_t> bad = h;
+    poke<uint32_t>(bad, 0, 0x12345678);
+    QVERIFY(refusal(bad, done).contains("magic"));
+    bad = h;
+    poke<uint16_t>(bad, 6, 0x0201);
+    QVERIFY(refusal(bad, done).contains("byte order"));
+    bad = h;
+    poke<uint16_t>(bad, 4, 2);
+    QVERIFY(refusal(bad, done).contains("version 2, this build reads version 1"));
+    QVERIFY(refusal(wireHeader(WireKind::Done, 0, 0, kRun + 1), done).contains("another run"));
+    QVERIFY(refusal(wireHeader(WireKind::Done, 4, 0, kRun), done).contains("rank 4 must be in 0..3"));
+    QVERIFY(refusal(wireHeader(WireKind::Done, -1, 0, kRun), done).contains("rank -1"));
+    bad = h;
+    poke<uint16_t>(bad, 8, 99);
+    QVERIFY(refusal(bad, done).contains("kind 99 must be 1..8"));
+  }
+
+  void badPayloadsAreRefused() {
+    QVERIFY(refusal(wireHeader(WireKind::Events, 1, 2, kRun), eventsPayload({gatherEvent(1)}))
+                .contains("events message: 64 bytes, must be 128"));
+    QVERIFY(refusal(wireHeader(WireKind::Events, 1, 1, kRun), eventsPayload({gatherEvent(2)}))
+                .contains("rank 2 must be the sender's rank 1"));
+    Event e = gatherEvent(1);
+    e.kind = static_cast<EventKind>(200);
+    QVERIFY(refusal(wireHeader(WireKind::Events, 1, 1, kRun), eventsPayload({e})).contains("kind 200 must be below"));
+    e = gatherEvent(1);
+    e.lane = static_cast<Lane>(9);
+    QVERIFY(refusal(wireHeader(WireKind::Events, 1, 1, kRun), eventsPayload({e})).contains("lane 9"));
+    e = gatherEvent(1);
+    e.end_ns = e.begin_ns - 1;
+    QVERIFY(refusal(wireHeader(WireKind::Events, 1, 1, kRun), eventsPayload({e})).contains("end_ns"));
+    QVERIFY(refusal(wireHeader(WireKind::Loss, 0, 0, kRun), lossPayload(-1, 1.0)).contains("step -1"));
+    QVERIFY(refusal(wireHeader(WireKind::Loss, 0, 0, kRun), {1, 2, 3}).contains("loss message: 3 bytes, must be 16"));
+    QVERIFY(refusal(wireHeader(WireKind::Master, 0, 5, kRun), masterPayload(0, std::vector<float>(4)))
+                .contains("master message"));
+    QVERIFY(refusal(wireHeader(WireKind::Done, 0, 0, kRun), {2}).contains("outcome must be 0"));
+    QVERIFY(refusal(wireHeader(WireKind::Failed, 0, 10, kRun), {'a'}).contains("text message: 1 bytes, must be 10"));
+  }
+
+  void badResultsAreRefused() {
+    int64_t padding = 0;
+    const auto refused = [&](const std::string& text) -> QString {
+      try {
+        parseRankResultJson(text, &padding);
+      } catch (const WireError& e) {
+        return QString::fromStdString(e.what());
+      }
+      return "accepted";
+    };
+    QVERIFY(refused("{").contains("not JSON"));
+    QVERIFY(refused("{}").contains("'ledger_current' is missing"));
+    std::string good = rankResultJson(RankResult{}, 0);
+    QCOMPARE(refused(good), QString("accepted"));
+    std::string bad = good;
+    bad.replace(bad.find("\"fire_order\":[]"), 15, "\"fire_order\":[\"x\"]");
+    QVERIFY(refused(bad).contains("'fire_order' must hold integers"));
+    bad = good;
+    bad.replace(bad.find("\"ledger_peak\":["), 15, "\"ledger_peak\":[1,");
+    QVERIFY(refused(bad).contains("'ledger_peak' must be an array of 10 integers"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestWireFormat)
+#include "test_wire_format.moc"
