@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@
 #include "model/model.h"
 #include "model/text_data.h"
 #include "tensor/bf16.h"
+#include "trace/chrome_trace_reader.h"
+#include "trace/chrome_trace_writer.h"
 
 using namespace shardscope;
 using namespace shardscope::testing;
@@ -580,6 +583,14 @@ class TestGptModel : public QObject {
     }
     QCOMPARE(recomputes, c.ranks * c.steps * c.model.layers);
     QCOMPARE(in_order, recomputes);
+    // The flag survives the trace file: an opened trace shows the same recompute spans.
+    std::ostringstream os;
+    writeChromeTrace(trace, os);
+    const RunTrace back = readChromeTrace(os.str(), "checkpointed");
+    int reread = 0;
+    for (const std::vector<Event>& rank : back.events)
+      for (const Event& e : rank) reread += e.kind == EventKind::Forward && (e.flags & kEventRecompute) ? 1 : 0;
+    QCOMPARE(reread, recomputes);
     QCOMPARE(got.flops_per_step_per_rank, want.flops_per_step_per_rank);  // model FLOPs: unchanged
     QCOMPARE(want.hardware_flops_per_step_per_rank, want.flops_per_step_per_rank);
     QVERIFY(got.hardware_flops_per_step_per_rank > got.flops_per_step_per_rank);

@@ -259,6 +259,21 @@ class TestTensorParallel : public QObject {
     QVERIFY(naive > flash && flash > selective && selective > full && full > 0);
     QVERIFY(perLayer(Attention::Naive, Checkpointing::None, 2) < naive);
     QCOMPARE(perLayer(Attention::Flash, Checkpointing::Full, 2), full);  // the input stays whole under TP
+    // On the modeled clock full checkpointing pays a recomputed forward per
+    // block: a longer step and a lower MFU, the hardware FLOPs' utilisation kept.
+    const auto modeled = [](Checkpointing k) {
+      RunConfig c = gptConfig("ddp", 1, 1);
+      c.model = presetShape("llama2-7b");
+      c.model.layers = 4;
+      c.model.checkpointing = k;
+      c.batch = 1, c.backend = Backend::Meta, c.clock = ClockKind::Modeled, c.steps = 1;
+      return Run(c).execute();
+    };
+    const RunResult none = modeled(Checkpointing::None), recomputed = modeled(Checkpointing::Full);
+    QVERIFY(recomputed.last_step.front().wall_ns > none.last_step.front().wall_ns);
+    QVERIFY(recomputed.mfu() < 0.9 * none.mfu());
+    QVERIFY2(std::abs(recomputed.hfu() - none.mfu()) < 0.1 * none.mfu(),
+             qPrintable(QString("hfu %1 vs mfu %2 without recompute").arg(recomputed.hfu()).arg(none.mfu())));
     RunConfig mlp = mlpConfig("ddp", 2, 1);
     mlp.steps = 1;
     std::ostringstream out;
