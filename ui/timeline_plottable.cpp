@@ -39,7 +39,8 @@ QCPRange TimelinePlottable::getValueRange(bool& found, QCP::SignDomain, const QC
 
 QString TimelinePlottable::label(int rank, int32_t event, bool compact) const {
   const Event& e = m_store->events(rank)[static_cast<size_t>(event)];
-  const QString prefix = Palette::kindShort(e.kind);
+  const bool recompute = e.kind == EventKind::Forward && (e.flags & kEventRecompute);  // checkpointing
+  const QString prefix = recompute ? QStringLiteral("rec") : Palette::kindShort(e.kind);
   const auto join = [&](const QString& what) { return compact ? what : prefix + ' ' + what; };
   switch (e.kind) {
     case EventKind::Forward:

@@ -599,7 +599,9 @@ void TimelineView::updateArrows() {
 QString TimelineView::eventTooltip(int rank, int32_t index) const {
   const Event& e = m_store->events(rank)[static_cast<size_t>(index)];
   const RunTrace& meta = m_store->meta();
-  QString title = Palette::kindTitle(e.kind);
+  // Activation checkpointing's recompute is a forward inside backward: named as such.
+  const bool recompute = e.kind == EventKind::Forward && (e.flags & kEventRecompute);
+  QString title = recompute ? QStringLiteral("recompute (forward in backward)") : Palette::kindTitle(e.kind);
   if (e.block >= 0) title += QStringLiteral(" · ") + QString::fromStdString(m_store->blockName(e.block));
   if (e.bucket >= 0) title += QStringLiteral(" · bucket %1").arg(e.bucket);
   if (e.unit >= 0) title += QStringLiteral(" · unit %1").arg(e.unit);

@@ -49,4 +49,31 @@ CommBytes expectedCommBytes(Strategy strategy, int64_t params, int ranks, int sh
   return b;
 }
 
+double expectedActivationBytesPerLayer(const ActivationLayerShape& m) {
+  const double s = double(m.seq), b = double(m.batch), h = double(m.hidden), a = double(m.heads), t = m.tp;
+  const double sbh = s * b * h;
+  if (m.checkpointing == Checkpointing::Full) return 2.0 * sbh;  // the layer's input
+  const double kv = m.kv_heads > 0 ? double(m.kv_heads) / a : 1.0;  // K/V width over h
+  const double f = (m.ffn > 0 ? double(m.ffn) : 4.0 * h) / h;       // MLP width over h
+  // Korthikanti's 34·s·b·h term by term (bytes per s·b·h):
+  const double norm_inputs = 4.0;                   // 2 + 2: both norms' inputs (whole: no sequence parallelism)
+  const double qkv_input = 2.0;                     // norm1's output (whole)
+  const double qkv = 2.0 * (1.0 + 2.0 * kv) / t;    // Q, K (their 4) and V (2); grouped K/V narrower
+  const double proj_input = 2.0 / t;                // the heads' output
+  const double mlp_input = 2.0;                     // norm2's output (whole)
+  const double mlp_inner = 2.0 * f * (m.gated_mlp ? 3.0 : 2.0) / t;  // GELU in and out (8 + 8); gated: 3 of f·h
+  // Their dropout masks (sbh after attention, sbh after the MLP) and the
+  // softmax dropout's mask and output: no dropout here, none of them.
+  // Not in their count: the norms' fp32 statistics per token (mean and rstd; RMSNorm rstd).
+  const double norm_stats = 2.0 * (m.rms_norm ? 4.0 : 8.0) / h;
+  double bytes = sbh * (norm_inputs + qkv_input + qkv + proj_input + mlp_input + mlp_inner + norm_stats);
+  if (m.checkpointing == Checkpointing::None) {
+    // The attention core: their 5·a·s²·b is the softmax (2), its dropout mask
+    // (1) and output (2); here only the softmax, 2·a·s²·b/t. Flash keeps one
+    // fp32 statistic per row instead: 4·a·s·b/t.
+    bytes += m.attention == Attention::Naive ? 2.0 * a * s * s * b / t : 4.0 * a * s * b / t;
+  }
+  return bytes;
+}
+
 }  // namespace shardscope

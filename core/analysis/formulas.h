@@ -32,6 +32,28 @@ CommBytes expectedCommBytes(Strategy strategy, int64_t params, int ranks, int sh
 // layers' input gradients). tokens: B·S on one data-parallel rank (B for the MLP).
 double expectedTpActivationBytesPerLayer(int tp, int64_t tokens, int hidden, int all_reduces_per_layer);
 
+// Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+// Transformer Models": the bytes one transformer layer keeps for backward,
+// s·b·h·(34 + 5·a·s/h) for their GPT block (16-bit activations, 1-byte dropout
+// masks), 34·s·b·h with selective recomputation, 2·s·b·h with full
+// checkpointing; under tensor parallelism without sequence parallelism
+// s·b·h·(10 + 24/t + 5·a·s/(h·t)). Adapted term by term to the block built
+// here (README, "Activation memory"): no dropout (its masks and outputs
+// vanish), grouped-query K/V, a gated MLP's third inner tensor, fp32
+// norm statistics, flash attention's fp32 row statistics instead of the
+// softmax; no sequence parallelism, so the norms' tensors stay whole.
+struct ActivationLayerShape {
+  int64_t seq = 0, batch = 0;  // s, b: one data-parallel rank's samples
+  int64_t hidden = 0, heads = 0;
+  int64_t kv_heads = 0;  // 0: as heads
+  int64_t ffn = 0;       // 0: 4h
+  int tp = 1;
+  bool gated_mlp = false, rms_norm = false;
+  Attention attention = Attention::Flash;
+  Checkpointing checkpointing = Checkpointing::None;
+};
+double expectedActivationBytesPerLayer(const ActivationLayerShape& shape);
+
 // Ring all-reduce of `bytes` on P ranks: each rank sends 2(P-1)/P x bytes.
 inline double ringAllReduceBytes(double bytes, int ranks) {
   return ranks <= 1 ? 0.0 : 2.0 * (ranks - 1) / ranks * bytes;

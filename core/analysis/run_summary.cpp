@@ -56,6 +56,24 @@ double expectedTpBytesPerLayer(const RunConfig& c) {
   return expectedTpActivationBytesPerLayer(c.tp, tokens, c.model.hidden, sequence ? 2 : 1);
 }
 
+bool hasTokenBlocks(const RunConfig& c) { return c.model.kind == ModelKind::Gpt || !c.model.preset.empty(); }
+
+double expectedActivationBytesPerLayer(const RunConfig& c) {
+  ActivationLayerShape a;
+  a.seq = c.model.seq;
+  a.batch = c.batch / c.dataParallelSize();
+  a.hidden = c.model.hidden;
+  a.heads = c.model.heads;
+  a.kv_heads = c.model.kv_heads;
+  a.ffn = c.model.ffn;
+  a.tp = c.tp;
+  a.gated_mlp = c.model.gated_mlp;
+  a.rms_norm = !c.model.preset.empty() && !c.model.biases;  // the published shapes without biases use RMSNorm
+  a.attention = c.model.attention;
+  a.checkpointing = c.model.checkpointing;
+  return expectedActivationBytesPerLayer(a);
+}
+
 double modelStateBytesPerParam(const RankResult& rank, int64_t params) {
   return params > 0 ? static_cast<double>(rank.ledger.model_state_peak) / static_cast<double>(params)
                     : 0.0;
@@ -89,6 +107,11 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     last["overlap_percent"] = comm > 0 ? 100.0 * double(comm - exposed) / double(comm) : 100.0;
     last["flops_per_rank"] = r.flops_per_step_per_rank;
     if (r.peak_flops > 0) last["mfu"] = r.mfu();
+    if (r.hardware_flops_per_step_per_rank > r.flops_per_step_per_rank) {
+      // Activation checkpointing's recompute: hardware FLOPs, not model FLOPs.
+      last["hardware_flops_per_rank"] = r.hardware_flops_per_step_per_rank;
+      if (r.peak_flops > 0) last["hfu"] = r.hfu();
+    }
   }
   Json& steps = w["steps"] = Json::array();
   for (size_t s = 0; s < r.losses.size(); ++s) {
@@ -99,6 +122,7 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     steps.push_back(std::move(step));
   }
   const double expected_bpp = expectedBytesPerParam(c);
+  const double expected_activation = hasTokenBlocks(c) ? expectedActivationBytesPerLayer(c) : 0.0;
   const bool tp = c.tp > 1;
   const CommBytes expected_comm = expectedComm(c, tp ? r.slice_params : r.params);
   if (tp) {
@@ -125,6 +149,10 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     j["model_state_bytes_per_param"] = modelStateBytesPerParam(rank, r.params);
     j["expected_model_state_bytes_per_param"] = expected_bpp;
     j["padding_bytes"] = rank.padding_state_bytes;
+    if (hasTokenBlocks(c)) {
+      j["activation_bytes_per_layer"] = rank.activation_bytes_per_layer;
+      j["expected_activation_bytes_per_layer"] = static_cast<int64_t>(expected_activation);
+    }
     if (rank.device_memory) {
       // The ledger books what was asked (allocated); the caching allocator
       // holds more from cudaMalloc (reserved), and the device shows more still.
@@ -273,6 +301,15 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
                   strategyName(c.strategy).c_str(), modelStateBytesPerParam(rank, r.params), expected_bpp,
                   static_cast<long long>(rank.padding_state_bytes), static_cast<long long>(sent),
                   static_cast<long long>(expected_total), ratio);
+    out << line;
+  }
+  if (hasTokenBlocks(c) && !r.ranks.empty()) {
+    std::snprintf(line, sizeof line,
+                  "\nactivations per layer (rank 0, %s attention, checkpointing %s): %s MiB booked, "
+                  "Korthikanti et al. %s MiB\n",
+                  attentionName(c.model.attention).c_str(), checkpointingName(c.model.checkpointing).c_str(),
+                  mib(r.ranks.front().activation_bytes_per_layer).c_str(),
+                  mib(static_cast<int64_t>(expectedActivationBytesPerLayer(c))).c_str());
     out << line;
   }
   if (c.tp > 1 && !r.ranks.empty()) {

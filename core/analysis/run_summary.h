@@ -21,6 +21,11 @@ CommBytes expectedComm(const RunConfig& config, int64_t params);
 // Tensor parallelism: the formula's activation all-reduce bytes per layer per
 // forward (as much in backward) for this run (0 without --tp).
 double expectedTpBytesPerLayer(const RunConfig& config);
+// gpt and published shapes: Korthikanti et al.'s activation bytes per layer
+// for this run's block, attention and checkpointing (analysis/formulas.h).
+double expectedActivationBytesPerLayer(const RunConfig& config);
+// The runs whose blocks see sequences of tokens (gpt, published shapes).
+bool hasTokenBlocks(const RunConfig& config);
 
 void writeSummaryJson(const RunResult& result, std::ostream& out);
 void writeSummaryFile(const RunResult& result, const std::string& path);  // throws RunError

@@ -41,6 +41,15 @@ const Names<ModelKind>& modelKindTable() {
   static const Names<ModelKind> t = {{ModelKind::Mlp, "mlp"}, {ModelKind::Gpt, "gpt"}};
   return t;
 }
+const Names<Attention>& attentionTable() {
+  static const Names<Attention> t = {{Attention::Naive, "naive"}, {Attention::Flash, "flash"}};
+  return t;
+}
+const Names<Checkpointing>& checkpointingTable() {
+  static const Names<Checkpointing> t = {
+      {Checkpointing::None, "none"}, {Checkpointing::Selective, "selective"}, {Checkpointing::Full, "full"}};
+  return t;
+}
 const Names<BreakOp>& breakOpTable() {
   static const Names<BreakOp> t = {
       {BreakOp::Forward, "forward"},  {BreakOp::Backward, "backward"},     {BreakOp::OptimizerStep, "optimizer_step"},
@@ -94,6 +103,8 @@ std::string launchName(Launch l) { return nameIn(launchTable(), l); }
 std::string prefetchName(Prefetch p) { return nameIn(prefetchTable(), p); }
 std::string modelKindName(ModelKind m) { return nameIn(modelKindTable(), m); }
 std::string breakOpName(BreakOp op) { return nameIn(breakOpTable(), op); }
+std::string attentionName(Attention a) { return nameIn(attentionTable(), a); }
+std::string checkpointingName(Checkpointing c) { return nameIn(checkpointingTable(), c); }
 
 std::optional<Strategy> parseStrategy(std::string_view n) { return valueIn(strategyTable(), n); }
 std::optional<Backend> parseBackend(std::string_view n) { return valueIn(backendTable(), n); }
@@ -102,6 +113,8 @@ std::optional<Launch> parseLaunch(std::string_view n) { return valueIn(launchTab
 std::optional<Prefetch> parsePrefetch(std::string_view n) { return valueIn(prefetchTable(), n); }
 std::optional<ModelKind> parseModelKind(std::string_view n) { return valueIn(modelKindTable(), n); }
 std::optional<BreakOp> parseBreakOp(std::string_view n) { return valueIn(breakOpTable(), n); }
+std::optional<Attention> parseAttention(std::string_view n) { return valueIn(attentionTable(), n); }
+std::optional<Checkpointing> parseCheckpointing(std::string_view n) { return valueIn(checkpointingTable(), n); }
 
 std::vector<std::string> strategyNames() { return namesIn(strategyTable()); }
 std::vector<std::string> backendNames() { return namesIn(backendTable()); }
@@ -109,6 +122,8 @@ std::vector<std::string> clockNames() { return namesIn(clockTable()); }
 std::vector<std::string> launchNames() { return namesIn(launchTable()); }
 std::vector<std::string> prefetchNames() { return namesIn(prefetchTable()); }
 std::vector<std::string> breakOpNames() { return namesIn(breakOpTable()); }
+std::vector<std::string> attentionNames() { return namesIn(attentionTable()); }
+std::vector<std::string> checkpointingNames() { return namesIn(checkpointingTable()); }
 
 bool isSharded(Strategy s) { return s == Strategy::Zero3 || s == Strategy::Fsdp || s == Strategy::Hsdp; }
 bool usesBuckets(Strategy s) { return !isSharded(s); }

@@ -27,6 +27,15 @@ enum class Prefetch { None, Forward, Backward, Both };
 // per rank, as torchrun starts them (core/launch).
 enum class Launch { Threads, Processes };
 enum class ModelKind { Mlp, Gpt };
+// gpt: how attention keeps its softmax for backward. naive: the (B, H, S, S)
+// probabilities; flash: only the per-row softmax statistics (FlashAttention's
+// memory), the scores recomputed blockwise in backward.
+enum class Attention { Naive, Flash };
+// gpt, per block: what forward keeps for backward. none: every tensor backward
+// reads; selective: not the attention core (scores, softmax), recomputed in
+// backward (Korthikanti et al. 2022); full: only the block's input, the whole
+// block recomputed in backward.
+enum class Checkpointing { None, Selective, Full };
 // What a lockstep breakpoint (--break-on) stops before: a compute op, a free of
 // a unit's gathered parameters, or the launch of an all-gather or reduce-scatter.
 enum class BreakOp { Forward, Backward, OptimizerStep, Free, AllGather, ReduceScatter };
@@ -42,6 +51,8 @@ std::string launchName(Launch l);
 std::string prefetchName(Prefetch p);
 std::string modelKindName(ModelKind m);
 std::string breakOpName(BreakOp op);
+std::string attentionName(Attention a);
+std::string checkpointingName(Checkpointing c);
 
 // nullopt for a name that is not one of the kind's values.
 std::optional<Strategy> parseStrategy(std::string_view name);
@@ -51,6 +62,8 @@ std::optional<Launch> parseLaunch(std::string_view name);
 std::optional<Prefetch> parsePrefetch(std::string_view name);
 std::optional<ModelKind> parseModelKind(std::string_view name);
 std::optional<BreakOp> parseBreakOp(std::string_view name);
+std::optional<Attention> parseAttention(std::string_view name);
+std::optional<Checkpointing> parseCheckpointing(std::string_view name);
 
 // The names of a kind's values ("none", "forward", …), for help texts and menus.
 std::vector<std::string> strategyNames();
@@ -59,6 +72,8 @@ std::vector<std::string> clockNames();
 std::vector<std::string> launchNames();
 std::vector<std::string> prefetchNames();
 std::vector<std::string> breakOpNames();
+std::vector<std::string> attentionNames();
+std::vector<std::string> checkpointingNames();
 
 // zero3, fsdp and hsdp: parameters, gradients and optimizer state sharded in FSDP units.
 bool isSharded(Strategy s);

@@ -23,6 +23,9 @@ struct ModelShape {
   int ffn = 0;        // preset: MLP inner width
   int kv_heads = 0;   // preset: key/value heads
   bool learned_positions = false, tied_embeddings = false, gated_mlp = false, biases = true;
+  // gpt and published shapes: what each block keeps for backward (the MLP ignores both).
+  Attention attention = Attention::Flash;
+  Checkpointing checkpointing = Checkpointing::None;
 };
 
 // The shape of a published model preset (throws ConfigError for unknown names).

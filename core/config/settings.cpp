@@ -239,7 +239,11 @@ std::vector<Setting> buildTable() {
       return;
     }
     try {
+      // A published shape keeps the activation settings given before it.
+      const Attention attention = c.model.attention;
+      const Checkpointing checkpointing = c.model.checkpointing;
       c.model = presetShape(v);
+      c.model.attention = attention, c.model.checkpointing = checkpointing;
     } catch (const ConfigError&) {
       std::vector<std::string> names;
       for (const ModelPreset& p : modelPresets()) names.push_back(p.name);
@@ -323,6 +327,54 @@ std::vector<Setting> buildTable() {
   s.in_presets = false;
   s.json = [](const RunConfig& c, Json& j) {
     if (!gpt(c)) j["io_dim"] = c.model.io_dim;
+  };
+  t.push_back(s);
+
+  // What a GPT block keeps for backward (the residual MLP has neither knob).
+  // Written to the flags only when not the default, so a run without them reads as before.
+  s = {};
+  s.flag = "--attention", s.json_key = "attention", s.json_order = 10, s.args_order = 27;
+  s.type = SettingType::Choice, s.metavar = "KIND", s.default_text = "flash", s.choices = attentionNames;
+  s.applies.gpt_only = true, s.applies_text = "--model gpt or a published shape (the residual MLP has no attention)";
+  s.given = [](const RunConfig& c) { return c.model.attention != Attention::Flash; };
+  s.help = "gpt: naive keeps the (B, H, S, S) softmax for backward; flash keeps only its row statistics and "
+           "recomputes the scores in backward (FlashAttention)";
+  s.form = {"Model", "attention"};
+  s.args = [](const RunConfig& c) {
+    return gpt(c) && c.model.attention != Attention::Flash ? one(attentionName(c.model.attention)) : Args{};
+  };
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) {
+    c.model.attention = choose(row, v, parseAttention);
+  };
+  s.json = [](const RunConfig& c, Json& j) {
+    if (gpt(c)) j["attention"] = attentionName(c.model.attention);
+  };
+  t.push_back(s);
+
+  s = {};
+  s.flag = "--activation-checkpointing", s.json_key = "activation_checkpointing", s.json_order = 10;
+  s.args_order = 28;
+  s.type = SettingType::Choice, s.metavar = "MODE", s.default_text = "none", s.choices = checkpointingNames;
+  s.applies.gpt_only = true, s.applies_text = "--model gpt or a published shape (the residual MLP has no blocks "
+                                              "to checkpoint)";
+  s.given = [](const RunConfig& c) { return c.model.checkpointing != Checkpointing::None; };
+  s.help = "gpt, per block: none; selective recomputes the attention core in backward; full keeps only each "
+           "block's input and recomputes the block in backward";
+  s.form = {"Model", "activation checkpointing"};
+  s.args = [](const RunConfig& c) {
+    return gpt(c) && c.model.checkpointing != Checkpointing::None ? one(checkpointingName(c.model.checkpointing))
+                                                                   : Args{};
+  };
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) {
+    c.model.checkpointing = choose(row, v, parseCheckpointing);
+  };
+  s.rule = [](const RunConfig& c) {
+    if (gpt(c) && c.model.checkpointing != Checkpointing::None && isGpuBackend(c.backend))
+      throw ConfigError("--activation-checkpointing " + checkpointingName(c.model.checkpointing) +
+                        " applies to --backend cpu or meta (the CUDA GPT model has no recompute path); use none");
+  };
+  s.json = [](const RunConfig& c, Json& j) {
+    if (gpt(c)) j["activation_checkpointing"] = checkpointingName(c.model.checkpointing);
   };
   t.push_back(s);
 

@@ -175,7 +175,9 @@ void GpuGptModel::forward(int segment, const bf16* w, bool skip) {
          stream);
     m_cur = std::move(logits);
   } else {
+    const int64_t before = m_ledger.current(Category::Activation);
     forwardBlock(p, s);
+    noteBlockActivations(m_ledger.current(Category::Activation) - before);
   }
 }
 
@@ -203,13 +205,16 @@ void GpuGptModel::forwardBlock(const bf16* const* p, Saved& s) {
     gemm(handle, false, true, N, 3 * D, D, 1.0f, s.ln1.data(), p[QkvW], 0.0f, qkv.data(), stream);
     splitHeads<bf16>(qkv.data(), p[QkvB], s.qkvh.data(), 3, B, T, D, H, stream);
   }
-  s.att = activation(elems(B, H, T, T));
+  const bool flash = shape.attention == Attention::Flash;
+  if (!flash) s.att = activation(elems(B, H, T, T));
   s.atty = activation(ND);
   {
     Buffer<bf16> yh(m_ledger, Category::Workspace, ND);
-    attentionForward(handle, s.qkvh.data(), s.att.data(), yh.data(), s.atty.data(), B, T, D, H,
-                     stream);
+    Buffer<bf16> probs = flash ? Buffer<bf16>(m_ledger, Category::Workspace, elems(B, H, T, T)) : Buffer<bf16>();
+    attentionForward(handle, s.qkvh.data(), flash ? probs.data() : s.att.data(), yh.data(), s.atty.data(), B, T,
+                     D, H, stream);
   }
+  if (flash) s.lse = Buffer<float>(m_ledger, Category::Activation, elems(B, H, T));
   s.res = activation(ND);
   CUDA_CHECK(cudaMemcpyAsync(s.res.data(), s.in.data(), ND * sizeof(bf16),
                              cudaMemcpyDeviceToDevice, stream));  // residual
@@ -365,8 +370,15 @@ void GpuGptModel::backwardBlock(const bf16* const* p, bf16* const* slot, Saved& 
     gemm(handle, false, false, N, D, D, 1.0f, dres.data(), p[ProjW], 0.0f, datty.data(), stream);
     Buffer<bf16> dyh = workspace(ND), datt = workspace(elems(B, H, T, T));
     Buffer<bf16> dqkvh = workspace(3 * ND);
-    attentionBackward(handle, datty.data(), s.qkvh.data(), s.att.data(), dyh.data(), datt.data(),
-                      dqkvh.data(), dqkv.data(), B, T, D, H, stream);
+    Buffer<bf16> probs;
+    if (s.att.empty()) {
+      // Flash: the probabilities again from q and k (the same kernels, the same values).
+      probs = workspace(elems(B, H, T, T));
+      Buffer<bf16> yh = workspace(ND), out = workspace(ND);
+      attentionForward(handle, s.qkvh.data(), probs.data(), yh.data(), out.data(), B, T, D, H, stream);
+    }
+    attentionBackward(handle, datty.data(), s.qkvh.data(), s.att.empty() ? probs.data() : s.att.data(),
+                      dyh.data(), datt.data(), dqkvh.data(), dqkv.data(), B, T, D, H, stream);
   }
   biasGrad<bf16>(dqkv.data(), slot[QkvB], N, 3 * D, stream);
   ready(QkvB);

@@ -1,7 +1,12 @@
 // The GPT model (model/gpt_model.h) on one CUDA device: same segments, parameter layout,
 // init, corpus batches and FLOP counts. bf16 weights, activations (logits and attention
 // probabilities too) and grads; fp32 inside kernels and GEMMs, LayerNorm mean/rstd fp32:
-// it matches GptModel to bf16 rounding. Methods but the constructor and destructor run on
+// it matches GptModel to bf16 rounding. Its bookings are GptModel's but for the
+// logits (bf16 here, fp32 on CPU) and --attention flash: the kernels have no
+// fused flash attention, so forward keeps the probabilities in workspace only
+// (freed before the next op) and books the fp32 row statistics FlashAttention
+// keeps, and backward recomputes the probabilities with the same kernels.
+// --activation-checkpointing is refused on the GPU backends (no recompute path). Methods but the constructor and destructor run on
 // the rank's compute stream thread and only enqueue there; Buffers are device memory.
 #pragma once
 
@@ -54,7 +59,8 @@ class GpuGptModel final : public Model {
     Buffer<bf16> ln1;                  // (B*T, D)
     Buffer<float> mean1, rstd1;        // (B*T)
     Buffer<bf16> qkvh;                 // (3, B, H, T, hs) q | k | v, heads contiguous
-    Buffer<bf16> att;                  // (B, H, T, T) softmax probabilities
+    Buffer<bf16> att;                  // (B, H, T, T) softmax probabilities (naive attention)
+    Buffer<float> lse;                 // (B, H, T) flash attention's row statistics (booked)
     Buffer<bf16> atty;                 // (B*T, D) heads concatenated, input of attn.proj
     Buffer<bf16> res;                  // (B*T, D) residual stream after attention
     Buffer<bf16> ln2;                  // (B*T, D); the head's LNf uses it too

@@ -393,6 +393,7 @@ void Run::recordRankResult(int rank, const ParallelStrategy& strategy, RankDevic
   out.fire_order = strategy.lastFireOrder();
   out.unit_order = strategy.lastUnitOrder();
   out.padding_state_bytes = strategy.paddingStateBytes();
+  out.activation_bytes_per_layer = strategy.activationBytesPerLayer();
   if (device) out.device_memory = device->memoryReport();
   if (tp_group) {
     out.tp_comm_bytes = tp_group->stepBytes();
@@ -465,6 +466,9 @@ RunResult Run::collectResult(int steps_done) {
   const auto model = makeModel(m_spec, scratch, m_config.batch / m_config.dataParallelSize(), m_config.seed);
   for (int s = 0; s < m_spec.segmentCount(); ++s) result.flops_per_step_per_rank += 3.0 * model->forwardFlops(s);
   result.flops_per_step_per_rank /= m_config.tp;
+  double recomputed = 0;
+  for (int s = 0; s < m_spec.segmentCount(); ++s) recomputed += model->recomputeFlops(s);
+  result.hardware_flops_per_step_per_rank = result.flops_per_step_per_rank + recomputed / m_config.tp;
   if (m_cost) {
     result.peak_flops = m_cost->profile().device.bf16_flops;
     result.profile = m_cost->profile().name;
@@ -503,6 +507,10 @@ double RunResult::mfu() const {
   int64_t step_ns = 0;
   for (const StepMetrics& m : last_step) step_ns = std::max(step_ns, m.wall_ns);
   return step_ns > 0 ? flops_per_step_per_rank / (peak_flops * step_ns * 1e-9) : 0.0;
+}
+
+double RunResult::hfu() const {
+  return flops_per_step_per_rank > 0 ? mfu() * hardware_flops_per_step_per_rank / flops_per_step_per_rank : 0.0;
 }
 
 int Run::stepsDone() const {

@@ -39,6 +39,9 @@ struct RankResult {
   // last step, and those of the activation all-reduces per model segment.
   CommBytes tp_comm_bytes;
   std::vector<int64_t> tp_forward_bytes, tp_backward_bytes;
+  // gpt: the peak over blocks of the activation bytes a block's forward leaves
+  // booked (measured on the ledger; 0 for the residual MLP).
+  int64_t activation_bytes_per_layer = 0;
   // GPU runs: the device allocator's books (allocated = what the ledger booked,
   // reserved = what it holds from cudaMalloc) and cudaMemGetInfo's view.
   std::optional<RankDevice::MemoryReport> device_memory;
@@ -67,11 +70,15 @@ struct RunResult {
   // Timing of the last step per rank, on the run's clock (measured or modeled).
   std::vector<StepMetrics> last_step;
   double flops_per_step_per_rank = 0;  // forward + backward (3x forward) of the local batch (/T under TP)
+  // Hardware FLOPs: the model's plus what activation checkpointing recomputes
+  // (MFU counts only the model's).
+  double hardware_flops_per_step_per_rank = 0;
   double peak_flops = 0;               // the profile's bf16 peak (modeled clock), else 0
   std::string profile;                 // modeled clock's profile name, else ""
   int simulated_ranks = 0;             // ranks run; the others copied them (symmetric replication)
   std::string device;                  // GPU runs: what ran where ("cuda-emulated: 4 ranks on GPU 0 (…)")
   double mfu() const;                  // model FLOPs utilisation of the last step (modeled)
+  double hfu() const;                  // the same with hardware FLOPs (recomputes included)
   std::optional<RunInterruption> interrupted;  // set by the front end that stopped it
 };
 

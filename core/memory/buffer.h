@@ -23,8 +23,12 @@ template <class T>
 class Buffer {
  public:
   Buffer() = default;
-  Buffer(MemoryLedger& ledger, Category category, size_t count)
-      : m_ledger(&ledger), m_category(category), m_count(count) {
+  Buffer(MemoryLedger& ledger, Category category, size_t count) : Buffer(ledger, category, count, sizeof(T)) {}
+  // Books `booked_element_bytes` per element instead of sizeof(T): a tensor the
+  // host computes in fp32 but a GPU run would keep narrower (bf16 activations
+  // under autocast). The device allocator books what it allocates.
+  Buffer(MemoryLedger& ledger, Category category, size_t count, size_t booked_element_bytes)
+      : m_ledger(&ledger), m_category(category), m_count(count), m_booked(count * booked_element_bytes) {
     if (count == 0) return;
     const size_t bytes = (count * sizeof(T) + 63) / 64 * 64;
     if (ledger.meta()) {
@@ -42,7 +46,7 @@ class Buffer {
       if (!m_data) throw std::bad_alloc();
       std::memset(static_cast<void*>(m_data), 0, count * sizeof(T));
     }
-    m_ledger->onAlloc(m_category, static_cast<int64_t>(count * sizeof(T)));
+    m_ledger->onAlloc(m_category, static_cast<int64_t>(m_booked));
   }
   ~Buffer() { reset(); }
   Buffer(Buffer&& o) noexcept { *this = std::move(o); }
@@ -54,6 +58,7 @@ class Buffer {
       m_category = o.m_category;
       m_data = std::exchange(o.m_data, nullptr);
       m_count = std::exchange(o.m_count, 0);
+      m_booked = std::exchange(o.m_booked, 0);
     }
     return *this;
   }
@@ -65,12 +70,13 @@ class Buffer {
       if (m_device) {
         m_device->free(m_data);  // books the free
       } else {
-        m_ledger->onFree(m_category, static_cast<int64_t>(m_count * sizeof(T)));
+        m_ledger->onFree(m_category, static_cast<int64_t>(m_booked));
         if (!m_ledger->meta()) std::free(m_data);
       }
     }
     m_data = nullptr;
     m_count = 0;
+    m_booked = 0;
     m_device = nullptr;
   }
 
@@ -78,6 +84,7 @@ class Buffer {
   const T* data() const { return m_data; }
   size_t size() const { return m_count; }
   size_t bytes() const { return m_count * sizeof(T); }
+  size_t bookedBytes() const { return m_booked; }  // what the ledger holds for it
   bool empty() const { return m_count == 0; }
   std::span<T> span() { return {m_data, m_count}; }
   std::span<const T> span() const { return {m_data, m_count}; }
@@ -91,6 +98,7 @@ class Buffer {
   Category m_category = Category::Workspace;
   T* m_data = nullptr;
   size_t m_count = 0;
+  size_t m_booked = 0;  // bytes booked in the ledger
 };
 
 }  // namespace shardscope

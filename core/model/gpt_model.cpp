@@ -162,22 +162,89 @@ void GptModel::forward(int segment, const bf16* w, bool skip) {
   } else if (segment == L + 1) {
     s.in = std::move(m_cur);
     s.ln2 = activation(static_cast<size_t>(N) * D);
-    s.mean2 = activation(N);
-    s.rstd2 = activation(N);
+    s.mean2 = activationF32(N);
+    s.rstd2 = activationF32(N);
     cpu::layerNormForward(s.in.data(), param(LnfW), param(LnfB), s.ln2.data(), s.mean2.data(),
                           s.rstd2.data(), N, D);
     const int Vl = V / m_spec.tp();  // vocab-parallel: this TP rank's rows of the head
-    Buffer<float> logits = activation(static_cast<size_t>(N) * Vl);  // (B, T, V/T)
+    // (B, T, V/T); fp32: the cross-entropy upcasts them and they become their own gradient.
+    Buffer<float> logits = activationF32(static_cast<size_t>(N) * Vl);
     cpu::gemm(false, true, N, Vl, D, 1.0f, s.ln2.data(), param(LmHeadW), 0.0f, logits.data());
     m_cur = std::move(logits);
   } else {
+    const int64_t before = m_ledger.current(Category::Activation);
     forwardBlock(wf.data(), first, base, s);
+    noteBlockActivations(m_ledger.current(Category::Activation) - before);
+  }
+}
+
+bool GptModel::recomputes(int segment) const {
+  const ModelShape& shape = m_spec.shape();
+  return segment >= 1 && segment <= shape.layers && shape.checkpointing != Checkpointing::None;
+}
+
+double GptModel::recomputeFlops(int segment) const {
+  if (!recomputes(segment)) return 0.0;
+  if (m_spec.shape().checkpointing == Checkpointing::Full) return forwardFlops(segment);
+  // Selective: the attention core, q·k^T and att·v on this rank's heads.
+  const ModelShape& s = m_spec.shape();
+  return 2.0 * 2.0 * double(m_batch) * s.seq * s.seq * s.hidden / m_spec.tp();
+}
+
+void GptModel::recompute(int segment, const bf16* w) {
+  if (!recomputes(segment)) return;
+  Saved& s = m_saved[segment];
+  const ModelShape& shape = m_spec.shape();
+  if (shape.checkpointing == Checkpointing::Full) {
+    // The block again from its kept input, keeping all (its output is known downstream).
+    Buffer<float> wf = weightsF32(segment, w);
+    const int first = m_spec.segmentParams(segment).first;
+    m_cur = std::move(s.in);
+    forwardBlock(wf.data(), first, m_spec.params()[first].offset, s, /*recomputing=*/true);
+    return;
+  }
+  // Selective: the attention core from the kept q, k, v.
+  const int tp = m_spec.tp(), B = m_batch, T = shape.seq, H = shape.heads / tp, Da = shape.hidden / tp;
+  if (keepsProbabilities()) {
+    s.att = activation(static_cast<size_t>(B) * H * T * T);
+    Buffer<float> out = workspace(static_cast<size_t>(B) * T * Da);
+    cpu::attentionForward(s.qkv.data(), s.att.data(), out.data(), B, T, Da, H);
+  } else {
+    s.lse = activationF32(static_cast<size_t>(B) * H * T);  // flash: the row statistics again
+  }
+}
+
+void GptModel::attentionRows(const float* qkv, float* atty, int H, int Da) {
+  const int T = m_spec.shape().seq;
+  Buffer<float> probs = workspace(static_cast<size_t>(H) * T * T);
+  for (int b = 0; b < m_batch; ++b) {
+    const size_t row0 = static_cast<size_t>(b) * T;
+    cpu::attentionForward(qkv + row0 * 3 * Da, probs.data(), atty + row0 * Da, 1, T, Da, H);
+  }
+}
+
+void GptModel::attentionCoreBackward(const float* datty, const Saved& s, float* dqkv, int H, int Da) {
+  const int B = m_batch, T = m_spec.shape().seq;
+  Buffer<float> scratch = workspace(static_cast<size_t>(T) * T);
+  if (!s.att.empty()) {
+    cpu::attentionBackward(datty, s.qkv.data(), s.att.data(), scratch.data(), dqkv, B, T, Da, H);
+    return;
+  }
+  // Flash: each sample's probabilities again from q and k, then its backward.
+  Buffer<float> probs = workspace(static_cast<size_t>(H) * T * T);
+  Buffer<float> out = workspace(static_cast<size_t>(T) * Da);
+  for (int b = 0; b < B; ++b) {
+    const size_t row0 = static_cast<size_t>(b) * T;
+    const float* qkv = s.qkv.data() + row0 * 3 * Da;
+    cpu::attentionForward(qkv, probs.data(), out.data(), 1, T, Da, H);
+    cpu::attentionBackward(datty + row0 * Da, qkv, probs.data(), scratch.data(), dqkv + row0 * 3 * Da, 1, T, Da,
+                           H);
   }
 }
 
 // x (B*T, D) -> x + proj(attn(LN1(x))) -> + fc2(gelu(fc1(LN2(.)))). W: the block's
 // params in registration order.
-void GptModel::forwardBlock(const float* W, int first, int64_t base, Saved& s) {
+void GptModel::forwardBlock(const float* W, int first, int64_t base, Saved& s, bool recomputing) {
   const ModelShape& shape = m_spec.shape();
   const int tp = m_spec.tp();
   // Under TP this rank's heads, attention width and MLP inner width (1/T each).
@@ -190,15 +257,24 @@ void GptModel::forwardBlock(const float* W, int first, int64_t base, Saved& s) {
 
   s.in = std::move(m_cur);
   s.ln1 = activation(ND);
-  s.mean1 = activation(N);
-  s.rstd1 = activation(N);
+  s.mean1 = activationF32(N);
+  s.rstd1 = activationF32(N);
   cpu::layerNormForward(s.in.data(), p[Ln1W], p[Ln1B], s.ln1.data(), s.mean1.data(), s.rstd1.data(), N, D);
   s.qkv = activation(static_cast<size_t>(N) * 3 * Da);
   cpu::gemm(false, true, N, 3 * Da, D, 1.0f, s.ln1.data(), p[QkvW], 0.0f, s.qkv.data());
   cpu::addBias(s.qkv.data(), p[QkvB], N, 3 * Da);
-  s.att = activation(static_cast<size_t>(B) * H * T * T);
+  // What the attention core keeps: naive its probabilities, flash their row
+  // statistics; selective checkpointing neither (recompute() rebuilds them).
+  const Checkpointing ckpt = shape.checkpointing;
+  const bool keep_core = recomputing || ckpt != Checkpointing::Selective;
   s.atty = activation(NDa);
-  cpu::attentionForward(s.qkv.data(), s.att.data(), s.atty.data(), B, T, Da, H);
+  if (keepsProbabilities() && keep_core) {
+    s.att = activation(static_cast<size_t>(B) * H * T * T);
+    cpu::attentionForward(s.qkv.data(), s.att.data(), s.atty.data(), B, T, Da, H);
+  } else {
+    attentionRows(s.qkv.data(), s.atty.data(), H, Da);
+    if (keep_core) s.lse = activationF32(static_cast<size_t>(N) * H);  // FlashAttention's logsumexp per row
+  }
   s.res = activation(ND);
   if (tp == 1) {
     std::memcpy(s.res.data(), s.in.data(), sizeof(float) * ND);  // residual
@@ -213,8 +289,8 @@ void GptModel::forwardBlock(const float* W, int first, int64_t base, Saved& s) {
   cpu::addBias(s.res.data(), p[ProjB], N, D);
 
   s.ln2 = activation(ND);
-  s.mean2 = activation(N);
-  s.rstd2 = activation(N);
+  s.mean2 = activationF32(N);
+  s.rstd2 = activationF32(N);
   cpu::layerNormForward(s.res.data(), p[Ln2W], p[Ln2B], s.ln2.data(), s.mean2.data(), s.rstd2.data(), N, D);
   s.h = activation(NF);
   cpu::gemm(false, true, N, F, D, 1.0f, s.ln2.data(), p[Fc1W], 0.0f, s.h.data());
@@ -231,7 +307,13 @@ void GptModel::forwardBlock(const float* W, int first, int64_t base, Saved& s) {
     cpu::addInPlace(out.data(), s.res.data(), ND);
   }
   cpu::addBias(out.data(), p[Fc2B], N, D);
+  if (recomputing) return;  // the output went downstream in forward
   m_cur = std::move(out);
+  if (ckpt == Checkpointing::Full) {
+    Buffer<float> in = std::move(s.in);  // the block's input is all it keeps
+    s = Saved{};
+    s.in = std::move(in);
+  }
 }
 
 // Vocab-parallel embedding (Megatron-LM): this TP rank holds rows
@@ -439,9 +521,7 @@ void GptModel::backwardBlock(const float* W, bf16* g, int first, int64_t base, S
   Buffer<float> datty = workspace(NDa);
   cpu::gemm(false, false, N, Da, D, 1.0f, dres.data(), p[ProjW], 0.0f, datty.data());
   Buffer<float> dqkv = workspace(static_cast<size_t>(N) * 3 * Da);
-  Buffer<float> scratch = workspace(static_cast<size_t>(T) * T);
-  cpu::attentionBackward(datty.data(), s.qkv.data(), s.att.data(), scratch.data(), dqkv.data(), B, T, Da, H);
-  scratch.reset();
+  attentionCoreBackward(datty.data(), s, dqkv.data(), H, Da);
   datty.reset();
   Buffer<float> dbqkv = workspace(3 * Da);
   cpu::biasGrad(dqkv.data(), dbqkv.data(), N, 3 * Da);

@@ -13,6 +13,15 @@
 // LayerNorms, row-parallel biases and wpe stay whole on every TP rank: their
 // inputs and output gradients are identical across the group (each follows an
 // all-reduce), so are their gradients; no collective keeps them in step.
+// Activations as autocast keeps them: the ledger books every tensor kept from
+// forward for backward at 2 bytes (bf16) while the host computes in fp32, except
+// LayerNorm's mean and rstd, the softmax statistics of flash attention and the
+// loss logits, which autocast keeps in fp32 (booked at 4 bytes).
+// --attention naive keeps the (B, H/T, T, T) probabilities; flash keeps only
+// their per-row statistics (B, H/T, T) and backward recomputes the rows one
+// sample at a time (the bookings are FlashAttention's; the math is the same).
+// --activation-checkpointing selective keeps neither and recompute() rebuilds
+// them; full keeps only the block input and recompute() reruns the block.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +60,9 @@ class GptModel : public Model {
                 bool skip = false) override;
   int localBatch() const override { return m_batch; }
   double forwardFlops(int segment) const override;
+  bool recomputes(int segment) const override;
+  void recompute(int segment, const bf16* w) override;
+  double recomputeFlops(int segment) const override;
 
   // (B, T, V) logits after the head's forward, until loss() turns them into gradients.
   std::span<const float> logits() const { return m_cur.span(); }
@@ -61,7 +73,8 @@ class GptModel : public Model {
     Buffer<float> in;                 // (B*T, D) segment input (residual stream)
     Buffer<float> ln1, mean1, rstd1;  // (B*T, D), (B*T), (B*T)
     Buffer<float> qkv;                // (B*T, 3D)
-    Buffer<float> att;                // (B, H, T, T) softmax probabilities
+    Buffer<float> att;                // (B, H, T, T) softmax probabilities (naive attention)
+    Buffer<float> lse;                // (B, H, T) softmax row statistics (flash attention; fp32)
     Buffer<float> atty;               // (B*T, D) heads concatenated, input of attn.proj
     Buffer<float> res;                // (B*T, D) residual stream after attention
     Buffer<float> ln2, mean2, rstd2;  // (B*T, D), (B*T), (B*T); the head's LNf uses these too
@@ -73,10 +86,20 @@ class GptModel : public Model {
   double lossTensorParallel();
   void emitGrad(int param, const float* grad, bf16* g_segment, int64_t seg_offset,
                 const std::function<void(int)>& onReady);
-  void forwardBlock(const float* W, int first, int64_t base, Saved& s);
+  // recomputing: rebuild what a checkpointed block dropped, keep it all, no output.
+  void forwardBlock(const float* W, int first, int64_t base, Saved& s, bool recomputing = false);
+  // The attention core's output without keeping the probabilities: one sample's
+  // (H, T, T) rows at a time in workspace.
+  void attentionRows(const float* qkv, float* atty, int H, int Da);
+  // Backward of the attention core from the kept probabilities, or (flash)
+  // recomputing them one sample at a time.
+  void attentionCoreBackward(const float* datty, const Saved& s, float* dqkv, int H, int Da);
+  bool keepsProbabilities() const { return m_spec.shape().attention == Attention::Naive; }
   void backwardBlock(const float* W, bf16* g, int first, int64_t base, Saved& s,
                      const std::function<void(int)>& onReady);
-  Buffer<float> activation(size_t count) { return Buffer<float>(m_ledger, Category::Activation, count); }
+  // Kept across forward -> backward in bf16 (autocast); fp32 where autocast keeps fp32.
+  Buffer<float> activation(size_t count) { return Buffer<float>(m_ledger, Category::Activation, count, 2); }
+  Buffer<float> activationF32(size_t count) { return Buffer<float>(m_ledger, Category::Activation, count); }
   Buffer<float> workspace(size_t count) { return Buffer<float>(m_ledger, Category::Workspace, count); }
 
   const ModelSpec& m_spec;

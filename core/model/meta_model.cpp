@@ -6,7 +6,8 @@
 namespace shardscope {
 
 MetaModel::MetaModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch, uint64_t seed)
-    : m_spec(spec), m_ledger(ledger), m_batch(local_batch), m_saved(spec.segmentCount()) {
+    : m_spec(spec), m_ledger(ledger), m_batch(local_batch), m_saved(spec.segmentCount()),
+      m_recomputed(spec.segmentCount()) {
   // The FLOP counts come from the real model of this kind (it allocates no
   // tensors until a batch is loaded).
   if (!spec.shape().preset.empty()) {
@@ -90,21 +91,56 @@ double MetaModel::loss() {
   return 0.0;
 }
 
-int64_t MetaModel::savedFloats(int segment) const {
+int64_t MetaModel::savedBytes(int segment, bool recomputed) const {
   const ModelShape& m = m_spec.shape();
   const int64_t B = m_batch, D = m.hidden, L = m.layers;
   if (m.kind == ModelKind::Gpt) {
     const int64_t tokens = B * m.seq, tp = m_spec.tp();
-    if (segment == 0) return tokens * D;
-    if (segment == L + 1) return tokens * (2 * D + (m.vocab + tp - 1) / tp);  // LN out, stats, logits (V/T under TP)
-    // norm, q/k/v, attention probabilities, attention out, norm, MLP inner (x2, x3 gated);
-    // under TP the norms' tensors stay whole, the rest is this rank's 1/T.
+    if (segment == 0) return tokens * D * 2;  // the embedding's output (bf16)
+    // The head: LNf's output (bf16) and statistics, the logits (fp32, V/T under TP).
+    if (segment == L + 1) return tokens * (2 * D + 8 + 4 * ((m.vocab + tp - 1) / tp));
+    // A block, per token: its input, norm1's output, q/k/v (grouped K/V: kv
+    // heads' width), the attention core (naive: H/T rows of S probabilities;
+    // flash: one fp32 statistic per head), the heads' output, the residual,
+    // norm2's output, the MLP's inner tensors (2 of F, 3 gated) — bf16; each
+    // norm's statistics fp32 (LayerNorm mean and rstd, RMSNorm rstd). Under TP
+    // the norms' tensors and the residual stay whole, the rest is 1/T.
     const int64_t F = m.ffn > 0 ? m.ffn : 4 * D;
-    return tokens * (D + 3 * D / tp + m.heads / tp * int64_t(m.seq) + D / tp + D + (m.gated_mlp ? 3 : 2) * F / tp);
+    const int64_t kv = m.kv_heads > 0 ? D / m.heads * m.kv_heads : D;
+    const int64_t stats = m.preset.empty() || m.biases ? 8 : 4;
+    const int64_t core = m.attention == Attention::Naive ? 2 * m.heads / tp * int64_t(m.seq) : 4 * m.heads / tp;
+    const int64_t rest = 2 * (D + D + (D + 2 * kv) / tp + D / tp + D + D + (m.gated_mlp ? 3 : 2) * F / tp) + 2 * stats;
+    switch (m.checkpointing) {
+      case Checkpointing::None: return recomputed ? 0 : tokens * (rest + core);
+      case Checkpointing::Selective: return tokens * (recomputed ? core : rest);
+      case Checkpointing::Full: return tokens * (recomputed ? rest - 2 * D + core : 2 * D);
+    }
+    return 0;
   }
-  if (segment == 0) return B * m.io_dim;
-  if (segment == L + 1) return B * D;
-  return B * (D + D + 2 + 2 * (4 * D / m_spec.tp()));  // input, LN out, mean/rstd, pre/post GELU
+  if (recomputed) return 0;
+  const int64_t floats = segment == 0       ? B * m.io_dim
+                         : segment == L + 1 ? B * D
+                                            : B * (D + D + 2 + 2 * (4 * D / m_spec.tp()));  // input, LN out, mean/rstd, pre/post GELU
+  return floats * int64_t(sizeof(float));
+}
+
+bool MetaModel::recomputes(int segment) const {
+  const ModelShape& m = m_spec.shape();
+  return m.kind == ModelKind::Gpt && segment >= 1 && segment <= m.layers && m.checkpointing != Checkpointing::None;
+}
+
+double MetaModel::recomputeFlops(int segment) const {
+  if (!recomputes(segment)) return 0.0;
+  const ModelShape& m = m_spec.shape();
+  if (m.checkpointing == Checkpointing::Full) return m_flops[static_cast<size_t>(segment)];
+  return 4.0 * double(m_batch) * m.seq * m.seq * m.hidden / m_spec.tp();  // q·k^T and att·v
+}
+
+void MetaModel::recompute(int segment, const bf16*) {
+  if (!recomputes(segment)) return;
+  m_recomputed[segment] = Buffer<uint8_t>(m_ledger, Category::Activation, static_cast<size_t>(savedBytes(segment, true)));
+  // A full recompute reruns the block's forward, its TP sums with it.
+  if (m_spec.shape().checkpointing == Checkpointing::Full) tensorParallelCollectives(segment, false);
 }
 
 void MetaModel::loadBatch(int, int64_t) {
@@ -116,12 +152,16 @@ void MetaModel::loadBatch(int, int64_t) {
 void MetaModel::releaseBatch() {
   m_batchBuffers.reset();
   for (auto& b : m_saved) b.reset();
+  for (auto& b : m_recomputed) b.reset();
 }
 
 void MetaModel::forward(int segment, const bf16*, bool skip) {
   if (skip) return;
-  m_saved[segment] = Buffer<float>(m_ledger, Category::Activation, static_cast<size_t>(savedFloats(segment)));
+  const int64_t before = m_ledger.current(Category::Activation);
+  m_saved[segment] = Buffer<uint8_t>(m_ledger, Category::Activation, static_cast<size_t>(savedBytes(segment)));
   tensorParallelCollectives(segment, false);
+  if (segment >= 1 && segment <= m_spec.shape().layers && hasSequence())
+    noteBlockActivations(m_ledger.current(Category::Activation) - before);
 }
 
 void MetaModel::backward(int segment, const bf16*, bf16*, const std::function<void(int)>& onReady, bool skip) {
@@ -131,6 +171,7 @@ void MetaModel::backward(int segment, const bf16*, bf16*, const std::function<vo
   if (onReady)
     for (int p = last - 1; p >= first; --p) onReady(p);
   m_saved[segment].reset();
+  m_recomputed[segment].reset();
 }
 
 }  // namespace shardscope

@@ -24,9 +24,16 @@ class MetaModel : public Model {
                 bool skip = false) override;
   int localBatch() const override { return m_batch; }
   double forwardFlops(int segment) const override { return m_flops[segment]; }
+  bool recomputes(int segment) const override;
+  void recompute(int segment, const bf16* w) override;
+  double recomputeFlops(int segment) const override;
 
  private:
-  int64_t savedFloats(int segment) const;  // activations a segment keeps for backward
+  // Bytes of the activations a segment keeps for backward, as the real model
+  // books them (gpt: bf16, LayerNorm/RMSNorm statistics, flash's softmax
+  // statistics and the logits fp32; the residual MLP: fp32). A checkpointed
+  // block: what it keeps through forward (kept) or what its recompute adds.
+  int64_t savedBytes(int segment, bool recomputed = false) const;
   void tensorParallelCollectives(int segment, bool backward);
   bool hasSequence() const;   // gpt or a published transformer (tokens), not the residual MLP
   size_t tokenWidth() const;  // elements of one (tokens, D) activation on this rank
@@ -36,7 +43,8 @@ class MetaModel : public Model {
   int m_batch;
   std::vector<double> m_flops;
   std::vector<double> m_attentionFlops;  // per block: FLOPs before its first TP all-reduce
-  std::vector<Buffer<float>> m_saved;
+  std::vector<Buffer<uint8_t>> m_saved;
+  std::vector<Buffer<uint8_t>> m_recomputed;  // per block: what its recompute rebuilt, until its backward
   Buffer<float> m_batchBuffers;
 };
 

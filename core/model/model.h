@@ -37,12 +37,29 @@ class Model {
   virtual int localBatch() const = 0;
   // FLOPs of one segment's forward on this rank's batch (backward: 2x).
   virtual double forwardFlops(int segment) const = 0;
+  // Activation checkpointing: whether the backward of `segment` starts by
+  // recomputing (part of) its forward. The strategy runs recompute() as its own
+  // compute span (a Forward event flagged kEventRecompute) right before
+  // backward(), and charges recomputeFlops(): hardware FLOPs, which MFU's model
+  // FLOPs leave out.
+  virtual bool recomputes(int /*segment*/) const { return false; }
+  virtual void recompute(int /*segment*/, const bf16* /*w*/) {}
+  virtual double recomputeFlops(int /*segment*/) const { return 0.0; }
+  // The peak over blocks of the activation bytes one block's forward leaves
+  // booked (what it keeps for backward plus its output, the next block's
+  // input), measured on the ledger; 0 for a model without blocks of tokens.
+  int64_t activationBytesPerLayer() const { return m_activationBytesPerLayer; }
+
   // A tensor-parallel slice (spec().tp() > 1) sums its partial activations
   // over this group; set before the first batch.
   void setTensorParallel(TensorParallelComm* tp) { m_tp = tp; }
 
  protected:
+  void noteBlockActivations(int64_t bytes) {
+    if (bytes > m_activationBytesPerLayer) m_activationBytesPerLayer = bytes;
+  }
   TensorParallelComm* m_tp = nullptr;
+  int64_t m_activationBytesPerLayer = 0;
 };
 
 // The model the spec describes (ModelShape::kind), for one rank's local batch;

@@ -1,6 +1,7 @@
 #include "parallel/bucketed_strategy.h"
 
 #include "kernels/cpu_kernels.h"
+#include "parallel/recompute_span.h"
 
 namespace shardscope {
 
@@ -74,10 +75,11 @@ double BucketedStrategy::step(int step) {
       Event f;
       f.block = static_cast<int16_t>(seg);
       ctx.gatePoint(EventKind::Backward, seg);
+      const bool skip = m_skipHere && seg == m_skipSegment;
+      if (!skip) recomputeSpan(ctx, *m_model, seg, segmentWeights(seg), f, 2.0 * m_env.spec.segmentElements(seg));
       ScopedEvent scope(ctx, Lane::Compute, EventKind::Backward, f);
       bf16* grads = segmentGrads(seg);
       const int64_t base = segmentOffset(seg);
-      const bool skip = m_skipHere && seg == m_skipSegment;
       // Modeled clock: backward (2x forward FLOPs) is spread over the segment's
       // gradients by size, so each ready hook fires at its gradient's time.
       const double elements = double(m_env.spec.segmentElements(seg));

@@ -20,6 +20,7 @@ class BucketedStrategy : public ParallelStrategy {
   double step(int step) final;
   void setup() override;
   std::vector<int> lastFireOrder() const override { return m_reducer->fireOrder(); }
+  int64_t activationBytesPerLayer() const override { return m_model->activationBytesPerLayer(); }
   const std::vector<Bucket>& buckets() const { return m_reducer->buckets(); }
 
  protected:

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/cpu_kernels.h"
+#include "parallel/recompute_span.h"
 
 namespace shardscope {
 
@@ -175,6 +176,7 @@ void FsdpStrategy::issueCompute(int unit, const std::vector<int>& segments, Phas
         if (!skip) ctx.chargeCompute(m_model->forwardFlops(seg), weight_bytes);
       } else {
         ctx.gatePoint(EventKind::Backward, seg, unit);
+        if (!skip) recomputeSpan(ctx, *m_model, seg, gatheredSegment(unit, seg), f, weight_bytes);
         ScopedEvent scope(ctx, Lane::Compute, EventKind::Backward, f);
         m_model->backward(seg, gatheredSegment(unit, seg), gradSegment(unit, seg), nullptr, skip);
         if (!skip) ctx.chargeCompute(2.0 * m_model->forwardFlops(seg), 2.0 * weight_bytes);

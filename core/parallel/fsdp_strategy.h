@@ -31,6 +31,7 @@ class FsdpStrategy : public ParallelStrategy {
   int64_t paddingElements() const override { return m_units.paddingElements(); }
   int64_t paddingStateBytes() const override;
   std::vector<std::pair<std::string, int>> lastUnitOrder() const override { return m_lastOrder; }
+  int64_t activationBytesPerLayer() const override { return m_model->activationBytesPerLayer(); }
 
   const FsdpUnits& units() const { return m_units; }
 

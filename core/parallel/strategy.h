@@ -67,6 +67,8 @@ class ParallelStrategy {
   virtual int64_t paddingStateBytes() const { return 0; }
   // FSDP: the (op, unit) pairs this rank issued in the last step, in issue order.
   virtual std::vector<std::pair<std::string, int>> lastUnitOrder() const { return {}; }
+  // The model's activation bytes per block, measured on the ledger (Model::activationBytesPerLayer).
+  virtual int64_t activationBytesPerLayer() const { return 0; }
 };
 
 std::unique_ptr<ParallelStrategy> makeStrategy(RankEnv& env);

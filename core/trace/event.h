@@ -40,6 +40,10 @@ enum class Category : uint8_t {
 };
 inline constexpr int kCategoryCount = 10;
 
+// Event::flags: a Forward span that recomputes a block (or its attention core)
+// inside backward, under activation checkpointing.
+inline constexpr uint8_t kEventRecompute = 1;
+
 struct Event {
   int64_t begin_ns = 0;
   int64_t end_ns = 0;      // == begin_ns for instants
@@ -59,7 +63,7 @@ struct Event {
   Lane lane = Lane::Host;
   EventKind kind = EventKind::Forward;
   Category category = Category::Workspace;
-  uint8_t flags = 0;
+  uint8_t flags = 0;       // kEventRecompute
 };
 static_assert(std::is_trivially_copyable_v<Event>);
 static_assert(sizeof(Event) == 64, "Event must stay one cache line");

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@
 #include "model/model.h"
 #include "model/text_data.h"
 #include "tensor/bf16.h"
+#include "trace/chrome_trace_reader.h"
+#include "trace/chrome_trace_writer.h"
 
 using namespace shardscope;
 using namespace shardscope::testing;
@@ -202,11 +205,13 @@ double runForward(GptModel& model, const ModelSpec& spec, const std::vector<bf16
   return model.loss();
 }
 
-// Backward of every segment into g; ready[k] lists the params in onReady order.
+// Backward of every segment into g (after the segment's recompute, as the
+// strategies run it); ready[k] lists the params in onReady order.
 void runBackward(GptModel& model, const ModelSpec& spec, const std::vector<bf16>& w, std::vector<bf16>& g,
                  std::vector<std::vector<int>>* ready = nullptr) {
   for (int s = spec.segmentCount() - 1; s >= 0; --s) {
     const int64_t off = segmentOffset(spec, s);
+    if (model.recomputes(s)) model.recompute(s, w.data() + off);
     model.backward(s, w.data() + off, g.data() + off, [&, s](int param) {
       if (ready) (*ready)[s].push_back(param);
     });
@@ -440,6 +445,66 @@ class TestGptModel : public QObject {
     model.releaseBatch();
   }
 
+  // Flash attention and both checkpointing modes change what is kept, never
+  // the math: the loss and every gradient are bit-identical to naive attention
+  // without recompute; each mode's per-layer bookings are what it keeps.
+  void attentionAndCheckpointingKeepTheMath() {
+    const ModelSpec ref_spec(tinyShape());
+    const std::vector<bf16> w = randomWeights(ref_spec, 5);
+    const Batch batch = corpusBatch(ref_spec, kB, 2);
+    const int N = kB * 8, D = 16, H = 2, T = 8;
+    // Per token: in, ln1, qkv (3D), atty, res, ln2, h, a (4D each) in bf16, two norms' mean and rstd in fp32.
+    const int64_t kept = int64_t(N) * (2 * (D + D + 3 * D + D + D + D + 4 * D + 4 * D) + 2 * 8);
+    const auto bits = [](const std::vector<bf16>& g) {
+      std::vector<uint16_t> out;
+      for (const bf16 v : g) out.push_back(v.bits);
+      return out;
+    };
+    const auto run = [&](Attention attention, Checkpointing checkpointing, double* loss, int64_t* per_layer,
+                         std::vector<bf16>& g) {
+      ModelShape shape = tinyShape();
+      shape.attention = attention;
+      shape.checkpointing = checkpointing;
+      const ModelSpec spec(shape);
+      MemoryLedger ledger(0, nullptr, nullptr);
+      g.assign(w.size(), bf16{});
+      {
+        GptModel model(spec, ledger, kB, 7);
+        model.loadTokens(batch.tokens.data(), batch.targets.data());
+        *loss = runForward(model, spec, w);
+        for (int seg = 1; seg <= shape.layers; ++seg)
+          QCOMPARE(model.recomputes(seg), checkpointing != Checkpointing::None);
+        QVERIFY(!model.recomputes(0));
+        runBackward(model, spec, w, g);
+        *per_layer = model.activationBytesPerLayer();
+        model.releaseBatch();
+      }
+      QCOMPARE(ledger.current(Category::Activation), int64_t(0));
+      QCOMPARE(ledger.current(Category::Workspace), int64_t(0));
+    };
+    double ref_loss = 0;
+    int64_t ref_bytes = 0;
+    std::vector<bf16> ref;
+    run(Attention::Naive, Checkpointing::None, &ref_loss, &ref_bytes, ref);
+    QCOMPARE(ref_bytes, kept + int64_t(kB) * H * T * T * 2);  // the bf16 (B, H, S, S) softmax
+    for (const Attention a : {Attention::Naive, Attention::Flash}) {
+      for (const Checkpointing c : {Checkpointing::None, Checkpointing::Selective, Checkpointing::Full}) {
+        double loss = 0;
+        int64_t bytes = 0;
+        std::vector<bf16> g;
+        run(a, c, &loss, &bytes, g);
+        const QString what = QString::fromStdString(attentionName(a) + " / " + checkpointingName(c));
+        QVERIFY2(loss == ref_loss, qPrintable(what));
+        QVERIFY2(bits(g) == bits(ref), qPrintable(what));
+        const int64_t want = c == Checkpointing::Full        ? int64_t(N) * D * 2  // the block's input alone
+                             : c == Checkpointing::Selective ? kept
+                             : a == Attention::Flash         ? kept + int64_t(kB) * H * T * 4  // fp32 row statistics
+                                                             : ref_bytes;
+        QVERIFY2(bytes == want, qPrintable(what + QString(": %1 booked, want %2").arg(bytes).arg(want)));
+      }
+    }
+  }
+
   void forwardFlopsAreTheStandardCount() {
     const ModelSpec spec(tinyShape());
     MemoryLedger ledger(0, nullptr, nullptr);
@@ -476,6 +541,59 @@ class TestGptModel : public QObject {
     const RunConfig c = gptConfig(strategy, ranks);
     const RunResult got = Run(c).execute();
     verifyEquivalent(got, ref, c);
+  }
+
+  // Through the engine: checkpointed runs train exactly as the plain run
+  // (same losses, same final weights), each checkpointed block's backward is
+  // preceded by a recompute span, and recompute counts as hardware FLOPs only.
+  void checkpointedRunsMatchAndShowTheirRecompute_data() {
+    QTest::addColumn<QString>("strategy");
+    QTest::addColumn<int>("mode");
+    QTest::newRow("ddp selective") << "ddp" << int(Checkpointing::Selective);
+    QTest::newRow("ddp full") << "ddp" << int(Checkpointing::Full);
+    QTest::newRow("zero3 full") << "zero3" << int(Checkpointing::Full);
+  }
+  void checkpointedRunsMatchAndShowTheirRecompute() {
+    QFETCH(QString, strategy);
+    QFETCH(int, mode);
+    RunConfig plain = gptConfig(strategy, 2);
+    plain.steps = 2;
+    plain.model.attention = Attention::Naive;
+    const RunResult want = Run(plain).execute();
+    RunConfig c = plain;
+    c.model.checkpointing = static_cast<Checkpointing>(mode);
+    Run run(c);
+    const RunResult got = run.execute();
+    QCOMPARE(got.losses, want.losses);
+    QVERIFY(got.final_master == want.final_master);
+    int recomputes = 0, in_order = 0;
+    const RunTrace trace = run.trace();
+    std::vector<Event> events;
+    for (const std::vector<Event>& rank : trace.events) events.insert(events.end(), rank.begin(), rank.end());
+    for (const Event& e : events) {
+      if (e.kind != EventKind::Forward || !(e.flags & kEventRecompute)) continue;
+      ++recomputes;
+      QVERIFY(e.block >= 1 && e.block <= c.model.layers);
+      QCOMPARE(e.lane, Lane::Compute);
+      // The same block's backward starts where its recompute ends.
+      for (const Event& b : events)
+        if (b.kind == EventKind::Backward && b.rank == e.rank && b.step == e.step && b.block == e.block &&
+            b.begin_ns >= e.end_ns)
+          ++in_order;
+    }
+    QCOMPARE(recomputes, c.ranks * c.steps * c.model.layers);
+    QCOMPARE(in_order, recomputes);
+    // The flag survives the trace file: an opened trace shows the same recompute spans.
+    std::ostringstream os;
+    writeChromeTrace(trace, os);
+    const RunTrace back = readChromeTrace(os.str(), "checkpointed");
+    int reread = 0;
+    for (const std::vector<Event>& rank : back.events)
+      for (const Event& e : rank) reread += e.kind == EventKind::Forward && (e.flags & kEventRecompute) ? 1 : 0;
+    QCOMPARE(reread, recomputes);
+    QCOMPARE(got.flops_per_step_per_rank, want.flops_per_step_per_rank);  // model FLOPs: unchanged
+    QCOMPARE(want.hardware_flops_per_step_per_rank, want.flops_per_step_per_rank);
+    QVERIFY(got.hardware_flops_per_step_per_rank > got.flops_per_step_per_rank);
   }
 
   // Training on the corpus learns something: from ln 256 at init to clearly below.

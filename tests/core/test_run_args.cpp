@@ -5,6 +5,7 @@
 
 #include "analysis/run_summary.h"
 #include "config/run_config.h"
+#include "common/errors.h"
 #include "common/json_tree.h"
 
 using namespace shardscope;
@@ -35,6 +36,8 @@ void expectRoundTrip(const RunConfig& c) {
   QCOMPARE(back.inject_branch.has_value(), c.inject_branch.has_value());
   QCOMPARE(back.break_on, c.break_on);
   QCOMPARE(back.break_units, c.break_units);
+  QCOMPARE(back.model.attention, c.model.attention);
+  QCOMPARE(back.model.checkpointing, c.model.checkpointing);
 }
 
 }  // namespace
@@ -55,6 +58,10 @@ class TestRunArgs : public QObject {
                            "--inject-branch", "1:0", "--layers", "3"}));
     expectRoundTrip(parse({"--backend", "meta", "--model", "llama2-70b", "--strategy", "zero3", "--ranks", "512",
                            "--batch", "512"}));
+    expectRoundTrip(parse({"--model", "gpt", "--attention", "naive", "--activation-checkpointing", "selective",
+                           "--ranks", "2", "--tp", "2"}));
+    expectRoundTrip(parse({"--activation-checkpointing", "full", "--backend", "meta", "--model", "llama2-7b",
+                           "--ranks", "8", "--batch", "8"}));
     const RunConfig off = parse({"--backend", "meta", "--ranks", "64", "--batch", "64", "--replicate", "off"});
     expectRoundTrip(off);
     QCOMPARE(parseRunArgs(runArgs(off)).replicate, false);
@@ -75,6 +82,37 @@ class TestRunArgs : public QObject {
     for (const Json& a : member("args")) args.push_back(a.get<std::string>());
     QCOMPARE(runArgs(parseRunArgs(args)), runArgs(c));
     QVERIFY(member("command").get<std::string>().rfind("shardscope-cli run --model gpt2-124m ", 0) == 0);
+  }
+
+  // GPT runs default to flash attention without checkpointing; a published
+  // shape keeps the activation flags given before it; the MLP refuses both.
+  void activationFlags() {
+    const RunConfig gpt = parse({"--model", "gpt"});
+    QCOMPARE(gpt.model.attention, Attention::Flash);
+    QCOMPARE(gpt.model.checkpointing, Checkpointing::None);
+    QVERIFY(runArgs(gpt) == runArgs(parse({"--model", "gpt", "--attention", "flash"})));
+    const Json json = Json::parse(configJson(gpt));
+    QCOMPARE(json.at("attention").get<std::string>(), std::string("flash"));
+    QCOMPARE(json.at("activation_checkpointing").get<std::string>(), std::string("none"));
+    QVERIFY(!Json::parse(configJson(RunConfig{})).contains("attention"));  // the MLP has no attention
+    const RunConfig kept = parse({"--attention", "naive", "--activation-checkpointing", "full", "--backend", "meta",
+                                  "--model", "llama2-7b", "--ranks", "8", "--batch", "8"});
+    QCOMPARE(kept.model.attention, Attention::Naive);
+    QCOMPARE(kept.model.checkpointing, Checkpointing::Full);
+    const auto refused = [](std::vector<std::string> args, const char* needle) {
+      try {
+        parseRunArgs(args);
+      } catch (const ConfigError& e) {
+        QVERIFY2(std::string(e.what()).find(needle) != std::string::npos, e.what());
+        return;
+      }
+      QFAIL("accepted");
+    };
+    refused({"--model", "gpt", "--attention", "sparse"}, "--attention must be naive or flash, got 'sparse'");
+    refused({"--model", "gpt", "--activation-checkpointing", "half"},
+            "--activation-checkpointing must be none, selective or full, got 'half'");
+    refused({"--attention", "naive"}, "--attention applies to --model gpt only, not mlp");
+    refused({"--activation-checkpointing", "full"}, "--activation-checkpointing applies to --model gpt only");
   }
 
   void commandLineQuotesPaths() {

@@ -17,6 +17,7 @@
 #include "analysis/formulas.h"
 #include "analysis/run_summary.h"
 #include "common/errors.h"
+#include "config/model_shape.h"
 #include "engine/run.h"
 #include "equivalence_check.h"
 #include "parallel/tensor_parallel.h"
@@ -186,6 +187,100 @@ class TestTensorParallel : public QObject {
                      r0["expected_model_state_bytes_per_param_slice"].get<double>()) < 0.01);
   }
 
+  // Activation bytes per layer, measured on the ledger (what a block's forward
+  // leaves booked), against Korthikanti et al.'s formula adapted to the block
+  // (analysis/formulas.h), within 10%, for each attention and checkpointing
+  // mode, with and without TP, on CPU ranks, the meta backend and a published
+  // shape (grouped K/V, SwiGLU, RMSNorm); the summary carries both.
+  void activationsPerLayer_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<int>("attention");
+    QTest::addColumn<int>("checkpointing");
+    QTest::addColumn<int>("tp");
+    for (const char* m : {"gpt", "llama2-70b"})
+      for (const char* b : {"cpu", "meta"}) {
+        if (QString(m) != "gpt" && QString(b) == "cpu") continue;  // published shapes are meta-only
+        for (const Attention a : {Attention::Naive, Attention::Flash})
+          for (const Checkpointing k : {Checkpointing::None, Checkpointing::Selective, Checkpointing::Full})
+            for (int t : {1, 2})
+              QTest::addRow("%s %s %s %s tp=%d", m, b, attentionName(a).c_str(), checkpointingName(k).c_str(), t)
+                  << QString(m) << QString(b) << int(a) << int(k) << t;
+      }
+  }
+
+  void activationsPerLayer() {
+    QFETCH(QString, model);
+    QFETCH(QString, backend);
+    QFETCH(int, attention);
+    QFETCH(int, checkpointing);
+    QFETCH(int, tp);
+    RunConfig c = gptConfig("ddp", 2, tp);
+    if (model != "gpt") {
+      c.model = presetShape(model.toStdString());
+      c.batch = 2;
+    }
+    c.model.attention = static_cast<Attention>(attention);
+    c.model.checkpointing = static_cast<Checkpointing>(checkpointing);
+    c.steps = 1;
+    if (backend == "meta") {
+      c.backend = Backend::Meta;
+      c.clock = ClockKind::Modeled;
+    }
+    const RunResult r = Run(c).execute();
+    const double formula = expectedActivationBytesPerLayer(c);
+    const double sbh = double(c.model.seq) * (c.batch / c.dataParallelSize()) * c.model.hidden;
+    if (c.model.checkpointing == Checkpointing::Full) QCOMPARE(formula, 2.0 * sbh);
+    for (const RankResult& rank : r.ranks) {
+      const double measured = double(rank.activation_bytes_per_layer);
+      QVERIFY2(std::abs(measured - formula) <= 0.10 * formula,
+               qPrintable(QString("rank %1: %2 B per layer booked, formula %3 B").arg(rank.rank).arg(measured).arg(formula)));
+    }
+    std::ostringstream out;
+    writeSummaryJson(r, out);
+    const auto j = nlohmann::json::parse(out.str());
+    QCOMPARE(j["per_rank"][0]["activation_bytes_per_layer"].get<int64_t>(), r.ranks[0].activation_bytes_per_layer);
+    QCOMPARE(j["per_rank"][0]["expected_activation_bytes_per_layer"].get<int64_t>(), static_cast<int64_t>(formula));
+  }
+
+  // Each mode keeps less than the one before it; the formula's TP split is the
+  // measured one, and the residual MLP's summary has no such keys.
+  void activationModesOrder() {
+    const auto perLayer = [](Attention a, Checkpointing k, int tp) {
+      RunConfig c = gptConfig("ddp", tp, tp);  // one data-parallel rank: the same samples per rank
+      c.model.attention = a, c.model.checkpointing = k;
+      c.backend = Backend::Meta, c.clock = ClockKind::Modeled, c.steps = 1;
+      return Run(c).execute().ranks[0].activation_bytes_per_layer;
+    };
+    const int64_t naive = perLayer(Attention::Naive, Checkpointing::None, 1);
+    const int64_t flash = perLayer(Attention::Flash, Checkpointing::None, 1);
+    const int64_t selective = perLayer(Attention::Flash, Checkpointing::Selective, 1);
+    const int64_t full = perLayer(Attention::Flash, Checkpointing::Full, 1);
+    QVERIFY(naive > flash && flash > selective && selective > full && full > 0);
+    QVERIFY(perLayer(Attention::Naive, Checkpointing::None, 2) < naive);
+    QCOMPARE(perLayer(Attention::Flash, Checkpointing::Full, 2), full);  // the input stays whole under TP
+    // On the modeled clock full checkpointing pays a recomputed forward per
+    // block: a longer step and a lower MFU, the hardware FLOPs' utilisation kept.
+    const auto modeled = [](Checkpointing k) {
+      RunConfig c = gptConfig("ddp", 1, 1);
+      c.model = presetShape("llama2-7b");
+      c.model.layers = 4;
+      c.model.checkpointing = k;
+      c.batch = 1, c.backend = Backend::Meta, c.clock = ClockKind::Modeled, c.steps = 1;
+      return Run(c).execute();
+    };
+    const RunResult none = modeled(Checkpointing::None), recomputed = modeled(Checkpointing::Full);
+    QVERIFY(recomputed.last_step.front().wall_ns > none.last_step.front().wall_ns);
+    QVERIFY(recomputed.mfu() < 0.9 * none.mfu());
+    QVERIFY2(std::abs(recomputed.hfu() - none.mfu()) < 0.1 * none.mfu(),
+             qPrintable(QString("hfu %1 vs mfu %2 without recompute").arg(recomputed.hfu()).arg(none.mfu())));
+    RunConfig mlp = mlpConfig("ddp", 2, 1);
+    mlp.steps = 1;
+    std::ostringstream out;
+    writeSummaryJson(Run(mlp).execute(), out);
+    QVERIFY(!nlohmann::json::parse(out.str())["per_rank"][0].contains("activation_bytes_per_layer"));
+  }
+
   // The meta backend books what the CPU run allocates and sends what it sends.
   void metaMatchesCpu() {
     RunConfig c = gptConfig("zero3", 4, 2);
@@ -199,6 +294,7 @@ class TestTensorParallel : public QObject {
       QCOMPARE(meta.ranks[r].tp_comm_bytes.all_reduce, cpu.ranks[r].tp_comm_bytes.all_reduce);
       QCOMPARE(meta.ranks[r].tp_comm_bytes.all_gather, cpu.ranks[r].tp_comm_bytes.all_gather);
       QCOMPARE(meta.ranks[r].comm_bytes.all_gather, cpu.ranks[r].comm_bytes.all_gather);
+      QCOMPARE(meta.ranks[r].activation_bytes_per_layer, cpu.ranks[r].activation_bytes_per_layer);
     }
   }
 

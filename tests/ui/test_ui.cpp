@@ -293,6 +293,42 @@ class TestUi : public QObject {
     QVERIFY2(waited.contains(QStringLiteral("8.00 GB/s")), qPrintable(waited));
   }
 
+  // Activation checkpointing's recompute span: a forward event flagged
+  // kEventRecompute, named as a recompute in its tooltip.
+  void tooltipNamesARecompute() {
+    EventStore store;
+    RunTrace meta;
+    meta.strategy = "ddp";
+    meta.ranks = 1;
+    store.reset(meta);
+    Event f;
+    f.begin_ns = 0;
+    f.end_ns = 1'000'000;
+    f.lane = Lane::Compute;
+    f.kind = EventKind::Forward;
+    f.block = 1;
+    f.rank = 0;
+    f.flags = kEventRecompute;
+    store.appendEvents(0, std::span<const Event>(&f, 1));
+    TimelineView view(&store);
+    view.resize(900, 400);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.refresh();
+    view.zoomToFit();
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const auto& compute = view.layout().rows()[static_cast<size_t>(view.layout().rowOf(0, Lane::Compute))];
+    const QPoint at(static_cast<int>(view.plot()->xAxis->coordToPixel(0.5)),
+                    static_cast<int>(view.plot()->yAxis->coordToPixel(compute.center())));
+    QVERIFY2(view.tooltipAt(at).contains(QStringLiteral("recompute (forward in backward)")), qPrintable(view.tooltipAt(at)));
+    store.reset(meta);
+    f.flags = 0;  // a plain forward stays a forward
+    store.appendEvents(0, std::span<const Event>(&f, 1));
+    view.refresh();
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    QVERIFY2(!view.tooltipAt(at).contains(QStringLiteral("recompute")), qPrintable(view.tooltipAt(at)));
+  }
+
   void memoryBarsShowSixteenBytesPerParamForDdp() {
     Run run(tinyConfig());
     const RunResult result = run.execute();

@@ -79,7 +79,7 @@ QByteArray readAll(const QString& path) {
 
 const char* const kPresetNames[] = {"ddp-basics", "zero-stages-compared", "fsdp-prefetch-on-off", "unit-size",
                                     "hybrid-2x4", "rank-dependent-hang",  "slow-interconnect",
-                                    "tp-vs-fsdp", "tp-x-fsdp-70b"};
+                                    "tp-vs-fsdp", "tp-x-fsdp-70b",  "activation-checkpointing"};
 
 }  // namespace
 
@@ -117,6 +117,10 @@ class TestViews : public QObject {
     QVERIFY(hang.runs.front().config.inject_branch.has_value());
     QCOMPARE(findPreset(QStringLiteral("zero-stages-compared")).runs.size(), size_t{4});
     QCOMPARE(findPreset(QStringLiteral("hybrid-2x4")).runs.back().config.shardGroupSize(), 4);
+    const Preset activations = findPreset(QStringLiteral("activation-checkpointing"));
+    QCOMPARE(activations.runs.front().config.model.attention, Attention::Naive);
+    QCOMPARE(activations.runs[1].config.model.attention, Attention::Flash);
+    QCOMPARE(activations.runs.back().config.model.checkpointing, Checkpointing::Full);
   }
 
   void badPresetNamesTheField_data() {
