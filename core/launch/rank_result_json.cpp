@@ -69,6 +69,7 @@ std::string rankResultJson(const RankResult& r, int64_t padding_elements) {
   j["tp_comm_bytes"] = commJson(r.tp_comm_bytes);
   j["tp_forward_bytes"] = r.tp_forward_bytes;
   j["tp_backward_bytes"] = r.tp_backward_bytes;
+  j["activation_bytes_per_layer"] = r.activation_bytes_per_layer;
   j["padding_elements"] = padding_elements;
   return j.dump();
 }
@@ -98,6 +99,7 @@ RankResult parseRankResultJson(const std::string& text, int64_t* padding_element
   r.tp_comm_bytes = commBytes(j, "tp_comm_bytes");
   r.tp_forward_bytes = list<int64_t>(j, "tp_forward_bytes");
   r.tp_backward_bytes = list<int64_t>(j, "tp_backward_bytes");
+  r.activation_bytes_per_layer = integer(j, "activation_bytes_per_layer");
   if (padding_elements) *padding_elements = integer(j, "padding_elements");
   return r;
 }

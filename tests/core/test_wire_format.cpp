@@ -75,6 +75,7 @@ class TestWireFormat : public QObject {
     r.fire_order = {2, 1, 0};
     r.unit_order = {{"all_gather", 0}, {"forward", 0}};
     r.tp_forward_bytes = {8, 9};
+    r.activation_bytes_per_layer = 4321;
     const std::string json = rankResultJson(r, 6);
     const std::vector<uint8_t> text(json.begin(), json.end());
     m = decodeWireMessage(wireHeader(WireKind::Result, 3, static_cast<uint32_t>(text.size()), kRun), text, kRun, 4);
@@ -87,6 +88,7 @@ class TestWireFormat : public QObject {
     QCOMPARE(back.fire_order, r.fire_order);
     QCOMPARE(back.unit_order, r.unit_order);
     QCOMPARE(back.tp_forward_bytes, r.tp_forward_bytes);
+    QCOMPARE(back.activation_bytes_per_layer, int64_t{4321});
   }
 
   void badHeadersAreRefused() {
