@@ -1,5 +1,5 @@
 // Owns the core Run behind the window and feeds its events to an EventStore:
-// a ~30 Hz timer drains every rank's lock-free EventLog from a per-rank cursor.
+// a ~30 Hz timer drains every rank's EventLog (lock-free for the recording threads) from a per-rank cursor.
 // The UI thread never blocks on the run: Run::wait() is only called once
 // Run::finished() is true, so it merely joins threads that have already ended.
 // A modeled-clock run is swapped for its sorted, ledger-replayed trace at the

@@ -502,6 +502,11 @@ void RemoteRankFeed::master(int64_t offset, const float* values, size_t count) {
   std::copy(values, values + count, out.begin() + offset);
 }
 
+void RemoteRankFeed::nodeClock(const RunTrace::NodeClock& clock) {
+  std::lock_guard lock(m_run.m_mutex);
+  m_run.m_nodeClocks.push_back(clock);
+}
+
 double RunResult::mfu() const {
   if (peak_flops <= 0 || last_step.empty()) return 0.0;
   int64_t step_ns = 0;
@@ -549,6 +554,10 @@ RunTrace Run::trace() const {
     t.buckets.push_back(std::move(info));
   }
   t.units = m_units;
+  {
+    std::lock_guard lock(m_mutex);
+    t.node_clocks = m_nodeClocks;
+  }
   // A meta run has no math: its losses are zeros, not losses.
   if (m_config.backend != Backend::Meta) t.losses = losses();
   for (const auto& ctx : m_contexts) {

@@ -185,6 +185,7 @@ class Run {
   std::vector<int> m_lossRanks;      // ranks whose losses this Run holds: all, or a worker's one
   std::optional<WorkerPlacement> m_worker;
   std::function<void(RemoteRankFeed&)> m_remoteHost;
+  std::vector<RunTrace::NodeClock> m_nodeClocks;  // under m_mutex
   int m_stepsDone = 0;               // leading steps every rank reported
   std::vector<RankResult> m_rankResults;
   std::vector<float> m_finalMaster;
@@ -212,6 +213,8 @@ class RemoteRankFeed {
   void rankResult(int rank, RankResult result, int64_t padding_elements);
   // Final master weights [offset, offset + count) (one rank's owned part).
   void master(int64_t offset, const float* values, size_t count);
+  // Another node's clock alignment (multi-node measured runs), for the trace.
+  void nodeClock(const RunTrace::NodeClock& clock);
 
  private:
   Run& m_run;

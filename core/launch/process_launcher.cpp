@@ -21,6 +21,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/stop_signals.h"
+#include "launch/clock_sync.h"
 #include "launch/rank_result_json.h"
 #include "launch/wire_format.h"
 #include "launch/worker.h"
@@ -189,9 +190,12 @@ class Collector {
       w.rdzv = config.rdzv;
       m_runId = runIdOf(config.rdzv_id);
       if (config.nnodes > 1) {
-        // The other nodes' workers send here; the key is the run's.
+        // The other nodes' workers send here, and their launchers align
+        // their clocks to this one's; the keys are the run's.
+        m_clockServer = std::make_unique<ClockServer>(config.node_addr, m_feed.clock().origin());
         const std::shared_ptr<gloo::rendezvous::Store> store = openRendezvousStore(config.rdzv);
         try {
+          store->set(config.rdzv_id + "/clock", bytesOf(m_clockServer->endpoint()));
           store->set(config.rdzv_id + "/collector", bytesOf(endpoint));
         } catch (const std::exception& e) {
           throw RunError("--rdzv " + config.rdzv + ": cannot publish run '" + config.rdzv_id + "' (" + e.what() +
@@ -322,6 +326,9 @@ class Collector {
       case WireKind::Died:
         if (w.remote) w.died = m.text;
         break;
+      case WireKind::NodeClock:
+        m_feed.nodeClock(m.node_clock);
+        break;
     }
   }
 
@@ -359,6 +366,7 @@ class Collector {
   std::vector<Worker> m_workers;
   std::vector<std::string> m_failures;
   std::atomic<bool> m_stopRequested{false};
+  std::unique_ptr<ClockServer> m_clockServer;  // multi-node runs: the other nodes' clocks align to it
 };
 }  // namespace
 
@@ -372,13 +380,14 @@ std::function<void(RemoteRankFeed&)> processLauncher(LaunchOptions options) {
 int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, LaunchOptions options) {
   const int local = config.procsPerNode();
   const int first = config.node_rank * local;
-  std::string endpoint;
+  std::string endpoint, clock_endpoint;
   try {
     const std::shared_ptr<gloo::rendezvous::Store> store = openRendezvousStore(config.rdzv);
-    const std::string key = config.rdzv_id + "/collector";
-    store->wait({key}, std::chrono::duration_cast<std::chrono::milliseconds>(kNodeWait));
-    const std::vector<char> value = store->get(key);
+    const std::string key = config.rdzv_id + "/collector", clock_key = config.rdzv_id + "/clock";
+    store->wait({key, clock_key}, std::chrono::duration_cast<std::chrono::milliseconds>(kNodeWait));
+    const std::vector<char> value = store->get(key), clock_value = store->get(clock_key);
     endpoint.assign(value.begin(), value.end());
+    clock_endpoint.assign(clock_value.begin(), clock_value.end());
   } catch (const ConfigError&) {
     throw;
   } catch (const std::exception& e) {
@@ -403,6 +412,25 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
   zmq::socket_t push(context, zmq::socket_type::push);
   push.set(zmq::sockopt::linger, 5000);
   push.connect(endpoint);
+  // Measured runs: this node's ranks time their events from node 0's origin,
+  // as this host's steady clock places it: estimated now, and the trace says
+  // how well. (The modeled clock is the same on every node.)
+  if (config.clock == ClockKind::Measured) {
+    ClockEstimate clock;
+    try {
+      clock = estimateNodeZeroOrigin(clock_endpoint);
+    } catch (const std::exception& e) {
+      err << "error: node " << config.node_rank << ": " << e.what() << "\n";
+      return kExitRunFailed;
+    }
+    w.clock_origin_ns = clock.origin_ns;
+    const RunTrace::NodeClock info{config.node_rank, first, local, clock.uncertainty_ns, clock.pings};
+    const std::vector<uint8_t> payload = nodeClockPayload(info);
+    push.send(zmq::buffer(wireHeader(WireKind::NodeClock, first, 0, w.run_id)), zmq::send_flags::sndmore);
+    push.send(zmq::buffer(payload), zmq::send_flags::none);
+    SPDLOG_LOGGER_INFO(&logger(LogComponent::Engine), "node {}: clock aligned to node 0 within {:.1f} us ({} pings)",
+                       config.node_rank, static_cast<double>(clock.uncertainty_ns) / 1e3, clock.pings);
+  }
   std::atomic<bool> stop{false};
   const StopSignalScope on_signal([&stop] { stop.store(true); });
   LocalWorkers starter(config, options, w);

@@ -65,6 +65,16 @@ std::vector<uint8_t> masterPayload(int64_t offset, std::span<const float> values
   return out;
 }
 
+std::vector<uint8_t> nodeClockPayload(const RunTrace::NodeClock& c) {
+  std::vector<uint8_t> out;
+  append(out, static_cast<int32_t>(c.node));
+  append(out, static_cast<int32_t>(c.first_rank));
+  append(out, static_cast<int32_t>(c.ranks));
+  append(out, static_cast<int32_t>(c.pings));
+  append(out, c.uncertainty_ns);
+  return out;
+}
+
 WireMessage decodeWireMessage(std::span<const uint8_t> header, std::span<const uint8_t> payload, uint64_t run_id,
                               int ranks) {
   if (header.size() != sizeof(WireHeader))
@@ -125,9 +135,25 @@ WireMessage decodeWireMessage(std::span<const uint8_t> header, std::span<const u
       if (payload[0] > 1) throw WireError("done: outcome must be 0 (stopped) or 1 (finished)");
       m.finished = payload[0] == 1;
       break;
+    case WireKind::NodeClock: {
+      expect(24, "node clock");
+      RunTrace::NodeClock& c = m.node_clock;
+      c.node = readAt<int32_t>(payload, 0);
+      c.first_rank = readAt<int32_t>(payload, 4);
+      c.ranks = readAt<int32_t>(payload, 8);
+      c.pings = readAt<int32_t>(payload, 12);
+      c.uncertainty_ns = readAt<int64_t>(payload, 16);
+      if (c.node < 1) throw WireError("node clock: node " + std::to_string(c.node) + " must be 1 or more");
+      if (c.first_rank < 0 || c.ranks < 1 || c.first_rank > ranks - c.ranks)
+        throw WireError("node clock: ranks " + std::to_string(c.first_rank) + " + " + std::to_string(c.ranks) +
+                        " must lie in 0.." + std::to_string(ranks - 1));
+      if (c.pings < 1 || c.uncertainty_ns < 0)
+        throw WireError("node clock: pings must be 1 or more and the uncertainty not negative");
+      break;
+    }
     default:
-      throw WireError("header: kind " + kindText(h.kind) + " must be 1..8 (hello, events, loss, result, master, "
-                      "failed, done, died)");
+      throw WireError("header: kind " + kindText(h.kind) + " must be 1..9 (hello, events, loss, result, master, "
+                      "failed, done, died, node clock)");
   }
   m.kind = static_cast<WireKind>(h.kind);
   return m;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "trace/event.h"
+#include "trace/run_trace.h"
 
 namespace shardscope {
 
@@ -30,6 +31,7 @@ enum class WireKind : uint16_t {
   Failed = 6,  // the rank stopped with an error: UTF-8 text
   Done = 7,    // the last message: uint8 1 = finished, 0 = stopped early
   Died = 8,    // another node's launcher: this rank's process died (UTF-8 text)
+  NodeClock = 9,  // another node's launcher: int32 node, first rank, ranks, pings; int64 uncertainty ns
 };
 
 struct WireHeader {
@@ -61,12 +63,14 @@ struct WireMessage {
   int64_t offset = 0;
   std::vector<float> master;
   bool finished = false;
+  RunTrace::NodeClock node_clock;
 };
 
 // Header + payload of each kind, as the sender puts them on the wire.
 std::vector<uint8_t> wireHeader(WireKind kind, int rank, uint32_t count, uint64_t run_id);
 std::vector<uint8_t> lossPayload(int step, double loss);
 std::vector<uint8_t> masterPayload(int64_t offset, std::span<const float> values);
+std::vector<uint8_t> nodeClockPayload(const RunTrace::NodeClock& clock);
 
 // Checks and decodes one message for run `run_id` of `ranks` ranks. Throws
 // WireError naming the field and what is allowed.

@@ -514,6 +514,20 @@ class TraceParser {
         m_trace.losses.push_back(items[i].get<double>());
       }
     }
+    if (const Json* v = find(metadata, "node_clocks")) {
+      const auto& items = array(*v, where, "node_clocks");
+      for (size_t i = 0; i < items.size(); ++i) {
+        const Where at{"metadata.node_clocks", i};
+        if (!items[i].is_object()) fail(at.field(""), "expected an object, got " + describeJson(items[i]));
+        RunTrace::NodeClock n;
+        n.node = static_cast<int>(integer(require(items[i], "node", at), at, "node", 1, kInt32Max));
+        n.first_rank = static_cast<int>(integer(require(items[i], "first_rank", at), at, "first_rank", 0, kMaxRank));
+        n.ranks = static_cast<int>(integer(require(items[i], "ranks", at), at, "ranks", 1, kMaxRank + 1));
+        n.uncertainty_ns = integer(require(items[i], "uncertainty_ns", at), at, "uncertainty_ns", 0, kInt64Max);
+        n.pings = static_cast<int>(integer(require(items[i], "pings", at), at, "pings", 1, kInt32Max));
+        m_trace.node_clocks.push_back(n);
+      }
+    }
     if (const Json* v = find(metadata, "buckets")) {
       const auto& items = array(*v, where, "buckets");
       for (size_t i = 0; i < items.size(); ++i) {

@@ -202,6 +202,19 @@ void writeMetadata(JsonWriter& out, const RunTrace& trace) {
     out.key("at_step").value(trace.interrupted_at_step);
     out.endObject();
   }
+  if (!trace.node_clocks.empty()) {
+    out.key("node_clocks").beginArray();
+    for (const RunTrace::NodeClock& n : trace.node_clocks) {
+      out.beginObject();
+      out.key("node").value(n.node);
+      out.key("first_rank").value(n.first_rank);
+      out.key("ranks").value(n.ranks);
+      out.key("uncertainty_ns").value(n.uncertainty_ns);
+      out.key("pings").value(n.pings);
+      out.endObject();
+    }
+    out.endArray();
+  }
   out.endObject();
 }
 

@@ -1,5 +1,5 @@
 // The one record every instrumented op writes: small, fixed-size and trivially
-// copyable so recording is a slot claim plus a 64-byte store (see EventLog).
+// copyable so recording is a 64-byte store into the thread's own buffer (see EventLog).
 // Times are ns since run start on the run's clock; ids are -1 when not relevant.
 #pragma once
 

@@ -82,6 +82,17 @@ struct RunTrace {
   // was running. Written as metadata.interrupted only when set.
   std::optional<std::string> interrupted_by;
   int interrupted_at_step = 0;
+  // A measured run across machines: each other node's ranks, timed from node
+  // 0's clock origin as estimated at rendezvous, and how sure that is (half
+  // the shortest ping round trip). Written as metadata.node_clocks when set.
+  struct NodeClock {
+    int node = 0;
+    int first_rank = 0;
+    int ranks = 0;
+    int64_t uncertainty_ns = 0;
+    int pings = 0;
+  };
+  std::vector<NodeClock> node_clocks;
 };
 
 }  // namespace shardscope

@@ -15,9 +15,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 #include <zmq.hpp>
+
+#include <time.h>
+#include <unistd.h>
 
 #include "launch/wire_format.h"
 #include "trace/event_log.h"
@@ -42,12 +47,23 @@ Event sample(int rank, int64_t i) {
 
 double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-// events/s through the collector; check_and_record = false: ZeroMQ alone.
-double throughput(size_t batches_per_rank, bool check_and_record) {
+double threadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+struct Throughput {
+  double events_per_s = 0;
+  double collector_cpu_ns_per_event = 0;  // the collector thread's own CPU time
+};
+
+// Through the collector at `bind` (tcp or ipc); check_and_record = false: ZeroMQ alone.
+Throughput throughput(const std::string& bind, size_t batches_per_rank, bool check_and_record) {
   zmq::context_t context(2);
   zmq::socket_t pull(context, zmq::socket_type::pull);
   pull.set(zmq::sockopt::rcvhwm, 0);
-  pull.bind("tcp://127.0.0.1:*");
+  pull.bind(bind);
   const std::string endpoint = pull.get(zmq::sockopt::last_endpoint);
   std::vector<std::unique_ptr<EventLog>> logs;
   for (int r = 0; r < kRanks; ++r) logs.push_back(std::make_unique<EventLog>());
@@ -66,11 +82,15 @@ double throughput(size_t batches_per_rank, bool check_and_record) {
     });
   const size_t total = batches_per_rank * kRanks;
   Clock::time_point start;
+  double cpu_start = 0;
   for (size_t m = 0; m < total; ++m) {
     zmq::message_t h, p;
     (void)pull.recv(h);
     (void)pull.recv(p);
-    if (m == 0) start = Clock::now();  // after connect and the first message
+    if (m == 0) {  // after connect and the first message
+      start = Clock::now();
+      cpu_start = threadCpuSeconds();
+    }
     if (!check_and_record) continue;
     const WireMessage msg = decodeWireMessage({h.data<uint8_t>(), h.size()}, {p.data<uint8_t>(), p.size()}, kRun,
                                               kRanks);
@@ -78,8 +98,10 @@ double throughput(size_t batches_per_rank, bool check_and_record) {
     for (const Event& e : msg.events) log.record(e);
   }
   const double s = seconds(start, Clock::now());
+  const double cpu = threadCpuSeconds() - cpu_start;
   for (std::thread& t : producers) t.join();
-  return static_cast<double>((total - 1) * kBatch) / s;
+  const double events = static_cast<double>((total - 1) * kBatch);
+  return {events / s, cpu / events * 1e9};
 }
 
 double memcpyEventsPerSecond() {
@@ -160,14 +182,18 @@ Latency latency(int events_per_ms, int run_ms) {
 
 int main() {
   const size_t batches = 64;  // 8 ranks x 64 x 16384 = 8.4M events
-  const double collector = throughput(batches, true);
-  const double transport = throughput(batches, false);
-  const double copy = memcpyEventsPerSecond();
-  std::printf("collector throughput, %d rank producers over TCP loopback, %zu-event batches\n", kRanks, kBatch);
-  std::printf("  %-44s %8.2f M events/s\n", "ZeroMQ + check + EventLog::record", collector / 1e6);
-  std::printf("  %-44s %8.2f M events/s  (%.0f%% of it is the check and record)\n", "ZeroMQ alone (same bytes)",
-              transport / 1e6, 100.0 * (1.0 - collector / transport));
-  std::printf("  %-44s %8.2f M events/s  (the limit)\n", "memcpy of the records", copy / 1e6);
+  const std::string ipc = "ipc:///tmp/shardscope-bench-collector-" + std::to_string(getpid());
+  std::printf("collector throughput, %d rank producers, %zu-event batches (M events/s; collector thread CPU ns/event)\n",
+              kRanks, kBatch);
+  for (const auto& [name, bind] : {std::pair<const char*, std::string>{"TCP loopback", "tcp://127.0.0.1:*"},
+                                   std::pair<const char*, std::string>{"Unix socket (ipc)", ipc}}) {
+    const Throughput collector = throughput(bind, batches, true);
+    const Throughput transport = throughput(bind, batches, false);
+    std::printf("  %-18s ZeroMQ + check + record %7.2f (%5.1f ns)   ZeroMQ alone %7.2f (%5.1f ns)\n", name,
+                collector.events_per_s / 1e6, collector.collector_cpu_ns_per_event, transport.events_per_s / 1e6,
+                transport.collector_cpu_ns_per_event);
+  }
+  std::printf("  %-18s %7.2f M events/s (the limit)\n", "memcpy", memcpyEventsPerSecond() / 1e6);
   const Latency l = latency(200, 2000);
   std::printf("latency record() -> collector's log, 200 events/ms for 2 s, 10 ms forwarding\n");
   std::printf("  p50 %.2f ms   p99 %.2f ms   max %.2f ms\n", l.p50_ms, l.p99_ms, l.max_ms);

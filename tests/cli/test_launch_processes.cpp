@@ -277,6 +277,39 @@ class TestLaunchProcesses : public QObject {
     // The profile puts 4 GPUs in a node, so the replica groups' all-reduces
     // are priced on its inter-node link in both runs.
     QVERIFY2(a == b, "node 0's trace differs from the 8-rank threads run's");
+
+    // The measured clock: node 1's ranks are timed from node 0's origin as
+    // estimated at rendezvous, and the trace says how well.
+    const QString measured_trace = dir.filePath("measured.json");
+    QStringList measured = run;
+    measured.replace(measured.indexOf("modeled"), "measured");
+    measured.remove(measured.indexOf("--profile"), 2);
+    const QStringList again = {"--launch", "processes", "--nnodes", "2", "--nproc-per-node", "4", "--rdzv", rdzv,
+                               "--rdzv-id", "two-nodes-measured"};
+    QProcess measured_node1;
+    measured_node1.start(SHARDSCOPE_CLI_PATH, measured + again + QStringList{"--node-rank", "1", "--node-addr", "127.0.0.2"});
+    const CliResult measured_node0 = runCli(measured + again + QStringList{"--node-rank", "0", "--trace", measured_trace});
+    QVERIFY(measured_node1.waitForFinished(60000));
+    QVERIFY2(measured_node0.exit_code == 0, qPrintable(measured_node0.err));
+    const QJsonObject t = QJsonDocument::fromJson(readAll(measured_trace)).object();
+    const QJsonArray clocks = t.value("metadata").toObject().value("node_clocks").toArray();
+    QCOMPARE(clocks.size(), 1);
+    const QJsonObject clock = clocks[0].toObject();
+    QCOMPARE(clock.value("node").toInt(), 1);
+    QCOMPARE(clock.value("first_rank").toInt(), 4);
+    QCOMPARE(clock.value("ranks").toInt(), 4);
+    const double uncertainty_ms = clock.value("uncertainty_ns").toDouble() / 1e6;
+    QVERIFY2(uncertainty_ms > 0 && uncertainty_ms < 20, qPrintable(QString::number(uncertainty_ms)));
+    // The last step ends together on both nodes (its collectives join them):
+    // on one machine the estimate is near exact, so a skewed origin would show.
+    QMap<int, double> last_end;  // rank -> ts of its last step_end
+    for (const QJsonValue& v : t.value("traceEvents").toArray()) {
+      const QJsonObject e = v.toObject();
+      if (e.value("name").toString() == "step_end") last_end[e.value("pid").toInt()] = e.value("ts").toDouble();
+    }
+    QCOMPARE(last_end.size(), 8);
+    const double skew_ms = std::abs(last_end[4] - last_end[0]) / 1e3;
+    QVERIFY2(skew_ms < 200, qPrintable(QString("rank 4 ends %1 ms from rank 0").arg(skew_ms)));
   }
 
   void aWorkerIsNotStartedByHand() {

@@ -110,7 +110,7 @@ class TestWireFormat : public QObject {
     QVERIFY(refusal(wireHeader(WireKind::Done, -1, 0, kRun), done).contains("rank -1"));
     bad = h;
     poke<uint16_t>(bad, 8, 99);
-    QVERIFY(refusal(bad, done).contains("kind 99 must be 1..8"));
+    QVERIFY(refusal(bad, done).contains("kind 99 must be 1..9"));
   }
 
   void badPayloadsAreRefused() {
@@ -132,6 +132,13 @@ class TestWireFormat : public QObject {
     QVERIFY(refusal(wireHeader(WireKind::Master, 0, 5, kRun), masterPayload(0, std::vector<float>(4)))
                 .contains("master message"));
     QVERIFY(refusal(wireHeader(WireKind::Done, 0, 0, kRun), {2}).contains("outcome must be 0"));
+    RunTrace::NodeClock clock{1, 2, 2, 1500, 16};
+    QCOMPARE(refusal(wireHeader(WireKind::NodeClock, 2, 0, kRun), nodeClockPayload(clock)), QString("accepted"));
+    clock.first_rank = 3;
+    QVERIFY(refusal(wireHeader(WireKind::NodeClock, 2, 0, kRun), nodeClockPayload(clock))
+                .contains("ranks 3 + 2 must lie in 0..3"));
+    clock = {0, 0, 1, 1500, 16};
+    QVERIFY(refusal(wireHeader(WireKind::NodeClock, 0, 0, kRun), nodeClockPayload(clock)).contains("node 0 must be"));
     QVERIFY(refusal(wireHeader(WireKind::Failed, 0, 10, kRun), {'a'}).contains("text message: 1 bytes, must be 10"));
   }
 
