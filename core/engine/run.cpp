@@ -477,8 +477,7 @@ RunResult Run::collectResult(int steps_done) {
 }
 
 void RemoteRankFeed::events(int rank, const Event* events, size_t count) {
-  EventLog& log = m_run.m_contexts.at(static_cast<size_t>(rank))->log;
-  for (size_t i = 0; i < count; ++i) log.record(events[i]);
+  m_run.m_contexts.at(static_cast<size_t>(rank))->log.record(events, count);
 }
 
 void RemoteRankFeed::loss(int rank, int step, double loss) {

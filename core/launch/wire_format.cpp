@@ -107,8 +107,13 @@ WireMessage decodeWireMessage(std::span<const uint8_t> header, std::span<const u
       break;
     case WireKind::Events:
       expect(static_cast<size_t>(h.count) * sizeof(Event), "events");
-      m.events.resize(h.count);
-      if (h.count) std::memcpy(m.events.data(), payload.data(), payload.size());
+      if (reinterpret_cast<uintptr_t>(payload.data()) % alignof(Event) == 0) {
+        m.events = {reinterpret_cast<const Event*>(payload.data()), h.count};
+      } else {
+        m.copied.resize(h.count);
+        if (h.count) std::memcpy(m.copied.data(), payload.data(), payload.size());
+        m.events = m.copied;
+      }
       for (size_t i = 0; i < m.events.size(); ++i) checkEvent(m.events[i], m.rank, i);
       break;
     case WireKind::Loss:

@@ -56,7 +56,10 @@ struct WireMessage {
   WireKind kind = WireKind::Hello;
   int rank = -1;
   int64_t pid = 0;
-  std::vector<Event> events;
+  // Events: a view of the payload when it is aligned for Event (ZeroMQ's
+  // buffers are), else of a copy; valid while the payload is.
+  std::span<const Event> events;
+  std::vector<Event> copied;
   int step = 0;
   double loss = 0;
   std::string text;  // Result's JSON, Failed's message

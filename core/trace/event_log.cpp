@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <type_traits>
 #include <unordered_set>
 #include <utility>
@@ -121,6 +122,25 @@ void EventLog::record(const Event& event) {
   }
   *b->write++ = event;
   b->published.store(++b->count, std::memory_order_release);
+}
+
+void EventLog::record(const Event* events, size_t count) {
+  if (count == 0) return;
+  const LogBufferCacheEntry& hit = t_logBufferCache[0];
+  Buffer* b = hit.generation == m_generation ? hit.buffer : threadBuffer();
+  while (count > 0) {
+    if (b->write == b->end && !grow(*b)) {
+      m_dropped.fetch_add(count, std::memory_order_relaxed);
+      return;
+    }
+    const size_t n = std::min(count, static_cast<size_t>(b->end - b->write));
+    std::memcpy(b->write, events, n * sizeof(Event));
+    b->write += n;
+    b->count += n;
+    b->published.store(b->count, std::memory_order_release);
+    events += n;
+    count -= n;
+  }
 }
 
 EventLog::Buffer* EventLog::threadBuffer() {

@@ -36,6 +36,9 @@ class EventLog {
   // Thread-safe, lock-free for producers (a thread's first event into a log
   // takes a short mutex to find its buffer). Drops (and counts) events past capacity.
   void record(const Event& event);
+  // A batch from one thread (a collector filing a remote rank's events): one
+  // buffer lookup and one publish per chunk, in order.
+  void record(const Event* events, size_t count);
 
   // Number of events readable from index 0 (merges what the producers published).
   size_t publishedCount() const;

@@ -94,8 +94,7 @@ Throughput throughput(const std::string& bind, size_t batches_per_rank, bool che
     if (!check_and_record) continue;
     const WireMessage msg = decodeWireMessage({h.data<uint8_t>(), h.size()}, {p.data<uint8_t>(), p.size()}, kRun,
                                               kRanks);
-    EventLog& log = *logs[static_cast<size_t>(msg.rank)];
-    for (const Event& e : msg.events) log.record(e);
+    logs[static_cast<size_t>(msg.rank)]->record(msg.events.data(), msg.events.size());
   }
   const double s = seconds(start, Clock::now());
   const double cpu = threadCpuSeconds() - cpu_start;
@@ -168,7 +167,7 @@ Latency latency(int events_per_ms, int run_ms) {
     (void)pull.recv(p);
     const WireMessage m = decodeWireMessage({h.data<uint8_t>(), h.size()}, {p.data<uint8_t>(), p.size()}, kRun, 1);
     if (m.kind == WireKind::Done) break;
-    for (const Event& e : m.events) store.record(e);
+    store.record(m.events.data(), m.events.size());
     const int64_t at = now_ns();
     for (const Event& e : m.events) delays.push_back(at - e.begin_ns);
   }

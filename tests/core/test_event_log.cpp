@@ -139,6 +139,25 @@ class TestEventLog : public QObject {
     expectEveryProducerInOrder(log.snapshot(), {int(capacity)});
   }
 
+  // A collector files a remote rank's events in batches: across chunk ends,
+  // in order, after single events of the same thread, and dropped past capacity.
+  void batchesCrossChunksAndCapacity() {
+    EventLog log(3);
+    const int chunk = int(EventLog::kChunkEvents);
+    log.record(tagged(0, 0));
+    std::vector<Event> batch;
+    for (int i = 1; i < 2 * chunk + 100; ++i) batch.push_back(tagged(0, i));
+    log.record(batch.data(), batch.size());
+    log.record(nullptr, 0);
+    QCOMPARE(log.publishedCount(), size_t(2 * chunk + 100));
+    batch.clear();
+    for (int i = 2 * chunk + 100; i < 3 * chunk + 300; ++i) batch.push_back(tagged(0, i));
+    log.record(batch.data(), batch.size());
+    QCOMPARE(log.publishedCount(), size_t(3 * chunk));
+    QCOMPARE(log.dropped(), uint64_t(300));
+    expectEveryProducerInOrder(log.snapshot(), {3 * chunk});
+  }
+
   void dropsPastCapacityManyThreads() {
     // Capacity is the log's as a whole: 3 chunks shared by 4 threads that each want 2.
     EventLog log(3);
