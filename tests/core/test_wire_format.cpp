@@ -53,7 +53,8 @@ class TestWireFormat : public QObject {
  private slots:
   void eachKindRoundTrips() {
     const std::vector<Event> events = {gatherEvent(2), gatherEvent(2)};
-    WireMessage m = decodeWireMessage(wireHeader(WireKind::Events, 2, 2, kRun), eventsPayload(events), kRun, 4);
+    const std::vector<uint8_t> payload = eventsPayload(events);  // decoded events view it
+    WireMessage m = decodeWireMessage(wireHeader(WireKind::Events, 2, 2, kRun), payload, kRun, 4);
     QCOMPARE(int(m.kind), int(WireKind::Events));
     QCOMPARE(m.rank, 2);
     QCOMPARE(m.events.size(), size_t{2});
