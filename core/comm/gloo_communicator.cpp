@@ -115,17 +115,19 @@ class Transfers {
     // Gloo's buffer type is read-write; a send only reads it.
     auto buf = m_context.createUnboundBuffer(const_cast<void*>(data), bytes);
     track(buf.get());
-    buf->send(dst, slot);
+    // Owned by the list before Gloo can throw: a tracked buffer must never be
+    // freed behind abort()'s back (the destructor untracks what is pending).
+    UnboundBuffer* raw = m_sends.emplace_back(std::move(buf)).get();
+    raw->send(dst, slot);
     m_bytesSent.fetch_add(bytes, std::memory_order_relaxed);
-    m_sends.push_back(std::move(buf));
     return m_sends.size() - 1;
   }
 
   size_t recv(void* data, size_t bytes, int src, uint64_t slot) {
     auto buf = m_context.createUnboundBuffer(data, bytes);
     track(buf.get());
-    buf->recv(src, slot);
-    m_recvs.push_back(std::move(buf));
+    UnboundBuffer* raw = m_recvs.emplace_back(std::move(buf)).get();  // owned first, as in send()
+    raw->recv(src, slot);
     return m_recvs.size() - 1;
   }
 
