@@ -197,19 +197,10 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
     err << "error: " << e.what() << "\n";
     return kExitBadInput;
   }
-  if (config.launch == Launch::Processes && config.node_rank > 0) {
-    try {
-      return runOtherNode(config, out, err);
-    } catch (const ConfigError& e) {
-      err << "error: " << e.what() << "\n";
-      return kExitBadInput;
-    } catch (const std::exception& e) {
-      err << "error: " << failureText(e) << "\n";
-      return kExitRunFailed;
-    }
-  }
   std::unique_ptr<Run> run;
   try {
+    // Another node of a multi-node run only starts its ranks: node 0 collects them.
+    if (config.launch == Launch::Processes && config.node_rank > 0) return runOtherNode(config, out, err);
     run = std::make_unique<Run>(config);
   } catch (const ConfigError& e) {
     err << "error: " << e.what() << "\n";

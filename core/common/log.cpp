@@ -79,6 +79,12 @@ std::optional<spdlog::level::level_enum> parseLogLevel(std::string_view name) {
   return std::nullopt;
 }
 
+std::string logLevelName(spdlog::level::level_enum level) {
+  for (const auto& [text, l] : kLevels)
+    if (l == level) return std::string(text);
+  return level == spdlog::level::critical ? "error" : "off";  // critical: nothing logs at it here
+}
+
 const char* logLevelNames() { return "trace, debug, info, warn, error, off"; }
 
 void setLogLevel(spdlog::level::level_enum level) {

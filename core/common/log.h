@@ -35,6 +35,8 @@ spdlog::logger& rankLogger(int rank);
 
 // "trace", "debug", "info", "warn", "error", "off"; nullopt for anything else.
 std::optional<spdlog::level::level_enum> parseLogLevel(std::string_view name);
+// The --log-level name of a level (parseLogLevel's inverse).
+std::string logLevelName(spdlog::level::level_enum level);
 // The accepted names, for error messages: "trace, debug, info, warn, error, off".
 const char* logLevelNames();
 

@@ -100,10 +100,7 @@ class LocalWorkers {
   // Starts ranks [first, first + count); a failed start is returned as text.
   std::string start(std::vector<Worker>& workers, int first, int count) {
     // The workers log at the launcher's level, to the same stderr.
-    const spdlog::level::level_enum at = logger(LogComponent::Engine).level();
-    const std::string level = at == spdlog::level::warn       ? "warn"
-                              : at == spdlog::level::critical ? "error"
-                                                              : std::string(spdlog::level::to_string_view(at).data());
+    const std::string level = logLevelName(logger(LogComponent::Engine).level());
     for (int r = first; r < first + count; ++r) {
       m_args.rank = r;
       std::vector<std::string> args = {"--log-level", level};
