@@ -6,7 +6,8 @@
 // window at that stop. --figure --preset NAME --view V --out FILE runs the preset on the
 // offscreen platform and writes one view's teaching figure (see FigureJob).
 // --log-level sets what the Log dock shows (default info; stderr keeps warn
-// unless it is given); --log-file FILE writes the log there too.
+// unless it is given); --log-file FILE writes the log there too. --attach ADDR
+// [--server-key KEY] shows a run served elsewhere (run --serve), live.
 #include <QAction>
 #include <QApplication>
 #include <QCommandLineParser>
@@ -137,8 +138,18 @@ int main(int argc, char** argv) {
       QStringLiteral("LEVEL"));
   const QCommandLineOption log_file_opt(QStringLiteral("log-file"), QStringLiteral("Write the log to FILE too."),
                                         QStringLiteral("FILE"));
+  const QCommandLineOption attach_opt(
+      QStringLiteral("attach"),
+      QStringLiteral("Show a run served with shardscope-cli run ... --serve ADDR, live from its first step "
+                     "(with --screenshot: grab when it ends)."),
+      QStringLiteral("ADDR"));
+  const QCommandLineOption server_key_opt(
+      QStringLiteral("server-key"),
+      QStringLiteral("With --attach to any address but 127.0.0.1: the serving machine's key (shardscope-cli keys there)."),
+      QStringLiteral("KEY"));
   parser.addOptions({open_opt, preset_opt, shot_opt, run_opt, size_opt, figure_opt, view_opt, out_opt, width_opt,
-                     height_opt, cursor_opt, step_opt, theme_opt, log_level_opt, log_file_opt});
+                     height_opt, cursor_opt, step_opt, theme_opt, log_level_opt, log_file_opt, attach_opt,
+                     server_key_opt});
   parser.process(app);
 
   if (parser.isSet(log_level_opt)) {
@@ -271,6 +282,20 @@ int main(int argc, char** argv) {
     }
   }
 
+  const bool attach = parser.isSet(attach_opt);
+  if (attach) {
+    QTimer::singleShot(0, &window, [&window, &parser, &attach_opt, &server_key_opt, screenshot] {
+      QString error;
+      if (window.attachToRun(parser.value(attach_opt), parser.value(server_key_opt), &error)) return;
+      if (screenshot) {
+        std::fprintf(stderr, "error: --attach: %s\n", qPrintable(error));
+        QApplication::exit(2);
+        return;
+      }
+      QMessageBox::critical(&window, QObject::tr("Cannot attach"), error);
+    });
+  }
+
   const auto place_cursor = [&window, &parser, &cursor_opt, cursor_auto, cursor_ms] {
     if (!parser.isSet(cursor_opt)) return;
     window.setCursorTime(cursor_auto ? window.unitsView()->shownTime() : static_cast<int64_t>(cursor_ms * 1e6));
@@ -310,6 +335,13 @@ int main(int argc, char** argv) {
           QApplication::exit(2);
         }
       });
+    } else if (attach) {
+      QObject::connect(&window, &shardscope::MainWindow::runFinished, &window,
+                       [&window, path, place_cursor](bool ok, const QString& message) {
+                         if (!ok) std::fprintf(stderr, "attached run: %s\n", qPrintable(message));
+                         place_cursor();
+                         grabAndQuit(window, path, ok ? 0 : 3);
+                       });
     } else {
       place_cursor();
       grabAndQuit(window, path, 0);

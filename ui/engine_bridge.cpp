@@ -29,6 +29,8 @@ void EngineBridge::start(const RunConfig& config, bool paused) {
   auto run = std::make_unique<Run>(config);  // validates: throws ConfigError
   m_run.reset();
   m_run = std::move(run);
+  m_attached.reset();
+  m_attachedTo.clear();
   // Always gated: Pause must work at any moment, and a pass that is not a
   // stop costs one uncontended lock per compute op.
   m_run->gate().enable();
@@ -39,6 +41,23 @@ void EngineBridge::start(const RunConfig& config, bool paused) {
   m_run->gate().setBreakpoints(std::move(kinds), std::move(units));
   if (paused) m_run->gate().pause();
   m_run->setBackground(true);  // the ranks yield to the UI thread
+  begin(config);
+}
+
+void EngineBridge::attach(AttachedRun attached) {
+  if (isRunning()) throw RunError("a run is already in progress; stop it first");
+  m_run.reset();
+  m_run = std::move(attached.run);
+  m_attached = std::move(attached.gate);
+  m_attachedTo = QString::fromStdString(attached.endpoint);
+  m_attachedSteppable = attached.steppable;
+  // This window's breakpoints reach the served run as its own.
+  if (m_attachedSteppable && (!m_breakKinds.empty() || !m_breakUnits.empty()))
+    m_run->stepControl().setBreakpoints(m_breakKinds, m_breakUnits);
+  begin(m_run->config());
+}
+
+void EngineBridge::begin(const RunConfig& config) {
   m_stop.reset();
   m_lastStopId = 0;
   m_settledCount = 0;
@@ -51,6 +70,7 @@ void EngineBridge::start(const RunConfig& config, bool paused) {
   m_error.clear();
   m_done = false;
   m_cancelled = false;
+  m_detached = false;
   m_elapsed = 0;
   m_clock.start();
   m_run->start();
@@ -61,22 +81,29 @@ void EngineBridge::start(const RunConfig& config, bool paused) {
 void EngineBridge::cancel() {
   if (!isRunning()) return;
   m_cancelled = true;
+  if (m_attached) m_attached->stopRun();  // it ends there, and its end reaches us
+  else m_run->cancel();
+}
+
+void EngineBridge::detach() {
+  if (!isRunning() || !m_attached) return;
+  m_detached = true;
   m_run->cancel();
 }
 
 void EngineBridge::pause() {
-  if (isRunning()) m_run->gate().pause();
+  if (isRunning() && canStep()) m_run->stepControl().pause();
 }
 
 void EngineBridge::step(StepMode granularity) {
-  if (!isRunning()) return;
-  m_run->gate().step(granularity);
+  if (!isRunning() || !canStep()) return;
+  m_run->stepControl().step(granularity);
   release();
 }
 
 void EngineBridge::resume() {
-  if (!isRunning()) return;
-  m_run->gate().resume();
+  if (!isRunning() || !canStep()) return;
+  m_run->stepControl().resume();
   release();
 }
 
@@ -86,7 +113,13 @@ void EngineBridge::release() {
   emit gateReleased();
 }
 
-LedgerSnapshot EngineBridge::ledgerNow(int rank) const { return m_run ? m_run->ledger(rank) : LedgerSnapshot{}; }
+LedgerSnapshot EngineBridge::ledgerNow(int rank) const {
+  if (!m_run) return {};
+  if (!m_attached) return m_run->ledger(rank);
+  LedgerSnapshot s;  // an attached run's books: what the served run sent at the stop
+  if (const auto at_stop = m_attached->ledgerAtStop(rank)) s.current = *at_stop;
+  return s;
+}
 
 size_t EngineBridge::recordedEvents() const {
   size_t n = 0;
@@ -95,12 +128,12 @@ size_t EngineBridge::recordedEvents() const {
   return n;
 }
 
-bool EngineBridge::isStepping() const { return isRunning() && m_run->gate().paused(); }
+bool EngineBridge::isStepping() const { return isRunning() && m_run->stepControl().paused(); }
 
 void EngineBridge::setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks) {
   m_breakKinds = std::move(kinds);
   m_breakUnits = std::move(units_or_blocks);
-  if (isRunning()) m_run->gate().setBreakpoints(m_breakKinds, m_breakUnits);
+  if (isRunning() && canStep()) m_run->stepControl().setBreakpoints(m_breakKinds, m_breakUnits);
 }
 
 double EngineBridge::elapsedSeconds() const {
@@ -118,12 +151,14 @@ void EngineBridge::poll() {
     finish();
     return;
   }
+  if (m_attached)
+    for (const std::string& line : m_attached->takeNotices()) emit notice(QString::fromStdString(line));
   checkGate();
 }
 
 void EngineBridge::checkGate() {
   GateStop stop;
-  if (!m_run->gate().stopped(&stop.points, &stop.id, &stop.times_ns)) return;
+  if (!m_run->stepControl().stopped(&stop.points, &stop.id, &stop.times_ns)) return;
   if (stop.id == m_lastStopId) {
     // Still stopped: other streams may have finished ops since (a prefetched
     // gather); keep a modeled store in time order as they arrive.
@@ -195,7 +230,9 @@ void EngineBridge::finish() {
     m_result = std::move(result);
   } catch (const RunAborted&) {
     ok = false;
-    message = m_cancelled ? tr("run stopped by the user") : tr("run aborted");
+    if (m_detached) message = tr("detached from %1: the run goes on there").arg(m_attachedTo);
+    else if (m_attached) message = tr("the run at %1 stopped before its last step").arg(m_attachedTo);
+    else message = m_cancelled ? tr("run stopped by the user") : tr("run aborted");
   } catch (const std::exception& e) {
     ok = false;
     message = QString::fromStdString(e.what());

@@ -6,7 +6,9 @@
 // end, stopped or not, so a failed run draws the same as its exported trace.
 // Every run goes through the core's StepGate: Pause / Step / breakpoints stop
 // all ranks in lockstep before a compute op, and the bridge reports the stop
-// (where, and the run-clock time the views should show) once per stop.
+// (where, and the run-clock time the views should show) once per stop. An
+// attached run (run --serve elsewhere) is a Run fed over the network: the
+// same drain, and its stepping goes to the served run's gate.
 #pragma once
 
 #include <QElapsedTimer>
@@ -19,6 +21,7 @@
 #include <set>
 #include <vector>
 
+#include "attach/attach_client.h"
 #include "engine/run.h"
 #include "config/run_config.h"
 #include "trace/event.h"
@@ -37,7 +40,19 @@ class EngineBridge : public QObject {
   // first compute op. Throws ConfigError (validate()'s message) or RunError;
   // nothing changes then.
   void start(const RunConfig& config, bool paused = false);
+  // Shows a run served elsewhere (attachToRun's, not started): its events
+  // from the start of the run, live; stepping goes to the served run's gate.
+  // Throws RunError while another run is in progress.
+  void attach(AttachedRun attached);
+  // Stop: this window's run, or an attached run itself (the served run stops).
   void cancel();
+  // Attached: stop showing it; the served run goes on.
+  void detach();
+  bool isAttached() const { return m_attached != nullptr; }
+  // The attached run's address ("" when the run is this window's own).
+  const QString& attachedTo() const { return m_attachedTo; }
+  // Attached to a run whose ranks are processes: watch and stop, no stepping.
+  bool canStep() const { return !m_attached || m_attachedSteppable; }
 
   // Stepping (no-ops without a live run). step() and resume() release a stop.
   void pause();
@@ -87,6 +102,8 @@ class EngineBridge : public QObject {
   // every event recorded up to there. gateReleased: the ranks go on.
   void gateStopped();
   void gateReleased();
+  // A line from the served run (a refused command), for the status bar.
+  void notice(const QString& text);
 
  private:
   void drain();
@@ -94,11 +111,16 @@ class EngineBridge : public QObject {
   void checkGate();
   void settleModeledStore();
   void release();
+  void begin(const RunConfig& config);  // the store and counters for a new run, then start it
 
   EventStore* m_store;
   QTimer m_timer;
   QElapsedTimer m_clock;
   std::unique_ptr<Run> m_run;
+  std::shared_ptr<RemoteGate> m_attached;  // the attached run's gate (nullptr: the run is ours)
+  QString m_attachedTo;
+  bool m_attachedSteppable = false;
+  bool m_detached = false;
   RunConfig m_config;
   std::optional<RunResult> m_result;
   QString m_error;

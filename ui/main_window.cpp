@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QSettings>
@@ -8,6 +9,11 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include "attach/attach_client.h"
+#include "attach/curve_keys.h"
+#include "attach_dialog.h"
+#include "common/errors.h"
+#include "config/serve_address.h"
 #include "engine_bridge.h"
 #include "experiment_panel.h"
 #include "figure_export.h"
@@ -67,6 +73,7 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(m_bridge, &EngineBridge::runFinished, this, &MainWindow::onRunFinished);
   connect(m_bridge, &EngineBridge::gateStopped, this, &MainWindow::onGateStopped);
+  connect(m_bridge, &EngineBridge::notice, this, [this](const QString& text) { statusBar()->showMessage(text, 10000); });
   connect(m_bridge, &EngineBridge::gateReleased, this, [this] {
     m_walkthrough->setGateOp(std::nullopt);
     m_banner->gateReleased();
@@ -180,6 +187,51 @@ bool MainWindow::runPreset(const Preset& preset, QString* error, bool paused) {
 }
 
 bool MainWindow::openTrace(const QString& path, QString* error) { return m_files->openTrace(path, error); }
+
+bool MainWindow::attachToRun(const QString& address, const QString& server_key, QString* error) {
+  if (m_bridge->isRunning()) {
+    if (error) *error = tr("a run is in progress: stop it (or detach) first");
+    return false;
+  }
+  m_lastAttachAddress = address;
+  m_lastAttachKey = server_key;
+  try {
+    AttachOptions options;
+    options.address = parseServeAddress(address.toStdString(), "attach address", false);
+    options.server_key = server_key.toStdString();
+    if (options.address.secured) {
+      if (!isCurveKey(options.server_key))
+        throw ConfigError("attaching to " + options.address.host + " needs the serving machine's key (`shardscope-cli keys` "
+                          "prints it there; 40 characters)");
+      options.config_dir = shardscopeConfigDir();
+    }
+    QApplication::setOverrideCursor(Qt::WaitCursor);  // at most the connect timeout
+    AttachedRun attached;
+    try {
+      attached = shardscope::attachToRun(options);
+    } catch (...) {
+      QApplication::restoreOverrideCursor();
+      throw;
+    }
+    QApplication::restoreOverrideCursor();
+    m_panel->setConfig(attached.run->config());  // the form shows what runs there
+    m_bridge->attach(std::move(attached));
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  if (!m_bridge->canStep())
+    statusBar()->showMessage(tr("attached to %1: its ranks are processes, so it can be watched and stopped, not stepped")
+                                 .arg(m_bridge->attachedTo()), 10000);
+  return true;
+}
+
+void MainWindow::askAttach() {
+  AttachRequest request{m_lastAttachAddress, m_lastAttachKey};
+  if (!askAttachRequest(this, &request)) return;
+  QString error;
+  if (!attachToRun(request.address, request.server_key, &error)) m_banner->showMessage(tr("Attach: %1").arg(error), true);
+}
 bool MainWindow::exportTrace(const QString& path, QString* error) { return m_files->exportTrace(path, error); }
 bool MainWindow::saveExperiment(const QString& path, QString* error) { return m_files->saveExperiment(path, error); }
 bool MainWindow::openExperiment(const QString& path, QString* error) { return m_files->openExperiment(path, error); }
@@ -248,7 +300,9 @@ void MainWindow::onRunStarted() {
   run.label = m_history->uniqueLabel(m_runner->label().isEmpty() ? configLabel(m_bridge->config()) : m_runner->label());
   run.preset = m_runner->preset() ? m_runner->preset()->name : QString();
   run.runOf = m_runner->runOfText();
-  run.source = m_runner->running() ? m_runner->sourceText() : tr("live run");
+  run.source = m_bridge->isAttached() ? tr("attached to %1").arg(m_bridge->attachedTo())
+               : m_runner->running()    ? m_runner->sourceText()
+                                        : tr("live run");
   m_inspection.show(std::move(run));
 }
 
@@ -318,6 +372,7 @@ void MainWindow::updateActions() {
   const bool empty = m_inspection.store().empty();
   m_runAction->setEnabled(!running && m_panel->isValid());
   m_stopAction->setEnabled(running);
+  m_detachAction->setEnabled(running && m_bridge->isAttached());
   m_stepping->updateEnabled(!running && m_panel->isValid());
   m_fitAction->setEnabled(!empty);
   m_stepsAction->setEnabled(!empty);
@@ -342,7 +397,9 @@ void MainWindow::saveSettings() {
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   saveSettings();
-  m_bridge->cancel();
+  // Closing leaves an attached run going; this window's own run stops.
+  if (m_bridge->isAttached()) m_bridge->detach();
+  else m_bridge->cancel();
   QMainWindow::closeEvent(event);
 }
 

@@ -28,6 +28,7 @@ class BucketsView;
 class CommPage;
 class CommView;
 class EngineBridge;
+struct AttachRequest;
 class ExperimentPanel;
 class LossPage;
 class LossView;
@@ -53,6 +54,10 @@ class MainWindow : public QMainWindow {
 
   // File I/O (RunFiles): false with the message on error.
   bool openTrace(const QString& path, QString* error);
+  // Shows a run served elsewhere (run --serve), live, from its first step;
+  // false with one clear message when nothing answers, the key is refused or
+  // the flags are bad. server_key: for any address but 127.0.0.1.
+  bool attachToRun(const QString& address, const QString& server_key, QString* error);
   bool saveExperiment(const QString& path, QString* error);
   bool openExperiment(const QString& path, QString* error);
   bool exportTrace(const QString& path, QString* error);
@@ -110,6 +115,7 @@ class MainWindow : public QMainWindow {
   void createDocks();    // main_window_layout.cpp
   void createActions();  // main_window_layout.cpp
   void askExportFigure();
+  void askAttach();
   void restoreSettings();
   void saveSettings();
   void updateActions();
@@ -146,6 +152,8 @@ class MainWindow : public QMainWindow {
 
   QAction* m_runAction = nullptr;
   QAction* m_stopAction = nullptr;
+  QAction* m_detachAction = nullptr;
+  QString m_lastAttachAddress, m_lastAttachKey;
   QAction* m_fitAction = nullptr;
   QAction* m_stepsAction = nullptr;
   QAction* m_zoomSelectionAction = nullptr;

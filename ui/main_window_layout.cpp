@@ -166,6 +166,12 @@ void MainWindow::createActions() {
   save_experiment->setShortcut(QKeySequence::Save);
   save_experiment->setToolTip(tr("Save the form's experiment (or its preset's runs) as JSON"));
   connect(save_experiment, &QAction::triggered, m_files, &RunFiles::askSaveExperiment);
+  auto* attach = new QAction(tr("&Attach to run…"), this);
+  attach->setToolTip(tr("Show a run served elsewhere (shardscope-cli run … --serve ADDR), live from its first step"));
+  connect(attach, &QAction::triggered, this, &MainWindow::askAttach);
+  m_detachAction = new QAction(tr("&Detach"), this);
+  m_detachAction->setToolTip(tr("Stop showing the attached run; it goes on where it is served"));
+  connect(m_detachAction, &QAction::triggered, m_bridge, &EngineBridge::detach);
   auto* quit = new QAction(tr("&Quit"), this);
   quit->setShortcut(QKeySequence::Quit);
   connect(quit, &QAction::triggered, this, &QWidget::close);
@@ -197,6 +203,8 @@ void MainWindow::createActions() {
   file->addAction(save_experiment);
   file->addSeparator();
   file->addAction(open);
+  file->addAction(attach);
+  file->addAction(m_detachAction);
   file->addAction(m_exportTraceAction);
   file->addAction(m_exportFigureAction);
   file->addSeparator();

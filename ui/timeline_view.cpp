@@ -648,6 +648,14 @@ QString TimelineView::eventTooltip(int rank, int32_t index) const {
     }
   }
   if (e.seq >= 0) lines << QStringLiteral("collective #%1 in group %2").arg(e.seq).arg(e.group);
+  // Another machine's ranks: their times are node 0's clock as estimated at rendezvous.
+  for (const RunTrace::NodeClock& c : meta.node_clocks)
+    if (rank >= c.first_rank && rank < c.first_rank + c.ranks)
+      lines << tr("<i>node %1's clock, aligned to node 0's within ±%2 (shortest of %3 pings): times "
+                  "across nodes compare to that</i>")
+                   .arg(c.node)
+                   .arg(duration(c.uncertainty_ns))
+                   .arg(c.pings);
   return lines.join(QStringLiteral("<br>"));
 }
 

@@ -8,11 +8,14 @@
 
 #include "analysis/run_memory.h"
 #include "analysis/run_summary.h"
+#include "attach/run_server.h"
 #include "cli/analyze_command.h"
+#include "cli/attach_command.h"
 #include "cli/calc_command.h"
 #include "common/exit_codes.h"
 #include "cli/inspect_command.h"
 #include "cli/profiles_command.h"
+#include "cli/run_outputs.h"
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/output_file.h"
@@ -34,6 +37,8 @@ commands:
   profiles  hardware profiles for modeled timelines; --calibrate measures this machine
   analyze   PyTorch profiler traces of a real job: HTA's metrics per rank (analyze --help)
   inspect   per rank of a trace: bucket firing order, FSDP unit states, peak memory (inspect TRACE.json)
+  attach    record a run served elsewhere (run --serve ADDR): attach ADDR --trace FILE (attach --help)
+  keys      this user's public key for serving and attaching with CURVE; --authorize KEY lets an inspector in
   help      this text (run --help lists the run flags)
 every command takes:
   --log-level LEVEL  trace, debug, info, warn, error or off [warn]; the log goes to stderr
@@ -144,39 +149,6 @@ bool takeForce(std::vector<std::string>& args) {
   return force;
 }
 
-// Writes the trace and (with a result) the summary that were asked for, each
-// on its own, so one that fails does not keep the other from being written.
-// False when any failed.
-bool writeOutputs(const Run& run, const RunResult* result, const RunConfig& config, std::ostream& out,
-                  std::ostream& err) {
-  bool ok = true;
-  if (!config.trace_path.empty()) {
-    try {
-      RunTrace trace = run.trace();
-      if (result && result->interrupted) {
-        trace.interrupted_by = result->interrupted->by;
-        trace.interrupted_at_step = result->interrupted->at_step;
-      }
-      writeChromeTraceFile(trace, config.trace_path);
-      if (result) out << "trace written to " << config.trace_path << " (open in ui.perfetto.dev or shardscope)\n";
-      else err << "trace of the stopped run written to " << config.trace_path << "\n";
-    } catch (const std::exception& e) {
-      err << "error: --trace " << config.trace_path << ": " << failureText(e) << "\n";
-      ok = false;
-    }
-  }
-  if (result && !config.summary_path.empty()) {
-    try {
-      writeSummaryFile(*result, config.summary_path);
-      out << "summary written to " << config.summary_path << "\n";
-    } catch (const std::exception& e) {
-      err << "error: --summary " << config.summary_path << ": " << failureText(e) << "\n";
-      ok = false;
-    }
-  }
-  return ok;
-}
-
 int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> args = cli_args;
   const bool force = takeForce(args);
@@ -210,9 +182,27 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
     return kExitRunFailed;
   }
   if (config.launch == Launch::Processes) run->setRemoteRanks(processLauncher());
+  std::unique_ptr<RunServer> server;
+  if (!config.serve.empty()) {
+    try {
+      server = serveRun(*run, out);
+    } catch (const std::exception& e) {
+      err << "error: " << failureText(e) << "\n";
+      return kExitRunFailed;
+    }
+  }
+  // Inspectors get the run's end as this command reports it.
+  const auto endServing = [&](const RunResult* result, const std::string& error) {
+    if (server) server->finish(result, error);
+  };
   // SIGINT, SIGTERM, SIGHUP stop the run as the Stop button does; what ran is
   // written below, marked interrupted.
   const StopSignalScope on_signal([r = run.get()] { r->cancel(); });
+  if (server && config.serve_wait_s > 0) {
+    out << "waiting up to " << config.serve_wait_s << " s for an inspector before the ranks start\n" << std::flush;
+    if (!server->waitForInspector(std::chrono::seconds(config.serve_wait_s)))
+      out << "no inspector attached within " << config.serve_wait_s << " s: starting anyway\n" << std::flush;
+  }
   RunResult result;
   try {
     if (!config.break_on.empty() || !config.break_units.empty()) {
@@ -228,11 +218,23 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
   } catch (const RunError& e) {
     err << "error: run stopped: " << e.what() << "\n";
     writeOutputs(*run, nullptr, config, out, err);
+    endServing(nullptr, e.what());
     return kExitRunFailed;
   } catch (const RunAborted&) {
     const int signal = stopSignalReceived();
+    if (signal == 0 && server && !server->stoppedBy().empty()) {
+      result = run->resultSoFar();
+      result.interrupted = RunInterruption{"inspector", static_cast<int>(result.losses.size())};
+      err << "error: run stopped by inspector " << server->stoppedBy() << " during step " << result.interrupted->at_step
+          << ": writing what the " << result.losses.size() << " completed steps measured\n";
+      printSummaryText(result, out);
+      writeOutputs(*run, &result, config, out, err);
+      endServing(&result, "");
+      return kExitRunFailed;
+    }
     if (signal == 0) {
       err << "error: run stopped: cancelled\n";
+      endServing(nullptr, "cancelled");
       return kExitRunFailed;
     }
     result = run->resultSoFar();
@@ -241,13 +243,17 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
         << ": writing what the " << result.losses.size() << " completed steps measured (again to exit at once)\n";
     printSummaryText(result, out);
     writeOutputs(*run, &result, config, out, err);
+    endServing(&result, "");
     return exitCodeForSignal(signal);
   } catch (const ResourceError& e) {  // the run's first thread
     err << "error: " << e.what() << "\n";
+    endServing(nullptr, e.what());
     return kExitRunFailed;
   }
   printSummaryText(result, out);
-  return writeOutputs(*run, &result, config, out, err) ? kExitOk : kExitOutputFailed;
+  const bool written = writeOutputs(*run, &result, config, out, err);
+  endServing(&result, "");
+  return written ? kExitOk : kExitOutputFailed;
 }
 
 int commandDevices(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
@@ -304,6 +310,8 @@ int runCli(const std::vector<std::string>& cli_args, std::ostream& out, std::ost
     if (args[0] == "profiles") return commandProfiles(rest, out, err);
     if (args[0] == "analyze") return commandAnalyze(rest, out, err);
     if (args[0] == "inspect") return commandInspect(rest, out, err);
+    if (args[0] == "attach") return commandAttach(rest, out, err);
+    if (args[0] == "keys") return commandKeys(rest, out, err);
     if (args[0] == "--version") {
       out << "shardscope-cli " << SHARDSCOPE_VERSION << "\n";
       return kExitOk;
@@ -315,7 +323,7 @@ int runCli(const std::vector<std::string>& cli_args, std::ostream& out, std::ost
     err << "error: " << e.what() << "\n";
     return kExitRunFailed;
   }
-  err << "error: unknown command '" << args[0] << "'; commands: run, devices, calc, profiles, analyze, inspect, help\n";
+  err << "error: unknown command '" << args[0] << "'; commands: run, devices, calc, profiles, analyze, inspect, attach, keys, help\n";
   return kExitBadInput;
 }
 

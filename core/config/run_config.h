@@ -79,6 +79,9 @@ struct RunConfig {
   std::string rdzv;
   std::string rdzv_id = "shardscope";
   std::string node_addr = "127.0.0.1";
+  // --serve ADDR: inspectors may attach to the live run there (config/serve_address.h).
+  std::string serve;
+  int serve_wait_s = 0;  // --serve-wait: hold the start until an inspector attaches (at most this long)
   int procsPerNode() const { return nproc_per_node.value_or(nnodes > 0 ? ranks / nnodes : ranks); }
 };
 

@@ -8,6 +8,7 @@
 #include "common/errors.h"
 #include "config/model_presets.h"
 #include "config/rendezvous_url.h"
+#include "config/serve_address.h"
 
 namespace shardscope {
 
@@ -746,6 +747,34 @@ std::vector<Setting> buildTable() {
     if (v.empty() || v.find_first_of(" /:") != std::string::npos)
       throw ConfigError(std::string(row.flag) + " must be a host name or IPv4 address, got '" + v + "'");
     c.node_addr = v;
+  };
+  t.push_back(s);
+
+  s = {};
+  s.flag = "--serve", s.type = SettingType::Text, s.metavar = "ADDR", s.in_presets = false;
+  s.help = "let inspectors attach to the live run (shardscope --attach ADDR, shardscope-cli attach ADDR): PORT, "
+           "HOST:PORT (port 0: any free one); 127.0.0.1 is served without keys, any other address with CURVE keys "
+           "(shardscope-cli keys)";
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) {
+    (void)parseServeAddress(v, row.flag, true);
+    c.serve = v;
+  };
+  s.given = [](const RunConfig& c) { return !c.serve.empty(); };
+  s.rule = [](const RunConfig& c) {
+    if (!c.serve.empty() && c.node_rank > 0)
+      throw ConfigError("--serve belongs on node 0 (--node-rank 0): it collects every node's ranks");
+  };
+  t.push_back(s);
+
+  s = {};
+  s.flag = "--serve-wait", s.metavar = "S", s.default_text = "0", s.in_presets = false, s.range = {0, 86400};
+  s.help = "with --serve: hold the ranks until the first inspector attaches, at most S seconds (0: start at once; "
+           "inspectors catch up from the start either way)";
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.serve_wait_s = parseInt32(row.flag, v); };
+  s.number = [](const RunConfig& c) -> std::optional<double> { return c.serve_wait_s; };
+  s.given = [](const RunConfig& c) { return c.serve_wait_s != 0; };
+  s.rule = [](const RunConfig& c) {
+    if (c.serve_wait_s != 0 && c.serve.empty()) throw ConfigError("--serve-wait needs --serve ADDR (where inspectors attach)");
   };
   t.push_back(s);
 

@@ -38,7 +38,12 @@ void logSetup(const RunConfig& c, int64_t params, int simulated) {
 }
 }  // namespace
 
-Run::Run(RunConfig config)
+Run::Run(RunConfig config) : Run(std::move(config), kRanksElsewhere) {
+  // Fails here, with the flag named, when this build or machine cannot run it.
+  if (isGpuBackend(m_config.backend)) m_runtime = makeDeviceRuntime(m_config);
+}
+
+Run::Run(RunConfig config, RanksElsewhere)
     : m_config((validate(config), std::move(config))),
       m_spec(m_config.model),
       m_sliceSpec(m_config.model, m_config.tp),
@@ -66,8 +71,6 @@ Run::Run(RunConfig config)
   setReplication(m_config.replicate);
   // A meta run has no weights (and may describe more than fits in memory).
   if (m_config.backend != Backend::Meta) m_finalMaster.assign(static_cast<size_t>(m_spec.numParams()), 0.0f);
-  // Fails here, with the flag named, when this build or machine cannot run it.
-  if (isGpuBackend(m_config.backend)) m_runtime = makeDeviceRuntime(m_config);
 }
 
 Run::~Run() {
@@ -481,6 +484,8 @@ void RemoteRankFeed::events(int rank, const Event* events, size_t count) {
 }
 
 void RemoteRankFeed::loss(int rank, int step, double loss) {
+  // A copied rank's loss is its representative's, filed with it.
+  if (m_run.representativeOf(rank) != rank) return;
   std::lock_guard lock(m_run.m_mutex);
   m_run.reportLoss(rank, step, loss);
 }
@@ -533,6 +538,14 @@ std::vector<double> Run::losses() const {
     out.push_back(sum / static_cast<double>(m_lossRanks.size()));
   }
   return out;
+}
+
+std::vector<double> Run::rankLosses(int step) const {
+  std::lock_guard lock(m_mutex);
+  if (step < 0 || step >= m_stepsDone) throw RunError("step " + std::to_string(step) + " has not completed");
+  const size_t p = static_cast<size_t>(m_config.ranks);
+  const auto first = m_rankLosses.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(step) * p);
+  return {first, first + static_cast<std::ptrdiff_t>(p)};
 }
 
 RunTrace Run::trace() const {

@@ -96,9 +96,15 @@ inline constexpr uint32_t kUnwrittenMaster = 0x7fe5a5a5u;
 
 class RemoteRankFeed;
 
+// Run(config, kRanksElsewhere): a Run whose ranks run in other processes (a
+// launcher's, an attached inspector's): no device is opened here.
+struct RanksElsewhere {};
+inline constexpr RanksElsewhere kRanksElsewhere{};
+
 class Run {
  public:
   explicit Run(RunConfig config);  // validates; throws ConfigError
+  Run(RunConfig config, RanksElsewhere);
   ~Run();
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
@@ -136,6 +142,12 @@ class Run {
   // Lockstep stepping: call enable() before start() to make the ranks pass a
   // gate before every compute op (see rank/step_gate.h).
   StepGate& gate() { return m_gate; }
+  // What a controller steps: the gate, or (an attached run) the remote run's.
+  StepControl& stepControl() { return m_remoteStep ? *m_remoteStep : static_cast<StepControl&>(m_gate); }
+  const StepControl& stepControl() const {
+    return m_remoteStep ? *m_remoteStep : static_cast<const StepControl&>(m_gate);
+  }
+  void setStepControl(std::shared_ptr<StepControl> control) { m_remoteStep = std::move(control); }
   // A rank's current bytes by category (any thread; for views of a stopped run).
   LedgerSnapshot ledger(int rank) const { return m_contexts[rank]->ledger.snapshot(); }
   bool finished() const { return m_finished.load(); }
@@ -147,6 +159,10 @@ class Run {
   const EventLog& eventLog(int rank) const { return m_contexts[rank]->log; }
   int stepsDone() const;
   std::vector<double> losses() const;  // completed steps so far
+  // Every rank's loss of completed step `step` (a copied rank: its representative's).
+  std::vector<double> rankLosses(int step) const;
+  // The simulated rank whose events rank r's are (itself unless replicated).
+  int representativeOf(int rank) const { return m_representative.at(static_cast<size_t>(rank)); }
   // Events recorded so far plus the run's metadata (names, buckets).
   RunTrace trace() const;
 
@@ -173,6 +189,7 @@ class Run {
   RunControl m_control;
   RankStatusBoard m_board;
   StepGate m_gate;
+  std::shared_ptr<StepControl> m_remoteStep;
   std::vector<std::unique_ptr<RankContext>> m_contexts;
   std::unique_ptr<CommMesh> m_mesh;
   std::unique_ptr<DeviceRuntime> m_runtime;  // GPU backends only

@@ -292,6 +292,8 @@ class Collector {
   }
 
   void file(const WireMessage& m) {
+    if (m.kind >= WireKind::AttachHello)
+      throw WireError("kind " + std::to_string(static_cast<int>(m.kind)) + " is not a rank process's message");
     Worker& w = m_workers.at(static_cast<size_t>(m.rank));
     switch (m.kind) {
       case WireKind::Hello:
@@ -326,6 +328,8 @@ class Collector {
       case WireKind::NodeClock:
         m_feed.nodeClock(m.node_clock);
         break;
+      default:
+        break;  // attach kinds: refused above
     }
   }
 

@@ -7,32 +7,32 @@
 namespace shardscope {
 
 namespace {
-using Json = nlohmann::json;
+using ResultJson = nlohmann::json;
 
-Json commJson(const CommBytes& b) {
+ResultJson commJson(const CommBytes& b) {
   return {{"all_reduce", b.all_reduce}, {"reduce_scatter", b.reduce_scatter}, {"all_gather", b.all_gather},
           {"broadcast", b.broadcast}};
 }
 
-const Json& field(const Json& j, const char* key) {
+const ResultJson& field(const ResultJson& j, const char* key) {
   if (!j.is_object() || !j.contains(key)) throw WireError(std::string("result: field '") + key + "' is missing");
   return j.at(key);
 }
 
-int64_t integer(const Json& j, const char* key) {
-  const Json& v = field(j, key);
+int64_t integer(const ResultJson& j, const char* key) {
+  const ResultJson& v = field(j, key);
   if (!v.is_number_integer()) throw WireError(std::string("result: '") + key + "' must be an integer");
   return v.get<int64_t>();
 }
 
-CommBytes commBytes(const Json& j, const char* key) {
-  const Json& v = field(j, key);
+CommBytes commBytes(const ResultJson& j, const char* key) {
+  const ResultJson& v = field(j, key);
   return {integer(v, "all_reduce"), integer(v, "reduce_scatter"), integer(v, "all_gather"), integer(v, "broadcast")};
 }
 
 template <size_t N>
-void int64Array(const Json& j, const char* key, std::array<int64_t, N>& out) {
-  const Json& v = field(j, key);
+void int64Array(const ResultJson& j, const char* key, std::array<int64_t, N>& out) {
+  const ResultJson& v = field(j, key);
   if (!v.is_array() || v.size() != N)
     throw WireError(std::string("result: '") + key + "' must be an array of " + std::to_string(N) + " integers");
   for (size_t i = 0; i < N; ++i) {
@@ -42,11 +42,11 @@ void int64Array(const Json& j, const char* key, std::array<int64_t, N>& out) {
 }
 
 template <class T>
-std::vector<T> list(const Json& j, const char* key) {
-  const Json& v = field(j, key);
+std::vector<T> list(const ResultJson& j, const char* key) {
+  const ResultJson& v = field(j, key);
   if (!v.is_array()) throw WireError(std::string("result: '") + key + "' must be an array");
   std::vector<T> out;
-  for (const Json& e : v) {
+  for (const ResultJson& e : v) {
     if (!e.is_number_integer()) throw WireError(std::string("result: '") + key + "' must hold integers");
     out.push_back(e.get<T>());
   }
@@ -55,14 +55,14 @@ std::vector<T> list(const Json& j, const char* key) {
 }  // namespace
 
 std::string rankResultJson(const RankResult& r, int64_t padding_elements) {
-  Json j;
+  ResultJson j;
   j["ledger_current"] = r.ledger.current;
   j["ledger_peak"] = r.ledger.peak;
   j["model_state_peak"] = r.ledger.model_state_peak;
   j["total_peak"] = r.ledger.total_peak;
   j["comm_bytes"] = commJson(r.comm_bytes);
   j["fire_order"] = r.fire_order;
-  Json units = Json::array();
+  ResultJson units = ResultJson::array();
   for (const auto& [op, unit] : r.unit_order) units.push_back({{"op", op}, {"unit", unit}});
   j["unit_order"] = units;
   j["padding_state_bytes"] = r.padding_state_bytes;
@@ -75,9 +75,9 @@ std::string rankResultJson(const RankResult& r, int64_t padding_elements) {
 }
 
 RankResult parseRankResultJson(const std::string& text, int64_t* padding_elements) {
-  Json j;
+  ResultJson j;
   try {
-    j = Json::parse(text);
+    j = ResultJson::parse(text);
   } catch (const std::exception& e) {
     throw WireError(std::string("result: not JSON: ") + e.what());
   }
@@ -88,10 +88,10 @@ RankResult parseRankResultJson(const std::string& text, int64_t* padding_element
   r.ledger.total_peak = integer(j, "total_peak");
   r.comm_bytes = commBytes(j, "comm_bytes");
   r.fire_order = list<int>(j, "fire_order");
-  const Json& units = field(j, "unit_order");
+  const ResultJson& units = field(j, "unit_order");
   if (!units.is_array()) throw WireError("result: 'unit_order' must be an array");
-  for (const Json& u : units) {
-    const Json& op = field(u, "op");
+  for (const ResultJson& u : units) {
+    const ResultJson& op = field(u, "op");
     if (!op.is_string()) throw WireError("result: 'unit_order' ops must be strings");
     r.unit_order.emplace_back(op.get<std::string>(), static_cast<int>(integer(u, "unit")));
   }

@@ -75,6 +75,117 @@ std::vector<uint8_t> nodeClockPayload(const RunTrace::NodeClock& c) {
   return out;
 }
 
+std::vector<uint8_t> attachHelloPayload(const std::string& name) {
+  std::vector<uint8_t> out;
+  append(out, kAttachProtocol);
+  out.insert(out.end(), name.begin(), name.end());
+  return out;
+}
+
+std::vector<uint8_t> commandPayload(const StepCommand& c) {
+  std::vector<uint8_t> out;
+  append(out, static_cast<uint8_t>(c.op));
+  append(out, static_cast<uint8_t>(c.mode));
+  append(out, uint16_t{0});
+  append(out, static_cast<uint32_t>(c.kinds.size()));
+  append(out, static_cast<uint32_t>(c.units.size()));
+  for (EventKind k : c.kinds) append(out, static_cast<uint8_t>(k));
+  for (int u : c.units) append(out, static_cast<int32_t>(u));
+  return out;
+}
+
+namespace {
+constexpr size_t kGatePointBytes = 24;  // kind (1, then 3 zero), step, block, unit (int32), time (int64)
+constexpr size_t kGateRankBytes = kGatePointBytes + kCategoryCount * sizeof(int64_t);
+}  // namespace
+
+std::vector<uint8_t> gateStatePayload(const GateStateMessage& g) {
+  std::vector<uint8_t> out;
+  append(out, g.stop_id);
+  append(out, static_cast<uint8_t>(g.stopped));
+  append(out, static_cast<uint8_t>(g.paused));
+  append(out, uint16_t{0});
+  append(out, static_cast<uint32_t>(g.points.size()));
+  for (size_t r = 0; r < g.points.size(); ++r) {
+    const GatePoint& p = g.points[r];
+    append(out, static_cast<uint8_t>(p.kind));
+    out.insert(out.end(), 3, 0);
+    append(out, static_cast<int32_t>(p.step));
+    append(out, static_cast<int32_t>(p.block));
+    append(out, static_cast<int32_t>(p.unit));
+    append(out, r < g.times_ns.size() ? g.times_ns[r] : int64_t{0});
+    const std::array<int64_t, kCategoryCount> none{};
+    append(out, r < g.ledgers.size() ? g.ledgers[r] : none);
+  }
+  return out;
+}
+
+namespace {
+StepCommand decodeCommand(std::span<const uint8_t> payload) {
+  if (payload.size() < 12) throw WireError("command: " + std::to_string(payload.size()) + " bytes, at least 12 needed");
+  StepCommand c;
+  const auto op = readAt<uint8_t>(payload, 0);
+  const auto mode = readAt<uint8_t>(payload, 1);
+  if (op < 1 || op > 5) throw WireError("command: op " + std::to_string(op) + " must be 1..5 (pause, resume, step, stop, breakpoints)");
+  c.op = static_cast<StepCommandOp>(op);
+  if (mode > static_cast<uint8_t>(StepMode::NextAction))
+    throw WireError("command: step mode " + std::to_string(mode) + " must be 0.." +
+                    std::to_string(static_cast<int>(StepMode::NextAction)));
+  c.mode = static_cast<StepMode>(mode);
+  if (c.op == StepCommandOp::Step && (c.mode == StepMode::Run || c.mode == StepMode::Pause))
+    throw WireError("command: a step's granularity must be an action, op, unit, phase or step");
+  const auto kinds = readAt<uint32_t>(payload, 4);
+  const auto units = readAt<uint32_t>(payload, 8);
+  if (kinds > static_cast<uint32_t>(kEventKindCount) || units > 1u << 16 ||
+      payload.size() != 12 + size_t{kinds} + 4 * size_t{units})
+    throw WireError("command: " + std::to_string(kinds) + " kinds and " + std::to_string(units) +
+                    " units do not match its " + std::to_string(payload.size()) + " bytes");
+  for (uint32_t i = 0; i < kinds; ++i) {
+    const auto k = readAt<uint8_t>(payload, 12 + i);
+    if (k >= kEventKindCount) throw WireError("command: event kind " + std::to_string(k) + " must be below " + std::to_string(kEventKindCount));
+    c.kinds.push_back(static_cast<EventKind>(k));
+  }
+  for (uint32_t i = 0; i < units; ++i) {
+    const auto u = readAt<int32_t>(payload, 12 + kinds + 4 * size_t{i});
+    if (u < 0) throw WireError("command: unit or block " + std::to_string(u) + " must not be negative");
+    c.units.push_back(u);
+  }
+  return c;
+}
+
+GateStateMessage decodeGateState(std::span<const uint8_t> payload, int ranks) {
+  if (payload.size() < 16) throw WireError("gate state: " + std::to_string(payload.size()) + " bytes, at least 16 needed");
+  GateStateMessage g;
+  g.stop_id = readAt<uint64_t>(payload, 0);
+  const auto stopped = readAt<uint8_t>(payload, 8);
+  const auto paused = readAt<uint8_t>(payload, 9);
+  if (stopped > 1 || paused > 1) throw WireError("gate state: stopped and paused must be 0 or 1");
+  g.stopped = stopped == 1;
+  g.paused = paused == 1;
+  const auto n = readAt<uint32_t>(payload, 12);
+  if (n != 0 && n != static_cast<uint32_t>(ranks))
+    throw WireError("gate state: " + std::to_string(n) + " ranks, must be 0 or the run's " + std::to_string(ranks));
+  if (g.stopped && n == 0) throw WireError("gate state: a stop must say where every rank is");
+  if (payload.size() != 16 + size_t{n} * kGateRankBytes)
+    throw WireError("gate state: " + std::to_string(payload.size()) + " bytes do not match its " + std::to_string(n) + " ranks");
+  for (uint32_t r = 0; r < n; ++r) {
+    const size_t at = 16 + size_t{r} * kGateRankBytes;
+    GatePoint p;
+    const auto kind = readAt<uint8_t>(payload, at);
+    if (kind >= kEventKindCount) throw WireError("gate state: event kind " + std::to_string(kind) + " must be below " + std::to_string(kEventKindCount));
+    p.kind = static_cast<EventKind>(kind);
+    p.step = readAt<int32_t>(payload, at + 4);
+    p.block = readAt<int32_t>(payload, at + 8);
+    p.unit = readAt<int32_t>(payload, at + 12);
+    if (p.step < -1 || p.block < -1 || p.unit < -1) throw WireError("gate state: step, block and unit must be -1 or more");
+    g.points.push_back(p);
+    g.times_ns.push_back(readAt<int64_t>(payload, at + 16));
+    g.ledgers.push_back(readAt<std::array<int64_t, kCategoryCount>>(payload, at + kGatePointBytes));
+  }
+  return g;
+}
+}  // namespace
+
 WireMessage decodeWireMessage(std::span<const uint8_t> header, std::span<const uint8_t> payload, uint64_t run_id,
                               int ranks) {
   if (header.size() != sizeof(WireHeader))
@@ -87,14 +198,20 @@ WireMessage decodeWireMessage(std::span<const uint8_t> header, std::span<const u
   if (h.version != kWireVersion)
     throw WireError("header: version " + std::to_string(h.version) + ", this build reads version " +
                     std::to_string(kWireVersion));
-  if (h.run_id != run_id) throw WireError("header: run id belongs to another run");
-  if (h.rank < 0 || h.rank >= ranks)
-    throw WireError("header: rank " + std::to_string(h.rank) + " must be in 0.." + std::to_string(ranks - 1));
+  const auto kind = static_cast<WireKind>(h.kind);
+  const bool learns_run_id = kind == WireKind::AttachHello || kind == WireKind::RunInfo;
+  if (h.run_id != run_id && !learns_run_id) throw WireError("header: run id belongs to another run");
+  // Messages of a rank name it; those of the attach protocol are the run's (-1).
+  const bool of_the_run = h.kind >= static_cast<uint16_t>(WireKind::AttachHello);
+  if (of_the_run ? h.rank < -1 || h.rank >= ranks : h.rank < 0 || h.rank >= ranks)
+    throw WireError("header: rank " + std::to_string(h.rank) + " must be in " + (of_the_run ? "-1" : "0") + ".." +
+                    std::to_string(ranks - 1));
   if (payload.size() > kWireMaxPayload)
     throw WireError("payload: " + std::to_string(payload.size()) + " bytes, more than the " +
                     std::to_string(kWireMaxPayload) + " allowed");
   WireMessage m;
   m.rank = h.rank;
+  m.run_id = h.run_id;
   const auto expect = [&](size_t bytes, const char* what) {
     if (payload.size() != bytes)
       throw WireError(std::string("payload of a ") + what + " message: " + std::to_string(payload.size()) +
@@ -125,6 +242,8 @@ WireMessage decodeWireMessage(std::span<const uint8_t> header, std::span<const u
     case WireKind::Result:
     case WireKind::Failed:
     case WireKind::Died:
+    case WireKind::RunInfo:
+    case WireKind::Notice:
       expect(h.count, "text");
       m.text.assign(reinterpret_cast<const char*>(payload.data()), payload.size());
       break;
@@ -156,9 +275,29 @@ WireMessage decodeWireMessage(std::span<const uint8_t> header, std::span<const u
         throw WireError("node clock: pings must be 1 or more and the uncertainty not negative");
       break;
     }
+    case WireKind::AttachHello:
+      if (payload.size() < 4) throw WireError("attach hello: " + std::to_string(payload.size()) + " bytes, at least 4 needed");
+      m.protocol = readAt<uint32_t>(payload, 0);
+      m.text.assign(reinterpret_cast<const char*>(payload.data()) + 4, payload.size() - 4);
+      break;
+    case WireKind::Command:
+      m.command = decodeCommand(payload);
+      break;
+    case WireKind::GateState:
+      m.gate = decodeGateState(payload, ranks);
+      break;
+    case WireKind::Bye:
+      expect(0, "bye");
+      break;
+    case WireKind::Ended:
+      if (payload.empty()) throw WireError("ended: the payload needs its outcome byte");
+      if (payload[0] > 1) throw WireError("ended: outcome must be 0 (stopped) or 1 (finished)");
+      m.finished = payload[0] == 1;
+      m.text.assign(reinterpret_cast<const char*>(payload.data()) + 1, payload.size() - 1);
+      break;
     default:
-      throw WireError("header: kind " + kindText(h.kind) + " must be 1..9 (hello, events, loss, result, master, "
-                      "failed, done, died, node clock)");
+      throw WireError("header: kind " + kindText(h.kind) + " must be 1..16 (hello, events, loss, result, master, "
+                      "failed, done, died, node clock, attach hello, run info, command, gate state, notice, bye, ended)");
   }
   m.kind = static_cast<WireKind>(h.kind);
   return m;

@@ -1,16 +1,19 @@
-// What a rank process sends the run's collector (the launcher, or an attached
-// inspector): one ZeroMQ message per record batch, a fixed 32-byte header and
-// a payload. The receiver checks the header (magic, version, byte order, run
+// What a rank process sends the run's collector (the launcher), and what a
+// served run and an attached inspector say to each other (attach/): one
+// ZeroMQ message per record batch or command, a fixed 32-byte header and a
+// payload. The receiver checks the header (magic, version, byte order, run
 // id, rank) and the payload's size and fields before it trusts a byte; a bad
 // message is one WireError naming what is wrong, never a crash.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "rank/step_control.h"
 #include "trace/event.h"
 #include "trace/run_trace.h"
 
@@ -32,7 +35,17 @@ enum class WireKind : uint16_t {
   Done = 7,    // the last message: uint8 1 = finished, 0 = stopped early
   Died = 8,    // another node's launcher: this rank's process died (UTF-8 text)
   NodeClock = 9,  // another node's launcher: int32 node, first rank, ranks, pings; int64 uncertainty ns
+  // A served run and its attached inspectors (rank -1; Events, Loss, Result,
+  // Master and NodeClock go to inspectors as they come from ranks).
+  AttachHello = 10,  // inspector: uint32 protocol version, then its name (UTF-8); any run id
+  RunInfo = 11,      // server: the run's description (JSON); its header carries the run id
+  Command = 12,      // inspector: a stepping command (StepCommand)
+  GateState = 13,    // server: where the ranks are stopped (GateStateMessage)
+  Notice = 14,       // server: a line for the inspector's user (a refused command)
+  Bye = 15,          // inspector: detaching (empty)
+  Ended = 16,        // server, last: uint8 1 = every step ran, 0 = stopped early; then the run's error (UTF-8, may be empty)
 };
+inline constexpr uint32_t kAttachProtocol = 1;
 
 struct WireHeader {
   uint32_t magic = kWireMagic;
@@ -51,6 +64,26 @@ class WireError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+enum class StepCommandOp : uint8_t { Pause = 1, Resume = 2, Step = 3, Stop = 4, Breakpoints = 5 };
+
+struct StepCommand {
+  StepCommandOp op = StepCommandOp::Pause;
+  StepMode mode = StepMode::NextOp;  // Step's granularity
+  std::vector<EventKind> kinds;      // Breakpoints: event kinds, and units or blocks
+  std::vector<int> units;
+};
+
+// A served run's gate as the inspector mirrors it: the stop every rank waits
+// at (stopped), or none; with each rank's ledger there.
+struct GateStateMessage {
+  uint64_t stop_id = 0;
+  bool stopped = false;
+  bool paused = false;
+  std::vector<GatePoint> points;  // per rank, when stopped
+  std::vector<int64_t> times_ns;
+  std::vector<std::array<int64_t, kCategoryCount>> ledgers;  // current bytes by category
+};
+
 // One decoded message; only the fields of its kind are set.
 struct WireMessage {
   WireKind kind = WireKind::Hello;
@@ -67,6 +100,10 @@ struct WireMessage {
   std::vector<float> master;
   bool finished = false;
   RunTrace::NodeClock node_clock;
+  uint32_t protocol = 0;  // AttachHello
+  uint64_t run_id = 0;    // RunInfo: the served run's
+  StepCommand command;
+  GateStateMessage gate;
 };
 
 // Header + payload of each kind, as the sender puts them on the wire.
@@ -74,9 +111,13 @@ std::vector<uint8_t> wireHeader(WireKind kind, int rank, uint32_t count, uint64_
 std::vector<uint8_t> lossPayload(int step, double loss);
 std::vector<uint8_t> masterPayload(int64_t offset, std::span<const float> values);
 std::vector<uint8_t> nodeClockPayload(const RunTrace::NodeClock& clock);
+std::vector<uint8_t> attachHelloPayload(const std::string& name);
+std::vector<uint8_t> commandPayload(const StepCommand& command);
+std::vector<uint8_t> gateStatePayload(const GateStateMessage& gate);
 
-// Checks and decodes one message for run `run_id` of `ranks` ranks. Throws
-// WireError naming the field and what is allowed.
+// Checks and decodes one message for run `run_id` of `ranks` ranks (an
+// AttachHello or RunInfo may carry any run id: they are how it is learnt).
+// Throws WireError naming the field and what is allowed.
 WireMessage decodeWireMessage(std::span<const uint8_t> header, std::span<const uint8_t> payload, uint64_t run_id,
                               int ranks);
 

@@ -20,6 +20,7 @@
 
 #include "common/run_control.h"
 #include "config/kinds.h"
+#include "rank/step_control.h"
 #include "trace/event.h"
 
 namespace shardscope {
@@ -31,21 +32,7 @@ std::set<EventKind> breakEventKinds(const std::vector<BreakOp>& ops);
 // phase and step; the other gate points (a free, a launch) stop by action.
 bool isComputeGate(EventKind kind);
 
-struct GatePoint {
-  // Forward, Backward or OptimizerStep; Free (of a unit's gathered
-  // parameters); AllGather or ReduceScatter (a launch).
-  EventKind kind = EventKind::Forward;
-  int step = -1;
-  int block = -1;  // model segment
-  int unit = -1;   // FSDP unit, -1 otherwise
-  bool operator==(const GatePoint&) const = default;
-};
-
-// NextAction: every gate point; NextOp: the next compute op; NextUnit, NextPhase
-// and NextStep: the first compute op of the next unit, phase or training step.
-enum class StepMode { Run, Pause, NextOp, NextUnit, NextPhase, NextStep, NextAction };
-
-class StepGate {
+class StepGate final : public StepControl {
  public:
   StepGate(int ranks, RunControl& control);
 
@@ -59,17 +46,17 @@ class StepGate {
   // Stop every rank at the same gate point: the one after the furthest
   // rank's last, which the ranks behind run on to (ranks running freely are
   // not in lockstep, but they all pass the same sequence of points).
-  void pause();
-  void resume();                // run freely (breakpoints still stop)
-  void step(StepMode granularity);  // NextAction / NextOp / NextUnit / NextPhase / NextStep, then stop
+  void pause() override;
+  void resume() override;                // run freely (breakpoints still stop)
+  void step(StepMode granularity) override;  // NextAction / NextOp / NextUnit / NextPhase / NextStep, then stop
   // kinds: any gate point of these kinds; units_or_blocks: compute ops of them.
-  void setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks);
+  void setBreakpoints(std::set<EventKind> kinds, std::set<int> units_or_blocks) override;
   // True when every rank is stopped at a gate; `points` gets where (per rank),
   // `stop_id` which stop it is (counts up by one per all-ranks stop) and
   // `times_ns` each rank's clock there.
   bool stopped(std::vector<GatePoint>* points = nullptr, uint64_t* stop_id = nullptr,
-               std::vector<int64_t>* times_ns = nullptr) const;
-  bool paused() const;  // the controller asked for a stop that has not been released
+               std::vector<int64_t>* times_ns = nullptr) const override;
+  bool paused() const override;  // the controller asked for a stop that has not been released
   // Symmetric replication: rank r is a copy of representative[r] and never
   // passes the gate itself; a stop then needs only the representatives, and
   // stopped() reports each copy at its representative's point.

@@ -1,6 +1,7 @@
 #include "trace/event_log.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -235,15 +236,22 @@ size_t EventLog::publishedCount() const {
   return m_merged;
 }
 
-size_t EventLog::readFrom(size_t from, std::vector<Event>& out) const {
+size_t EventLog::readFrom(size_t from, std::vector<Event>& out) const { return readFrom(from, out, SIZE_MAX); }
+
+size_t EventLog::readFrom(size_t from, std::vector<Event>& out, size_t max_events) const {
   std::lock_guard lock(m_readMutex);
   mergeLocked();
-  if (from >= m_merged) return from;
-  out.reserve(out.size() + (m_merged - from));
+  if (from >= m_merged || max_events == 0) return from;
+  const size_t to = m_merged - from > max_events ? from + max_events : m_merged;
+  out.reserve(out.size() + (to - from));
   auto run = std::upper_bound(m_runs.begin(), m_runs.end(), from, [](size_t i, const Run& r) { return i < r.start; }) - 1;
-  size_t skip = from - run->start;
-  for (; run != m_runs.end(); ++run, skip = 0) out.insert(out.end(), run->first + skip, run->first + run->count);
-  return m_merged;
+  for (size_t at = from; at < to; ++run) {
+    const size_t skip = at - run->start;
+    const size_t take = std::min(run->count - skip, to - at);
+    out.insert(out.end(), run->first + skip, run->first + skip + take);
+    at += take;
+  }
+  return to;
 }
 
 std::vector<Event> EventLog::snapshot() const {

@@ -44,6 +44,8 @@ class EventLog {
   size_t publishedCount() const;
   // Copies published events [from, publishedCount()) into out; returns the new cursor.
   size_t readFrom(size_t from, std::vector<Event>& out) const;
+  // The same, at most max_events of them (a reader that serves in batches).
+  size_t readFrom(size_t from, std::vector<Event>& out, size_t max_events) const;
   // All published events (a snapshot).
   std::vector<Event> snapshot() const;
   uint64_t dropped() const { return m_dropped.load(std::memory_order_relaxed); }

@@ -111,7 +111,7 @@ class TestWireFormat : public QObject {
     QVERIFY(refusal(wireHeader(WireKind::Done, -1, 0, kRun), done).contains("rank -1"));
     bad = h;
     poke<uint16_t>(bad, 8, 99);
-    QVERIFY(refusal(bad, done).contains("kind 99 must be 1..9"));
+    QVERIFY(refusal(bad, done).contains("kind 99 must be 1..16"));
   }
 
   void badPayloadsAreRefused() {

@@ -1,7 +1,8 @@
-// A rank process's message as the collector receives it: the first 32 bytes
-// are the header, the rest the payload (launch/wire_format.h). A bad message
-// must end in one WireError naming the field; a good one must decode to what
-// re-encodes to the same bytes, and a result's JSON must read back as itself.
+// A rank process's message as the collector receives it, or an inspector's
+// and a served run's (attach/): the first 32 bytes are the header, the rest
+// the payload (launch/wire_format.h). A bad message must end in one WireError
+// naming the field; a good one must decode to what re-encodes to the same
+// bytes, and a result's JSON must read back as itself.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -33,7 +34,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const WireError&) {
     return 0;
   }
-  if (m.rank < 0 || m.rank >= kRanks) finding("a decoded rank outside the run");
+  const bool of_the_run = m.kind >= WireKind::AttachHello;  // the attach protocol's: rank -1 allowed
+  if (m.rank < (of_the_run ? -1 : 0) || m.rank >= kRanks) finding("a decoded rank outside the run");
+  if (m.kind == WireKind::Command && commandPayload(m.command) != std::vector<uint8_t>(payload.begin(), payload.end()))
+    finding("a command does not re-encode to its bytes");
+  if (m.kind == WireKind::GateState) {
+    std::vector<uint8_t> again = gateStatePayload(m.gate);
+    // Padding bytes after a point's kind are not read: compare what is.
+    std::vector<uint8_t> given(payload.begin(), payload.end());
+    if (again.size() != given.size()) finding("a gate state re-encodes to another size");
+    for (size_t r = 0; r < m.gate.points.size(); ++r)
+      for (size_t b = 1; b < 4; ++b) given[16 + r * (24 + 8 * kCategoryCount) + b] = 0;
+    for (size_t b = 10; b < 12; ++b) given[b] = 0;
+    if (again != given) finding("a gate state does not re-encode to its bytes");
+  }
   if (m.kind == WireKind::Events) {
     if (m.events.size() * sizeof(Event) != payload.size()) finding("events decoded from a payload of another size");
     if (!m.events.empty() && std::memcmp(m.events.data(), payload.data(), payload.size()) != 0)

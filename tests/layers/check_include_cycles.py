@@ -35,6 +35,7 @@ LAYERS = [
     ["engine", "cuda"],
     ["analysis"],
     ["inspect", "launch"],
+    ["attach"],
     ["cli"],
 ]
 

@@ -329,6 +329,41 @@ class TestUi : public QObject {
     QVERIFY2(!view.tooltipAt(at).contains(QStringLiteral("recompute")), qPrintable(view.tooltipAt(at)));
   }
 
+  // Ranks of another machine (a multi-node measured run): their times are
+  // node 0's clock as estimated at rendezvous, and the tooltip says within what.
+  void tooltipStatesAnotherNodesClock() {
+    EventStore store;
+    RunTrace meta;
+    meta.strategy = "ddp";
+    meta.ranks = 2;
+    meta.node_clocks.push_back({1, 1, 1, 44'100, 16});  // node 1: rank 1, ±44.1 us
+    store.reset(meta);
+    for (int r = 0; r < 2; ++r) {
+      Event f;
+      f.end_ns = 1'000'000;
+      f.lane = Lane::Compute;
+      f.kind = EventKind::Forward;
+      f.block = 0;
+      f.rank = static_cast<int16_t>(r);
+      store.appendEvents(r, std::span<const Event>(&f, 1));
+    }
+    TimelineView view(&store);
+    view.resize(900, 400);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.refresh();
+    view.zoomToFit();
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const auto tipOf = [&](int rank) {
+      const auto& row = view.layout().rows()[static_cast<size_t>(view.layout().rowOf(rank, Lane::Compute))];
+      return view.tooltipAt(QPoint(static_cast<int>(view.plot()->xAxis->coordToPixel(0.5)),
+                                   static_cast<int>(view.plot()->yAxis->coordToPixel(row.center()))));
+    };
+    QVERIFY2(tipOf(1).contains(QStringLiteral("node 1's clock, aligned to node 0's within ±44.1")), qPrintable(tipOf(1)));
+    QVERIFY2(tipOf(1).contains(QStringLiteral("16 pings")), qPrintable(tipOf(1)));
+    QVERIFY2(tipOf(0).contains(QStringLiteral("forward")) && !tipOf(0).contains(QStringLiteral("clock")), qPrintable(tipOf(0)));
+  }
+
   void memoryBarsShowSixteenBytesPerParamForDdp() {
     Run run(tinyConfig());
     const RunResult result = run.execute();

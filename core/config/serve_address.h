@@ -1,0 +1,23 @@
+// --serve ADDR (a live run, exposed to inspectors) and `attach ADDR`: PORT,
+// HOST:PORT or tcp://HOST:PORT. A bare port is 127.0.0.1's. Only 127.0.0.1
+// (or "localhost") is served without keys: any other address (another
+// interface, "*" for all of them, even a second loopback address) needs
+// ZeroMQ's CURVE authentication and encryption.
+#pragma once
+
+#include <string>
+
+namespace shardscope {
+
+struct ServeAddress {
+  std::string host;  // "127.0.0.1", "10.0.0.5", "*" (all interfaces)
+  int port = 0;      // 0: a free port, chosen when bound (serve only)
+  bool secured = false;  // CURVE: not 127.0.0.1
+  std::string endpoint() const { return "tcp://" + host + ":" + std::to_string(port); }
+};
+
+// Throws ConfigError naming `flag` and the forms allowed. allow_any_port: a
+// port of 0 (serve: pick one) is accepted.
+ServeAddress parseServeAddress(const std::string& text, const char* flag, bool allow_any_port);
+
+}  // namespace shardscope
