@@ -9,7 +9,7 @@ namespace shardscope {
 
 FsdpStrategy::FsdpStrategy(RankEnv& env)
     : m_env(env),
-      m_units(env.spec, env.config.unitBlocks(), env.gather->groupSize()),
+      m_units(env.spec, env.config.unitBlocks(), env.gather->groupSize(), env.config.wrapPolicy()),
       m_shard(m_units.shardOf(env.gather->groupRank())),
       m_model(makeRankModel(env)),
       m_prefetchForward(env.config.prefetchMode() == Prefetch::Forward ||
@@ -104,25 +104,36 @@ void FsdpStrategy::issueGather(int unit, Phase phase) {
     }
   }
   if (unit > 0) m_phaseGathers.push_back(unit);
-  const int32_t op = ctx.newOp();
-  m_gatherOp[unit] = op;
+  const FsdpUnit& u = m_units.units()[unit];
+  // One all-gather per flat parameter (one per unit with block wrapping, one
+  // per Linear with linear wrapping), in offset order: each piece's padding
+  // lands where the next piece is then written.
+  std::vector<int32_t> ops;
+  std::vector<int64_t> tickets;
+  for (size_t i = 0; i < u.pieces.size(); ++i) {
+    ops.push_back(ctx.newOp());
+    // The gather and reduce streams share the rank's link: tickets in issue order.
+    tickets.push_back(m_env.gather->takeLinkTicket());
+  }
+  m_gatherOp[unit] = ops.back();
   m_live[unit] = true;
   m_freedEvent[unit] = nullptr;
   m_order.emplace_back("all_gather", unit);
-  const FsdpUnit& u = m_units.units()[unit];
-  // The gather and reduce streams share the rank's link: tickets in issue order.
-  const int64_t ticket = m_env.gather->takeLinkTicket();
-  gather.enqueue([this, &ctx, unit, op, dep, ticket, &u] {
-    m_gathered[unit] = Buffer<bf16>(ctx.ledger, Category::Gathered, static_cast<size_t>(u.padded));
-    CollectiveTag tag;
-    tag.unit = unit;
-    tag.dep = dep;
-    tag.op = op;
-    tag.link_ticket = ticket;
-    m_env.gather->allGather(m_paramShard.data() + m_shard.unit_offset[unit], m_gathered[unit].data(),
-                            static_cast<size_t>(u.chunk()), DType::BF16, tag, Lane::Gather);
+  gather.enqueue([this, &ctx, unit, ops, dep, tickets, &u] {
+    m_gathered[unit] = Buffer<bf16>(ctx.ledger, Category::Gathered, static_cast<size_t>(u.gatheredElements()));
+    for (size_t i = 0; i < u.pieces.size(); ++i) {
+      const FsdpPiece& piece = u.pieces[i];
+      CollectiveTag tag;
+      tag.unit = unit;
+      tag.dep = dep;
+      tag.op = ops[i];
+      tag.link_ticket = tickets[i];
+      m_env.gather->allGather(m_paramShard.data() + m_shard.unit_offset[unit] + piece.shard_offset,
+                              m_gathered[unit].data() + piece.offset, static_cast<size_t>(piece.padded / u.group),
+                              DType::BF16, tag, Lane::Gather);
+    }
   });
-  m_gatheredEvent[unit] = gather.record(op);
+  m_gatheredEvent[unit] = gather.record(ops.back());
 }
 
 void FsdpStrategy::issueFree(int unit) {
@@ -154,7 +165,7 @@ void FsdpStrategy::issueCompute(int unit, const std::vector<int>& segments, Phas
   if (phase == Phase::Backward && segments.front() == u.segments.back()) {
     // The unit's first backward segment: its full (unsharded) gradient appears.
     m_env.compute.enqueue([this, &ctx, unit, &u] {
-      m_gradFull[unit] = Buffer<bf16>(ctx.ledger, Category::GradFull, static_cast<size_t>(u.padded));
+      m_gradFull[unit] = Buffer<bf16>(ctx.ledger, Category::GradFull, static_cast<size_t>(u.gatheredElements()));
     });
   }
   for (int seg : segments) {
@@ -194,26 +205,35 @@ void FsdpStrategy::issueReduce(int unit) {
   m_env.reduce_stream->waitEvent(m_env.compute.record(bwd_op));
   m_order.emplace_back("reduce_scatter", unit);
   const FsdpUnit& u = m_units.units()[unit];
-  const int64_t reduce_ticket = m_env.reduce->takeLinkTicket();
-  const int64_t replicate_ticket = m_env.replicate ? m_env.replicate->takeLinkTicket() : -1;
-  m_env.reduce_stream->enqueue([this, &ctx, unit, bwd_op, reduce_ticket, replicate_ticket, &u] {
+  // Tickets in the order the reduce stream uses them (last piece first).
+  std::vector<int64_t> reduce_tickets(u.pieces.size()), replicate_tickets(u.pieces.size());
+  for (size_t k = u.pieces.size(); k-- > 0;) {
+    reduce_tickets[k] = m_env.reduce->takeLinkTicket();
+    replicate_tickets[k] = m_env.replicate ? m_env.replicate->takeLinkTicket() : -1;
+  }
+  m_env.reduce_stream->enqueue([this, &ctx, unit, bwd_op, reduce_tickets, replicate_tickets, &u] {
     Buffer<bf16>& full = m_gradFull[unit];
     // Pre-divide by the data-parallel size: the shard-group sum (and, for HSDP, the
     // sum across replicas) then yields the mean gradient, as in DDP.
     if (m_env.dp_size > 1 && !ctx.meta())
       ctx.ops().scaleBf16(full.data(), 1.0f / static_cast<float>(m_env.dp_size), full.size());
     ctx.chargeMemory(2.0 * full.bytes());
-    bf16* shard = m_gradShard.data() + m_shard.unit_offset[unit];
-    const auto chunk = static_cast<size_t>(u.chunk());
-    CollectiveTag tag;
-    tag.unit = unit;
-    tag.dep = bwd_op;
-    tag.link_ticket = reduce_ticket;
-    m_env.reduce->reduceScatter(full.data(), shard, chunk, DType::BF16, tag, Lane::Reduce);
-    full.reset();
-    if (m_env.replicate) {
-      tag.link_ticket = replicate_ticket;  // its own link's queue when it crosses nodes
-      m_env.replicate->allReduce(shard, chunk, DType::BF16, tag, Lane::Reduce);
+    // One reduce-scatter per flat parameter, last piece first: a piece's
+    // padding reads the start of the next piece, already reduced by then.
+    for (size_t k = u.pieces.size(); k-- > 0;) {
+      const FsdpPiece& piece = u.pieces[k];
+      bf16* shard = m_gradShard.data() + m_shard.unit_offset[unit] + piece.shard_offset;
+      const auto chunk = static_cast<size_t>(piece.padded / u.group);
+      CollectiveTag tag;
+      tag.unit = unit;
+      tag.dep = bwd_op;
+      tag.link_ticket = reduce_tickets[k];
+      m_env.reduce->reduceScatter(full.data() + piece.offset, shard, chunk, DType::BF16, tag, Lane::Reduce);
+      if (k == 0) full.reset();  // every piece reduced: the full gradient goes
+      if (m_env.replicate) {
+        tag.link_ticket = replicate_tickets[k];  // its own link's queue when it crosses nodes
+        m_env.replicate->allReduce(shard, chunk, DType::BF16, tag, Lane::Reduce);
+      }
     }
   });
 }

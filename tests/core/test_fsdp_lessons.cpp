@@ -1,0 +1,184 @@
+// The second reference text's "when it falls down" list, measured on real runs:
+//  - tiny units: --wrap linear (every Linear its own FSDP unit) issues several
+//    times the all-gathers of block wrapping, and a larger share of the
+//    communication time is the links' per-message latency;
+//  - the same math as DDP whatever the wrapping (CPU ranks).
+#include <QtTest>
+
+#include <algorithm>
+
+#include "common/errors.h"
+#include "engine/run.h"
+#include "equivalence_check.h"
+#include "model/hardware_profile.h"
+#include "parallel/fsdp_units.h"
+#include "trace/run_trace.h"
+
+using namespace shardscope;
+using namespace shardscope::testing;
+
+namespace {
+
+// A small GPT on the modeled clock (4 ranks of one h100-sxm node).
+RunConfig modeledGpt(Wrap wrap) {
+  RunConfig c = parseRunArgs({"--strategy", "zero3", "--model", "gpt", "--layers", "4", "--hidden", "256",
+                              "--heads", "4", "--seq", "64", "--vocab", "512", "--ranks", "4", "--batch", "8",
+                              "--steps", "1", "--clock", "modeled", "--profile", "h100-sxm"});
+  c.wrap = wrap;
+  return c;
+}
+
+struct CommFigures {
+  int all_gathers = 0;
+  int collectives = 0;     // all-gathers and reduce-scatters
+  int64_t comm_ns = 0;     // their spans, less the wait for peers
+  int64_t latency_ns = 0;  // the part the links' per-message latency makes
+};
+
+// Rank 0's data-parallel collectives in the trace. Each ring step of a
+// collective over G ranks pays the link's latency once: (G - 1) per
+// all-gather or reduce-scatter.
+CommFigures commFigures(const RunTrace& trace, const HardwareProfile& profile) {
+  CommFigures f;
+  for (const Event& e : trace.events.at(0)) {
+    if (e.kind != EventKind::AllGather && e.kind != EventKind::ReduceScatter) continue;
+    if (e.kind == EventKind::AllGather) ++f.all_gathers;
+    ++f.collectives;
+    f.comm_ns += e.end_ns - e.begin_ns - e.value;
+    f.latency_ns += static_cast<int64_t>((trace.groupSize(e) - 1) * profile.intra_node.latency * 1e9);
+  }
+  return f;
+}
+
+double latencyShare(const CommFigures& f) { return double(f.latency_ns) / double(f.comm_ns); }
+
+RunConfig cpuConfig(const QString& model, const QString& strategy, int ranks) {
+  RunConfig c;
+  c.strategy = *parseStrategy(strategy.toStdString());
+  c.ranks = ranks;
+  c.model.layers = 4;
+  c.model.hidden = 64;
+  c.model.io_dim = 32;
+  c.batch = 16;
+  c.steps = 3;
+  c.lr = 1e-3;
+  if (model == "gpt") {
+    c.model.kind = ModelKind::Gpt;
+    c.model.layers = 2;
+    c.model.hidden = 32;
+    c.model.heads = 4;
+    c.model.seq = 16;
+    c.model.vocab = 256;
+    c.batch = 8;
+  }
+  return c;
+}
+
+}  // namespace
+
+class TestFsdpLessons : public QObject {
+  Q_OBJECT
+
+ private slots:
+  // Every Linear its own flat parameter: a GPT block's qkv, proj, fc1 and fc2;
+  // the root's embeddings and its head; a block's norms ride with the Linear after them.
+  void linearWrappingSplitsUnits() {
+    RunConfig c = cpuConfig("gpt", "zero3", 4);
+    const ModelSpec spec(c.model);
+    const FsdpUnits block(spec, 1, 4, Wrap::Block), linear(spec, 1, 4, Wrap::Linear);
+    QCOMPARE(block.units().size(), linear.units().size());
+    QCOMPARE(block.pieceCount(), int(block.units().size()));
+    QCOMPARE(linear.units()[1].pieces.size(), size_t(4));
+    QCOMPARE(QString::fromStdString(linear.units()[1].pieces[0].name), QString("block0.attn.qkv"));
+    QCOMPARE(QString::fromStdString(linear.units()[1].pieces[3].name), QString("block0.fc2"));
+    QCOMPARE(linear.units()[0].pieces.size(), size_t(2));  // embed, lm_head (with the final norm)
+    for (const FsdpUnit& u : linear.units()) {
+      int64_t covered = 0;
+      for (const FsdpPiece& p : u.pieces) {
+        QCOMPARE(p.offset, covered);  // contiguous, in registration order
+        QCOMPARE(p.padded % 4, int64_t(0));
+        covered += p.elements;
+      }
+      QCOMPARE(covered, u.elements);
+      QCOMPARE(u.padded % 4, int64_t(0));
+    }
+    // Each rank's shard covers its chunk of every piece: all shards together, every parameter once.
+    std::vector<int> seen(static_cast<size_t>(spec.numParams()), 0);
+    for (int g = 0; g < 4; ++g)
+      for (const ShardSpan& s : linear.shardOf(g).spans)
+        for (int64_t i = 0; i < s.count; ++i) ++seen[s.flat_offset + i];
+    QVERIFY(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+  }
+
+  // One clear error each: the wrap policy is FSDP's, and K blocks per unit mean block wrapping.
+  void wrapFlagErrors_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("ddp") << QStringList{"--strategy", "ddp", "--wrap", "linear"}
+                         << "--wrap applies to --strategy zero3, fsdp or hsdp (FSDP units), not ddp";
+    QTest::newRow("unit-blocks") << QStringList{"--strategy", "zero3", "--wrap", "linear", "--unit-blocks", "2"}
+                                 << "--unit-blocks applies to --wrap block";
+    QTest::newRow("name") << QStringList{"--strategy", "zero3", "--wrap", "layer"} << "--wrap must be";
+  }
+  void wrapFlagErrors() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    std::vector<std::string> a;
+    for (const QString& s : args) a.push_back(s.toStdString());
+    try {
+      parseRunArgs(a);
+      QFAIL("accepted");
+    } catch (const ConfigError& e) {
+      QVERIFY2(QString(e.what()).startsWith(message), e.what());
+    }
+  }
+
+  void linearWrappingIssuesMoreGathers() {
+    const HardwareProfile profile = loadProfile("h100-sxm");
+    Run block_run(modeledGpt(Wrap::Block));
+    const RunResult block = block_run.execute();
+    Run linear_run(modeledGpt(Wrap::Linear));
+    const RunResult linear = linear_run.execute();
+    const CommFigures b = commFigures(block_run.trace(), profile), l = commFigures(linear_run.trace(), profile);
+    const double ratio = double(l.all_gathers) / double(b.all_gathers);
+    qInfo("all-gathers per step: block %d, linear %d (%.2fx); latency share of comm time: block %.3f, linear %.3f",
+          b.all_gathers, l.all_gathers, ratio, latencyShare(b), latencyShare(l));
+    QVERIFY2(ratio >= 3.0, qPrintable(QString("linear wrapping issues only %1x the all-gathers").arg(ratio)));
+    QVERIFY2(latencyShare(l) > latencyShare(b),
+             qPrintable(QString("latency share %1 (linear) vs %2 (block)").arg(latencyShare(l)).arg(latencyShare(b))));
+    QVERIFY(latencyShare(b) > 0 && latencyShare(l) < 1.0);
+    // The same bytes move (up to each Linear's padding): the messages are only smaller.
+    const CommBytes& bb = block.ranks[0].comm_bytes;
+    const CommBytes& lb = linear.ranks[0].comm_bytes;
+    QVERIFY(lb.all_gather >= bb.all_gather && lb.all_gather < bb.all_gather * 1.01);
+    QVERIFY(lb.reduce_scatter >= bb.reduce_scatter && lb.reduce_scatter < bb.reduce_scatter * 1.01);
+  }
+
+  // zero3 with every Linear its own unit is DDP's math (CPU ranks, the bound
+  // of equivalence_check.h), also when every piece needs padding (odd width).
+  void linearWrappingEquivalence_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<int>("ranks");
+    QTest::addColumn<int>("hidden");
+    QTest::newRow("mlp P=2") << "mlp" << 2 << 64;
+    QTest::newRow("mlp P=4") << "mlp" << 4 << 64;
+    QTest::newRow("mlp P=4 padded") << "mlp" << 4 << 62;
+    QTest::newRow("gpt P=4") << "gpt" << 4 << 32;
+  }
+  void linearWrappingEquivalence() {
+    QFETCH(QString, model);
+    QFETCH(int, ranks);
+    QFETCH(int, hidden);
+    RunConfig ref = cpuConfig(model, "ddp", 1);
+    ref.model.hidden = hidden;
+    RunConfig c = cpuConfig(model, "zero3", ranks);
+    c.model.hidden = hidden;
+    c.wrap = Wrap::Linear;
+    const RunResult got = Run(c).execute();
+    if (hidden % 2) QVERIFY(got.padding_elements > 0);
+    verifyEquivalent(got, Run(ref).execute(), c);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestFsdpLessons)
+#include "test_fsdp_lessons.moc"
