@@ -16,7 +16,9 @@ FsdpStrategy::FsdpStrategy(RankEnv& env)
                         env.config.prefetchMode() == Prefetch::Both),
       m_prefetchBackward(env.config.prefetchMode() == Prefetch::Backward ||
                          env.config.prefetchMode() == Prefetch::Both),
-      m_reshard(env.config.reshardAfterForward()) {
+      m_reshard(env.config.reshardAfterForward()),
+      m_reduceFp32(env.config.reduceDType() == CommDType::Fp32),
+      m_paramFp32(env.config.paramDType() == CommDType::Fp32) {
   if (env.config.inject_branch && env.config.inject_branch->rank == env.ctx.rank)
     m_skipSegment = env.config.inject_branch->block + 1;
   const size_t n = m_units.units().size();
@@ -120,7 +122,12 @@ void FsdpStrategy::issueGather(int unit, Phase phase) {
   m_freedEvent[unit] = nullptr;
   m_order.emplace_back("all_gather", unit);
   gather.enqueue([this, &ctx, unit, ops, dep, tickets, &u] {
-    m_gathered[unit] = Buffer<bf16>(ctx.ledger, Category::Gathered, static_cast<size_t>(u.gatheredElements()));
+    const auto n = static_cast<size_t>(u.gatheredElements());
+    m_gathered[unit] = Buffer<bf16>(ctx.ledger, Category::Gathered, n);
+    // param_dtype fp32: the fp32 master shard is what moves; the model then
+    // computes on a bf16 cast of it, as autocast casts fp32 weights.
+    Buffer<float> gathered32;
+    if (m_paramFp32) gathered32 = Buffer<float>(ctx.ledger, Category::Gathered, n);
     for (size_t i = 0; i < u.pieces.size(); ++i) {
       const FsdpPiece& piece = u.pieces[i];
       CollectiveTag tag;
@@ -128,9 +135,18 @@ void FsdpStrategy::issueGather(int unit, Phase phase) {
       tag.dep = dep;
       tag.op = ops[i];
       tag.link_ticket = tickets[i];
-      m_env.gather->allGather(m_paramShard.data() + m_shard.unit_offset[unit] + piece.shard_offset,
-                              m_gathered[unit].data() + piece.offset, static_cast<size_t>(piece.padded / u.group),
-                              DType::BF16, tag, Lane::Gather);
+      const auto chunk = static_cast<size_t>(piece.padded / u.group);
+      const int64_t from = m_shard.unit_offset[unit] + piece.shard_offset;
+      if (m_paramFp32)
+        m_env.gather->allGather(m_master.data() + from, gathered32.data() + piece.offset, chunk, DType::F32, tag,
+                                Lane::Gather);
+      else
+        m_env.gather->allGather(m_paramShard.data() + from, m_gathered[unit].data() + piece.offset, chunk,
+                                DType::BF16, tag, Lane::Gather);
+    }
+    if (m_paramFp32) {
+      if (!ctx.meta()) ctx.ops().f32ToBf16(gathered32.data(), m_gathered[unit].data(), n);
+      ctx.chargeMemory(6.0 * double(n));  // read fp32, write bf16
     }
   });
   m_gatheredEvent[unit] = gather.record(ops.back());
@@ -211,6 +227,12 @@ void FsdpStrategy::issueReduce(int unit) {
     reduce_tickets[k] = m_env.reduce->takeLinkTicket();
     replicate_tickets[k] = m_env.replicate ? m_env.replicate->takeLinkTicket() : -1;
   }
+  if (m_reduceFp32) {
+    m_env.reduce_stream->enqueue([this, unit, bwd_op, reduce_tickets, replicate_tickets] {
+      reduceFp32(unit, bwd_op, reduce_tickets, replicate_tickets);
+    });
+    return;
+  }
   m_env.reduce_stream->enqueue([this, &ctx, unit, bwd_op, reduce_tickets, replicate_tickets, &u] {
     Buffer<bf16>& full = m_gradFull[unit];
     // Pre-divide by the data-parallel size: the shard-group sum (and, for HSDP, the
@@ -236,6 +258,44 @@ void FsdpStrategy::issueReduce(int unit) {
       }
     }
   });
+}
+
+void FsdpStrategy::reduceFp32(int unit, int32_t bwd_op, const std::vector<int64_t>& reduce_tickets,
+                              const std::vector<int64_t>& replicate_tickets) {
+  // reduce_dtype fp32: the bf16 gradient is cast up, pre-divided and reduced
+  // in fp32 (every partial sum in fp32); the reduced shard is cast back to
+  // the bf16 gradient shard the optimizer reads.
+  RankContext& ctx = m_env.ctx;
+  const FsdpUnit& u = m_units.units()[unit];
+  Buffer<bf16>& full = m_gradFull[unit];
+  Buffer<float> full32(ctx.ledger, Category::GradFull, full.size());
+  Buffer<float> shard32(ctx.ledger, Category::GradFull, static_cast<size_t>(u.chunk()));
+  if (!ctx.meta()) {
+    cpu::bf16ToF32(full.data(), full32.data(), full.size());
+    const float scale = 1.0f / static_cast<float>(m_env.dp_size);
+    for (size_t i = 0; i < full32.size(); ++i) full32.data()[i] *= scale;
+  }
+  ctx.chargeMemory(6.0 * double(full.size()) + 2.0 * full32.bytes());  // cast up, scale
+  for (size_t k = u.pieces.size(); k-- > 0;) {
+    const FsdpPiece& piece = u.pieces[k];
+    float* shard = shard32.data() + piece.shard_offset;
+    const auto chunk = static_cast<size_t>(piece.padded / u.group);
+    CollectiveTag tag;
+    tag.unit = unit;
+    tag.dep = bwd_op;
+    tag.link_ticket = reduce_tickets[k];
+    m_env.reduce->reduceScatter(full32.data() + piece.offset, shard, chunk, DType::F32, tag, Lane::Reduce);
+    if (k == 0) {
+      full.reset();
+      full32.reset();
+    }
+    if (m_env.replicate) {
+      tag.link_ticket = replicate_tickets[k];
+      m_env.replicate->allReduce(shard, chunk, DType::F32, tag, Lane::Reduce);
+    }
+  }
+  if (!ctx.meta()) ctx.ops().f32ToBf16(shard32.data(), m_gradShard.data() + m_shard.unit_offset[unit], shard32.size());
+  ctx.chargeMemory(6.0 * double(shard32.size()));
 }
 
 double FsdpStrategy::step(int step) {

@@ -2,7 +2,9 @@
 //  - tiny units: --wrap linear (every Linear its own FSDP unit) issues several
 //    times the all-gathers of block wrapping, and a larger share of the
 //    communication time is the links' per-message latency;
-//  - the same math as DDP whatever the wrapping (CPU ranks).
+//  - the same math as DDP whatever the wrapping (CPU ranks);
+//  - mixed precision: --reduce-dtype fp32 doubles the reduce-scatter bytes,
+//    --param-dtype fp32 the all-gather bytes, and the modeled step pays for it.
 #include <QtTest>
 
 #include <algorithm>
@@ -177,6 +179,95 @@ class TestFsdpLessons : public QObject {
     const RunResult got = Run(c).execute();
     if (hidden % 2) QVERIFY(got.padding_elements > 0);
     verifyEquivalent(got, Run(ref).execute(), c);
+  }
+
+  // Bytes from the trace's collectives (their payload) and from the sends
+  // (RankResult), for each dtype pair; the step on the modeled clock.
+  void mixedPrecisionBytesAndTime_data() {
+    QTest::addColumn<QString>("strategy");
+    QTest::newRow("zero3") << "zero3";
+    QTest::newRow("hsdp") << "hsdp";
+  }
+  void mixedPrecisionBytesAndTime() {
+    QFETCH(QString, strategy);
+    struct Figures {
+      int64_t rs_trace = 0, ag_trace = 0, ar_trace = 0;
+      CommBytes sent;
+      int64_t step_ns = 0;
+    };
+    auto measure = [&](CommDType reduce, CommDType param) {
+      RunConfig c = cpuConfig("mlp", strategy, 4);
+      if (strategy == "hsdp") c.shard_group = 2;
+      c.clock = ClockKind::Modeled;
+      c.steps = 1;
+      c.reduce_dtype = reduce;
+      c.param_dtype = param;
+      Run run(c);
+      const RunResult r = run.execute();
+      Figures f;
+      const RunTrace trace = run.trace();
+      for (const Event& e : trace.events.at(0)) {
+        if (e.kind == EventKind::ReduceScatter) f.rs_trace += e.bytes;
+        if (e.kind == EventKind::AllGather) f.ag_trace += e.bytes;
+        if (e.kind == EventKind::AllReduce) f.ar_trace += e.bytes;
+      }
+      f.sent = r.ranks[0].comm_bytes;
+      f.step_ns = r.last_step.at(0).wall_ns;
+      return f;
+    };
+    const Figures bf16 = measure(CommDType::Bf16, CommDType::Bf16);
+    const Figures reduce32 = measure(CommDType::Fp32, CommDType::Bf16);
+    const Figures param32 = measure(CommDType::Bf16, CommDType::Fp32);
+    QVERIFY(bf16.rs_trace > 0 && bf16.ag_trace > 0);
+    QCOMPARE(reduce32.rs_trace, 2 * bf16.rs_trace);
+    QCOMPARE(reduce32.sent.reduce_scatter, 2 * bf16.sent.reduce_scatter);
+    QCOMPARE(reduce32.ag_trace, bf16.ag_trace);
+    QCOMPARE(reduce32.ar_trace, 2 * bf16.ar_trace);  // hsdp: the replicas' all-reduce of the fp32 shard
+    QCOMPARE(param32.ag_trace, 2 * bf16.ag_trace);
+    QCOMPARE(param32.sent.all_gather, 2 * bf16.sent.all_gather);
+    QCOMPARE(param32.rs_trace, bf16.rs_trace);
+    qInfo("step on the modeled clock: bf16 %lld ns, reduce fp32 %lld ns, param fp32 %lld ns",
+          (long long)bf16.step_ns, (long long)reduce32.step_ns, (long long)param32.step_ns);
+    QVERIFY(reduce32.step_ns > bf16.step_ns);
+    QVERIFY(param32.step_ns > bf16.step_ns);
+  }
+
+  // The real math on CPU ranks: fp32 reduction (and fp32 gathers of the
+  // master) stay DDP's training within the bound of equivalence_check.h.
+  void mixedPrecisionEquivalence_data() {
+    QTest::addColumn<QString>("strategy");
+    QTest::addColumn<QString>("reduce");
+    QTest::addColumn<QString>("param");
+    QTest::newRow("zero3 reduce fp32") << "zero3" << "fp32" << "bf16";
+    QTest::newRow("zero3 param fp32") << "zero3" << "bf16" << "fp32";
+    QTest::newRow("hsdp both fp32") << "hsdp" << "fp32" << "fp32";
+  }
+  void mixedPrecisionEquivalence() {
+    QFETCH(QString, strategy);
+    QFETCH(QString, reduce);
+    QFETCH(QString, param);
+    RunConfig c = cpuConfig("mlp", strategy, 4);
+    if (strategy == "hsdp") c.shard_group = 2;
+    c.reduce_dtype = parseCommDType(reduce.toStdString());
+    c.param_dtype = parseCommDType(param.toStdString());
+    verifyEquivalent(Run(c).execute(), Run(cpuConfig("mlp", "ddp", 1)).execute(), c);
+  }
+
+  void mixedPrecisionFlagErrors() {
+    for (const char* flag : {"--reduce-dtype", "--param-dtype"}) {
+      try {
+        parseRunArgs({"--strategy", "zero3", "--backend", "cuda", flag, "fp32"});
+        QFAIL("accepted");
+      } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).startsWith(QString(flag) + " fp32 applies to --backend cpu or meta"), e.what());
+      }
+      try {
+        parseRunArgs({"--strategy", "zero2", flag, "fp32"});
+        QFAIL("accepted");
+      } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).startsWith(QString(flag) + " applies to --strategy zero3"), e.what());
+      }
+    }
   }
 };
 
