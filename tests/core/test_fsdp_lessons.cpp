@@ -4,10 +4,16 @@
 //    communication time is the links' per-message latency;
 //  - the same math as DDP whatever the wrapping (CPU ranks);
 //  - mixed precision: --reduce-dtype fp32 doubles the reduce-scatter bytes,
-//    --param-dtype fp32 the all-gather bytes, and the modeled step pays for it.
+//    --param-dtype fp32 the all-gather bytes, and the modeled step pays for it;
+//  - CPU-side dispatch: under the profile's host costs (kernel launches, FSDP
+//    unit hooks) a small model with many units is host-bound (its compute
+//    lane idles between spans), a large one runs exactly as with free launches.
 #include <QtTest>
 
 #include <algorithm>
+#include <fstream>
+
+#include <QTemporaryDir>
 
 #include "common/errors.h"
 #include "engine/run.h"
@@ -53,6 +59,41 @@ CommFigures commFigures(const RunTrace& trace, const HardwareProfile& profile) {
 }
 
 double latencyShare(const CommFigures& f) { return double(f.latency_ns) / double(f.comm_ns); }
+
+// The compute lane of rank 0 in its last step: time between consecutive
+// compute spans (forward, backward, loss, optimizer step) and the lane's extent.
+struct ComputeGaps {
+  int64_t idle_ns = 0, span_ns = 0;
+  double share() const { return span_ns > 0 ? double(idle_ns) / double(span_ns) : 0.0; }
+};
+ComputeGaps computeGaps(const RunTrace& trace) {
+  ComputeGaps g;
+  int last_step = 0;
+  for (const Event& e : trace.events.at(0)) last_step = std::max(last_step, int(e.step));
+  int64_t first = -1, end = -1;
+  for (const Event& e : trace.events.at(0)) {
+    if (e.lane != Lane::Compute || e.step != last_step) continue;
+    if (e.kind != EventKind::Forward && e.kind != EventKind::Backward && e.kind != EventKind::Loss &&
+        e.kind != EventKind::OptimizerStep)
+      continue;
+    if (first < 0) first = e.begin_ns;
+    if (end >= 0 && e.begin_ns > end) g.idle_ns += e.begin_ns - end;
+    end = std::max(end, e.end_ns);
+  }
+  g.span_ns = end - first;
+  return g;
+}
+
+// h100-sxm as shipped, less its host costs: every launch free.
+QString freeLaunchProfile(const QTemporaryDir& dir) {
+  HardwareProfile p = loadProfile("h100-sxm");
+  p.name = "h100-free-launch";
+  p.host = {};
+  const QString path = dir.filePath("h100-free-launch.json");
+  std::ofstream out(path.toStdString());
+  writeProfileJson(p, out);
+  return path;
+}
 
 RunConfig cpuConfig(const QString& model, const QString& strategy, int ranks) {
   RunConfig c;
@@ -196,9 +237,13 @@ class TestFsdpLessons : public QObject {
       int64_t step_ns = 0;
     };
     auto measure = [&](CommDType reduce, CommDType param) {
+      // Wide enough that the device, not the host's launches, sets the step (meta: shapes only).
       RunConfig c = cpuConfig("mlp", strategy, 4);
       if (strategy == "hsdp") c.shard_group = 2;
+      c.backend = Backend::Meta;
       c.clock = ClockKind::Modeled;
+      c.model.hidden = 4096;
+      c.batch = 64;
       c.steps = 1;
       c.reduce_dtype = reduce;
       c.param_dtype = param;
@@ -268,6 +313,64 @@ class TestFsdpLessons : public QObject {
         QVERIFY2(QString(e.what()).startsWith(QString(flag) + " applies to --strategy zero3"), e.what());
       }
     }
+  }
+
+  // The shipped profiles' host costs are figures a profile reads back.
+  void profilesCarryHostCosts() {
+    for (const std::string& name : listProfiles()) {
+      if (name == "this-cpu") continue;
+      const HardwareProfile p = loadProfile(name);
+      QVERIFY2(p.host.kernel_launch > 1e-6 && p.host.kernel_launch < 20e-6, name.c_str());
+      QVERIFY2(p.host.unit_hook >= 10e-6 && p.host.unit_hook < 100e-6, name.c_str());
+    }
+    QTemporaryDir dir;
+    const HardwareProfile free = loadProfile(freeLaunchProfile(dir).toStdString());
+    QCOMPARE(free.host.kernel_launch, 0.0);
+    QCOMPARE(free.host.unit_hook, 0.0);
+  }
+
+  // Tiny blocks, one unit per Linear: the host's launches and hooks take
+  // longer than the device's work, so the compute lane waits on the host.
+  void smallModelIsHostBound() {
+    QTemporaryDir dir;
+    RunConfig c = parseRunArgs({"--strategy", "zero3", "--layers", "8", "--hidden", "64", "--ranks", "4", "--batch",
+                                "8", "--steps", "2", "--clock", "modeled", "--backend", "meta", "--wrap", "linear"});
+    Run with_host(c);
+    const RunResult hosted = with_host.execute();
+    c.profile = freeLaunchProfile(dir).toStdString();
+    Run free_run(c);
+    const RunResult free = free_run.execute();
+    const ComputeGaps h = computeGaps(with_host.trace()), f = computeGaps(free_run.trace());
+    qInfo("small model: step %lld ns with host costs, %lld ns with free launches; compute lane idle %.0f%% vs %.0f%%",
+          (long long)hosted.last_step.at(0).wall_ns, (long long)free.last_step.at(0).wall_ns, 100 * h.share(),
+          100 * f.share());
+    QVERIFY(hosted.last_step.at(0).wall_ns > 2 * free.last_step.at(0).wall_ns);
+    QVERIFY2(h.idle_ns > 2 * f.idle_ns, qPrintable(QString("compute lane idle %1 ns with host costs, %2 ns without")
+                                                         .arg(h.idle_ns).arg(f.idle_ns)));
+  }
+
+  // Large blocks: the host issues far ahead of the device, so its costs bind
+  // only before the step's first op (its first hooks and launches): the step
+  // is the free-launch step plus that, and the compute lane idles as long.
+  void largeModelIsNotHostBound() {
+    QTemporaryDir dir;
+    RunConfig c = parseRunArgs({"--model", "llama2-7b", "--backend", "meta", "--strategy", "zero3", "--ranks", "8",
+                                "--batch", "8", "--steps", "2", "--wrap", "linear"});
+    Run with_host(c);
+    const RunResult hosted = with_host.execute();
+    c.profile = freeLaunchProfile(dir).toStdString();
+    Run free_run(c);
+    const RunResult free = free_run.execute();
+    const ComputeGaps h = computeGaps(with_host.trace()), f = computeGaps(free_run.trace());
+    qInfo("llama2-7b: step %lld ns with host costs, %lld ns with free launches; compute lane idle %.1f%% vs %.1f%%",
+          (long long)hosted.last_step.at(0).wall_ns, (long long)free.last_step.at(0).wall_ns, 100 * h.share(),
+          100 * f.share());
+    const int64_t extra = hosted.last_step.at(0).wall_ns - free.last_step.at(0).wall_ns;
+    qInfo("extra step time %lld ns; compute lane idle %lld ns vs %lld ns", (long long)extra, (long long)h.idle_ns,
+          (long long)f.idle_ns);
+    QVERIFY(extra >= 0 && extra <= 100'000);  // a few hooks and launches, not one per unit
+    QVERIFY(double(extra) < 1e-3 * double(free.last_step.at(0).wall_ns));
+    QVERIFY(std::abs(h.idle_ns - f.idle_ns) <= 100'000);
   }
 };
 
