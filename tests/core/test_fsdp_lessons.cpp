@@ -208,14 +208,18 @@ class TestFsdpLessons : public QObject {
     QTest::newRow("mlp P=4") << "mlp" << 4 << 64;
     QTest::newRow("mlp P=4 padded") << "mlp" << 4 << 62;
     QTest::newRow("gpt P=4") << "gpt" << 4 << 32;
+    QTest::newRow("mlp hsdp P=4 G=2") << "mlp-hsdp" << 4 << 64;
   }
   void linearWrappingEquivalence() {
     QFETCH(QString, model);
     QFETCH(int, ranks);
     QFETCH(int, hidden);
+    const bool hybrid = model == "mlp-hsdp";
+    if (hybrid) model = "mlp";
     RunConfig ref = cpuConfig(model, "ddp", 1);
     ref.model.hidden = hidden;
-    RunConfig c = cpuConfig(model, "zero3", ranks);
+    RunConfig c = cpuConfig(model, hybrid ? "hsdp" : "zero3", ranks);
+    if (hybrid) c.shard_group = 2;
     c.model.hidden = hidden;
     c.wrap = Wrap::Linear;
     const RunResult got = Run(c).execute();
