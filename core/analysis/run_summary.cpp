@@ -47,7 +47,14 @@ double expectedBytesPerParam(const RunConfig& c) {
 }
 
 CommBytes expectedComm(const RunConfig& c, int64_t params) {
-  return expectedCommBytes(c.strategy, params, c.dataParallelSize(), c.shardGroupSize(), c.reshardAfterForward());
+  CommBytes b = expectedCommBytes(c.strategy, params, c.dataParallelSize(), c.shardGroupSize(), c.reshardAfterForward());
+  // FSDP MixedPrecision: fp32 moves 4 bytes per element where the formula counts bf16's 2.
+  if (c.isSharded() && c.reduceDType() == CommDType::Fp32) {
+    b.reduce_scatter *= 2;
+    b.all_reduce *= 2;  // hsdp's replica all-reduce of the reduced shard
+  }
+  if (c.isSharded() && c.paramDType() == CommDType::Fp32) b.all_gather *= 2;
+  return b;
 }
 
 double expectedTpBytesPerLayer(const RunConfig& c) {

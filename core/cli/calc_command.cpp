@@ -12,6 +12,7 @@
 #include "common/errors.h"
 #include "config/model_presets.h"
 #include "config/model_shape.h"
+#include "model/layer_fit.h"
 #include "model/model_spec.h"
 #include "common/json_tree.h"
 
@@ -109,32 +110,10 @@ CalcArgs parseCalcArgs(const std::vector<std::string>& args) {
   return c;
 }
 
-// A layer that does not fit: ZeRO-3 shards model state over ranks, but the
-// unit it computes on is whole on one rank (its bf16 params gathered and its
-// bf16 grads before the reduce-scatter, 4 bytes/param), so no P makes one
-// block smaller; tensor parallelism splits the block itself.
-struct LayerFit {
-  int64_t block_params = 0;  // one block of this run's TP slice
-  int64_t bytes = 0;         // 4 x block_params
-  bool fits = true;
-  int smallest_tp = 0;       // the smallest T (dividing the heads and K/V heads) whose block fits; 0 = none
-};
-
+// A layer that does not fit (model/layer_fit.h): only for a published shape.
 LayerFit layerFit(const CalcArgs& a, double capacity_bytes) {
-  LayerFit f;
-  if (!a.model) return f;
-  const ModelShape shape = presetShape(a.model->name);
-  const auto blockBytes = [&shape](int tp) { return 4 * ModelSpec(shape, tp).segmentElements(1); };
-  f.block_params = ModelSpec(shape, a.tp).segmentElements(1);
-  f.bytes = 4 * f.block_params;
-  f.fits = static_cast<double>(f.bytes) <= capacity_bytes;
-  if (f.fits) return f;
-  for (int t = a.tp + 1; t <= a.model->kv_heads; ++t)
-    if (a.model->heads % t == 0 && a.model->kv_heads % t == 0 && static_cast<double>(blockBytes(t)) <= capacity_bytes) {
-      f.smallest_tp = t;
-      break;
-    }
-  return f;
+  if (!a.model) return {};
+  return singleLayerFit(presetShape(a.model->name), a.tp, capacity_bytes);
 }
 
 std::string withCommas(int64_t n) {
@@ -210,7 +189,7 @@ void printText(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
         << gb(static_cast<double>(f.bytes)) << " GB on whichever rank computes it, at any P; data parallelism cannot "
         << "split a layer, tensor parallelism does: ";
     if (f.smallest_tp > 0) out << "--tp " << f.smallest_tp << " is the smallest that fits\n";
-    else out << "no --tp up to the " << a.model->kv_heads << " key/value heads makes one fit (pipeline parallelism is the other way)\n";
+    else out << "no --tp up to the " << f.max_tp << " key/value heads makes one fit (pipeline parallelism is the other way)\n";
   }
   out << "note: " << kActivationNote << ".\n";
 }

@@ -50,6 +50,14 @@ const Names<Checkpointing>& checkpointingTable() {
       {Checkpointing::None, "none"}, {Checkpointing::Selective, "selective"}, {Checkpointing::Full, "full"}};
   return t;
 }
+const Names<Wrap>& wrapTable() {
+  static const Names<Wrap> t = {{Wrap::Block, "block"}, {Wrap::Linear, "linear"}};
+  return t;
+}
+const Names<CommDType>& commDTypeTable() {
+  static const Names<CommDType> t = {{CommDType::Bf16, "bf16"}, {CommDType::Fp32, "fp32"}};
+  return t;
+}
 const Names<BreakOp>& breakOpTable() {
   static const Names<BreakOp> t = {
       {BreakOp::Forward, "forward"},  {BreakOp::Backward, "backward"},     {BreakOp::OptimizerStep, "optimizer_step"},
@@ -105,6 +113,8 @@ std::string modelKindName(ModelKind m) { return nameIn(modelKindTable(), m); }
 std::string breakOpName(BreakOp op) { return nameIn(breakOpTable(), op); }
 std::string attentionName(Attention a) { return nameIn(attentionTable(), a); }
 std::string checkpointingName(Checkpointing c) { return nameIn(checkpointingTable(), c); }
+std::string wrapName(Wrap w) { return nameIn(wrapTable(), w); }
+std::string commDTypeName(CommDType d) { return nameIn(commDTypeTable(), d); }
 
 std::optional<Strategy> parseStrategy(std::string_view n) { return valueIn(strategyTable(), n); }
 std::optional<Backend> parseBackend(std::string_view n) { return valueIn(backendTable(), n); }
@@ -115,6 +125,8 @@ std::optional<ModelKind> parseModelKind(std::string_view n) { return valueIn(mod
 std::optional<BreakOp> parseBreakOp(std::string_view n) { return valueIn(breakOpTable(), n); }
 std::optional<Attention> parseAttention(std::string_view n) { return valueIn(attentionTable(), n); }
 std::optional<Checkpointing> parseCheckpointing(std::string_view n) { return valueIn(checkpointingTable(), n); }
+std::optional<Wrap> parseWrap(std::string_view n) { return valueIn(wrapTable(), n); }
+std::optional<CommDType> parseCommDType(std::string_view n) { return valueIn(commDTypeTable(), n); }
 
 std::vector<std::string> strategyNames() { return namesIn(strategyTable()); }
 std::vector<std::string> backendNames() { return namesIn(backendTable()); }
@@ -124,6 +136,8 @@ std::vector<std::string> prefetchNames() { return namesIn(prefetchTable()); }
 std::vector<std::string> breakOpNames() { return namesIn(breakOpTable()); }
 std::vector<std::string> attentionNames() { return namesIn(attentionTable()); }
 std::vector<std::string> checkpointingNames() { return namesIn(checkpointingTable()); }
+std::vector<std::string> wrapNames() { return namesIn(wrapTable()); }
+std::vector<std::string> commDTypeNames() { return namesIn(commDTypeTable()); }
 
 bool isSharded(Strategy s) { return s == Strategy::Zero3 || s == Strategy::Fsdp || s == Strategy::Hsdp; }
 bool usesBuckets(Strategy s) { return !isSharded(s); }

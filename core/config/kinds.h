@@ -38,6 +38,13 @@ enum class Attention { Naive, Flash };
 enum class Checkpointing { None, Selective, Full };
 // What a lockstep breakpoint (--break-on) stops before: a compute op, a free of
 // a unit's gathered parameters, or the launch of an all-gather or reduce-scatter.
+// zero3/fsdp/hsdp: what one FSDP unit wraps. block: K consecutive blocks
+// (--unit-blocks); linear: every Linear layer alone, as FSDP's
+// ModuleWrapPolicy({nn.Linear}).
+enum class Wrap { Block, Linear };
+// FSDP MixedPrecision: the dtype gradients are reduced in (reduce_dtype) and
+// parameters are gathered in (param_dtype).
+enum class CommDType { Bf16, Fp32 };
 enum class BreakOp { Forward, Backward, OptimizerStep, Free, AllGather, ReduceScatter };
 
 // Every value of each kind, in the order the CLI's help and the form list them.
@@ -53,6 +60,8 @@ std::string modelKindName(ModelKind m);
 std::string breakOpName(BreakOp op);
 std::string attentionName(Attention a);
 std::string checkpointingName(Checkpointing c);
+std::string wrapName(Wrap w);
+std::string commDTypeName(CommDType d);
 
 // nullopt for a name that is not one of the kind's values.
 std::optional<Strategy> parseStrategy(std::string_view name);
@@ -64,6 +73,8 @@ std::optional<ModelKind> parseModelKind(std::string_view name);
 std::optional<BreakOp> parseBreakOp(std::string_view name);
 std::optional<Attention> parseAttention(std::string_view name);
 std::optional<Checkpointing> parseCheckpointing(std::string_view name);
+std::optional<Wrap> parseWrap(std::string_view name);
+std::optional<CommDType> parseCommDType(std::string_view name);
 
 // The names of a kind's values ("none", "forward", …), for help texts and menus.
 std::vector<std::string> strategyNames();
@@ -74,6 +85,8 @@ std::vector<std::string> prefetchNames();
 std::vector<std::string> breakOpNames();
 std::vector<std::string> attentionNames();
 std::vector<std::string> checkpointingNames();
+std::vector<std::string> wrapNames();
+std::vector<std::string> commDTypeNames();
 
 // zero3, fsdp and hsdp: parameters, gradients and optimizer state sharded in FSDP units.
 bool isSharded(Strategy s);

@@ -41,11 +41,17 @@ struct RunConfig {
   std::optional<Prefetch> prefetch;          // [both]
   std::optional<bool> reshard_after_forward; // [on]
   std::optional<int> shard_group;            // hsdp: G ranks per shard group
+  std::optional<Wrap> wrap;                  // what one FSDP unit wraps [block]
+  std::optional<CommDType> reduce_dtype;     // FSDP MixedPrecision reduce_dtype [bf16]
+  std::optional<CommDType> param_dtype;      // FSDP MixedPrecision param_dtype (gathers) [bf16]
 
   bool isSharded() const { return shardscope::isSharded(strategy); }
   int unitBlocks() const { return unit_blocks.value_or(1); }
   Prefetch prefetchMode() const { return prefetch.value_or(Prefetch::Both); }
   bool reshardAfterForward() const { return reshard_after_forward.value_or(true); }
+  Wrap wrapPolicy() const { return wrap.value_or(Wrap::Block); }
+  CommDType reduceDType() const { return reduce_dtype.value_or(CommDType::Bf16); }
+  CommDType paramDType() const { return param_dtype.value_or(CommDType::Bf16); }
   // Ranks along the data-parallel axis: P / T.
   int dataParallelSize() const { return tp > 0 ? ranks / tp : ranks; }
   // Ranks that shard one copy of the model state (of one TP slice): P / T, or G under hsdp.

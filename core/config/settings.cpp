@@ -551,6 +551,67 @@ std::vector<Setting> buildTable() {
   t.push_back(s);
 
   s = {};
+  s.flag = "--wrap", s.json_key = "wrap", s.json_order = 22, s.args_order = 29;
+  s.type = SettingType::Choice, s.metavar = "POLICY", s.default_text = "block", s.choices = wrapNames;
+  s.applies.strategies = kSharded, s.applies_text = kUnitsApply;
+  s.help = "zero3/fsdp/hsdp: what one FSDP unit wraps: block (--unit-blocks K blocks) or linear (every Linear "
+           "layer its own unit, as ModuleWrapPolicy({nn.Linear}))";
+  s.form = {"FSDP units", "wrap"};
+  s.args = [](const RunConfig& c) { return c.wrap ? one(wrapName(*c.wrap)) : Args{}; };
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.wrap = choose(row, v, parseWrap); };
+  s.given = [](const RunConfig& c) { return c.wrap.has_value(); };
+  s.rule = [](const RunConfig& c) {
+    if (c.wrapPolicy() == Wrap::Linear && c.unit_blocks && *c.unit_blocks != 1)
+      throw ConfigError("--unit-blocks applies to --wrap block (--wrap linear makes every Linear its own unit)");
+  };
+  // Written only when it differs from block wrapping: a block-wrapped trace keeps its bytes.
+  s.json = [](const RunConfig& c, Json& j) {
+    if (c.isSharded() && c.wrapPolicy() != Wrap::Block) j["wrap"] = wrapName(c.wrapPolicy());
+  };
+  t.push_back(s);
+
+  // FSDP MixedPrecision: the dtypes of the reduce-scatters and the all-gathers.
+  s = {};
+  s.flag = "--reduce-dtype", s.json_key = "reduce_dtype", s.json_order = 22, s.args_order = 30;
+  s.type = SettingType::Choice, s.metavar = "DTYPE", s.default_text = "bf16", s.choices = commDTypeNames;
+  s.applies.strategies = kSharded, s.applies_text = kUnitsApply;
+  s.help = "zero3/fsdp/hsdp: dtype gradients are reduce-scattered in (MixedPrecision reduce_dtype): bf16 or fp32";
+  s.form = {"FSDP units", "reduce dtype"};
+  s.args = [](const RunConfig& c) { return c.reduce_dtype ? one(commDTypeName(*c.reduce_dtype)) : Args{}; };
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) {
+    c.reduce_dtype = choose(row, v, parseCommDType);
+  };
+  s.given = [](const RunConfig& c) { return c.reduce_dtype.has_value(); };
+  s.rule = [](const RunConfig& c) {
+    if (c.reduceDType() == CommDType::Fp32 && isGpuBackend(c.backend))
+      throw ConfigError("--reduce-dtype fp32 applies to --backend cpu or meta (the CUDA path reduces bf16 only)");
+  };
+  s.json = [](const RunConfig& c, Json& j) {
+    if (c.isSharded() && c.reduceDType() != CommDType::Bf16) j["reduce_dtype"] = commDTypeName(c.reduceDType());
+  };
+  t.push_back(s);
+
+  s = {};
+  s.flag = "--param-dtype", s.json_key = "param_dtype", s.json_order = 22, s.args_order = 31;
+  s.type = SettingType::Choice, s.metavar = "DTYPE", s.default_text = "bf16", s.choices = commDTypeNames;
+  s.applies.strategies = kSharded, s.applies_text = kUnitsApply;
+  s.help = "zero3/fsdp/hsdp: dtype parameters are all-gathered in (MixedPrecision param_dtype): bf16 or fp32";
+  s.form = {"FSDP units", "param dtype"};
+  s.args = [](const RunConfig& c) { return c.param_dtype ? one(commDTypeName(*c.param_dtype)) : Args{}; };
+  s.set = [](RunConfig& c, const Setting& row, const std::string& v) {
+    c.param_dtype = choose(row, v, parseCommDType);
+  };
+  s.given = [](const RunConfig& c) { return c.param_dtype.has_value(); };
+  s.rule = [](const RunConfig& c) {
+    if (c.paramDType() == CommDType::Fp32 && isGpuBackend(c.backend))
+      throw ConfigError("--param-dtype fp32 applies to --backend cpu or meta (the CUDA path gathers bf16 only)");
+  };
+  s.json = [](const RunConfig& c, Json& j) {
+    if (c.isSharded() && c.paramDType() != CommDType::Bf16) j["param_dtype"] = commDTypeName(c.paramDType());
+  };
+  t.push_back(s);
+
+  s = {};
   s.flag = "--shard-group", s.json_key = "shard_group", s.json_order = 23, s.args_order = 9;
   s.metavar = "G", s.applies.strategies = kHybrid, s.applies_text = "--strategy hsdp only";
   s.not_applies_hint = " (zero3/fsdp shard over all --ranks)";

@@ -18,6 +18,7 @@
 #include "comm/link_arbiter.h"
 #include "kernels/cpu_kernels.h"
 #include "model/hardware_profile.h"
+#include "model/layer_fit.h"
 #include "model/model.h"
 #include "parallel/fsdp_units.h"
 #include "parallel/strategy.h"
@@ -50,7 +51,10 @@ Run::Run(RunConfig config, RanksElsewhere)
       m_clock(m_config.clock == ClockKind::Modeled),
       m_board(m_config.ranks),
       m_gate(m_config.ranks, m_control) {
-  if (m_clock.modeled()) m_cost = std::make_unique<CostModel>(loadProfile(m_config.profileName()));
+  if (m_clock.modeled()) {
+    m_cost = std::make_unique<CostModel>(loadProfile(m_config.profileName()));
+    requireLayerFitsDevice(m_config, m_cost->profile());  // no P shards one layer
+  }
   if (m_config.isSharded()) {
     const FsdpUnits units(m_sliceSpec, m_config.unitBlocks(), m_config.shardGroupSize());
     for (const FsdpUnit& u : units.units()) m_units.push_back({u.index, u.blocks, u.elements});

@@ -48,8 +48,12 @@ const NumberField kLinkFields[] = {
     {"bandwidth_gb_per_s", "GB/s per direction per GPU", kGiga, 0, false, 1e5, 1e-4},
     {"latency_us", "microseconds per message", kMicro, 0, true, 1e6, 0},
 };
-const std::vector<std::string> kRootKeys = {"name",       "description",   "device", "intra_node",
-                                            "inter_node", "gpus_per_node", "sources"};
+const NumberField kHostFields[] = {
+    {"kernel_launch_us", "microseconds of host time per kernel launch", kMicro, 0, true, 1e6, 0},
+    {"unit_hook_us", "microseconds of host time per FSDP unit hook", kMicro, 0, true, 1e6, 0},
+};
+const std::vector<std::string> kRootKeys = {"name",       "description",   "device",  "intra_node",
+                                            "inter_node", "gpus_per_node", "sources", "host"};
 constexpr int kMaxGpusPerNode = 4096;
 
 // Levenshtein distance, to suggest the key a typo meant.
@@ -242,6 +246,14 @@ HardwareProfile parseProfile(const std::string& json_text, const std::string& fi
   p.intra_node = readLink(r, root, "intra_node", "the link between GPUs of one node");
   p.inter_node = readLink(r, root, "inter_node", "the link between nodes");
 
+  // Optional: a profile without it issues work for free on the host.
+  if (const auto host = root.find("host"); host != root.end()) {
+    if (!host->is_object()) r.fail("host must be an object (the CPU side of each launch), got " + describe(*host));
+    r.checkKeys(*host, "host", keysOf(kHostFields));
+    p.host.kernel_launch = r.number(*host, "host", kHostFields[0]);
+    p.host.unit_hook = r.number(*host, "host", kHostFields[1]);
+  }
+
   const Json& gpus = r.require(root, "", "gpus_per_node", "an integer");
   int64_t gpus_per_node = 0;
   if (!jsonInteger(gpus, gpus_per_node) || gpus_per_node < 1 || gpus_per_node > kMaxGpusPerNode)
@@ -298,6 +310,11 @@ Json profileJson(const HardwareProfile& p) {
     Json& l = j[key];
     l[kLinkFields[0].key] = link->bandwidth / kGiga;
     l[kLinkFields[1].key] = link->latency / kMicro;
+  }
+  if (p.host.kernel_launch > 0 || p.host.unit_hook > 0) {
+    Json& h = j["host"];
+    h[kHostFields[0].key] = p.host.kernel_launch / kMicro;
+    h[kHostFields[1].key] = p.host.unit_hook / kMicro;
   }
   j["gpus_per_node"] = p.gpus_per_node;
   j["sources"] = p.sources;

@@ -9,14 +9,16 @@ namespace shardscope {
 
 FsdpStrategy::FsdpStrategy(RankEnv& env)
     : m_env(env),
-      m_units(env.spec, env.config.unitBlocks(), env.gather->groupSize()),
+      m_units(env.spec, env.config.unitBlocks(), env.gather->groupSize(), env.config.wrapPolicy()),
       m_shard(m_units.shardOf(env.gather->groupRank())),
       m_model(makeRankModel(env)),
       m_prefetchForward(env.config.prefetchMode() == Prefetch::Forward ||
                         env.config.prefetchMode() == Prefetch::Both),
       m_prefetchBackward(env.config.prefetchMode() == Prefetch::Backward ||
                          env.config.prefetchMode() == Prefetch::Both),
-      m_reshard(env.config.reshardAfterForward()) {
+      m_reshard(env.config.reshardAfterForward()),
+      m_reduceFp32(env.config.reduceDType() == CommDType::Fp32),
+      m_paramFp32(env.config.paramDType() == CommDType::Fp32) {
   if (env.config.inject_branch && env.config.inject_branch->rank == env.ctx.rank)
     m_skipSegment = env.config.inject_branch->block + 1;
   const size_t n = m_units.units().size();
@@ -48,6 +50,13 @@ void FsdpStrategy::setup() {
   cpu::f32ToBf16(master.data(), params.data(), s);
   m_env.ctx.ops().upload(m_master.data(), master.data(), m_master.bytes());
   m_env.ctx.ops().upload(m_paramShard.data(), params.data(), m_paramShard.bytes());
+}
+
+void FsdpStrategy::hostIssue(int kernels, int hooks) {
+  // Modeled clock: the rank's host thread spends the profile's host cost on
+  // what it issues, and a stream never starts a task before it was issued, so
+  // this only shows where the host falls behind the device.
+  if (m_env.ctx.cost) m_env.ctx.clock.advance(m_env.ctx.cost->hostIssueNs(kernels, hooks));
 }
 
 bool FsdpStrategy::skipsUnit(int unit) const {
@@ -104,25 +113,53 @@ void FsdpStrategy::issueGather(int unit, Phase phase) {
     }
   }
   if (unit > 0) m_phaseGathers.push_back(unit);
-  const int32_t op = ctx.newOp();
-  m_gatherOp[unit] = op;
+  const FsdpUnit& u = m_units.units()[unit];
+  // One all-gather per flat parameter (one per unit with block wrapping, one
+  // per Linear with linear wrapping), in offset order: each piece's padding
+  // lands where the next piece is then written.
+  // Each flat parameter's pre-forward (pre-backward) hook issues its all-gather.
+  const int pieces = static_cast<int>(u.pieces.size());
+  hostIssue(pieces, pieces);
+  std::vector<int32_t> ops;
+  std::vector<int64_t> tickets;
+  for (size_t i = 0; i < u.pieces.size(); ++i) {
+    ops.push_back(ctx.newOp());
+    // The gather and reduce streams share the rank's link: tickets in issue order.
+    tickets.push_back(m_env.gather->takeLinkTicket());
+  }
+  m_gatherOp[unit] = ops.back();
   m_live[unit] = true;
   m_freedEvent[unit] = nullptr;
   m_order.emplace_back("all_gather", unit);
-  const FsdpUnit& u = m_units.units()[unit];
-  // The gather and reduce streams share the rank's link: tickets in issue order.
-  const int64_t ticket = m_env.gather->takeLinkTicket();
-  gather.enqueue([this, &ctx, unit, op, dep, ticket, &u] {
-    m_gathered[unit] = Buffer<bf16>(ctx.ledger, Category::Gathered, static_cast<size_t>(u.padded));
-    CollectiveTag tag;
-    tag.unit = unit;
-    tag.dep = dep;
-    tag.op = op;
-    tag.link_ticket = ticket;
-    m_env.gather->allGather(m_paramShard.data() + m_shard.unit_offset[unit], m_gathered[unit].data(),
-                            static_cast<size_t>(u.chunk()), DType::BF16, tag, Lane::Gather);
+  gather.enqueue([this, &ctx, unit, ops, dep, tickets, &u] {
+    const auto n = static_cast<size_t>(u.gatheredElements());
+    m_gathered[unit] = Buffer<bf16>(ctx.ledger, Category::Gathered, n);
+    // param_dtype fp32: the fp32 master shard is what moves; the model then
+    // computes on a bf16 cast of it, as autocast casts fp32 weights.
+    Buffer<float> gathered32;
+    if (m_paramFp32) gathered32 = Buffer<float>(ctx.ledger, Category::Gathered, n);
+    for (size_t i = 0; i < u.pieces.size(); ++i) {
+      const FsdpPiece& piece = u.pieces[i];
+      CollectiveTag tag;
+      tag.unit = unit;
+      tag.dep = dep;
+      tag.op = ops[i];
+      tag.link_ticket = tickets[i];
+      const auto chunk = static_cast<size_t>(piece.padded / u.group);
+      const int64_t from = m_shard.unit_offset[unit] + piece.shard_offset;
+      if (m_paramFp32)
+        m_env.gather->allGather(m_master.data() + from, gathered32.data() + piece.offset, chunk, DType::F32, tag,
+                                Lane::Gather);
+      else
+        m_env.gather->allGather(m_paramShard.data() + from, m_gathered[unit].data() + piece.offset, chunk,
+                                DType::BF16, tag, Lane::Gather);
+    }
+    if (m_paramFp32) {
+      if (!ctx.meta()) ctx.ops().f32ToBf16(gathered32.data(), m_gathered[unit].data(), n);
+      ctx.chargeMemory(6.0 * double(n));  // read fp32, write bf16
+    }
   });
-  m_gatheredEvent[unit] = gather.record(op);
+  m_gatheredEvent[unit] = gather.record(ops.back());
 }
 
 void FsdpStrategy::issueFree(int unit) {
@@ -154,10 +191,13 @@ void FsdpStrategy::issueCompute(int unit, const std::vector<int>& segments, Phas
   if (phase == Phase::Backward && segments.front() == u.segments.back()) {
     // The unit's first backward segment: its full (unsharded) gradient appears.
     m_env.compute.enqueue([this, &ctx, unit, &u] {
-      m_gradFull[unit] = Buffer<bf16>(ctx.ledger, Category::GradFull, static_cast<size_t>(u.padded));
+      m_gradFull[unit] = Buffer<bf16>(ctx.ledger, Category::GradFull, static_cast<size_t>(u.gatheredElements()));
     });
   }
   for (int seg : segments) {
+    // The host launches the segment's kernels before the stream can run them.
+    const auto [first_param, last_param] = m_env.spec.segmentParams(seg);
+    hostIssue((phase == Phase::Forward ? 1 : 2) * (last_param - first_param), 0);
     const int32_t op = ctx.newOp();
     m_lastComputeOp[unit] = op;
     m_order.emplace_back(phase == Phase::Forward ? "forward" : "backward", unit);
@@ -194,28 +234,83 @@ void FsdpStrategy::issueReduce(int unit) {
   m_env.reduce_stream->waitEvent(m_env.compute.record(bwd_op));
   m_order.emplace_back("reduce_scatter", unit);
   const FsdpUnit& u = m_units.units()[unit];
-  const int64_t reduce_ticket = m_env.reduce->takeLinkTicket();
-  const int64_t replicate_ticket = m_env.replicate ? m_env.replicate->takeLinkTicket() : -1;
-  m_env.reduce_stream->enqueue([this, &ctx, unit, bwd_op, reduce_ticket, replicate_ticket, &u] {
+  // Each flat parameter's post-backward hook issues its reduce-scatter.
+  hostIssue(static_cast<int>(u.pieces.size()), static_cast<int>(u.pieces.size()));
+  // Tickets in the order the reduce stream uses them (last piece first).
+  std::vector<int64_t> reduce_tickets(u.pieces.size()), replicate_tickets(u.pieces.size());
+  for (size_t k = u.pieces.size(); k-- > 0;) {
+    reduce_tickets[k] = m_env.reduce->takeLinkTicket();
+    replicate_tickets[k] = m_env.replicate ? m_env.replicate->takeLinkTicket() : -1;
+  }
+  if (m_reduceFp32) {
+    m_env.reduce_stream->enqueue([this, unit, bwd_op, reduce_tickets, replicate_tickets] {
+      reduceFp32(unit, bwd_op, reduce_tickets, replicate_tickets);
+    });
+    return;
+  }
+  m_env.reduce_stream->enqueue([this, &ctx, unit, bwd_op, reduce_tickets, replicate_tickets, &u] {
     Buffer<bf16>& full = m_gradFull[unit];
     // Pre-divide by the data-parallel size: the shard-group sum (and, for HSDP, the
     // sum across replicas) then yields the mean gradient, as in DDP.
     if (m_env.dp_size > 1 && !ctx.meta())
       ctx.ops().scaleBf16(full.data(), 1.0f / static_cast<float>(m_env.dp_size), full.size());
     ctx.chargeMemory(2.0 * full.bytes());
-    bf16* shard = m_gradShard.data() + m_shard.unit_offset[unit];
-    const auto chunk = static_cast<size_t>(u.chunk());
+    // One reduce-scatter per flat parameter, last piece first: a piece's
+    // padding reads the start of the next piece, already reduced by then.
+    for (size_t k = u.pieces.size(); k-- > 0;) {
+      const FsdpPiece& piece = u.pieces[k];
+      bf16* shard = m_gradShard.data() + m_shard.unit_offset[unit] + piece.shard_offset;
+      const auto chunk = static_cast<size_t>(piece.padded / u.group);
+      CollectiveTag tag;
+      tag.unit = unit;
+      tag.dep = bwd_op;
+      tag.link_ticket = reduce_tickets[k];
+      m_env.reduce->reduceScatter(full.data() + piece.offset, shard, chunk, DType::BF16, tag, Lane::Reduce);
+      if (k == 0) full.reset();  // every piece reduced: the full gradient goes
+      if (m_env.replicate) {
+        tag.link_ticket = replicate_tickets[k];  // its own link's queue when it crosses nodes
+        m_env.replicate->allReduce(shard, chunk, DType::BF16, tag, Lane::Reduce);
+      }
+    }
+  });
+}
+
+void FsdpStrategy::reduceFp32(int unit, int32_t bwd_op, const std::vector<int64_t>& reduce_tickets,
+                              const std::vector<int64_t>& replicate_tickets) {
+  // reduce_dtype fp32: the bf16 gradient is cast up, pre-divided and reduced
+  // in fp32 (every partial sum in fp32); the reduced shard is cast back to
+  // the bf16 gradient shard the optimizer reads.
+  RankContext& ctx = m_env.ctx;
+  const FsdpUnit& u = m_units.units()[unit];
+  Buffer<bf16>& full = m_gradFull[unit];
+  Buffer<float> full32(ctx.ledger, Category::GradFull, full.size());
+  Buffer<float> shard32(ctx.ledger, Category::GradFull, static_cast<size_t>(u.chunk()));
+  if (!ctx.meta()) {
+    cpu::bf16ToF32(full.data(), full32.data(), full.size());
+    const float scale = 1.0f / static_cast<float>(m_env.dp_size);
+    for (size_t i = 0; i < full32.size(); ++i) full32.data()[i] *= scale;
+  }
+  ctx.chargeMemory(6.0 * double(full.size()) + 2.0 * full32.bytes());  // cast up, scale
+  for (size_t k = u.pieces.size(); k-- > 0;) {
+    const FsdpPiece& piece = u.pieces[k];
+    float* shard = shard32.data() + piece.shard_offset;
+    const auto chunk = static_cast<size_t>(piece.padded / u.group);
     CollectiveTag tag;
     tag.unit = unit;
     tag.dep = bwd_op;
-    tag.link_ticket = reduce_ticket;
-    m_env.reduce->reduceScatter(full.data(), shard, chunk, DType::BF16, tag, Lane::Reduce);
-    full.reset();
-    if (m_env.replicate) {
-      tag.link_ticket = replicate_ticket;  // its own link's queue when it crosses nodes
-      m_env.replicate->allReduce(shard, chunk, DType::BF16, tag, Lane::Reduce);
+    tag.link_ticket = reduce_tickets[k];
+    m_env.reduce->reduceScatter(full32.data() + piece.offset, shard, chunk, DType::F32, tag, Lane::Reduce);
+    if (k == 0) {
+      full.reset();
+      full32.reset();
     }
-  });
+    if (m_env.replicate) {
+      tag.link_ticket = replicate_tickets[k];
+      m_env.replicate->allReduce(shard, chunk, DType::F32, tag, Lane::Reduce);
+    }
+  }
+  if (!ctx.meta()) ctx.ops().f32ToBf16(shard32.data(), m_gradShard.data() + m_shard.unit_offset[unit], shard32.size());
+  ctx.chargeMemory(6.0 * double(shard32.size()));
 }
 
 double FsdpStrategy::step(int step) {
@@ -277,6 +372,7 @@ double FsdpStrategy::step(int step) {
     ScopedEvent scope(ctx, Lane::Compute, EventKind::Wait);
     reduced->wait(ctx.control);
   });
+  hostIssue(1, 0);  // one fused Adam kernel over the shard
   m_env.compute.enqueue([this, &ctx, step] {
     ctx.gatePoint(EventKind::OptimizerStep);
     ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);

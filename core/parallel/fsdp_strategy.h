@@ -42,7 +42,10 @@ class FsdpStrategy : public ParallelStrategy {
   void issueFree(int unit);
   void issueCompute(int unit, const std::vector<int>& segments, Phase phase);
   void issueReduce(int unit);
+  void reduceFp32(int unit, int32_t bwd_op, const std::vector<int64_t>& reduce_tickets,
+                  const std::vector<int64_t>& replicate_tickets);
   bool skipsUnit(int unit) const;
+  void hostIssue(int kernels, int hooks);  // host thread: the profile's launch costs
   bf16* gatheredSegment(int unit, int segment);
   bf16* gradSegment(int unit, int segment);
 
@@ -51,6 +54,7 @@ class FsdpStrategy : public ParallelStrategy {
   FsdpUnits::Shard m_shard;
   std::unique_ptr<Model> m_model;
   const bool m_prefetchForward, m_prefetchBackward, m_reshard;
+  const bool m_reduceFp32, m_paramFp32;  // MixedPrecision reduce_dtype / param_dtype fp32
   int m_skipSegment = -1;  // inject-branch on this rank
 
   Buffer<bf16> m_paramShard, m_gradShard;

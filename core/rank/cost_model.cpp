@@ -33,6 +33,10 @@ CostModel::CostModel(HardwareProfile profile) : m_profile(std::move(profile)) {
   requirePositive(m_profile, "device.mem_bandwidth_gb_per_s", d.mem_bandwidth);
   requirePositive(m_profile, "intra_node.bandwidth_gb_per_s", m_profile.intra_node.bandwidth);
   requirePositive(m_profile, "inter_node.bandwidth_gb_per_s", m_profile.inter_node.bandwidth);
+  for (const double host : {m_profile.host.kernel_launch, m_profile.host.unit_hook})
+    if (!(host >= 0) || !std::isfinite(host))
+      throw ConfigError("profile '" + m_profile.name + "': a host cost must be a finite number >= 0, got " +
+                        number(host));
   for (const double latency : {m_profile.intra_node.latency, m_profile.inter_node.latency})
     if (!(latency >= 0) || !std::isfinite(latency))
       throw ConfigError("profile '" + m_profile.name + "': a link's latency_us must be a finite number >= 0, got " +
@@ -56,6 +60,10 @@ int64_t CostModel::computeNs(double flops, double bytes) const {
 }
 
 int64_t CostModel::memoryNs(double bytes) const { return toNs(bytes / m_profile.device.mem_bandwidth); }
+
+int64_t CostModel::hostIssueNs(int kernels, int hooks) const {
+  return toNs(kernels * m_profile.host.kernel_launch + hooks * m_profile.host.unit_hook);
+}
 
 bool CostModel::sameNode(const std::vector<int>& members) const {
   const int per_node = std::max(1, m_profile.gpus_per_node);

@@ -25,6 +25,8 @@ class CostModel {
   // bytes_sent: what this rank put on the wire (measured at the sends).
   int64_t collectiveNs(EventKind kind, double bytes_sent, const std::vector<int>& members) const;
   bool sameNode(const std::vector<int>& members) const;
+  // The host thread's time to issue `kernels` kernel launches and `hooks` FSDP unit hooks.
+  int64_t hostIssueNs(int kernels, int hooks) const;
 
  private:
   int64_t toNs(double seconds) const;

@@ -24,6 +24,15 @@ struct HardwareProfile {
     double latency = 0;    // seconds per message (one ring step)
   } intra_node, inter_node;
 
+  // The host's side of each launch (seconds), as the CPU thread that issues
+  // the work pays it: a kernel launch, and one FSDP unit's hooks (pre/post
+  // forward and backward: each issues an all-gather or a reduce-scatter).
+  // 0 = free; a profile without a "host" object has both 0.
+  struct Host {
+    double kernel_launch = 0;
+    double unit_hook = 0;
+  } host;
+
   int gpus_per_node = 1;
   std::vector<std::string> sources;  // datasheet citations, or how it was measured
 };
