@@ -96,8 +96,10 @@ void CompareCommView::setRuns(const std::vector<ComparedRun>& runs) {
   m_table->setVerticalHeaderLabels(row_names);
   for (QCPBars* b : m_kindBars) b->data()->clear();
   m_expected->data()->clear();
+  m_plot->clearItems();
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   double top = 0;
+  int64_t first_sent = -1;  // the first run's total: each bar says how many times it sends
   bool any_expected = false;
   for (int i = 0; i < m_runs; ++i) {
     const ComparedRun& run = runs[static_cast<size_t>(i)];
@@ -125,6 +127,23 @@ void CompareCommView::setRuns(const std::vector<ComparedRun>& runs) {
       m_kindBars[k]->addData(i - 0.18, static_cast<double>(sent[k]) / kCommCompareMiB);
       stacked += static_cast<double>(sent[k]) / kCommCompareMiB;
     }
+    const int64_t total = stats.sentTotal(0);
+    if (first_sent < 0) first_sent = total;
+    auto* text = new QCPItemText(m_plot);
+    text->position->setCoords(i - 0.18, stacked);
+    text->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+    text->setTextAlignment(Qt::AlignHCenter);
+    text->setText(first_sent > 0 ? tr("%1 MiB\n%2× %3").arg(commMibText(total))
+                                       .arg(static_cast<double>(total) / static_cast<double>(first_sent), 0, 'f', 2)
+                                       .arg(QString::fromStdString(runs.front().label))
+                                 : tr("%1 MiB").arg(commMibText(total)));
+    QFont font = m_plot->font();
+    font.setPointSizeF(8);
+    font.setBold(true);
+    text->setFont(font);
+    text->setColor(QColor(0x22, 0x22, 0x22));
+    text->setPadding(QMargins(0, 0, 0, 3));
+    text->setClipToAxisRect(false);
     const int64_t expected = stats.expectedTotal();
     cell(5, expected > 0 ? QString::number(static_cast<double>(stats.sentTotal(0)) / static_cast<double>(expected), 'f', 3) +
                                QStringLiteral("×")
@@ -159,7 +178,7 @@ void CompareCommView::setRuns(const std::vector<ComparedRun>& runs) {
   PlotStyle::updateLegendRow(m_plot, false);
   m_plot->xAxis->setTicker(ticker);
   m_plot->xAxis->setRange(-0.6, std::max(0.6, m_runs - 0.4));
-  m_plot->yAxis->setRange(0, top > 0 ? top * 1.15 : 1.0);
+  m_plot->yAxis->setRange(0, top > 0 ? top * 1.25 : 1.0);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

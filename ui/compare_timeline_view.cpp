@@ -164,8 +164,6 @@ void CompareTimelineView::rebuild() {
   auto* margins = new QCPMarginGroup(m_plot);
   QCPLayoutGrid* grid = m_plot->plotLayout();
   uint32_t kinds = 0;
-  int64_t widest_ns = 0;  // the longest run from its aligned step to its end
-  int64_t earliest_ns = 0;  // the earliest step start, relative (<= 0)
   for (size_t i = 0; i < m_runs.size(); ++i) {
     auto band = std::make_unique<Band>();
     const ComparedRun& run = m_runs[i];
@@ -173,9 +171,6 @@ void CompareTimelineView::rebuild() {
     band->layout.sync(*run.store);
     kinds |= band->layout.kinds();
     band->offset_ms = static_cast<double>(aligned.begin_ns) / kNsPerMs;
-    widest_ns = std::max(widest_ns, band->layout.drawnEnd() - aligned.begin_ns);
-    if (!band->layout.stepStarts().empty())
-      earliest_ns = std::min(earliest_ns, band->layout.stepStarts().front().ns - aligned.begin_ns);
     band->rect = i == 0 ? m_plot->axisRect() : new QCPAxisRect(m_plot, true);
     band->title = new QCPTextElement(m_plot, QString(), title_font);
     band->title->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
@@ -264,12 +259,34 @@ void CompareTimelineView::rebuild() {
   m_plot->legend->setMargins(QMargins(4, 2, 4, 0));
   PlotStyle::updateLegendRow(m_plot, true);
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-  // From the earliest step on (setup left out) to the end of the longest run.
-  m_lo = static_cast<double>(earliest_ns) / kNsPerMs;
-  m_hi = std::max(m_lo + 1e-3, static_cast<double>(widest_ns) / kNsPerMs);
-  const double pad = (m_hi - m_lo) * 0.01;
-  m_lo -= pad;
-  m_hi += pad;
+  // The aligned step itself, the longest of the runs' (wheel out for the rest).
+  int64_t longest = 1;
+  for (const StepAlignment::Run& r : m_alignment.runs) longest = std::max(longest, r.step_ns);
+  m_lo = -0.03 * static_cast<double>(longest) / kNsPerMs;
+  m_hi = 1.03 * static_cast<double>(longest) / kNsPerMs;
+  // Each band's step end: where the difference in step time shows.
+  for (size_t i = 0; i < m_bands.size(); ++i) {
+    Band& band = *m_bands[i];
+    auto* end = new QCPItemStraightLine(m_plot);
+    end->setClipAxisRect(band.rect);
+    for (QCPItemPosition* p : {end->point1, end->point2}) p->setAxes(band.rect->axis(QCPAxis::atBottom), band.rect->axis(QCPAxis::atLeft));
+    const double x = band.offset_ms + static_cast<double>(m_alignment.runs[i].step_ns) / kNsPerMs;
+    end->point1->setCoords(x, 0);
+    end->point2->setCoords(x, 1);
+    end->setPen(QPen(Palette::cursor(), 1.5, Qt::DashLine));
+    auto* label = new QCPItemText(m_plot);
+    label->setClipAxisRect(band.rect);
+    label->position->setAxes(band.rect->axis(QCPAxis::atBottom), band.rect->axis(QCPAxis::atLeft));
+    label->position->setCoords(x, 0);
+    label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+    label->setText(tr("step %1 ends").arg(m_alignment.step));
+    QFont f = tick_font;
+    f.setBold(true);
+    label->setFont(f);
+    label->setColor(Palette::cursor());
+    label->setBrush(QColor(255, 255, 255, 210));
+    label->setPadding(QMargins(3, 1, 3, 1));
+  }
   m_syncing = true;
   for (const auto& band : m_bands)
     band->rect->axis(QCPAxis::atBottom)->setRange(m_lo + band->offset_ms, m_hi + band->offset_ms);
