@@ -93,8 +93,10 @@ CompareMemoryView::CompareMemoryView(QWidget* parent) : QWidget(parent) {
 }
 
 QString CompareMemoryView::figureTitle() const {
-  return tr("Model state per rank, %1 runs compared: measured by the allocator beside the ZeRO paper's formula")
-      .arg(m_measured.size());
+  const QString psi = m_params > 0 ? tr(" (Ψ = %1 M parameters)").arg(static_cast<double>(m_params) * 1e-6, 0, 'f', 2) : QString();
+  return tr("Model state per rank, %1 runs compared%2: measured by the allocator beside the ZeRO paper's formula")
+      .arg(m_measured.size())
+      .arg(psi);
 }
 
 void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs) {
@@ -108,6 +110,9 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs) {
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   double top = 0;
   QStringList lines;
+  m_params = runs.empty() ? 0 : runs.front().store->meta().params;
+  for (const ComparedRun& run : runs)
+    if (run.store->meta().params != m_params) m_params = 0;  // different models: no one Ψ to name
   for (size_t i = 0; i < runs.size(); ++i) {
     const ComparedRun& run = runs[i];
     const EventStore& store = *run.store;
@@ -139,17 +144,23 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs) {
                     .arg(QString::fromStdString(modelStateFormula(*strategy)))
                     .arg(per_param, 0, 'g', 4);
       m_predictedBars->addData(x + kComparePredictedOffset, predicted / kCompareMiB);
-      compareBarLabel(m_plot, x + kComparePredictedOffset, predicted / kCompareMiB, formula, false);
     }
     m_predicted.push_back(predicted);
     m_formulas << formula;
+    // Over the pair, centred (narrow docks have no room for a label per bar):
+    // the formula, and above it the measurement.
+    const double pair_top = std::max(static_cast<double>(state), predicted) / kCompareMiB;
+    QCPItemText* formula_text = compareBarLabel(m_plot, x, pair_top, formula.isEmpty() ? tr("no formula") : formula, false);
     const QString measured = params > 0 ? QStringLiteral("%1 MiB\n%2 B/param")
                                               .arg(static_cast<double>(state) / kCompareMiB, 0, 'f', 2)
                                               .arg(static_cast<double>(state) / static_cast<double>(params), 0, 'f', 2)
                                         : QStringLiteral("%1 MiB").arg(static_cast<double>(state) / kCompareMiB, 0, 'f', 2);
-    compareBarLabel(m_plot, x + kCompareMeasuredOffset, static_cast<double>(state) / kCompareMiB, measured, true);
+    QCPItemText* measured_text = compareBarLabel(m_plot, 0, 0, measured, true);
+    measured_text->position->setType(QCPItemPosition::ptAbsolute);
+    measured_text->position->setParentAnchor(formula_text->top);
+    measured_text->position->setCoords(0, 0);
     top = std::max({top, static_cast<double>(state) / kCompareMiB, predicted / kCompareMiB});
-    const QString ranks = store.meta().ranks > 0 ? tr("%1 ranks").arg(store.meta().ranks) : QString();
+    const QString ranks = store.meta().ranks > 0 ? tr("N = %1 ranks").arg(store.meta().ranks) : QString();
     ticker->addTick(x, QString::fromStdString(run.label) + (ranks.isEmpty() ? QString() : QStringLiteral("\n") + ranks));
     lines << tr("<b>%1</b> %2 MiB").arg(QString::fromStdString(run.label).toHtmlEscaped())
                  .arg(static_cast<double>(state) / kCompareMiB, 0, 'f', 2);
@@ -169,7 +180,7 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs) {
   const auto n = static_cast<double>(runs.size());
   m_plot->xAxis->setRange(-0.6, std::max(0.6, n - 0.4));
   // Headroom for the two-line labels above the bars.
-  m_plot->yAxis->setRange(0, top > 0 ? top * 1.3 : 1.0);
+  m_plot->yAxis->setRange(0, top > 0 ? top * 1.45 : 1.0);
   m_summary->setText(tr("Rank 0's model state at its peak, per run (Ψ parameters, N ranks): ") +
                      lines.join(QStringLiteral(" · ")) +
                      tr(". Buckets, gathered parameters and activations are left out; unpin to see them."));

@@ -41,6 +41,7 @@ class CompareMemoryView : public QWidget {
   std::vector<int64_t> m_measured;
   std::vector<double> m_predicted;
   QStringList m_formulas;
+  int64_t m_params = 0;  // Ψ, when every run has the same model
 };
 
 }  // namespace shardscope

@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <qcustomplot.h>
@@ -86,6 +87,12 @@ CompareTimelineView::CompareTimelineView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(m_allRanksBox);
   controls->addWidget(unpin);
   m_box->addLayout(controls);
+  // Bands keep legible lanes: past the page's height they scroll.
+  m_scroll = new QScrollArea(this);
+  m_scroll->setWidgetResizable(true);
+  m_scroll->setFrameShape(QFrame::NoFrame);
+  m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  m_box->addWidget(m_scroll, 1);
   connect(m_stepCombo, &QComboBox::activated, this, [this](int index) { setAlignStep(m_stepCombo->itemData(index).toInt()); });
   connect(m_allRanksBox, &QCheckBox::toggled, this, &CompareTimelineView::setAllRanks);
   connect(unpin, &QPushButton::clicked, this, &CompareTimelineView::unpinRequested);
@@ -135,12 +142,12 @@ QString CompareTimelineView::differenceText(const StepAlignment::Run& run) {
 void CompareTimelineView::rebuild() {
   // A fresh plot per set of runs: its axis rects, layouts and legend are the runs'.
   m_bands.clear();
-  delete m_plot;
+  delete m_scroll->takeWidget();
   m_plot = new QCustomPlot(this);
   m_plot->setObjectName(QStringLiteral("compareTimelinePlot"));
   m_plot->setBackground(Palette::background());
   m_plot->setNoAntialiasingOnDrag(true);
-  m_box->addWidget(m_plot, 1);
+  m_scroll->setWidget(m_plot);
   m_alignment = alignAtStep(m_runs, m_step);
   if (m_runs.size() < 2 || m_alignment.step < 0) {
     m_header->setText(m_runs.size() < 2 ? tr("Pin two or more runs to compare them")
@@ -154,7 +161,7 @@ void CompareTimelineView::rebuild() {
     const QSignalBlocker block(m_stepCombo);
     m_stepCombo->setCurrentIndex(m_stepCombo->findData(m_alignment.step));
   }
-  m_header->setText(tr("<b>%1 runs compared</b>, aligned at step %2's start").arg(m_runs.size()).arg(m_alignment.step));
+  m_header->setText(tr("<b>%1 runs compared</b>, each band's time from the aligned step's start").arg(m_runs.size()));
 
   QFont tick_font = font();
   tick_font.setPointSizeF(8);
@@ -293,7 +300,7 @@ void CompareTimelineView::rebuild() {
   m_syncing = false;
   double total_rows = 0;
   for (const auto& band : m_bands) total_rows += band->shown_rows;
-  m_plot->setMinimumHeight(std::min(420, static_cast<int>(total_rows * kCompareRowPx) + 40 * static_cast<int>(m_bands.size())));
+  m_plot->setMinimumHeight(static_cast<int>(total_rows * kCompareRowPx) + 44 * static_cast<int>(m_bands.size()) + 60);
   PlotStyle::followTheme(m_plot);
   m_plot->replot();
 }

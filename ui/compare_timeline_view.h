@@ -19,6 +19,7 @@ class QCPAxisRect;
 class QCPRange;
 class QCPTextElement;
 class QLabel;
+class QScrollArea;
 class QVBoxLayout;
 
 namespace shardscope {
@@ -64,6 +65,7 @@ class CompareTimelineView : public QWidget {
   QLabel* m_header;
   QComboBox* m_stepCombo;
   QCheckBox* m_allRanksBox;
+  QScrollArea* m_scroll;
   QCustomPlot* m_plot = nullptr;
 };
 

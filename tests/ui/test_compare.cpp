@@ -93,6 +93,19 @@ void renderBoth(MainWindow& w, const QString& view, const QTemporaryDir& dir) {
   }
 }
 
+// With SHARDSCOPE_KEEP_FIGURES=DIR: the window itself at both sizes, to look at.
+void keepWindow(MainWindow& w, const QString& name) {
+  if (!qEnvironmentVariableIsSet("SHARDSCOPE_KEEP_FIGURES")) return;
+  const QSize before = w.size();
+  for (const QSize size : {QSize(1280, 720), QSize(1920, 1080)}) {
+    w.resize(size);
+    QTest::qWait(400);
+    w.grab().save(qEnvironmentVariable("SHARDSCOPE_KEEP_FIGURES") +
+                  QStringLiteral("/window-%1-%2x%3.png").arg(name).arg(size.width()).arg(size.height()));
+  }
+  w.resize(before);
+}
+
 }  // namespace
 
 class TestCompare : public QObject {
@@ -131,7 +144,7 @@ class TestCompare : public QObject {
       QCOMPARE(view->measuredBytes()[static_cast<size_t>(i)], state);
       const double predicted = s["per_rank"][0]["expected_model_state_bytes_per_param"].get<double>() * s["params"].get<double>();
       QVERIFY(std::abs(view->predictedBytes()[static_cast<size_t>(i)] - predicted) < 1.0);
-      QVERIFY2(view->formulaLabels()[i].startsWith(formulas[i] + QLatin1Char('\n')), qPrintable(view->formulaLabels()[i]));
+      QVERIFY2(view->formulaLabels()[i].startsWith(formulas[i] + QStringLiteral("\n= ")), qPrintable(view->formulaLabels()[i]));
       QVERIFY(std::abs(s["per_rank"][0]["model_state_bytes_per_param"].get<double>() - expected_bpp[i]) < 0.05);
     }
     // What is drawn: the stacked bars' height at each run and the labels on the plot.
@@ -154,6 +167,7 @@ class TestCompare : public QObject {
     }
     QTemporaryDir dir;
     renderBoth(w, QStringLiteral("memory"), dir);
+    keepWindow(w, QStringLiteral("memory"));
     // The comm view tables the runs in columns; zero3 sends 1.5× what ddp sends.
     auto* comm = page<CommPage>(w, "comm");
     QCOMPARE(stackOf(comm)->currentWidget(), static_cast<QWidget*>(comm->compareView()));
@@ -200,6 +214,8 @@ class TestCompare : public QObject {
     QVERIFY(view->bandText(0).contains(QString::number(static_cast<double>(off_ns) * 1e-6, 'f', 3)));
     QTemporaryDir dir;
     renderBoth(w, QStringLiteral("timeline"), dir);
+    w.showView(QStringLiteral("comm"));
+    keepWindow(w, QStringLiteral("timeline"));
     // Every band's time axis starts the aligned step at 0.
     for (int i = 0; i < 2; ++i) {
       const QCPRange r = view->plot()->axisRect(i)->axis(QCPAxis::atBottom)->range();
