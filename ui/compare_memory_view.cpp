@@ -93,10 +93,8 @@ CompareMemoryView::CompareMemoryView(QWidget* parent) : QWidget(parent) {
 }
 
 QString CompareMemoryView::figureTitle() const {
-  const QString psi = m_params > 0 ? tr(" (Ψ = %1 M parameters)").arg(static_cast<double>(m_params) * 1e-6, 0, 'f', 2) : QString();
-  return tr("Model state per rank, %1 runs compared%2: measured by the allocator beside the ZeRO paper's formula")
-      .arg(m_measured.size())
-      .arg(psi);
+  const QString psi = m_params > 0 ? tr(", Ψ = %1 M parameters").arg(static_cast<double>(m_params) * 1e-6, 0, 'f', 2) : QString();
+  return tr("Model state per rank, measured beside the ZeRO paper's formula (%1 runs%2)").arg(m_measured.size()).arg(psi);
 }
 
 void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs) {
