@@ -53,12 +53,15 @@ CompareController::CompareController(Inspection* inspection, RunHistoryModel* hi
   updateActions();
 }
 
-std::optional<ComparedRun> CompareController::comparedRun(const RunRecord& record) {
+std::optional<ComparedRun> CompareController::comparedRun(const RunRecord& record, bool events) {
   if (!record.trace && !record.result) return std::nullopt;
   ComparedRun run;
   run.label = record.label.toStdString();
   auto store = std::make_shared<EventStore>();
-  if (record.trace) store->setFromTrace(*record.trace);
+  if (record.trace && (events || !record.result))
+    store->setFromTrace(*record.trace);
+  else if (record.trace)
+    store->reset(*record.trace);
   run.store = std::move(store);
   run.result = record.result;
   return run;
@@ -102,7 +105,7 @@ QList<int> CompareController::selectedRows() const {
 
 QString CompareController::readout(int a, int b) const {
   if (a < 0 || b < 0 || a >= m_history->runCount() || b >= m_history->runCount()) return {};
-  const std::optional<ComparedRun> ra = comparedRun(m_history->run(a)), rb = comparedRun(m_history->run(b));
+  const std::optional<ComparedRun> ra = comparedRun(m_history->run(a), false), rb = comparedRun(m_history->run(b), false);
   if (!ra || !rb) return {};
   QStringList parts;
   for (const FigureRatio& f : compareFigures(runFigures(*ra), runFigures(*rb))) {

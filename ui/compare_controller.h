@@ -40,8 +40,10 @@ class CompareController : public QObject {
   // The readout for rows a and b ("" when either has nothing to compare).
   QString readout(int a, int b) const;
   QString readoutText() const { return m_readout; }  // the one shown now
-  // A run of the table as compare mode sees it (its trace's events, its result).
-  static std::optional<ComparedRun> comparedRun(const RunRecord& record);
+  // A run of the table as compare mode sees it (its trace's events, its
+  // result); events = false keeps only the trace's metadata when the run has
+  // a result (the readout's figures then need no events).
+  static std::optional<ComparedRun> comparedRun(const RunRecord& record, bool events = true);
 
   QAction* pinAction() const { return m_pinAction; }
   QAction* unpinAction() const { return m_unpinAction; }

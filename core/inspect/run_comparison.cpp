@@ -1,6 +1,7 @@
 #include "inspect/run_comparison.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -14,13 +15,13 @@ namespace shardscope {
 namespace {
 
 // Per (rank, step) timing of the steps every rank completed, from the events.
-std::vector<StepMetrics> completedSteps(const EventStore& store) {
+std::vector<StepMetrics> comparedCompletedSteps(const EventStore& store) {
   std::vector<std::vector<Event>> events(static_cast<size_t>(store.rankCount()));
   for (int r = 0; r < store.rankCount(); ++r) events[static_cast<size_t>(r)] = store.events(r);
   return computeStepMetrics(events);
 }
 
-std::set<int> stepsOnEveryRank(const std::vector<StepMetrics>& metrics, int ranks) {
+std::set<int> comparedStepsOnEveryRank(const std::vector<StepMetrics>& metrics, int ranks) {
   std::map<int, std::set<int>> ranks_of;
   for (const StepMetrics& m : metrics) ranks_of[m.step].insert(m.rank);
   std::set<int> steps;
@@ -29,7 +30,36 @@ std::set<int> stepsOnEveryRank(const std::vector<StepMetrics>& metrics, int rank
   return steps;
 }
 
-int64_t sentOf(const CommBytes& b) { return b.all_reduce + b.reduce_scatter + b.all_gather; }
+// Per step: the earliest step_begin over ranks, the longest rank's wall time
+// and how many ranks completed it — computeStepMetrics' wall_ns (a rank's last
+// step_begin to its last step_end), without copying the run's events.
+struct ComparedStepSpan {
+  int64_t begin_ns = INT64_MAX;
+  int64_t wall_ns = 0;
+  int ranks = 0;
+};
+std::map<int, ComparedStepSpan> comparedStepSpans(const EventStore& store) {
+  std::map<int, ComparedStepSpan> spans;
+  for (int r = 0; r < store.rankCount(); ++r) {
+    std::map<int, std::pair<int64_t, int64_t>> steps;  // step -> (begin, end), -1 unseen
+    for (const Event& e : store.events(r)) {
+      if (e.step < 0 || (e.kind != EventKind::StepBegin && e.kind != EventKind::StepEnd)) continue;
+      auto& be = steps.try_emplace(e.step, -1, -1).first->second;
+      if (e.kind == EventKind::StepBegin) be.first = e.begin_ns;
+      else be.second = e.end_ns;
+    }
+    for (const auto& [step, be] : steps) {
+      if (be.first < 0 || be.second < 0) continue;
+      ComparedStepSpan& s = spans[step];
+      s.begin_ns = std::min(s.begin_ns, be.first);
+      s.wall_ns = std::max(s.wall_ns, be.second - be.first);
+      ++s.ranks;
+    }
+  }
+  return spans;
+}
+
+int64_t comparedSentOf(const CommBytes& b) { return b.all_reduce + b.reduce_scatter + b.all_gather; }
 
 }  // namespace
 
@@ -52,7 +82,7 @@ RunFigures runFigures(const ComparedRun& run) {
     int64_t peak = 0, sent = 0;
     for (const RankResult& rank : r->ranks) {
       peak = std::max(peak, rank.ledger.total_peak);
-      sent = std::max(sent, sentOf(rank.comm_bytes) + sentOf(rank.tp_comm_bytes));
+      sent = std::max(sent, comparedSentOf(rank.comm_bytes) + comparedSentOf(rank.tp_comm_bytes));
     }
     f.peak_bytes = peak;
     f.sent_bytes = sent;
@@ -60,8 +90,8 @@ RunFigures runFigures(const ComparedRun& run) {
     return f;
   }
   // An opened trace: the same figures from its events.
-  const std::vector<StepMetrics> metrics = completedSteps(store);
-  const std::set<int> steps = stepsOnEveryRank(metrics, store.rankCount());
+  const std::vector<StepMetrics> metrics = comparedCompletedSteps(store);
+  const std::set<int> steps = comparedStepsOnEveryRank(metrics, store.rankCount());
   if (!steps.empty()) {
     const int last = *steps.rbegin();
     int64_t step = 0, exposed = 0, n = 0;
@@ -114,9 +144,11 @@ std::vector<FigureRatio> compareFigures(const RunFigures& a, const RunFigures& b
 std::vector<int> commonSteps(const std::vector<ComparedRun>& runs) {
   std::optional<std::set<int>> common;
   for (const ComparedRun& run : runs) {
-    const std::set<int> steps = stepsOnEveryRank(completedSteps(*run.store), run.store->rankCount());
+    std::set<int> steps;
+    for (const auto& [step, span] : comparedStepSpans(*run.store))
+      if (span.ranks == run.store->rankCount()) steps.insert(step);
     if (!common) {
-      common = steps;
+      common = std::move(steps);
       continue;
     }
     std::set<int> both;
@@ -132,14 +164,11 @@ StepAlignment alignAtStep(const std::vector<ComparedRun>& runs, int step) {
   if (steps.empty()) return a;
   a.step = step >= 0 && std::binary_search(steps.begin(), steps.end(), step) ? step : steps.back();
   for (const ComparedRun& run : runs) {
+    const std::map<int, ComparedStepSpan> spans = comparedStepSpans(*run.store);
+    const ComparedStepSpan& span = spans.at(a.step);
     StepAlignment::Run r;
-    r.begin_ns = INT64_MAX;
-    for (int rank = 0; rank < run.store->rankCount(); ++rank)
-      for (const Event& e : run.store->events(rank))
-        if (e.kind == EventKind::StepBegin && e.step == a.step) r.begin_ns = std::min(r.begin_ns, e.begin_ns);
-    for (const StepMetrics& m : completedSteps(*run.store))
-      if (m.step == a.step) r.step_ns = std::max(r.step_ns, m.wall_ns);
-    if (r.begin_ns == INT64_MAX) r.begin_ns = 0;
+    r.begin_ns = span.begin_ns;
+    r.step_ns = span.wall_ns;
     a.runs.push_back(r);
   }
   const int64_t first = a.runs.front().step_ns;

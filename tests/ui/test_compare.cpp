@@ -263,6 +263,15 @@ class TestCompare : public QObject {
                qPrintable(text + QStringLiteral(" lacks ") + shown));
     }
     QCOMPARE(*figures[3].a, static_cast<double>(largestSent(a)));
+    // An opened trace has no result: the same figures from its events.
+    ComparedRun trace_only = *ra;
+    trace_only.result.reset();
+    const RunFigures from_events = runFigures(trace_only);
+    QCOMPARE(*from_events.step_ns, a["last_step"]["step_ns"].get<int64_t>());
+    QCOMPARE(*from_events.exposed_comm_ns, a["last_step"]["exposed_comm_ns"].get<int64_t>());
+    QCOMPARE(*from_events.peak_bytes, largestPeak(a));
+    QCOMPARE(*from_events.model_state_bytes, a["per_rank"][0]["model_state_peak_bytes"].get<int64_t>());
+    QVERIFY(std::abs(static_cast<double>(*from_events.sent_bytes - largestSent(a))) <= 0.01 * static_cast<double>(largestSent(a)));
     QCOMPARE(*figures[0].b, b["last_step"]["step_ns"].get<double>());
     QVERIFY(std::abs(ratios[3] - 1.5) < 0.01);  // ZeRO-3 sends 3N to DDP's 2N
     // A third row: no readout; Ctrl+K pins the three.
