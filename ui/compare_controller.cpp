@@ -47,6 +47,9 @@ CompareController::CompareController(Inspection* inspection, RunHistoryModel* hi
     if (!m_inspection->comparing()) m_pinned.clear();
     updateActions();
   });
+  connect(m_status, &QStatusBar::messageChanged, this, [this](const QString& message) {
+    if (message != m_readout) restoreStatus();
+  });
   m_table->addAction(m_pinAction);
   m_table->addAction(m_unpinAction);
   m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
@@ -128,10 +131,32 @@ void CompareController::selectionChanged() {
     updateActions();
     return;
   }
-  if (!m_readout.isEmpty() && m_status->currentMessage() == m_readout) m_status->clearMessage();
-  m_readout = text;
-  if (!m_readout.isEmpty()) m_status->showMessage(m_readout);
+  showReadout(text);
   updateActions();
+}
+
+void CompareController::showReadout(const QString& text) {
+  const bool shown = !m_readout.isEmpty() && m_status->currentMessage() == m_readout;
+  m_readout = text;
+  if (m_readout.isEmpty()) {
+    restoreStatus();
+    if (shown) m_status->clearMessage();
+    return;
+  }
+  m_status->showMessage(m_readout);
+  // The readout is long: the run's own labels (step, loss, clock, …) make
+  // room until it goes (another message, or another selection).
+  for (QWidget* w : m_status->findChildren<QWidget*>(QString(), Qt::FindDirectChildrenOnly)) {
+    if (!w->isVisible()) continue;
+    w->hide();
+    m_hiddenStatus << w;
+  }
+}
+
+void CompareController::restoreStatus() {
+  for (const QPointer<QWidget>& w : m_hiddenStatus)
+    if (w) w->show();
+  m_hiddenStatus.clear();
 }
 
 void CompareController::updateActions() {

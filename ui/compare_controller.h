@@ -7,6 +7,7 @@
 
 #include <QList>
 #include <QObject>
+#include <QPointer>
 #include <QString>
 #include <functional>
 #include <optional>
@@ -16,6 +17,7 @@
 class QAction;
 class QStatusBar;
 class QTableView;
+class QWidget;
 
 namespace shardscope {
 
@@ -52,6 +54,8 @@ class CompareController : public QObject {
   QList<int> selectedRows() const;
   void selectionChanged();
   void updateActions();
+  void showReadout(const QString& text);  // "" takes it away
+  void restoreStatus();
 
   Inspection* m_inspection;
   RunHistoryModel* m_history;
@@ -60,6 +64,8 @@ class CompareController : public QObject {
   std::function<bool(int)> m_showRow;
   QList<int> m_pinned;
   QString m_readout;
+  // The status bar's own widgets, hidden while the readout needs its width.
+  QList<QPointer<QWidget>> m_hiddenStatus;
   QAction* m_pinAction;
   QAction* m_unpinAction;
 };

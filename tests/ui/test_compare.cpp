@@ -6,6 +6,7 @@
 #include <QImage>
 #include <QItemSelectionModel>
 #include <QProcess>
+#include <QProgressBar>
 #include <QSignalSpy>
 #include <QStackedWidget>
 #include <QStandardPaths>
@@ -241,6 +242,8 @@ class TestCompare : public QObject {
     const QString text = w.compare()->readoutText();
     QVERIFY(!text.isEmpty());
     QCOMPARE(w.statusBar()->currentMessage(), text);
+    QVERIFY(!w.statusBar()->findChild<QProgressBar*>()->isVisible());  // made room for the readout
+    keepWindow(w, QStringLiteral("readout"));
     QVERIFY(w.compare()->pinAction()->isEnabled());
     const json a = summaryOf(w.history()->run(0)), b = summaryOf(w.history()->run(3));
     const double ratios[] = {
@@ -277,6 +280,8 @@ class TestCompare : public QObject {
     // A third row: no readout; Ctrl+K pins the three.
     table->selectionModel()->select(w.history()->index(1, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
     QVERIFY(w.compare()->readoutText().isEmpty());
+    QVERIFY(w.statusBar()->currentMessage().isEmpty());
+    QVERIFY(w.statusBar()->findChild<QProgressBar*>()->isVisible());  // the run's labels are back
     w.compare()->pinAction()->trigger();
     QCOMPARE(w.compare()->pinnedRows(), QList<int>({0, 1, 3}));
     QCOMPARE(w.inspection().compared().size(), size_t(3));
