@@ -4,7 +4,8 @@
 // end, grab the window to a PNG and exit (0 ok, 2 bad input, 3 the run
 // failed); with --step N it starts paused, presses Step N times and grabs the
 // window at that stop. --figure --preset NAME --view V --out FILE runs the preset on the
-// offscreen platform and writes one view's teaching figure (see FigureJob).
+// offscreen platform and writes one view's teaching figure (see FigureJob);
+// --runs N|all|N,M picks the preset's runs it draws, several compared.
 // --log-level sets what the Log dock shows (default info; stderr keeps warn
 // unless it is given); --log-file FILE writes the log there too. --attach ADDR
 // [--server-key KEY] shows a run served elsewhere (run --serve), live.
@@ -121,6 +122,11 @@ int main(int argc, char** argv) {
                                      QStringLiteral("1600"));
   const QCommandLineOption height_opt(QStringLiteral("height"), QStringLiteral("Figure height in px."), QStringLiteral("H"),
                                       QStringLiteral("900"));
+  const QCommandLineOption runs_opt(
+      QStringLiteral("runs"),
+      QStringLiteral("With --figure: which of the preset's runs to draw, N, N,M,… (from 1) or all; several are "
+                     "compared (timeline, memory, comm). Default: the last run the view can draw."),
+      QStringLiteral("N|all|N,M"));
   const QCommandLineOption cursor_opt(QStringLiteral("cursor"),
                                       QStringLiteral("Shared cursor after the run: ms since run start, or auto."),
                                       QStringLiteral("MS"));
@@ -148,8 +154,8 @@ int main(int argc, char** argv) {
       QStringLiteral("With --attach to any address but 127.0.0.1: the serving machine's key (shardscope-cli keys there)."),
       QStringLiteral("KEY"));
   parser.addOptions({open_opt, preset_opt, shot_opt, run_opt, size_opt, figure_opt, view_opt, out_opt, width_opt,
-                     height_opt, cursor_opt, step_opt, theme_opt, log_level_opt, log_file_opt, attach_opt,
-                     server_key_opt});
+                     height_opt, runs_opt, cursor_opt, step_opt, theme_opt, log_level_opt, log_file_opt,
+                     attach_opt, server_key_opt});
   parser.process(app);
 
   if (parser.isSet(log_level_opt)) {
@@ -214,6 +220,13 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (parser.isSet(cursor_opt) && !cursor_auto) job.cursor_ms = cursor_ms;
+    if (parser.isSet(runs_opt)) {
+      job.runs = parser.value(runs_opt);
+      if (job.runs.isEmpty()) {
+        std::fprintf(stderr, "error: --runs must be all, N or N,M,… (the preset's runs, from 1), got ''\n");
+        return 2;
+      }
+    }
     QString message;
     const int code = shardscope::runFigureJob(job, &message);
     std::fprintf(code == 0 ? stdout : stderr, "%s%s\n", code == 0 ? "" : code == 3 ? "run stopped: " : "error: ",
@@ -221,6 +234,10 @@ int main(int argc, char** argv) {
     return code;
   }
 
+  if (parser.isSet(runs_opt)) {
+    std::fprintf(stderr, "error: --runs only works with --figure (usage: --figure --preset NAME --view VIEW --runs N|all|N,M --out FILE)\n");
+    return 2;
+  }
   const bool screenshot = parser.isSet(shot_opt);
   if (parser.isSet(run_opt) && !screenshot) {
     std::fprintf(stderr, "error: --run only works with --screenshot FILE\n");

@@ -2,10 +2,16 @@
 
 #include <QEventLoop>
 
+#include "inspect/run_selection.h"
 #include "main_window.h"
 #include "preset.h"
+#include "run_history_model.h"
 
 namespace shardscope {
+
+QStringList compareViews() {
+  return {QStringLiteral("timeline"), QStringLiteral("memory"), QStringLiteral("comm")};
+}
 
 int runFigureJob(const FigureJob& job, QString* message) {
   const auto fail = [&](int code, const QString& text) {
@@ -22,6 +28,20 @@ int runFigureJob(const FigureJob& job, QString* message) {
   } catch (const PresetError& e) {
     return fail(2, QString::fromStdString(e.what()));
   }
+  const int preset_runs = static_cast<int>(preset.runs.size());
+  std::vector<int> picked;
+  if (!job.runs.isEmpty()) {
+    try {
+      picked = parseRunSelection(job.runs.toStdString(), preset_runs);
+    } catch (const RunSelectionError& e) {
+      return fail(2, QStringLiteral("preset %1: %2").arg(preset.name, QString::fromStdString(e.what())));
+    }
+    if (job.view == QLatin1String("loss") && static_cast<int>(picked.size()) != preset_runs)
+      return fail(2, QStringLiteral("--runs: the loss view overlays every run of the preset (use --runs all or leave it out)"));
+    if (picked.size() > 1 && !compareViews().contains(job.view) && job.view != QLatin1String("loss"))
+      return fail(2, QStringLiteral("--runs: the %1 view draws one run (--runs N); several runs are compared in the %2 views")
+                         .arg(job.view, compareViews().join(QStringLiteral(", "))));
+  }
   MainWindow window;
   window.setPersistSettings(false);
   window.resize(1600, 1000);
@@ -37,12 +57,43 @@ int runFigureJob(const FigureJob& job, QString* message) {
   QString error;
   if (!window.runPreset(preset, &error)) return fail(2, QStringLiteral("preset %1: %2").arg(preset.name, error));
   loop.exec();
+  // The preset's runs are the last rows of the Runs table.
+  const int first_row = window.history()->runCount() - preset_runs;
+  QString shown;  // which runs the figure draws, when not simply the last
+  if (job.view != QLatin1String("loss") && picked.size() == 1) {
+    const int row = first_row + picked.front();
+    if (row < 0 || !window.showHistoryRun(row))
+      return fail(ok ? 2 : 3, QStringLiteral("preset %1: run %2 did not finish, so it has no figure").arg(preset.name).arg(picked.front() + 1));
+    shown = QStringLiteral("run %1 (%2)").arg(picked.front() + 1).arg(preset.runs[static_cast<size_t>(picked.front())].label);
+  } else if (job.view != QLatin1String("loss") && picked.size() > 1) {
+    QList<int> rows;
+    QStringList numbers;
+    for (int i : picked) {
+      rows << first_row + i;
+      numbers << QString::number(i + 1);
+    }
+    if (first_row < 0 || !window.compareRuns(rows, &error))
+      return fail(ok ? 2 : 3, QStringLiteral("preset %1: cannot compare runs %2: %3")
+                                  .arg(preset.name, numbers.join(QStringLiteral(",")), error));
+    shown = QStringLiteral("runs %1 compared").arg(numbers.join(QStringLiteral(",")));
+  } else if (picked.empty() && !window.figureUnavailable(job.view).isEmpty()) {
+    // The last run has nothing for this view (zero3's buckets): the last run that has.
+    for (int i = preset_runs - 2; i >= 0 && first_row + i >= 0; --i) {
+      if (!window.showHistoryRun(first_row + i)) continue;
+      if (window.figureUnavailable(job.view).isEmpty()) {
+        shown = QStringLiteral("run %1 (%2; pick others with --runs)").arg(i + 1).arg(preset.runs[static_cast<size_t>(i)].label);
+        break;
+      }
+    }
+    if (shown.isEmpty() && first_row + preset_runs - 1 >= 0) window.showHistoryRun(first_row + preset_runs - 1);
+  }
   if (job.cursor_ms) window.setCursorTime(static_cast<int64_t>(*job.cursor_ms * 1e6));
   if (const QString why = window.figureUnavailable(job.view); !why.isEmpty())
     return fail(ok ? 2 : 3, QStringLiteral("preset %1: %2").arg(preset.name, why));
   if (!window.exportViewFigure(job.view, job.out, job.width, job.height, &error)) return fail(1, error);
   if (!ok) return fail(3, QStringLiteral("%1 (figure written to %2)").arg(run_message, job.out));
-  return fail(0, QStringLiteral("%1; %2 figure written to %3").arg(run_message, job.view, job.out));
+  return fail(0, QStringLiteral("%1; %2 figure%3 written to %4")
+                     .arg(run_message, job.view, shown.isEmpty() ? QString() : QStringLiteral(" of ") + shown, job.out));
 }
 
 }  // namespace shardscope

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 #include <optional>
 
 namespace shardscope {
@@ -16,7 +17,14 @@ struct FigureJob {
   int width = 1600;
   int height = 900;
   std::optional<double> cursor_ms;  // the shared cursor for the figure (units, buckets, memory)
+  // --runs: "all", "N" or "N,M,…" (from 1) picks the preset's runs to draw;
+  // several are compared (timeline, memory, comm). Empty: the last run, or
+  // the last one the view has something to draw for.
+  QString runs;
 };
+
+// The views that draw several runs compared.
+QStringList compareViews();
 
 // Runs the job in a nested event loop. Returns the process exit code: 0 the
 // figure was written, 1 it could not be written, 2 bad input (preset, view,

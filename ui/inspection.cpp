@@ -23,6 +23,11 @@ std::optional<RunConfig> Inspection::recordedConfig(const RunTrace& trace, QStri
 void Inspection::show(ShownRun run) {
   const bool live = run.live();
   m_run = std::move(run);
+  // Another run on screen ends compare mode (pinning shows its first run, then pins).
+  if (!m_compared.empty()) {
+    m_compared.clear();
+    emit comparedChanged();
+  }
   setCursor(std::nullopt);
   emit runShown();
   emit historyShown(m_run.historyRow);
@@ -68,6 +73,13 @@ void Inspection::setSelectedUnit(int unit) {
 void Inspection::setSelectedBucket(int bucket) {
   m_bucket = bucket;
   emit bucketSelected(bucket);
+}
+
+void Inspection::setCompared(std::vector<ComparedRun> runs) {
+  if (runs.size() < 2) runs.clear();
+  if (runs.empty() && m_compared.empty()) return;
+  m_compared = std::move(runs);
+  emit comparedChanged();
 }
 
 }  // namespace shardscope

@@ -10,9 +10,11 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "config/run_config.h"
 #include "inspect/event_store.h"
+#include "inspect/run_comparison.h"
 
 namespace shardscope {
 
@@ -78,7 +80,15 @@ class Inspection : public QObject {
   void setSelectedUnit(int unit);
   void setSelectedBucket(int bucket);
 
+  // Compare mode: the runs pinned side by side (two or more), or none. The
+  // store keeps the first of them for the pages that show one run.
+  const std::vector<ComparedRun>& compared() const { return m_compared; }
+  bool comparing() const { return m_compared.size() >= 2; }
+  // Fewer than two runs end compare mode.
+  void setCompared(std::vector<ComparedRun> runs);
+
  signals:
+  void comparedChanged();
   void runShown();
   void runFinished();  // the live run on screen ended
   void historyShown(int row);  // the run on screen is this row of the Runs table (-1: none)
@@ -98,6 +108,7 @@ class Inspection : public QObject {
   int m_rank = 0;
   int m_unit = -1;
   int m_bucket = -1;
+  std::vector<ComparedRun> m_compared;
 };
 
 }  // namespace shardscope

@@ -14,6 +14,7 @@
 #include "attach_dialog.h"
 #include "common/errors.h"
 #include "config/serve_address.h"
+#include "compare_controller.h"
 #include "engine_bridge.h"
 #include "experiment_panel.h"
 #include "figure_export.h"
@@ -52,6 +53,8 @@ MainWindow::MainWindow(QWidget* parent)
   setCentralWidget(central);
 
   createDocks();
+  m_compare = new CompareController(&m_inspection, m_history, m_historyView, statusBar(),
+                                    [this](int row) { return showHistoryRun(row); }, this);
   m_files = new RunFiles(&m_inspection, m_bridge, m_panel, this);
   createActions();
   m_status = new RunStatus(&m_inspection, m_bridge, statusBar());
@@ -186,6 +189,9 @@ bool MainWindow::runPreset(const Preset& preset, QString* error, bool paused) {
   return m_runner->start(preset, error, paused);
 }
 
+bool MainWindow::compareRuns(const QList<int>& rows, QString* error) { return m_compare->pin(rows, error); }
+void MainWindow::unpinRuns() { m_compare->unpin(); }
+
 bool MainWindow::openTrace(const QString& path, QString* error) { return m_files->openTrace(path, error); }
 
 bool MainWindow::attachToRun(const QString& address, const QString& server_key, QString* error) {
@@ -261,6 +267,12 @@ bool MainWindow::showHistoryRun(int row) {
 
 QString MainWindow::subtitle() const {
   const ShownRun& run = m_inspection.run();
+  if (m_inspection.comparing()) {
+    QStringList labels;
+    for (const ComparedRun& r : m_inspection.compared()) labels << QString::fromStdString(r.label);
+    const QString compared = tr("%1 runs compared: %2").arg(labels.size()).arg(labels.join(QStringLiteral(", ")));
+    return run.preset.isEmpty() ? compared : tr("preset %1 · ").arg(run.preset) + compared;
+  }
   const QString config = FigureExport::configLine(m_inspection.store(), m_inspection.runConfig());
   QString head;
   if (!run.preset.isEmpty())

@@ -27,6 +27,7 @@ class BucketsPage;
 class BucketsView;
 class CommPage;
 class CommView;
+class CompareController;
 class EngineBridge;
 struct AttachRequest;
 class ExperimentPanel;
@@ -80,6 +81,11 @@ class MainWindow : public QMainWindow {
   std::optional<int64_t> cursorTime() const { return m_inspection.cursor(); }
   // Shows a run of the Runs table in every view; false if its trace was dropped.
   bool showHistoryRun(int row);
+  // Compare mode: pins rows of the Runs table side by side (two or more);
+  // false with the reason. unpinRuns() returns to one run.
+  bool compareRuns(const QList<int>& rows, QString* error);
+  void unpinRuns();
+  CompareController* compare() const { return m_compare; }
   // Off for tests and --screenshot: nothing read from or written to QSettings.
   void setPersistSettings(bool persist) { m_persist = persist; }
 
@@ -149,6 +155,7 @@ class MainWindow : public QMainWindow {
   SteppingControls* m_stepping = nullptr;
   QTableView* m_historyView = nullptr;
   RunBanner* m_banner = nullptr;
+  CompareController* m_compare = nullptr;
 
   QAction* m_runAction = nullptr;
   QAction* m_stopAction = nullptr;

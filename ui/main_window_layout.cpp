@@ -22,6 +22,7 @@
 #include <QTableView>
 #include <QToolBar>
 
+#include "compare_controller.h"
 #include "engine_bridge.h"
 #include "experiment_panel.h"
 #include "log_dock.h"
@@ -120,12 +121,14 @@ void MainWindow::createDocks() {
   m_historyView->setModel(m_history);
   m_historyView->setAlternatingRowColors(true);
   m_historyView->setSelectionBehavior(QAbstractItemView::SelectRows);
-  m_historyView->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_historyView->setSelectionMode(QAbstractItemView::ExtendedSelection);  // two or more: compare them
   m_historyView->verticalHeader()->setVisible(false);
   m_historyView->verticalHeader()->setDefaultSectionSize(m_historyView->fontMetrics().height() + 6);
   m_historyView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_historyView->horizontalHeader()->setStretchLastSection(true);
-  m_historyView->setToolTip(tr("Every run of this session; double-click one to show it in every view"));
+  m_historyView->setToolTip(tr("Every run of this session; double-click one to show it in every view. Select two "
+                               "(Ctrl+click) for their difference in the status bar, two or more and Ctrl+K to "
+                               "compare them side by side"));
   connect(m_historyView, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
     if (!showHistoryRun(index.row()))
       statusBar()->showMessage(tr("run %1's trace was dropped to save memory (only the last %2 are kept)")
@@ -212,6 +215,9 @@ void MainWindow::createActions() {
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(m_runAction);
   run->addAction(m_stopAction);
+  run->addSeparator();
+  run->addAction(m_compare->pinAction());
+  run->addAction(m_compare->unpinAction());
   run->addSeparator();
   m_stepping = new SteppingControls(
       m_bridge, [this] { return m_bridge->isRunning() ? m_bridge->config() : m_panel->config(); }, this);

@@ -1,8 +1,13 @@
 #include "view_pages.h"
 
+#include <QStackedWidget>
+
 #include "buckets_view.h"
 #include "comm_stats_model.h"
 #include "comm_view.h"
+#include "compare_comm_view.h"
+#include "compare_memory_view.h"
+#include "compare_timeline_view.h"
 #include "figure_export.h"
 #include "inspection.h"
 #include "loss_view.h"
@@ -27,7 +32,18 @@ QString ViewPage::unavailable() const {
 // ---- timeline
 
 TimelinePage::TimelinePage(Inspection& inspection, QWidget* parent)
-    : ViewPage(inspection), m_view(new TimelineView(&inspection.store(), parent)) {
+    : ViewPage(inspection),
+      m_view(new TimelineView(&inspection.store(), parent)),
+      m_compare(new CompareTimelineView(parent)),
+      m_stack(new QStackedWidget(parent)) {
+  m_stack->addWidget(m_view);
+  m_stack->addWidget(m_compare);
+  QObject::connect(&inspection, &Inspection::comparedChanged, m_compare, [this] {
+    m_compare->setRuns(m_inspection.compared());
+    m_stack->setCurrentWidget(m_inspection.comparing() ? static_cast<QWidget*>(m_compare) : m_view);
+  });
+  QObject::connect(m_compare, &CompareTimelineView::unpinRequested, &inspection,
+                   [&inspection] { inspection.setCompared({}); });
   QObject::connect(&inspection, &Inspection::runShown, m_view, [this] {
     m_view->setFollowLive(true);
     m_settle = !m_inspection.run().live();
@@ -59,25 +75,38 @@ TimelinePage::TimelinePage(Inspection& inspection, QWidget* parent)
 }
 
 QString TimelinePage::title() const { return tr("Timeline"); }
-QWidget* TimelinePage::widget() const { return m_view; }
+QWidget* TimelinePage::widget() const { return m_stack; }
 
 bool TimelinePage::figure(const QString& path, int width, int height, const QString& subtitle, QString* error) {
+  if (m_inspection.comparing())
+    return FigureExport::write(path, m_compare->figureTitle(), subtitle, {{m_compare->plot(), 1.0}}, width, height, error);
   return m_view->exportFigure(path, width, height, error, tr("Timeline: ranks × lanes"), subtitle);
 }
 
 // ---- memory
 
 MemoryPage::MemoryPage(Inspection& inspection, QWidget* parent)
-    : ViewPage(inspection), m_view(new MemoryView(&inspection.store(), parent)) {
+    : ViewPage(inspection),
+      m_view(new MemoryView(&inspection.store(), parent)),
+      m_compare(new CompareMemoryView(parent)),
+      m_stack(new QStackedWidget(parent)) {
+  m_stack->addWidget(m_view);
+  m_stack->addWidget(m_compare);
   QObject::connect(&inspection, &Inspection::refreshed, m_view, [this](bool now) { m_view->refresh(now); });
   QObject::connect(&inspection, &Inspection::cursorChanged, m_view, &MemoryView::setCursorTime);
   QObject::connect(&inspection, &Inspection::rankSelected, m_view, &MemoryView::setSelectedRank);
+  QObject::connect(&inspection, &Inspection::comparedChanged, m_compare, [this] {
+    m_compare->setRuns(m_inspection.compared());
+    m_stack->setCurrentWidget(m_inspection.comparing() ? static_cast<QWidget*>(m_compare) : m_view);
+  });
 }
 
 QString MemoryPage::title() const { return tr("Memory ledger"); }
-QWidget* MemoryPage::widget() const { return m_view; }
+QWidget* MemoryPage::widget() const { return m_stack; }
 
 bool MemoryPage::figure(const QString& path, int width, int height, const QString& subtitle, QString* error) {
+  if (m_inspection.comparing())
+    return FigureExport::write(path, m_compare->figureTitle(), subtitle, {{m_compare->plot(), 1.0}}, width, height, error);
   return FigureExport::write(path, tr("Memory ledger per rank, measured by the allocator"), subtitle,
                              {{m_view->barsPlot(), 1.2}, {m_view->timePlot(), 1.0}}, width, height, error);
 }
@@ -192,7 +221,16 @@ bool LossPage::figure(const QString& path, int width, int height, const QString&
 // ---- communication
 
 CommPage::CommPage(Inspection& inspection, QWidget* parent)
-    : ViewPage(inspection), m_view(new CommView(&inspection.store(), parent)) {
+    : ViewPage(inspection),
+      m_view(new CommView(&inspection.store(), parent)),
+      m_compare(new CompareCommView(parent)),
+      m_stack(new QStackedWidget(parent)) {
+  m_stack->addWidget(m_view);
+  m_stack->addWidget(m_compare);
+  QObject::connect(&inspection, &Inspection::comparedChanged, m_compare, [this] {
+    m_compare->setRuns(m_inspection.compared());
+    m_stack->setCurrentWidget(m_inspection.comparing() ? static_cast<QWidget*>(m_compare) : m_view);
+  });
   QObject::connect(&inspection, &Inspection::runShown, m_view, [this] {
     if (m_inspection.run().live())
       m_view->clear();
@@ -210,7 +248,7 @@ CommPage::CommPage(Inspection& inspection, QWidget* parent)
 }
 
 QString CommPage::title() const { return tr("Communication"); }
-QWidget* CommPage::widget() const { return m_view; }
+QWidget* CommPage::widget() const { return m_stack; }
 
 QString CommPage::unavailable() const {
   if (QString why = ViewPage::unavailable(); !why.isEmpty()) return why;
@@ -219,6 +257,8 @@ QString CommPage::unavailable() const {
 }
 
 bool CommPage::figure(const QString& path, int width, int height, const QString& subtitle, QString* error) {
+  if (m_inspection.comparing())
+    return FigureExport::write(path, m_compare->figureTitle(), subtitle, {{m_compare->plot(), 1.0}}, width, height, error);
   return FigureExport::write(path, m_view->figureTitle(), subtitle, {{m_view->bytesPlot(), 1.0}, {m_view->timePlot(), 1.0}},
                              width, height, error);
 }

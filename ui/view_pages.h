@@ -8,12 +8,16 @@
 
 #include "page.h"
 
+class QStackedWidget;
 class QWidget;
 
 namespace shardscope {
 
 class BucketsView;
 class CommView;
+class CompareCommView;
+class CompareMemoryView;
+class CompareTimelineView;
 class Inspection;
 class LossView;
 class MemoryView;
@@ -40,9 +44,12 @@ class TimelinePage : public ViewPage {
   QWidget* widget() const override;
   bool figure(const QString& path, int width, int height, const QString& subtitle, QString* error) override;
   TimelineView* view() const { return m_view; }
+  CompareTimelineView* compareView() const { return m_compare; }
 
  private:
   TimelineView* m_view;
+  CompareTimelineView* m_compare;  // compare mode: a band per pinned run
+  QStackedWidget* m_stack;
   bool m_settle = false;  // a finished run was just shown: stop following once it is drawn
 };
 
@@ -54,9 +61,12 @@ class MemoryPage : public ViewPage {
   QWidget* widget() const override;
   bool figure(const QString& path, int width, int height, const QString& subtitle, QString* error) override;
   MemoryView* view() const { return m_view; }
+  CompareMemoryView* compareView() const { return m_compare; }
 
  private:
   MemoryView* m_view;
+  CompareMemoryView* m_compare;  // compare mode: the runs' ledgers side by side
+  QStackedWidget* m_stack;
 };
 
 class BucketsPage : public ViewPage {
@@ -111,9 +121,12 @@ class CommPage : public ViewPage {
   QString unavailable() const override;
   bool figure(const QString& path, int width, int height, const QString& subtitle, QString* error) override;
   CommView* view() const { return m_view; }
+  CompareCommView* compareView() const { return m_compare; }
 
  private:
   CommView* m_view;
+  CompareCommView* m_compare;  // compare mode: the runs in columns
+  QStackedWidget* m_stack;
   QElapsedTimer m_liveClock;  // throttles rescans of a live run
 };
 

@@ -1,0 +1,188 @@
+#include "compare_memory_view.h"
+
+#include <QLabel>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <qcustomplot.h>
+
+#include "analysis/formulas.h"
+#include "inspect/event_store.h"
+#include "inspect/memory_series.h"
+#include "memory/memory_ledger.h"
+#include "palette.h"
+#include "plot_style.h"
+
+namespace shardscope {
+
+namespace {
+
+constexpr double kCompareMiB = 1024.0 * 1024.0;
+constexpr double kCompareBarWidth = 0.34;
+constexpr double kCompareMeasuredOffset = -0.18;
+constexpr double kComparePredictedOffset = 0.18;
+
+QString compareCategoryTitle(Category c) {
+  const std::string_view n = categoryName(c);
+  return QString::fromLatin1(n.data(), static_cast<int>(n.size()));
+}
+
+QCPItemText* compareBarLabel(QCustomPlot* plot, double x, double y, const QString& text, bool bold) {
+  auto* t = new QCPItemText(plot);
+  t->position->setCoords(x, y);
+  t->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+  t->setTextAlignment(Qt::AlignHCenter);
+  t->setText(text);
+  QFont f = plot->font();
+  f.setPointSizeF(8);
+  f.setBold(bold);
+  t->setFont(f);
+  t->setColor(QColor(0x22, 0x22, 0x22));
+  t->setPadding(QMargins(0, 0, 0, 3));
+  t->setClipToAxisRect(false);
+  return t;
+}
+
+}  // namespace
+
+CompareMemoryView::CompareMemoryView(QWidget* parent) : QWidget(parent) {
+  m_summary = new QLabel(this);
+  m_summary->setWordWrap(true);
+  m_summary->setTextFormat(Qt::RichText);
+  m_summary->setContentsMargins(6, 4, 6, 2);
+
+  m_plot = new QCustomPlot(this);
+  m_plot->setObjectName(QStringLiteral("compareMemoryBars"));
+  m_plot->setMinimumHeight(220);
+  PlotStyle::styleAxes(m_plot);
+  m_plot->yAxis->setLabel(tr("model state per rank (MiB)"));
+  m_plot->xAxis->grid()->setVisible(false);
+  m_plot->xAxis->setTickLength(0, 0);
+  m_plot->xAxis->setSubTicks(false);
+  for (int c = 0; c < kCategoryCount; ++c) {
+    auto* bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+    const QColor color = Palette::category(static_cast<Category>(c));
+    bars->setName(compareCategoryTitle(static_cast<Category>(c)));
+    bars->setBrush(color);
+    bars->setPen(QPen(color.darker(125), 0.8));
+    bars->setWidth(kCompareBarWidth);
+    bars->setStackingGap(0);
+    if (c > 0) bars->moveAbove(m_stack[static_cast<size_t>(c - 1)]);
+    m_stack[static_cast<size_t>(c)] = bars;
+  }
+  m_predictedBars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+  m_predictedBars->setWidth(kCompareBarWidth);
+  m_predictedBars->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.6));
+  m_predictedBars->setBrush(Qt::NoBrush);
+  m_predictedBars->setName(tr("predicted (ZeRO paper)"));
+  for (int i = 0; i < m_plot->plottableCount(); ++i) m_plot->plottable(i)->removeFromLegend();
+  m_plot->legend->setVisible(false);
+  m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  m_plot->legend->setBorderPen(Qt::NoPen);
+  QFont legend_font = font();
+  legend_font.setPointSizeF(8);
+  m_plot->legend->setFont(legend_font);
+  m_plot->legend->setIconSize(12, 9);
+  m_plot->legend->setRowSpacing(0);
+  m_plot->legend->setColumnSpacing(8);
+
+  auto* box = new QVBoxLayout(this);
+  box->setContentsMargins(0, 0, 0, 0);
+  box->setSpacing(2);
+  box->addWidget(m_summary);
+  box->addWidget(m_plot, 1);
+}
+
+QString CompareMemoryView::figureTitle() const {
+  const QString psi = m_params > 0 ? tr(", Ψ = %1 M parameters").arg(static_cast<double>(m_params) * 1e-6, 0, 'f', 2) : QString();
+  return tr("Model state per rank, measured beside the ZeRO paper's formula (%1 runs%2)").arg(m_measured.size()).arg(psi);
+}
+
+void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs) {
+  m_plot->clearItems();
+  for (QCPBars* b : m_stack) b->data()->clear();
+  m_predictedBars->data()->clear();
+  m_measured.clear();
+  m_predicted.clear();
+  m_formulas.clear();
+  std::array<bool, kCategoryCount> used{};
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  double top = 0;
+  QStringList lines;
+  m_params = runs.empty() ? 0 : runs.front().store->meta().params;
+  for (const ComparedRun& run : runs)
+    if (run.store->meta().params != m_params) m_params = 0;  // different models: no one Ψ to name
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const ComparedRun& run = runs[i];
+    const EventStore& store = *run.store;
+    const double x = static_cast<double>(i);
+    // Rank 0's books at its peak model state: the five model-state categories.
+    MemorySeries series;
+    series.sync(store);
+    std::array<int64_t, kCategoryCount> bytes{};
+    if (series.rankCount() > 0)
+      if (const MemorySample* peak = series.peakModelState(0)) bytes = peak->bytes;
+    int64_t state = 0;
+    for (int c = 0; c < kCategoryCount; ++c) {
+      const auto cat = static_cast<Category>(c);
+      const int64_t b = isModelState(cat) ? bytes[static_cast<size_t>(c)] : 0;
+      m_stack[static_cast<size_t>(c)]->addData(x + kCompareMeasuredOffset, static_cast<double>(b) / kCompareMiB);
+      used[static_cast<size_t>(c)] = used[static_cast<size_t>(c)] || b > 0;
+      state += b;
+    }
+    m_measured.push_back(state);
+    const int64_t params = store.meta().params;
+    const std::optional<Strategy> strategy = store.strategy();
+    const bool tp = store.config() && store.config()->tp > 1;  // no Ψ formula for a TP slice here
+    double predicted = 0;
+    QString formula;
+    if (strategy && params > 0 && store.meta().ranks > 0 && !tp) {
+      const double per_param = expectedModelStateBytesPerParam(*strategy, store.meta().ranks, store.shardGroup());
+      predicted = per_param * static_cast<double>(params);
+      formula = QStringLiteral("%1\n= %2 B/param")
+                    .arg(QString::fromStdString(modelStateFormula(*strategy)))
+                    .arg(per_param, 0, 'g', 4);
+      m_predictedBars->addData(x + kComparePredictedOffset, predicted / kCompareMiB);
+    }
+    m_predicted.push_back(predicted);
+    m_formulas << formula;
+    // Over the pair, centred (narrow docks have no room for a label per bar):
+    // the formula, and above it the measurement.
+    const double pair_top = std::max(static_cast<double>(state), predicted) / kCompareMiB;
+    QCPItemText* formula_text = compareBarLabel(m_plot, x, pair_top, formula.isEmpty() ? tr("no formula") : formula, false);
+    const QString measured = params > 0 ? QStringLiteral("%1 MiB\n%2 B/param")
+                                              .arg(static_cast<double>(state) / kCompareMiB, 0, 'f', 2)
+                                              .arg(static_cast<double>(state) / static_cast<double>(params), 0, 'f', 2)
+                                        : QStringLiteral("%1 MiB").arg(static_cast<double>(state) / kCompareMiB, 0, 'f', 2);
+    QCPItemText* measured_text = compareBarLabel(m_plot, 0, 0, measured, true);
+    measured_text->position->setType(QCPItemPosition::ptAbsolute);
+    measured_text->position->setParentAnchor(formula_text->top);
+    measured_text->position->setCoords(0, 0);
+    top = std::max({top, static_cast<double>(state) / kCompareMiB, predicted / kCompareMiB});
+    const QString ranks = store.meta().ranks > 0 ? tr("N = %1 ranks").arg(store.meta().ranks) : QString();
+    ticker->addTick(x, QString::fromStdString(run.label) + (ranks.isEmpty() ? QString() : QStringLiteral("\n") + ranks));
+    lines << tr("<b>%1</b> %2 MiB").arg(QString::fromStdString(run.label).toHtmlEscaped())
+                 .arg(static_cast<double>(state) / kCompareMiB, 0, 'f', 2);
+  }
+  for (int c = 0; c < kCategoryCount; ++c) {
+    if (used[static_cast<size_t>(c)])
+      m_stack[static_cast<size_t>(c)]->addToLegend();
+    else
+      m_stack[static_cast<size_t>(c)]->removeFromLegend();
+  }
+  if (m_predictedBars->data()->isEmpty())
+    m_predictedBars->removeFromLegend();
+  else
+    m_predictedBars->addToLegend();
+  PlotStyle::updateLegendRow(m_plot, false);
+  m_plot->xAxis->setTicker(ticker);
+  const auto n = static_cast<double>(runs.size());
+  m_plot->xAxis->setRange(-0.6, std::max(0.6, n - 0.4));
+  // Headroom for the two-line labels above the bars.
+  m_plot->yAxis->setRange(0, top > 0 ? top * 1.45 : 1.0);
+  m_summary->setText(tr("Rank 0's model state at its peak, per run (Ψ parameters, N ranks): ") +
+                     lines.join(QStringLiteral(" · ")) +
+                     tr(". Buckets, gathered parameters and activations are left out; unpin to see them."));
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+}  // namespace shardscope

@@ -1,0 +1,47 @@
+// The memory page in compare mode: the classic ZeRO figure. One stacked bar
+// per pinned run — rank 0's model state (param, grad, master, Adam m and v) at
+// its peak, measured by the allocator — beside an outlined bar with the ZeRO
+// paper's prediction and its formula (16Ψ, 4Ψ+12Ψ/N, 2Ψ+14Ψ/N, 16Ψ/N).
+#pragma once
+
+#include <QStringList>
+#include <QWidget>
+#include <array>
+#include <vector>
+
+#include "inspect/run_comparison.h"
+#include "trace/event.h"
+
+class QCustomPlot;
+class QCPBars;
+class QLabel;
+
+namespace shardscope {
+
+class CompareMemoryView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit CompareMemoryView(QWidget* parent = nullptr);
+
+  void setRuns(const std::vector<ComparedRun>& runs);
+
+  QCustomPlot* plot() const { return m_plot; }
+  // Per run, as drawn: the measured bar's height (bytes) and the prediction (bytes, 0: none).
+  const std::vector<int64_t>& measuredBytes() const { return m_measured; }
+  const std::vector<double>& predictedBytes() const { return m_predicted; }
+  // Per run: the formula written above its predicted bar ("4Ψ+12Ψ/N = 7 B/param").
+  const QStringList& formulaLabels() const { return m_formulas; }
+  QString figureTitle() const;
+
+ private:
+  QLabel* m_summary;
+  QCustomPlot* m_plot;
+  std::array<QCPBars*, kCategoryCount> m_stack{};
+  QCPBars* m_predictedBars = nullptr;
+  std::vector<int64_t> m_measured;
+  std::vector<double> m_predicted;
+  QStringList m_formulas;
+  int64_t m_params = 0;  // Ψ, when every run has the same model
+};
+
+}  // namespace shardscope
