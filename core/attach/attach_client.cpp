@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 
 #include "attach/curve_keys.h"
 #include "common/errors.h"
@@ -12,6 +13,7 @@
 #include "config/config_json.h"
 #include "launch/rank_result_json.h"
 #include "launch/wire_format.h"
+#include "launch/wire_socket.h"
 
 namespace shardscope {
 
@@ -34,13 +36,8 @@ struct AttachConnection {
 
   // The next message, if one came; a malformed one is dropped with a log line.
   std::optional<WireMessage> receive(zmq::message_t& header, zmq::message_t& payload, int ranks_known) {
-    if (!dealer.recv(header, zmq::recv_flags::dontwait)) return std::nullopt;
-    size_t parts = 1;
-    while (dealer.get(zmq::sockopt::rcvmore)) {
-      zmq::message_t part;
-      (void)dealer.recv(part, zmq::recv_flags::none);
-      if (++parts == 2) payload = std::move(part);
-    }
+    const size_t parts = receiveWireParts(dealer, header, payload);
+    if (parts == 0) return std::nullopt;
     try {
       if (parts != 2) throw WireError("a message must have two parts, it had " + std::to_string(parts));
       return decodeWireMessage({header.data<uint8_t>(), header.size()}, {payload.data<uint8_t>(), payload.size()},

@@ -45,6 +45,7 @@ struct Inspector {
   std::vector<size_t> cursors;  // per rank: events sent
   int losses_sent = 0;          // steps
   uint64_t gate_key = UINT64_MAX;
+  std::vector<std::array<int64_t, kCategoryCount>> gate_ledgers;  // as last sent
   std::deque<OutMessage> queue;  // produced, not yet taken by the socket
   size_t end_sent = 0;           // of the ending's messages
   bool done = false;             // went away (the socket no longer routes to it)
@@ -374,10 +375,13 @@ void RunServer::serve() {
       g.paused = m_run.gate().paused();
       if (!g.stopped) g.points.clear(), g.times_ns.clear();
       const uint64_t key = g.stop_id * 4 + (g.stopped ? 2 : 0) + (g.paused ? 1 : 0);
-      if (key != in.gate_key) {
+      // At a stop the other streams may still finish ops (a prefetched
+      // gather): the ledgers are sent again whenever they change.
+      if (g.stopped)
+        for (int r = 0; r < ranks; ++r) g.ledgers.push_back(m_run.ledger(r).current);
+      if (key != in.gate_key || g.ledgers != in.gate_ledgers) {
         in.gate_key = key;
-        if (g.stopped)
-          for (int r = 0; r < ranks; ++r) g.ledgers.push_back(m_run.ledger(r).current);
+        in.gate_ledgers = g.ledgers;
         const std::vector<uint8_t> payload = gateStatePayload(g);
         in.queue.push_back(outMessage(WireKind::GateState, -1, static_cast<uint32_t>(payload.size()), s.run_id, payload));
       }

@@ -24,6 +24,7 @@
 #include "launch/clock_sync.h"
 #include "launch/rank_result_json.h"
 #include "launch/wire_format.h"
+#include "launch/wire_socket.h"
 #include "launch/worker.h"
 
 extern char** environ;
@@ -274,13 +275,8 @@ class Collector {
   // One message, if there is one. A bad message is dropped with a log line.
   bool receive(zmq::socket_t& pull) {
     zmq::message_t header, payload;
-    if (!pull.recv(header, zmq::recv_flags::dontwait)) return false;
-    size_t parts = 1;
-    while (pull.get(zmq::sockopt::rcvmore)) {
-      zmq::message_t part;
-      (void)pull.recv(part, zmq::recv_flags::none);
-      if (++parts == 2) payload = std::move(part);
-    }
+    const size_t parts = receiveWireParts(pull, header, payload);
+    if (parts == 0) return false;
     try {
       if (parts != 2) throw WireError("a message must have two parts, it had " + std::to_string(parts));
       file(decodeWireMessage({header.data<uint8_t>(), header.size()}, {payload.data<uint8_t>(), payload.size()},

@@ -134,6 +134,7 @@ StepCommand decodeCommand(std::span<const uint8_t> payload) {
   c.mode = static_cast<StepMode>(mode);
   if (c.op == StepCommandOp::Step && (c.mode == StepMode::Run || c.mode == StepMode::Pause))
     throw WireError("command: a step's granularity must be an action, op, unit, phase or step");
+  if (readAt<uint16_t>(payload, 2) != 0) throw WireError("command: bytes 2..3 are padding and must be 0");
   const auto kinds = readAt<uint32_t>(payload, 4);
   const auto units = readAt<uint32_t>(payload, 8);
   if (kinds > static_cast<uint32_t>(kEventKindCount) || units > 1u << 16 ||
@@ -162,6 +163,7 @@ GateStateMessage decodeGateState(std::span<const uint8_t> payload, int ranks) {
   if (stopped > 1 || paused > 1) throw WireError("gate state: stopped and paused must be 0 or 1");
   g.stopped = stopped == 1;
   g.paused = paused == 1;
+  if (readAt<uint16_t>(payload, 10) != 0) throw WireError("gate state: bytes 10..11 are padding and must be 0");
   const auto n = readAt<uint32_t>(payload, 12);
   if (n != 0 && n != static_cast<uint32_t>(ranks))
     throw WireError("gate state: " + std::to_string(n) + " ranks, must be 0 or the run's " + std::to_string(ranks));
@@ -174,6 +176,8 @@ GateStateMessage decodeGateState(std::span<const uint8_t> payload, int ranks) {
     const auto kind = readAt<uint8_t>(payload, at);
     if (kind >= kEventKindCount) throw WireError("gate state: event kind " + std::to_string(kind) + " must be below " + std::to_string(kEventKindCount));
     p.kind = static_cast<EventKind>(kind);
+    if (payload[at + 1] != 0 || payload[at + 2] != 0 || payload[at + 3] != 0)
+      throw WireError("gate state: the 3 bytes after a rank's kind are padding and must be 0");
     p.step = readAt<int32_t>(payload, at + 4);
     p.block = readAt<int32_t>(payload, at + 8);
     p.unit = readAt<int32_t>(payload, at + 12);

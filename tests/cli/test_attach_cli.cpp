@@ -23,31 +23,10 @@ namespace {
 
 const QStringList kSmall = {"--layers", "2", "--hidden", "32", "--batch", "8", "--clock", "modeled"};
 
-QByteArray readAll(const QString& path) {
-  QFile f(path);
-  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-QJsonObject summaryWithoutWallTime(const QString& path) {
-  QJsonObject s = QJsonDocument::fromJson(readAll(path)).object();
-  s.remove("wall_seconds");
-  return s;
-}
-
-// Starts the CLI and waits (bounded) until its stdout matches; returns the match.
+// Starts the CLI and waits (bounded) until its stdout matches.
 QRegularExpressionMatch startAndWaitForOut(QProcess& p, const QStringList& args, const QRegularExpression& pattern,
-                                           QByteArray& out, int timeout_ms = 60000) {
-  p.start(SHARDSCOPE_CLI_PATH, args);
-  QElapsedTimer timer;
-  timer.start();
-  while (timer.elapsed() < timeout_ms) {
-    p.waitForReadyRead(100);
-    out += p.readAllStandardOutput();
-    const QRegularExpressionMatch m = pattern.match(QString::fromUtf8(out));
-    if (m.hasMatch()) return m;
-    if (p.state() == QProcess::NotRunning) break;
-  }
-  return {};
+                                           QByteArray& out) {
+  return startAndWaitFor(p, args, pattern, out, QProcess::StandardOutput);
 }
 
 const QRegularExpression kServing(R"(serving the run at tcp://([0-9.]+:[0-9]+))");
@@ -88,7 +67,7 @@ class TestAttachCli : public QObject {
     QVERIFY(attached.out.contains("attached to tcp://" + m.captured(1)));
     QVERIFY(served.waitForFinished(60000));
     QCOMPARE(served.exitCode(), 0);
-    const QByteArray a = readAll(served_trace), b = readAll(trace);
+    const QByteArray a = readFileBytes(served_trace), b = readFileBytes(trace);
     QVERIFY(!a.isEmpty());
     QVERIFY2(a == b, "the attached recording's trace differs from the served run's");
     QCOMPARE(summaryWithoutWallTime(summary), summaryWithoutWallTime(served_summary));
@@ -161,7 +140,7 @@ class TestAttachCli : public QObject {
     QVERIFY(attach.waitForFinished(30000));
     QCOMPARE(attach.exitCode(), 128 + SIGINT);
     QVERIFY2(attach.readAllStandardError().contains("the served run goes on"), "detach message");
-    const QJsonObject recorded = QJsonDocument::fromJson(readAll(trace)).object();
+    const QJsonObject recorded = QJsonDocument::fromJson(readFileBytes(trace)).object();
     QVERIFY(!recorded.value("traceEvents").toArray().isEmpty());
 
     QCOMPARE(served.state(), QProcess::Running);  // detaching left it going

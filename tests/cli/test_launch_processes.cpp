@@ -29,39 +29,6 @@ namespace {
 
 const QStringList kSmall = {"--layers", "2", "--hidden", "32", "--batch", "8", "--steps", "2", "--clock", "modeled"};
 
-QByteArray readAll(const QString& path) {
-  QFile f(path);
-  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-QJsonObject summaryWithoutWallTime(const QString& path) {
-  QJsonObject s = QJsonDocument::fromJson(readAll(path)).object();
-  s.remove("wall_seconds");
-  for (auto it = s.begin(); it != s.end(); ++it) {
-    if (!it->isObject()) continue;
-    QJsonObject o = it->toObject();
-    o.remove("wall_seconds");
-    *it = o;
-  }
-  return s;
-}
-
-// Starts the CLI and waits until `pattern` appears on its stderr; returns the match.
-QRegularExpressionMatch startAndWaitFor(QProcess& p, const QStringList& args, const QRegularExpression& pattern,
-                                        QByteArray& err, int timeout_ms = 60000) {
-  p.start(SHARDSCOPE_CLI_PATH, args);
-  QElapsedTimer timer;
-  timer.start();
-  while (timer.elapsed() < timeout_ms) {
-    p.waitForReadyRead(200);
-    err += p.readAllStandardError();
-    const QRegularExpressionMatch m = pattern.match(QString::fromUtf8(err));
-    if (m.hasMatch()) return m;
-    if (p.state() == QProcess::NotRunning) break;
-  }
-  return {};
-}
-
 // A free TCP port on 127.0.0.1 (bound to port 0, then released).
 quint16 freePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -119,7 +86,7 @@ class TestLaunchProcesses : public QObject {
       const CliResult r = runCli(args);
       QVERIFY2(r.exit_code == 0, qPrintable(launch + ": " + r.err));
     }
-    const QByteArray threads = readAll(trace["threads"]), processes = readAll(trace["processes"]);
+    const QByteArray threads = readFileBytes(trace["threads"]), processes = readFileBytes(trace["processes"]);
     QVERIFY(threads.size() > 1000);
     QVERIFY2(threads == processes, "the modeled trace of a processes run differs from the threads run's");
     const QJsonObject a = summaryWithoutWallTime(summary["threads"]);
@@ -138,7 +105,7 @@ class TestLaunchProcesses : public QObject {
       const CliResult r = runCli({"run", "--strategy", "zero2", "--ranks", "4", "--layers", "2", "--hidden", "32",
                                   "--batch", "8", "--steps", "3", "--launch", launch, "--summary", path});
       QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-      s[launch] = QJsonDocument::fromJson(readAll(path)).object();
+      s[launch] = QJsonDocument::fromJson(readFileBytes(path)).object();
     }
     for (const char* key : {"bucket_fire_order", "buckets", "padding_bytes"})
       QCOMPARE(s["processes"].value(key), s["threads"].value(key));
@@ -161,7 +128,7 @@ class TestLaunchProcesses : public QObject {
         p,
         {"--log-level", "debug", "run", "--strategy", "zero3", "--ranks", "4", "--layers", "2", "--hidden", "32",
          "--batch", "8", "--steps", "100000", "--launch", "processes", "--trace", trace},
-        QRegularExpression("rank 1: worker pid (\\d+)(?:.|\\n)*step 2 done"), err);
+        QRegularExpression("rank 1: worker pid (\\d+)(?:.|\\n)*step 2 done"), err, QProcess::StandardError);
     QVERIFY2(m.hasMatch(), err.constData());
     const pid_t worker = static_cast<pid_t>(m.captured(1).toLongLong());
     QVERIFY(worker > 0);
@@ -176,7 +143,7 @@ class TestLaunchProcesses : public QObject {
                                .arg(worker)),
              qPrintable(text.right(2000)));
     // Every event received stays, and rank 1's end is an error event.
-    const QJsonObject t = QJsonDocument::fromJson(readAll(trace)).object();
+    const QJsonObject t = QJsonDocument::fromJson(readFileBytes(trace)).object();
     const QJsonArray events = t.value("traceEvents").toArray();
     QVERIFY(events.size() > 100);
     bool error_on_rank1 = false;
@@ -196,14 +163,14 @@ class TestLaunchProcesses : public QObject {
         p,
         {"--log-level", "debug", "run", "--strategy", "ddp", "--ranks", "3", "--layers", "2", "--hidden", "32",
          "--batch", "6", "--steps", "100000", "--launch", "processes", "--summary", summary},
-        QRegularExpression("step 3 done"), err);
+        QRegularExpression("step 3 done"), err, QProcess::StandardError);
     QVERIFY2(m.hasMatch(), err.constData());
     ::kill(static_cast<pid_t>(p.processId()), SIGINT);
     QVERIFY(p.waitForFinished(60000));
     err += p.readAllStandardError();
     QCOMPARE(p.exitCode(), 130);
     QVERIFY2(QString::fromUtf8(err).contains("interrupted by SIGINT"), err.right(2000).constData());
-    const QJsonObject s = QJsonDocument::fromJson(readAll(summary)).object();
+    const QJsonObject s = QJsonDocument::fromJson(readFileBytes(summary)).object();
     QVERIFY(s.value("interrupted").toObject().value("steps_done").toInt() >= 3);
     QCOMPARE(s.value("per_rank").toArray().size(), 3);
   }
@@ -272,7 +239,7 @@ class TestLaunchProcesses : public QObject {
     QVERIFY2(node1_out.contains("node 1 of 2: ranks 4..7, streaming to node 0 at tcp://127.0.0.1:"),
              qPrintable(node1_out));
     QVERIFY2(node1_out.contains("ranks 4..7 finished; node 0 writes the trace and summary"), qPrintable(node1_out));
-    const QByteArray a = readAll(threads_trace), b = readAll(nodes_trace);
+    const QByteArray a = readFileBytes(threads_trace), b = readFileBytes(nodes_trace);
     QVERIFY(a.size() > 1000);
     // The profile puts 4 GPUs in a node, so the replica groups' all-reduces
     // are priced on its inter-node link in both runs.
@@ -291,7 +258,7 @@ class TestLaunchProcesses : public QObject {
     const CliResult measured_node0 = runCli(measured + again + QStringList{"--node-rank", "0", "--trace", measured_trace});
     QVERIFY(measured_node1.waitForFinished(60000));
     QVERIFY2(measured_node0.exit_code == 0, qPrintable(measured_node0.err));
-    const QJsonObject t = QJsonDocument::fromJson(readAll(measured_trace)).object();
+    const QJsonObject t = QJsonDocument::fromJson(readFileBytes(measured_trace)).object();
     const QJsonArray clocks = t.value("metadata").toObject().value("node_clocks").toArray();
     QCOMPARE(clocks.size(), 1);
     const QJsonObject clock = clocks[0].toObject();

@@ -18,6 +18,7 @@
 #include "common/errors.h"
 #include "config/preset_file.h"
 #include "engine/run.h"
+#include "sanitizer_build.h"
 #include "equivalence_check.h"
 #include "model/hardware_profile.h"
 #include "parallel/fsdp_units.h"
@@ -178,6 +179,9 @@ class TestFsdpLessons : public QObject {
   }
 
   void linearWrappingIssuesMoreGathers() {
+#ifdef SHARDSCOPE_UNDER_SANITIZER
+    QSKIP("a modeled-clock lesson at scale: the same code as the equivalence tests, which run under the sanitizer");
+#endif
     const HardwareProfile profile = loadProfile("h100-sxm");
     Run block_run(modeledGpt(Wrap::Block));
     const RunResult block = block_run.execute();
@@ -358,6 +362,9 @@ class TestFsdpLessons : public QObject {
   // only before the step's first op (its first hooks and launches): the step
   // is the free-launch step plus that, and the compute lane idles as long.
   void largeModelIsNotHostBound() {
+#ifdef SHARDSCOPE_UNDER_SANITIZER
+    QSKIP("a modeled-clock lesson at scale: the same code as the equivalence tests, which run under the sanitizer");
+#endif
     QTemporaryDir dir;
     RunConfig c = parseRunArgs({"--model", "llama2-7b", "--backend", "meta", "--strategy", "zero3", "--ranks", "8",
                                 "--batch", "8", "--steps", "2", "--wrap", "linear"});
@@ -381,6 +388,9 @@ class TestFsdpLessons : public QObject {
   // The presets' runs as shipped: tiny-units' two wrappings and their
   // figures (README), reduce-dtype's doubled reduce-scatters.
   void tinyUnitsPreset() {
+#ifdef SHARDSCOPE_UNDER_SANITIZER
+    QSKIP("a modeled-clock lesson at scale: the same code as the equivalence tests, which run under the sanitizer");
+#endif
     const PresetFile p = readPresetFile(SHARDSCOPE_SOURCE_DIR "/resources/presets/tiny-units.json");
     QCOMPARE(p.runs.size(), size_t(2));
     QCOMPARE(p.runs[0].config.wrapPolicy(), Wrap::Block);
@@ -398,6 +408,9 @@ class TestFsdpLessons : public QObject {
   }
 
   void reduceDtypePreset() {
+#ifdef SHARDSCOPE_UNDER_SANITIZER
+    QSKIP("a modeled-clock lesson at scale: the same code as the equivalence tests, which run under the sanitizer");
+#endif
     const PresetFile p = readPresetFile(SHARDSCOPE_SOURCE_DIR "/resources/presets/reduce-dtype.json");
     QCOMPARE(p.runs.size(), size_t(4));
     for (size_t i = 0; i < p.runs.size(); ++i)

@@ -15,14 +15,7 @@
 
 #include "engine/run.h"
 
-// gcc says __SANITIZE_*__, clang (the asan preset) says __has_feature.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SHARDSCOPE_UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SHARDSCOPE_UNDER_SANITIZER 1
-#endif
-#endif
+#include "sanitizer_build.h"
 
 using namespace shardscope;
 

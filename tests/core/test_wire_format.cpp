@@ -164,6 +164,65 @@ class TestWireFormat : public QObject {
     bad.replace(bad.find("\"ledger_peak\":["), 15, "\"ledger_peak\":[1,");
     QVERIFY(refused(bad).contains("'ledger_peak' must be an array of 10 integers"));
   }
+
+  // The attach protocol's kinds (a served run and its inspectors): rank -1,
+  // every field checked, padding zero, and each re-encodes to its bytes.
+  void attachKindsRoundTripAndRefuse() {
+    StepCommand c{StepCommandOp::Breakpoints};
+    c.kinds = {EventKind::Forward, EventKind::OptimizerStep};
+    c.units = {0, 3};
+    const std::vector<uint8_t> command = commandPayload(c);
+    WireMessage m = decodeWireMessage(wireHeader(WireKind::Command, -1, 0, kRun), command, kRun, 4);
+    QVERIFY(m.command.op == StepCommandOp::Breakpoints);
+    QCOMPARE(m.command.kinds, c.kinds);
+    QCOMPARE(m.command.units, c.units);
+    QCOMPARE(commandPayload(m.command), command);
+    std::vector<uint8_t> bad = command;
+    bad[2] = 0x2d;  // padding (what the fuzzer found first)
+    QVERIFY(refusal(wireHeader(WireKind::Command, -1, 0, kRun), bad).contains("bytes 2..3 are padding"));
+    bad = command;
+    bad[0] = 9;
+    QVERIFY(refusal(wireHeader(WireKind::Command, -1, 0, kRun), bad).contains("op 9 must be 1..5"));
+    StepCommand step{StepCommandOp::Step};
+    step.mode = StepMode::Pause;
+    QVERIFY(refusal(wireHeader(WireKind::Command, -1, 0, kRun), commandPayload(step)).contains("granularity"));
+
+    GateStateMessage g;
+    g.stop_id = 7, g.stopped = true, g.paused = true;
+    for (int r = 0; r < 4; ++r) {
+      g.points.push_back({EventKind::Backward, 1, 2, r});
+      g.times_ns.push_back(1000 + r);
+      std::array<int64_t, kCategoryCount> books{};
+      books[3] = 100 * r;
+      g.ledgers.push_back(books);
+    }
+    const std::vector<uint8_t> gate = gateStatePayload(g);
+    m = decodeWireMessage(wireHeader(WireKind::GateState, -1, 0, kRun), gate, kRun, 4);
+    QCOMPARE(m.gate.points, g.points);
+    QCOMPARE(m.gate.times_ns, g.times_ns);
+    QCOMPARE(m.gate.ledgers, g.ledgers);
+    QCOMPARE(gateStatePayload(m.gate), gate);
+    QVERIFY(refusal(wireHeader(WireKind::GateState, -1, 0, kRun), gate, 8).contains("4 ranks, must be 0 or the run's 8"));
+    bad = gate;
+    bad[16 + 1] = 1;  // padding after rank 0's kind
+    QVERIFY(refusal(wireHeader(WireKind::GateState, -1, 0, kRun), bad).contains("padding and must be 0"));
+
+    // A hello may carry any run id (it is how the inspector learns it); others may not.
+    m = decodeWireMessage(wireHeader(WireKind::AttachHello, -1, 0, 0), attachHelloPayload("me"), kRun, 4);
+    QCOMPARE(m.protocol, kAttachProtocol);
+    QCOMPARE(m.text, std::string("me"));
+    QVERIFY(refusal(wireHeader(WireKind::Command, -1, 0, kRun + 1), command).contains("another run"));
+    std::vector<uint8_t> ended = {0};
+    const std::string why = "rank 2 hung";
+    ended.insert(ended.end(), why.begin(), why.end());
+    m = decodeWireMessage(wireHeader(WireKind::Ended, -1, 0, kRun), ended, kRun, 4);
+    QVERIFY(!m.finished);
+    QCOMPARE(m.text, why);
+    QVERIFY(refusal(wireHeader(WireKind::Ended, -1, 0, kRun), {}).contains("outcome byte"));
+    QVERIFY(refusal(wireHeader(WireKind::Bye, -1, 0, kRun), {1}).contains("bye message: 1 bytes, must be 0"));
+    // Rank -1 is the attach protocol's only: a rank's message must name its rank.
+    QVERIFY(refusal(wireHeader(WireKind::Loss, -1, 0, kRun), lossPayload(0, 1.0)).contains("rank -1 must be in 0..3"));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestWireFormat)
