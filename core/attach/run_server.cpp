@@ -24,6 +24,7 @@ namespace shardscope {
 namespace serve_detail {
 using ServeClock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kServePoll{10};
+constexpr std::chrono::milliseconds kServeBusyPoll{1};  // catching an inspector up: its socket frees up fast
 constexpr std::chrono::seconds kRefusalLogEvery{10};
 constexpr size_t kMasterChunk = size_t{4} << 20;  // floats per message (16 MiB)
 
@@ -391,11 +392,13 @@ void RunServer::serve() {
     }
   };
 
+  bool busy = false;  // an inspector still has messages to take: come back at once
   while (!m_stop.load()) {
     std::vector<zmq::pollitem_t> items{{s.router.handle(), 0, ZMQ_POLLIN, 0}};
     if (s.zap) items.push_back({s.zap->handle(), 0, ZMQ_POLLIN, 0});
     if (s.monitor) items.push_back({s.monitor->handle(), 0, ZMQ_POLLIN, 0});
-    zmq::poll(items.data(), items.size(), kServePoll);
+    zmq::poll(items.data(), items.size(), busy ? kServeBusyPoll : kServePoll);
+    busy = false;
     while (s.zap && handleZap()) {
     }
     while (s.monitor && handleMonitor()) {
@@ -413,6 +416,7 @@ void RunServer::serve() {
         produce(in, ending);
         flush(in);
       }
+      busy |= !in.done && !in.queue.empty();
       // Gone (the socket no longer knows it): nothing more to serve.
       if (in.done) it = s.inspectors.erase(it);
       else ++it;
