@@ -78,9 +78,7 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   m_bytes->setMinimumHeight(150);
   PlotStyle::styleAxes(m_bytes);
   m_bytes->yAxis->setLabel(tr("MiB sent per step"));
-  m_bytes->xAxis->grid()->setVisible(false);
-  m_bytes->xAxis->setTickLength(0, 0);
-  m_bytes->xAxis->setSubTicks(false);
+  PlotStyle::styleCategoryAxis(m_bytes->xAxis);
   addTitle(m_bytes, tr("bytes each rank sent in the step, by collective, beside the predicted bytes (ZeRO paper)"), font());
   for (int k = 0; k < 3; ++k) {
     auto* bars = new QCPBars(m_bytes->xAxis, m_bytes->yAxis);
@@ -105,9 +103,7 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   m_time->setMinimumHeight(150);
   PlotStyle::styleAxes(m_time);
   m_time->yAxis->setLabel(tr("ms in the step"));
-  m_time->xAxis->grid()->setVisible(false);
-  m_time->xAxis->setTickLength(0, 0);
-  m_time->xAxis->setSubTicks(false);
+  PlotStyle::styleCategoryAxis(m_time->xAxis);
   addTitle(m_time, tr("communication time: hidden behind compute vs exposed (labels: share hidden)"), font());
   m_hidden = new QCPBars(m_time->xAxis, m_time->yAxis);
   m_hidden->setName(tr("hidden (overlapped by compute)"));

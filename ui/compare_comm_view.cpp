@@ -37,9 +37,7 @@ CompareCommView::CompareCommView(QWidget* parent) : QWidget(parent) {
   m_plot->setMinimumHeight(180);
   PlotStyle::styleAxes(m_plot);
   m_plot->yAxis->setLabel(tr("MiB rank 0 sent in the step"));
-  m_plot->xAxis->grid()->setVisible(false);
-  m_plot->xAxis->setTickLength(0, 0);
-  m_plot->xAxis->setSubTicks(false);
+  PlotStyle::styleCategoryAxis(m_plot->xAxis);
   for (int k = 0; k < 3; ++k) {
     auto* bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
     const QColor c = Palette::kind(kCommViewKinds[k]);

@@ -55,9 +55,7 @@ CompareMemoryView::CompareMemoryView(QWidget* parent) : QWidget(parent) {
   m_plot->setMinimumHeight(220);
   PlotStyle::styleAxes(m_plot);
   m_plot->yAxis->setLabel(tr("model state per rank (MiB)"));
-  m_plot->xAxis->grid()->setVisible(false);
-  m_plot->xAxis->setTickLength(0, 0);
-  m_plot->xAxis->setSubTicks(false);
+  PlotStyle::styleCategoryAxis(m_plot->xAxis);
   for (int c = 0; c < kCategoryCount; ++c) {
     auto* bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
     const QColor color = Palette::category(static_cast<Category>(c));

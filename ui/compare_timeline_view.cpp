@@ -256,14 +256,7 @@ void CompareTimelineView::rebuild() {
     b->setPen(QPen(c.darker(135)));
     b->setName(Palette::kindTitle(k));
   }
-  m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-  m_plot->legend->setBorderPen(Qt::NoPen);
-  m_plot->legend->setBrush(Qt::NoBrush);
-  QFont legend_font = font();
-  legend_font.setPointSizeF(8);
-  m_plot->legend->setFont(legend_font);
-  m_plot->legend->setIconSize(14, 10);
-  m_plot->legend->setMargins(QMargins(4, 2, 4, 0));
+  PlotStyle::styleLegendRow(m_plot, font());
   PlotStyle::updateLegendRow(m_plot, true);
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   // The aligned step itself, the longest of the runs' (wheel out for the rest).

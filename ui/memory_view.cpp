@@ -65,9 +65,7 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
   m_bars->setMinimumHeight(200);
   PlotStyle::styleAxes(m_bars);
   m_bars->yAxis->setLabel(tr("MiB per rank"));
-  m_bars->xAxis->grid()->setVisible(false);
-  m_bars->xAxis->setTickLength(0, 0);
-  m_bars->xAxis->setSubTicks(false);
+  PlotStyle::styleCategoryAxis(m_bars->xAxis);
   for (int c = 0; c < kCategoryCount; ++c) {
     auto* bars = new QCPBars(m_bars->xAxis, m_bars->yAxis);
     const QColor color = Palette::category(static_cast<Category>(c));

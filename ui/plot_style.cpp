@@ -10,6 +10,23 @@
 
 namespace shardscope {
 
+void PlotStyle::styleCategoryAxis(QCPAxis* axis) {
+  axis->grid()->setVisible(false);
+  axis->setTickLength(0, 0);
+  axis->setSubTicks(false);
+}
+
+void PlotStyle::styleLegendRow(QCustomPlot* plot, const QFont& base) {
+  plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  plot->legend->setBorderPen(Qt::NoPen);
+  plot->legend->setBrush(Qt::NoBrush);
+  QFont legend_font = base;
+  legend_font.setPointSizeF(8);
+  plot->legend->setFont(legend_font);
+  plot->legend->setIconSize(14, 10);
+  plot->legend->setMargins(QMargins(4, 2, 4, 0));
+}
+
 void PlotStyle::styleAxes(QCustomPlot* plot) {
   QFont tick = plot->font();
   tick.setPointSizeF(8);

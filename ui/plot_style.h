@@ -3,6 +3,7 @@
 #pragma once
 
 class QCustomPlot;
+class QCPAxis;
 class QLabel;
 class QString;
 
@@ -15,6 +16,11 @@ class PlotStyle {
  public:
   // Light axes, dotted grid, 8 pt labels, white background.
   static void styleAxes(QCustomPlot* plot);
+  // A bar chart's category axis: labels only (no grid lines, ticks or sub-ticks).
+  static void styleCategoryAxis(QCPAxis* axis);
+  // A legend laid out as one row of small entries (8 pt of `base`), no frame
+  // or fill: the timelines' legend row above the plot.
+  static void styleLegendRow(QCustomPlot* plot, const QFont& base);
   // Shows the plot's legend in its own layout row above (top) or below the
   // axis rect while it has items. An empty legend in the grid would cap the
   // column's width at zero and squeeze the plot, so it then goes back into the

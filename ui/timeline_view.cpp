@@ -145,14 +145,7 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
 
   // Legend in its own row above the plot (see updateLegend), so exported figures carry it.
   m_plot->legend->setVisible(false);
-  m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-  m_plot->legend->setBorderPen(Qt::NoPen);
-  m_plot->legend->setBrush(Qt::NoBrush);
-  QFont legend_font = font();
-  legend_font.setPointSizeF(8);
-  m_plot->legend->setFont(legend_font);
-  m_plot->legend->setIconSize(14, 10);
-  m_plot->legend->setMargins(QMargins(4, 2, 4, 0));
+  PlotStyle::styleLegendRow(m_plot, font());
   m_plot->legend->setMaximumSize(QWIDGETSIZE_MAX, 24);
 
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
