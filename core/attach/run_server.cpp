@@ -149,7 +149,7 @@ void RunServer::finish(const RunResult* result, const std::string& error) {
                                masterPayload(static_cast<int64_t>(i), {master.data() + i, n})));
     }
   }
-  for (const RunTrace::NodeClock& c : m_run.trace().node_clocks)
+  for (const RunTrace::NodeClock& c : m_run.nodeClocks())  // not trace(): that sorts every event
     end.push_back(outMessage(WireKind::NodeClock, c.first_rank, 0, s.run_id, nodeClockPayload(c)));
   const bool all_steps = result && static_cast<int>(result->losses.size()) == m_run.config().steps;
   const uint8_t finished = all_steps && !result->interrupted && error.empty() ? 1 : 0;

@@ -570,10 +570,7 @@ RunTrace Run::trace() const {
     t.buckets.push_back(std::move(info));
   }
   t.units = m_units;
-  {
-    std::lock_guard lock(m_mutex);
-    t.node_clocks = m_nodeClocks;
-  }
+  t.node_clocks = nodeClocks();
   // A meta run has no math: its losses are zeros, not losses.
   if (m_config.backend != Backend::Meta) t.losses = losses();
   for (const auto& ctx : m_contexts) {

@@ -165,6 +165,11 @@ class Run {
   int representativeOf(int rank) const { return m_representative.at(static_cast<size_t>(rank)); }
   // Events recorded so far plus the run's metadata (names, buckets).
   RunTrace trace() const;
+  // Other nodes' clock alignment (multi-node measured runs; trace().node_clocks without the trace).
+  std::vector<RunTrace::NodeClock> nodeClocks() const {
+    std::lock_guard lock(m_mutex);
+    return m_nodeClocks;
+  }
 
  private:
   void launch();
