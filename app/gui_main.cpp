@@ -101,8 +101,11 @@ int main(int argc, char** argv) {
   parser.setApplicationDescription(QStringLiteral("ShardScope: a live inspector for data-parallel training"));
   parser.addHelpOption();
   parser.addVersionOption();
-  const QCommandLineOption open_opt(QStringLiteral("open"), QStringLiteral("Open a trace written by shardscope."),
-                                    QStringLiteral("FILE"));
+  const QCommandLineOption open_opt(
+      QStringLiteral("open"),
+      QStringLiteral("Open a trace written by shardscope, or a PyTorch profiler job: a folder of per-rank Kineto "
+                     "traces or one .json / .json.gz (with --figure: draw it)."),
+      QStringLiteral("FILE|DIR"));
   const QCommandLineOption preset_opt(
       QStringLiteral("preset"), QStringLiteral("A teaching preset: a built-in name or a .json file."), QStringLiteral("NAME"));
   const QCommandLineOption shot_opt(QStringLiteral("screenshot"),
@@ -112,7 +115,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption size_opt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot."),
                                     QStringLiteral("WxH"), QStringLiteral("1600x1000"));
   const QCommandLineOption figure_opt(QStringLiteral("figure"),
-                                      QStringLiteral("Headless: run --preset and write --view's figure to --out."));
+                                      QStringLiteral("Headless: run --preset (or read --open) and write --view's figure to --out."));
   const QCommandLineOption view_opt(QStringLiteral("view"),
                                     QStringLiteral("timeline, memory, buckets, units, loss or comm (figure, screenshot)."),
                                     QStringLiteral("VIEW"));
@@ -200,15 +203,21 @@ int main(int argc, char** argv) {
   }
 
   if (parser.isSet(figure_opt)) {
-    for (const QCommandLineOption* required : {&preset_opt, &view_opt, &out_opt}) {
+    if (parser.isSet(preset_opt) == parser.isSet(open_opt)) {
+      std::fprintf(stderr, "error: --figure needs exactly one of --preset NAME or --open TRACE|DIR (usage: --figure "
+                           "--preset NAME --view VIEW --out FILE, or --figure --open TRACE|DIR --view VIEW --out FILE)\n");
+      return 2;
+    }
+    for (const QCommandLineOption* required : {&view_opt, &out_opt}) {
       if (!parser.isSet(*required)) {
-        std::fprintf(stderr, "error: --figure needs --%s (usage: --figure --preset NAME --view VIEW --out FILE)\n",
+        std::fprintf(stderr, "error: --figure needs --%s (usage: --figure --preset NAME|--open TRACE|DIR --view VIEW --out FILE)\n",
                      qPrintable(required->names().first()));
         return 2;
       }
     }
     shardscope::FigureJob job;
     job.preset = parser.value(preset_opt);
+    job.open = parser.value(open_opt);
     job.view = parser.value(view_opt);
     job.out = parser.value(out_opt);
     bool ok_w = false, ok_h = false;

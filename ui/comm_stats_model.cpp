@@ -70,11 +70,16 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
       if (kindIndex(e.kind) >= 0 && e.group >= 0) group_ranks[e.group].insert(r);
     }
   if (ranks > 0) {
+    std::vector<int> complete;
     for (int s : ended[0]) {
       bool all = true;
       for (const auto& set : ended) all = all && set.count(s);
-      if (all) m_step = std::max(m_step, s);
+      if (all) complete.push_back(s);
     }
+    // A profiler's last step is often cut short: an imported trace's view
+    // leaves it out, as Holistic Trace Analysis does, when there are two or more.
+    const bool drop_last = store.meta().imported && complete.size() >= 2;
+    if (!complete.empty()) m_step = complete[complete.size() - (drop_last ? 2 : 1)];
   }
   if (m_step < 0) {
     endResetModel();
@@ -130,7 +135,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
       if (row.ops > 0 || row.expected > 0 || row.sent > 0) m_rows.push_back(row);
     }
   }
-  for (const StepMetrics& m : computeStepMetrics(step_events)) {
+  for (const StepMetrics& m : computeStepMetrics(step_events, store.meta().imported.get())) {
     if (m.step != m_step) continue;
     m_timing.push_back({m.rank, m.wall_ns, m.comm_ns, m.exposed_comm_ns, m.overlapPercent()});
   }

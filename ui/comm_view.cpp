@@ -9,6 +9,7 @@
 #include <qcustomplot.h>
 
 #include "theme.h"
+#include "inspect/collective_exposure.h"
 #include "inspect/event_store.h"
 #include "palette.h"
 #include "plot_style.h"
@@ -79,7 +80,7 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   PlotStyle::styleAxes(m_bytes);
   m_bytes->yAxis->setLabel(tr("MiB sent per step"));
   PlotStyle::styleCategoryAxis(m_bytes->xAxis);
-  addTitle(m_bytes, tr("bytes each rank sent in the step, by collective, beside the predicted bytes (ZeRO paper)"), font());
+  m_bytesTitle = addTitle(m_bytes, tr("bytes each rank sent in the step, by collective, beside the predicted bytes (ZeRO paper)"), font());
   for (int k = 0; k < 3; ++k) {
     auto* bars = new QCPBars(m_bytes->xAxis, m_bytes->yAxis);
     const QColor c = Palette::kind(kCommViewKinds[k]);
@@ -164,6 +165,10 @@ void CommView::clear() {
 
 void CommView::setRun(const RunResult* result) {
   m_model->setRun(*m_store, result);
+  // An imported job has no strategy to predict from: its bytes are the trace's own.
+  m_bytesTitle->setText(m_store->meta().imported
+                            ? tr("bytes each rank sent in the step, by collective: elements × dtype size × ring factor")
+                            : tr("bytes each rank sent in the step, by collective, beside the predicted bytes (ZeRO paper)"));
   rebuildPlots();
 }
 
@@ -173,7 +178,11 @@ QString CommView::sourceText() const {
                           ? tr("bytes <b>measured at the sends</b> by the run (its summary)")
                           : tr("bytes <b>computed from the trace</b>: Σ event bytes × ring factor, 2(n−1)/n for "
                                "all-reduce and (n−1)/n for reduce-scatter and all-gather (n = ranks in the group)");
-  QString text = tr("Step %1, the last every rank completed · %2.").arg(m_model->step()).arg(how);
+  QString text = m_store->meta().imported
+                     ? tr("Profiler step %1, the last but one every rank completed (the last is often cut short; "
+                          "HTA leaves it out too) · %2.").arg(m_model->step()).arg(how)
+                     : tr("Step %1, the last every rank completed · %2.").arg(m_model->step()).arg(how);
+  if (m_store->meta().imported) text += importedOrderText();
   if (m_model->expectedTotal() > 0 && m_store->meta().params > 0) {
     const double two_n = 2.0 * static_cast<double>(m_store->meta().params);
     text += tr(" Formula: %1 MiB per rank = %2 × 2N.")
@@ -181,6 +190,40 @@ QString CommView::sourceText() const {
                 .arg(static_cast<double>(m_model->expectedTotal()) / two_n, 0, 'f', 3);
   }
   return text;
+}
+
+QString CommView::importedOrderText() const {
+  // Rank 0 of a PyTorch job: which FSDP module's collectives were exposed, or
+  // (no FSDP labels) the all-reduces in the order they fired, as DDP's buckets do.
+  const std::vector<CollectiveExposure> all = collectiveExposure(*m_store, 0, m_model->step());
+  const auto ms = [](int64_t ns) { return QString::number(static_cast<double>(ns) * 1e-6, 'f', 3); };
+  const auto share = [](int64_t part, int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / whole : 0.0; };
+  std::vector<UnitExposure> units = unitExposure(*m_store, all);
+  QStringList items;
+  if (!units.empty()) {
+    std::stable_sort(units.begin(), units.end(), [](const UnitExposure& a, const UnitExposure& b) { return a.exposed_ns > b.exposed_ns; });
+    for (size_t i = 0; i < units.size() && i < 8; ++i) {
+      const UnitExposure& u = units[i];
+      items << tr("%1 %2 ×%3: %4 ms, <b>exposed %5 ms</b> (%6%)")
+                   .arg(QString::fromStdString(u.name).toHtmlEscaped(), Palette::kindTitle(u.kind))
+                   .arg(u.count)
+                   .arg(ms(u.time_ns), ms(u.exposed_ns))
+                   .arg(share(u.exposed_ns, u.time_ns), 0, 'f', 0);
+    }
+    return tr("<br><b>Rank 0 by FSDP module</b>, most exposed first: %1.").arg(items.join(QStringLiteral(" · ")));
+  }
+  int n = 0;
+  for (const CollectiveExposure& c : all) {
+    if (c.kind != EventKind::AllReduce) continue;
+    if (++n > 10) break;
+    items << tr("#%1 %2 MiB %3 ms (exposed %4)")
+                 .arg(n)
+                 .arg(static_cast<double>(c.bytes) / kMiB, 0, 'f', 1)
+                 .arg(ms(c.dur_ns), ms(c.exposed_ns));
+  }
+  if (items.isEmpty()) return {};
+  return tr("<br><b>Rank 0's all-reduces in firing order</b> (DDP's buckets): %1%2.")
+      .arg(items.join(QStringLiteral(" · ")), n > 10 ? QStringLiteral(" …") : QString());
 }
 
 QString CommView::figureTitle() const {

@@ -12,6 +12,7 @@
 #include "comm_stats_model.h"
 
 class QCustomPlot;
+class QCPTextElement;
 class QCPItemText;
 class QCPBars;
 class QLabel;
@@ -35,6 +36,7 @@ class CommView : public QWidget {
   QCustomPlot* bytesPlot() const { return m_bytes; }
   QCustomPlot* timePlot() const { return m_time; }
   QString sourceText() const;
+  QString importedOrderText() const;  // an imported job: FSDP modules' exposure, or the all-reduce firing order
   QString figureTitle() const;
 
  private:
@@ -44,6 +46,7 @@ class CommView : public QWidget {
   CommStatsModel* m_model;
   QLabel* m_source;
   QCustomPlot* m_bytes;
+  QCPTextElement* m_bytesTitle = nullptr;
   QCustomPlot* m_time;
   QTableView* m_table;
   QLabel* m_empty;

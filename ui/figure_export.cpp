@@ -240,6 +240,32 @@ bool FigureExport::write(const QString& path, const QString& title, const QStrin
   return ok;
 }
 
+QString FigureExport::importedLine(const EventStore& store) {
+  const ImportedSource& source = *store.meta().imported;
+  QStringList parts;
+  // The job: its folder when the ranks came as several files, else the file.
+  QString where;
+  for (const std::string& f : source.files)
+    if (!f.empty()) {
+      const QFileInfo info(QString::fromStdString(f));
+      where = source.files.size() > 1 ? info.dir().dirName() : info.fileName();
+      break;
+    }
+  if (!where.isEmpty()) parts << where;
+  parts << QString::fromStdString(source.format) << QStringLiteral("%1 ranks").arg(store.meta().ranks);
+  int first = INT_MAX, last = INT_MIN;
+  for (int r = 0; r < store.rankCount(); ++r)
+    for (const Event& e : store.events(r))
+      if (e.kind == EventKind::StepBegin) {
+        first = std::min(first, e.step);
+        last = std::max(last, e.step);
+      }
+  if (first <= last) parts << (first == last ? QStringLiteral("ProfilerStep#%1").arg(first)
+                                             : QStringLiteral("ProfilerSteps #%1–%2").arg(first).arg(last));
+  parts << QStringLiteral("profiler clock");
+  return parts.join(QStringLiteral(" · "));
+}
+
 int FigureExport::lineChars(int width, int height) {
   // 8.5 pt themed, and an average glyph a little over half the pixel size.
   const double px = 8.5 * 1.75 * themeScale(width, height);
@@ -248,6 +274,7 @@ int FigureExport::lineChars(int width, int height) {
 
 QString FigureExport::configLine(const EventStore& store, const RunConfig* live) {
   const RunTrace& meta = store.meta();
+  if (meta.imported) return importedLine(store);
   if (meta.strategy.empty()) return {};
   const RunConfig* c = store.config();  // nullptr: a trace without a readable config
   QStringList parts;

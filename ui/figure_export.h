@@ -35,6 +35,8 @@ class FigureExport {
   // the run's config from the store, with what only a live config knows
   // (backend, published model) when given.
   static QString configLine(const EventStore& store, const RunConfig* live = nullptr);
+  // An imported PyTorch job's line: "fsdp_job · PyTorch profiler (Kineto) · 4 ranks · ProfilerSteps #10–12 · profiler clock".
+  static QString importedLine(const EventStore& store);
 };
 
 }  // namespace shardscope

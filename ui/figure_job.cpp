@@ -22,6 +22,19 @@ int runFigureJob(const FigureJob& job, QString* message) {
     return fail(2, QStringLiteral("--view must be one of %1, got '%2'").arg(presetViews().join(QStringLiteral(", ")), job.view));
   if (job.width < 16 || job.height < 16 || job.width > 20000 || job.height > 20000)
     return fail(2, QStringLiteral("--width and --height must be 16..20000 px, got %1 × %2").arg(job.width).arg(job.height));
+  if (!job.open.isEmpty()) {
+    // A trace or a PyTorch job folder: opened as File ▸ Open does, then drawn.
+    if (!job.runs.isEmpty()) return fail(2, QStringLiteral("--runs picks a preset's runs; it does not apply to --open"));
+    MainWindow window;
+    window.resize(job.width, job.height);
+    QString error;
+    if (!window.openTrace(job.open, &error)) return fail(2, error);
+    if (job.cursor_ms) window.setCursorTime(static_cast<int64_t>(*job.cursor_ms * 1e6));
+    if (const QString why = window.figureUnavailable(job.view); !why.isEmpty())
+      return fail(2, QStringLiteral("%1: %2").arg(job.open, why));
+    if (!window.exportViewFigure(job.view, job.out, job.width, job.height, &error)) return fail(1, error);
+    return fail(0, QStringLiteral("%1 figure of %2 written to %3").arg(job.view, job.open, job.out));
+  }
   Preset preset;
   try {
     preset = findPreset(job.preset);

@@ -1,5 +1,5 @@
 // The headless figure path (`shardscope --figure --preset NAME --view V --out
-// FILE`): runs a preset's runs in a window that is never shown on screen (the
+// FILE`, or `--figure --open TRACE|DIR ...` for a trace): runs a preset's runs in a window that is never shown on screen (the
 // offscreen platform in the app), then writes one view's figure. On the
 // modeled clock the same preset gives a byte-identical PNG every time.
 #pragma once
@@ -12,6 +12,7 @@ namespace shardscope {
 
 struct FigureJob {
   QString preset;  // a built-in preset's name, or a path to a .json file
+  QString open;    // instead of a preset: a trace, or a PyTorch profiler job (file or folder)
   QString view;    // one of presetViews()
   QString out;     // .png, .svg or .pdf
   int width = 1600;

@@ -165,6 +165,7 @@ class MainWindow : public QMainWindow {
   QAction* m_stepsAction = nullptr;
   QAction* m_zoomSelectionAction = nullptr;
   QAction* m_exportTraceAction = nullptr;
+  QAction* m_openJobAction = nullptr;
   QAction* m_exportFigureAction = nullptr;
 
   QByteArray m_defaultState;

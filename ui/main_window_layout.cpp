@@ -152,8 +152,11 @@ void MainWindow::createActions() {
   QStyle* s = style();
   auto* open = new QAction(s->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open trace…"), this);
   open->setShortcut(QKeySequence::Open);
-  open->setToolTip(tr("Open a Perfetto/Chrome JSON trace written by shardscope"));
+  open->setToolTip(tr("Open a trace written by shardscope, or one rank's PyTorch profiler trace (.json, .json.gz)"));
   connect(open, &QAction::triggered, m_files, &RunFiles::askOpenTrace);
+  m_openJobAction = new QAction(tr("Open PyTorch &job folder…"), this);
+  m_openJobAction->setToolTip(tr("Open a folder of per-rank PyTorch profiler (Kineto) traces"));
+  connect(m_openJobAction, &QAction::triggered, m_files, &RunFiles::askOpenTraceFolder);
   m_exportTraceAction = new QAction(s->standardIcon(QStyle::SP_DialogSaveButton), tr("Export &trace…"), this);
   m_exportTraceAction->setShortcut(QKeySequence(tr("Ctrl+Shift+S")));
   connect(m_exportTraceAction, &QAction::triggered, m_files, &RunFiles::askExportTrace);
@@ -206,6 +209,7 @@ void MainWindow::createActions() {
   file->addAction(save_experiment);
   file->addSeparator();
   file->addAction(open);
+  file->addAction(m_openJobAction);
   file->addAction(attach);
   file->addAction(m_detachAction);
   file->addAction(m_exportTraceAction);

@@ -25,7 +25,10 @@ constexpr double kMeasuredOffset = -0.19;  // measured bar left of the rank tick
 constexpr double kPredictedOffset = 0.19;  // the ZeRO paper's prediction right of it
 constexpr int kThrottleMs = 250;
 
-QString categoryTitle(Category c) {
+QString categoryTitle(Category c, bool imported = false) {
+  // An imported PyTorch trace books the allocator's bytes: what the ledger cannot name is unattributed.
+  if (imported && c == Category::Workspace) return QObject::tr("unattributed (allocated)");
+  if (imported && c == Category::Gathered) return QObject::tr("gathered (under FSDP all-gather)");
   const std::string_view n = categoryName(c);
   return QString::fromLatin1(n.data(), static_cast<int>(n.size()));
 }
@@ -135,6 +138,10 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
   m_totalLine->setName(tr("total"));
   m_totalLine->setPen(QPen(QColor(0x33, 0x33, 0x33), 1));
   m_totalLine->setLineStyle(QCPGraph::lsStepLeft);
+  m_reservedLine = new QCPGraph(m_time->xAxis, m_time->yAxis);
+  m_reservedLine->setName(tr("reserved (allocator cache)"));
+  m_reservedLine->setPen(QPen(QColor(0x33, 0x33, 0x33), 1.4, Qt::DashLine));
+  m_reservedLine->setLineStyle(QCPGraph::lsStepLeft);
   m_peakDot = new QCPItemTracer(m_time);
   m_peakDot->setStyle(QCPItemTracer::tsCircle);
   m_peakDot->setSize(7);
@@ -204,7 +211,8 @@ bool MemoryView::atCursor() const { return m_momentCombo->currentIndex() == 1 &&
 
 std::array<int64_t, kCategoryCount> MemoryView::barBytes(int rank) const {
   if (atCursor()) return m_series.at(rank, *m_cursor).bytes;
-  const MemorySample* peak = m_series.peakModelState(rank);
+  // An imported trace books no model state: its bars are at the peak of what was allocated.
+  const MemorySample* peak = m_store->meta().imported ? m_series.peakTotal(rank) : m_series.peakModelState(rank);
   return peak ? peak->bytes : std::array<int64_t, kCategoryCount>{};
 }
 
@@ -218,6 +226,15 @@ double MemoryView::predictedBytes() const {
 
 void MemoryView::rebuild() {
   m_series.sync(*m_store);
+  const bool imported = m_store->meta().imported != nullptr;
+  if (imported != m_importedTitles) {
+    m_importedTitles = imported;
+    for (int c = 0; c < kCategoryCount; ++c) {
+      m_stack[static_cast<size_t>(c)]->setName(categoryTitle(static_cast<Category>(c), imported));
+      m_areas[static_cast<size_t>(c)]->setName(categoryTitle(static_cast<Category>(c), imported));
+    }
+    m_momentCombo->setItemText(0, imported ? tr("at peak allocated") : tr("at peak model state"));
+  }
   const int ranks = m_series.rankCount();
   if (m_rankCombo->count() != ranks) {
     const QSignalBlocker block(m_rankCombo);
@@ -314,9 +331,37 @@ void MemoryView::rebuildBars() {
       text += tr(" · predicted (ZeRO paper, %1): %2 B/param").arg(QString::fromStdString(m_store->meta().strategy))
                   .arg(predicted / static_cast<double>(params), 0, 'g', 4);
     text += tr(" · all categories %1 MiB").arg(static_cast<double>(total) / kMiB, 0, 'f', 2);
+    if (const auto& imported = m_store->meta().imported) text = importedSummary(*imported, r, bytes);
     m_summary->setText(text);
   }
   m_bars->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString MemoryView::importedSummary(const ImportedSource& imported, int r,
+                                    const std::array<int64_t, kCategoryCount>& bytes) const {
+  int64_t total = 0;
+  for (int64_t b : bytes) total += b;
+  const int64_t gathered = bytes[static_cast<size_t>(Category::Gathered)];
+  const MemorySample* peak = m_series.peakTotal(r);
+  int64_t reserved_then = -1, reserved_peak = -1;
+  if (static_cast<size_t>(r) < imported.reserved.size())
+    for (const auto& [t, b] : imported.reserved[static_cast<size_t>(r)]) {
+      reserved_peak = std::max(reserved_peak, b);
+      const int64_t when = atCursor() ? *m_cursor : (peak ? peak->t_ns : 0);
+      if (t <= when) reserved_then = b;
+    }
+  QString text = tr("<b>rank %1</b> %2: allocated <b>%3 MiB</b>")
+                     .arg(r)
+                     .arg(atCursor() ? tr("at cursor %1 ms").arg(static_cast<double>(*m_cursor) * 1e-6, 0, 'f', 3)
+                                     : tr("at peak allocated"))
+                     .arg(static_cast<double>(total) / kMiB, 0, 'f', 2);
+  if (gathered > 0) text += tr(" (gathered under FSDP all-gathers %1 MiB)").arg(static_cast<double>(gathered) / kMiB, 0, 'f', 2);
+  if (reserved_then >= 0) text += tr(" · reserved then %1 MiB").arg(static_cast<double>(reserved_then) / kMiB, 0, 'f', 2);
+  if (reserved_peak >= 0) text += tr(" · peak reserved %1 MiB").arg(static_cast<double>(reserved_peak) / kMiB, 0, 'f', 2);
+  if (static_cast<size_t>(r) < imported.out_of_memory.size() && imported.out_of_memory[static_cast<size_t>(r)] > 0)
+    text += tr(" · <span style='color:#C00000'><b>%n [OutOfMemory] event(s)</b></span>", nullptr,
+               imported.out_of_memory[static_cast<size_t>(r)]);
+  return text + tr(" <span style='color:#777'>(allocated = tensors alive; reserved = what the caching allocator holds)</span>");
 }
 
 void MemoryView::rebuildTime() {
@@ -324,6 +369,8 @@ void MemoryView::rebuildTime() {
   const bool have = ranks > 0 && !m_series.samples(std::clamp(m_rank, 0, ranks - 1)).empty();
   for (QCPGraph* g : m_areas) g->data()->clear();
   m_totalLine->data()->clear();
+  m_reservedLine->data()->clear();
+  m_reservedLine->removeFromLegend();
   m_peakDot->setVisible(false);
   m_peakText->setVisible(false);
   if (!have) {
@@ -383,8 +430,28 @@ void MemoryView::rebuildTime() {
     if (used) m_areas[static_cast<size_t>(c)]->addToLegend();
   }
   m_totalLine->removeFromLegend();
+  // An imported trace: the allocator's reserved bytes beside what was allocated.
+  double reserved_top = 0;
+  if (const auto& imported = m_store->meta().imported; imported && static_cast<size_t>(r) < imported->reserved.size()) {
+    const auto& reserved = imported->reserved[static_cast<size_t>(r)];
+    QVector<double> rk, rv;
+    const size_t step = std::max<size_t>(1, reserved.size() / static_cast<size_t>(2 * columns));
+    for (size_t i = 0; i < reserved.size(); i += step) {
+      rk << static_cast<double>(reserved[i].first) * 1e-6;
+      rv << static_cast<double>(reserved[i].second) / kMiB;
+      reserved_top = std::max(reserved_top, rv.back());
+    }
+    if (!rk.isEmpty()) {
+      rk << keys.back();
+      rv << rv.back();
+      m_reservedLine->setData(rk, rv, true);
+      m_reservedLine->addToLegend();
+    }
+  }
   PlotStyle::updateLegendRow(m_time, false);
-  m_timeTitle->setText(tr("rank %1 over time: every category, stacked").arg(r));
+  m_timeTitle->setText(m_store->meta().imported
+                           ? tr("rank %1 over time: allocated (stacked) and reserved, from the trace's [memory] events").arg(r)
+                           : tr("rank %1 over time: every category, stacked").arg(r));
   m_totalLine->setData(keys, values[kCategoryCount - 1], true);
 
   const MemorySample* peak = m_series.peakTotal(r);
@@ -397,7 +464,7 @@ void MemoryView::rebuildTime() {
   m_peakText->setText(tr("peak %1 MiB").arg(peak_mib, 0, 'f', 1));
   m_peakText->setVisible(true);
   m_time->xAxis->setRange(keys.front(), std::max(keys.back(), keys.front() + 1e-3));
-  m_time->yAxis->setRange(0, std::max(peak_mib * 1.22, 1e-3));
+  m_time->yAxis->setRange(0, std::max(std::max(peak_mib, reserved_top) * 1.22, 1e-3));
   if (m_cursor) {
     const double x = static_cast<double>(*m_cursor) * 1e-6;
     m_cursorLine->point1->setCoords(x, 0);

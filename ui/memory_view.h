@@ -25,6 +25,7 @@ class QTimer;
 namespace shardscope {
 
 class EventStore;
+struct ImportedSource;
 
 class MemoryView : public QWidget {
   Q_OBJECT
@@ -47,6 +48,7 @@ class MemoryView : public QWidget {
   void rebuild();
   void rebuildBars();
   void rebuildTime();
+  QString importedSummary(const ImportedSource& imported, int rank, const std::array<int64_t, kCategoryCount>& bytes) const;
   bool atCursor() const;
 
   const EventStore* m_store;
@@ -61,6 +63,8 @@ class MemoryView : public QWidget {
   QCPBars* m_predicted = nullptr;
   std::array<QCPGraph*, kCategoryCount> m_areas{};
   QCPGraph* m_totalLine = nullptr;
+  QCPGraph* m_reservedLine = nullptr;  // an imported trace's reserved bytes
+  bool m_importedTitles = false;
   QCPTextElement* m_timeTitle = nullptr;
   QCPItemTracer* m_peakDot = nullptr;
   QCPItemText* m_peakText = nullptr;

@@ -29,6 +29,10 @@ QColor Palette::kind(EventKind kind) {
     case EventKind::BucketReady: return kOrange.darker(130);
     case EventKind::GradReady: return QColor(0x80, 0x80, 0x80);
     case EventKind::Error: return QColor(0xC0, 0x00, 0x00);
+    case EventKind::Broadcast: return QColor(0x8C, 0x6D, 0x31);
+    case EventKind::AllToAll: return QColor(0x88, 0x22, 0x55);
+    case EventKind::Kernel: return QColor(0x7F, 0x9C, 0xB5);  // a muted blue: compute, phase unknown
+    case EventKind::CpuOp: return QColor(0xB8, 0xB8, 0xB8);
     default: return QColor(0x99, 0x99, 0x99);
   }
 }
@@ -129,6 +133,10 @@ QString Palette::kindTitle(EventKind kind) {
     case EventKind::Wait: return QStringLiteral("wait");
     case EventKind::Copy: return QStringLiteral("copy");
     case EventKind::Error: return QStringLiteral("error");
+    case EventKind::Broadcast: return QStringLiteral("broadcast");
+    case EventKind::AllToAll: return QStringLiteral("all-to-all");
+    case EventKind::Kernel: return QStringLiteral("kernel");
+    case EventKind::CpuOp: return QStringLiteral("CPU op");
     default: return QString::fromLatin1(eventKindName(kind).data(), static_cast<int>(eventKindName(kind).size()));
   }
 }
@@ -144,6 +152,7 @@ QString Palette::kindShort(EventKind kind) {
     case EventKind::OptimizerStep: return QStringLiteral("optimizer");
     case EventKind::Wait: return QStringLiteral("wait");
     case EventKind::Copy: return QStringLiteral("copy");
+    case EventKind::AllToAll: return QStringLiteral("A2A");
     default: return kindTitle(kind);
   }
 }

@@ -15,6 +15,8 @@
 #include "preset_runner.h"
 #include "trace/chrome_trace_reader.h"
 #include "trace/chrome_trace_writer.h"
+#include "kineto/trace_set.h"
+#include "trace_import.h"
 
 namespace shardscope {
 
@@ -28,7 +30,16 @@ bool RunFiles::openTrace(const QString& path, QString* error) {
   }
   RunTrace trace;
   try {
-    trace = readChromeTraceFile(path.toStdString());
+    if (kineto::isKinetoTraceInput(path.toStdString())) {
+      std::optional<RunTrace> job = importKinetoJob(path, m_window->isVisible() ? m_window : nullptr, error);
+      if (!job) {
+        if (error && error->isEmpty()) *error = tr("opening %1 was cancelled").arg(path);
+        return false;
+      }
+      trace = std::move(*job);
+    } else {
+      trace = readChromeTraceFile(path.toStdString());
+    }
   } catch (const std::bad_alloc&) {
     if (error) *error = tr("%1: not enough memory to read this trace").arg(path);
     return false;
@@ -62,6 +73,16 @@ void RunFiles::showTrace(const QString& path, RunTrace trace) {
   run.kind = ShownRun::Kind::File;
   run.source = QFileInfo(path).fileName();
   run.done = run.ok = true;
+  if (const auto& imported = m_inspection->store().meta().imported) {
+    // A PyTorch job: no ShardScope config to put in the form.
+    m_inspection->show(std::move(run));
+    m_notice.clear();
+    m_window->statusBar()->showMessage(
+        tr("%1: %2 — %3").arg(QFileInfo(path).fileName(), QString::fromStdString(imported->format),
+                               QString::fromStdString(imported->notes.empty() ? std::string() : imported->notes.front())),
+        10000);
+    return;
+  }
   // Traces record the config of their run: the form takes it, so Run repeats it.
   QString why;
   run.config = Inspection::recordedConfig(m_inspection->store().meta(), &why);
@@ -87,6 +108,11 @@ void RunFiles::showTrace(const QString& path, RunTrace trace) {
 }
 
 bool RunFiles::exportTrace(const QString& path, QString* error) {
+  if (m_inspection->store().meta().imported) {
+    if (error) *error = tr("the run on screen is an imported PyTorch profiler trace: its own files are the trace (ShardScope "
+                           "exports the runs it ran)");
+    return false;
+  }
   try {
     writeChromeTraceFile(m_inspection->store().toRunTrace(), path.toStdString());
   } catch (const std::exception& e) {
@@ -126,11 +152,19 @@ bool RunFiles::openExperiment(const QString& path, QString* error) {
 }
 
 void RunFiles::askOpenTrace() {
-  const QString path = QFileDialog::getOpenFileName(m_window, tr("Open trace"), QString(),
-                                                    tr("ShardScope traces (*.json);;All files (*)"));
+  const QString path = QFileDialog::getOpenFileName(
+      m_window, tr("Open trace"), QString(),
+      tr("Traces: ShardScope, PyTorch profiler (*.json *.json.gz);;All files (*)"));
   if (path.isEmpty()) return;
   QString error;
   if (!openTrace(path, &error)) QMessageBox::critical(m_window, tr("Cannot open trace"), error);
+}
+
+void RunFiles::askOpenTraceFolder() {
+  const QString path = QFileDialog::getExistingDirectory(m_window, tr("Open a folder of per-rank PyTorch profiler traces"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!openTrace(path, &error)) QMessageBox::critical(m_window, tr("Cannot open traces"), error);
 }
 
 void RunFiles::askExportTrace() {

@@ -20,7 +20,8 @@ class RunFiles : public QObject {
  public:
   RunFiles(Inspection* inspection, EngineBridge* bridge, ExperimentPanel* panel, QMainWindow* window);
 
-  // Loads a trace written by shardscope; false with the reader's message on
+  // Loads a trace written by shardscope, or a PyTorch profiler job (a folder
+  // of per-rank Kineto traces, or one .json / .json.gz: kineto::isKinetoTraceInput); false with the reader's message on
   // error. The form then holds the trace's experiment (from its recorded flags).
   // Any exception from reading the file or from building the views' models
   // (std::bad_alloc included) becomes *error: opening a trace never aborts.
@@ -37,6 +38,7 @@ class RunFiles : public QObject {
 
   // The File menu's dialogs.
   void askOpenTrace();
+  void askOpenTraceFolder();  // a PyTorch job: a folder of per-rank Kineto traces
   void askExportTrace();
   void askOpenExperiment();
   void askSaveExperiment();

@@ -29,7 +29,9 @@ constexpr double kMinRowPx = 20.0;  // below this rows scroll instead of shrinki
 constexpr EventKind kLegendOrder[] = {
     EventKind::Forward, EventKind::Backward, EventKind::Loss, EventKind::AllReduce,
     EventKind::ReduceScatter, EventKind::AllGather, EventKind::OptimizerStep, EventKind::Wait,
-    EventKind::Copy, EventKind::BucketReady, EventKind::GradReady, EventKind::Error};
+    EventKind::Copy, EventKind::BucketReady, EventKind::GradReady, EventKind::Error,
+    // An imported PyTorch trace's kinds.
+    EventKind::AllToAll, EventKind::Kernel, EventKind::CpuOp};
 
 // Top ruler: "step N" at each step's start, thinned to every 2nd, 5th, 10th …
 // step so labels stay ~60 px apart at any zoom.
@@ -188,13 +190,28 @@ void TimelineView::refresh() {
   m_placeholder->setVisible(m_store->empty());
   for (QCPAxis* axis : {m_plot->xAxis, m_plot->xAxis2, m_plot->yAxis}) axis->setVisible(!m_store->empty());
   if (rows_changed) updateRows();
-  m_plot->xAxis->setLabel(m_store->modeledClock()
+  m_plot->xAxis->setLabel(m_store->meta().imported ? tr("time since the job's first event (ms) · profiler clock")
+                          : m_store->modeledClock()
                               ? tr("time since run start (ms) · modeled clock (%1)")
                                     .arg(QString::fromStdString(m_store->config()->profileName()))
                               : tr("time since run start (ms) · measured clock"));
   if (m_follow && !m_store->empty()) zoomToSteps();
   if (m_selected && m_store->generation() != m_selectedGeneration) selectEvent(-1, -1);  // its store is gone
   else if (m_selected && rows_changed) updateArrows();
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString TimelineView::rowTitle(int rank, Lane lane) const {
+  if (const auto& imported = m_store->meta().imported)
+    if (const ImportedTrack* t = imported->track(rank, lane)) return QString::fromStdString(t->name);
+  return laneTitle(lane);
+}
+
+void TimelineView::setShowCpuThreads(bool show) {
+  if (show == m_layout.showHostTracks()) return;
+  m_layout.setShowHostTracks(show);
+  if (m_selected) selectEvent(-1, -1);
+  updateRows();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -210,7 +227,7 @@ void TimelineView::updateRows() {
   QMap<double, QString> ticks;
   const auto& rows = m_layout.rows();
   for (size_t i = 0; i < rows.size(); ++i)
-    ticks.insert(rows[i].center(), QStringLiteral("rank %1 · %2").arg(rows[i].rank).arg(laneTitle(rows[i].lane)));
+    ticks.insert(rows[i].center(), QStringLiteral("rank %1 · %2").arg(rows[i].rank).arg(rowTitle(rows[i].rank, rows[i].lane)));
   m_rowTicker->setTicks(ticks);
   fitRows();
 }
@@ -600,9 +617,16 @@ QString TimelineView::eventTooltip(int rank, int32_t index) const {
   if (e.unit >= 0) title += QStringLiteral(" · unit %1").arg(e.unit);
   QStringList lines;
   lines << QStringLiteral("<b>%1</b>").arg(title.toHtmlEscaped());
-  lines << QStringLiteral("rank %1 · %2 lane%3")
+  if (const auto& imported = meta.imported; imported && imported->text) {
+    // An imported op: its own name first (a kernel's can be long: elided).
+    QString name = QString::fromStdString(imported->text->name(rank, e.op));
+    if (name.size() > 120) name = name.left(117) + QStringLiteral("…");
+    lines << QStringLiteral("%1 <i>(%2)</i>")
+                 .arg(name.toHtmlEscaped(), QString::fromStdString(imported->text->category(rank, e.op)).toHtmlEscaped());
+  }
+  lines << QStringLiteral("rank %1 · %2%3")
                .arg(rank)
-               .arg(laneTitle(e.lane))
+               .arg(meta.imported ? rowTitle(rank, e.lane) : laneTitle(e.lane) + QStringLiteral(" lane"))
                .arg(e.step >= 0 ? QStringLiteral(" · step %1").arg(e.step) : QString());
   if (isInstant(e.kind)) {
     lines << QStringLiteral("at %1").arg(timeMs(e.begin_ns));
@@ -613,7 +637,7 @@ QString TimelineView::eventTooltip(int rank, int32_t index) const {
     lines << QStringLiteral("parameter %1").arg(QString::fromStdString(meta.param_names[static_cast<size_t>(e.param)]));
   if (e.bytes > 0) lines << QStringLiteral("bytes %1 (%2 B)").arg(mib(e.bytes)).arg(e.bytes);
   const bool collective = e.kind == EventKind::AllReduce || e.kind == EventKind::ReduceScatter ||
-                          e.kind == EventKind::AllGather;
+                          e.kind == EventKind::AllGather || e.kind == EventKind::AllToAll;
   const int64_t dur = e.end_ns - e.begin_ns;
   // Collectives record in `value` the ns spent waiting for the slowest peer.
   const int64_t wait = collective || e.kind == EventKind::Copy ? std::clamp<int64_t>(e.value, 0, dur) : 0;
@@ -640,7 +664,11 @@ QString TimelineView::eventTooltip(int rank, int32_t index) const {
                    .arg(QString::fromStdString(b.params.front()), QString::fromStdString(b.params.back()));
     }
   }
-  if (e.seq >= 0) lines << QStringLiteral("collective #%1 in group %2").arg(e.seq).arg(e.group);
+  if (e.seq >= 0) {
+    const CommGroup* g = meta.group(e.group);
+    lines << QStringLiteral("collective #%1 in group %2").arg(e.seq).arg(g ? QString::fromStdString(g->name) : QString::number(e.group));
+  }
+  if (meta.imported && e.dep >= 0) lines << tr("<i>launched by a host op (select it to see the arrow)</i>");
   // Another machine's ranks: their times are node 0's clock as estimated at rendezvous.
   for (const RunTrace::NodeClock& c : meta.node_clocks)
     if (rank >= c.first_rank && rank < c.first_rank + c.ranks)
@@ -665,6 +693,10 @@ QString TimelineView::foldTooltip(const TimelineDrawItem& item) const {
 void TimelineView::keyPressEvent(QKeyEvent* event) {
   if (event->key() == Qt::Key_F) {
     zoomToFit();
+    return;
+  }
+  if (event->key() == Qt::Key_H && m_layout.hasHostTracks()) {
+    setShowCpuThreads(!m_layout.showHostTracks());
     return;
   }
   if (event->key() == Qt::Key_Z && m_range) {

@@ -55,6 +55,8 @@ class TimelineView : public QWidget {
   const TimelineLayout& layout() const { return m_layout; }
   // Draw items (boxes, folds, markers) of the last paint.
   size_t drawItemCount() const;
+  // The tooltip of events(rank)[event].
+  QString eventTooltip(int rank, int32_t event) const;
   // Tooltip text for a point in plot coordinates, empty when nothing is there.
   QString tooltipAt(const QPoint& pos) const;
   // Selects events(rank)[index] and draws its dependency arrows (index < 0 clears).
@@ -69,6 +71,10 @@ class TimelineView : public QWidget {
   const std::vector<StuckCollective>& stuckCollectives() const;
   // Off while a run is live (its store lacks the collectives in flight); the next refresh applies it.
   void setHangShown(bool shown) { m_hangShown = shown; }
+  // An imported PyTorch trace's CPU-thread rows: shown (default) or collapsed (key H).
+  void setShowCpuThreads(bool show);
+  // A row's name: the lane ("compute"), or an imported trace's track ("stream 7 · NCCL").
+  QString rowTitle(int rank, Lane lane) const;
   // The single event at a point (a marker or an unfolded box), if any.
   std::optional<std::pair<int, int32_t>> eventAt(const QPoint& pos) const;
 
@@ -93,7 +99,6 @@ class TimelineView : public QWidget {
   void fitRows();
   void syncScrollBar();
   void scrollRows(double delta);  // y units; positive scrolls down
-  QString eventTooltip(int rank, int32_t event) const;
   QString foldTooltip(const TimelineDrawItem& item) const;
   void updateArrows();
   void updateRangeBand();

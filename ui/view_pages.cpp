@@ -22,6 +22,8 @@ namespace {
 
 QString strategyOf(const Inspection& inspection) { return QString::fromStdString(inspection.store().meta().strategy); }
 
+bool importedTrace(const Inspection& inspection) { return inspection.store().meta().imported != nullptr; }
+
 }  // namespace
 
 QString ViewPage::unavailable() const {
@@ -80,7 +82,10 @@ QWidget* TimelinePage::widget() const { return m_stack; }
 bool TimelinePage::figure(const QString& path, int width, int height, const QString& subtitle, QString* error) {
   if (m_inspection.comparing())
     return FigureExport::write(path, m_compare->figureTitle(), subtitle, {{m_compare->plot(), 1.0}}, width, height, error);
-  return m_view->exportFigure(path, width, height, error, tr("Timeline: ranks × lanes"), subtitle);
+  return m_view->exportFigure(path, width, height, error,
+                              importedTrace(m_inspection) ? tr("Timeline: ranks × GPU streams and CPU threads")
+                                                          : tr("Timeline: ranks × lanes"),
+                              subtitle);
 }
 
 // ---- memory
@@ -127,6 +132,9 @@ QWidget* BucketsPage::widget() const { return m_view; }
 
 QString BucketsPage::unavailable() const {
   if (QString why = ViewPage::unavailable(); !why.isEmpty()) return why;
+  if (importedTrace(m_inspection))
+    return tr("a PyTorch profiler trace does not record DDP's gradient buckets (which gradients each held); its "
+              "all-reduces, in the order they ran, are in the timeline and the communication view");
   if (m_view->activity().bucketCount() == 0)
     return tr("the buckets view shows ddp, zero1 and zero2 runs; this %1 run has FSDP units (use --view units)")
         .arg(strategyOf(m_inspection));
@@ -155,6 +163,9 @@ QWidget* UnitsPage::widget() const { return m_view; }
 
 QString UnitsPage::unavailable() const {
   if (QString why = ViewPage::unavailable(); !why.isEmpty()) return why;
+  if (importedTrace(m_inspection))
+    return tr("a PyTorch profiler trace does not record when each FSDP unit's parameters are gathered, computed and "
+              "freed; the memory view books what was allocated under each FSDP all-gather as gathered");
   if (m_view->states().unitCount() == 0)
     return tr("the units view shows zero3, fsdp and hsdp runs; this %1 run has gradient buckets (use --view buckets)")
         .arg(strategyOf(m_inspection));
@@ -200,6 +211,8 @@ QWidget* LossPage::widget() const { return m_view; }
 
 QString LossPage::unavailable() const {
   if (QString why = ViewPage::unavailable(); !why.isEmpty()) return why;
+  if (importedTrace(m_inspection) && m_view->pointCount() == 0)
+    return tr("a PyTorch profiler trace records no losses");
   if (m_view->runCount() == 0 && m_view->pointCount() == 0)
     return metaBackend() ? tr("the loss view has no curve: the meta backend runs shapes only, no math")
                          : tr("the loss view has no curve: no training step completed");
@@ -252,7 +265,10 @@ QWidget* CommPage::widget() const { return m_stack; }
 
 QString CommPage::unavailable() const {
   if (QString why = ViewPage::unavailable(); !why.isEmpty()) return why;
-  if (m_view->model()->step() < 0) return tr("the communication view needs a step every rank completed; this run has none");
+  if (m_view->model()->step() < 0)
+    return importedTrace(m_inspection)
+               ? tr("the communication view needs a profiler step (ProfilerStep#N) every rank completed; this trace has none")
+               : tr("the communication view needs a step every rank completed; this run has none");
   return {};
 }
 

@@ -117,6 +117,16 @@ void WalkthroughModel::sync(const EventStore& store) {
     m_algorithm = algorithm(m_strategy);
     m_family = isSharded(m_strategy) ? Family::Fsdp : zeroStage(m_strategy) > 0 ? Family::Zero : Family::Ddp;
   }
+  if (store.meta().imported) {
+    // A profiler trace names kernels, not the algorithm's steps: nothing to light.
+    m_algorithm = Algorithm{};
+    m_algorithm.title = QStringLiteral("A PyTorch profiler job");
+    m_algorithm.source = QStringLiteral("imported trace");
+    m_algorithm.note = QStringLiteral("The walkthrough follows ShardScope's own runs, whose every op it knows. Read this "
+                                      "job in the timeline (a row per GPU stream and CPU thread; H hides the threads), "
+                                      "the memory view (allocated and reserved) and the communication view.");
+    return;
+  }
   if (store.rankCount() == 0) return;
   const std::vector<Event>& events = store.events(0);
   for (size_t i = m_cursor; i < events.size(); ++i) {

@@ -88,6 +88,8 @@ bool TimelineLayout::sync(const EventStore& store) {
     m_rowItems.clear();
     m_rowMarkers.clear();
   }
+  // An imported trace's lanes are its tracks (up to 256 per rank).
+  m_slots = store.meta().imported ? 256 : static_cast<size_t>(kLaneCount);
   const auto ranks = static_cast<size_t>(store.rankCount());
   if (m_lanes.size() < ranks) {
     m_lanes.resize(ranks);
@@ -95,11 +97,11 @@ bool TimelineLayout::sync(const EventStore& store) {
   }
   for (size_t r = 0; r < ranks; ++r) {
     const std::vector<Event>& events = store.events(static_cast<int>(r));
-    if (m_cursors[r] < events.size() && m_lanes[r].empty()) m_lanes[r].resize(kLaneCount);
+    if (m_cursors[r] < events.size() && m_lanes[r].empty()) m_lanes[r].resize(m_slots);
     for (size_t i = m_cursors[r]; i < events.size(); ++i) {
       const Event& e = events[i];
       const auto lane = static_cast<size_t>(e.lane);
-      if (lane >= static_cast<size_t>(kLaneCount)) continue;
+      if (lane >= m_lanes[r].size()) continue;
       LaneData& d = m_lanes[r][lane];
       const auto idx = static_cast<int32_t>(i);
       const bool drawn = e.kind == EventKind::BucketReady || e.kind == EventKind::Error ||
@@ -155,7 +157,42 @@ void TimelineLayout::noteStepStart(int32_t step, int64_t ns) {
   m_stepStarts.insert(it, StepStart{step, ns});
 }
 
+void TimelineLayout::setShowHostTracks(bool show) {
+  if (show == m_showHostTracks) return;
+  m_showHostTracks = show;
+  if (m_store) rebuildRows();
+}
+
+void TimelineLayout::rebuildImportedRows(const ImportedSource& source) {
+  // Each rank's own tracks in the import's order (GPU streams, then CPU
+  // threads), those that draw anything; CPU threads only when shown.
+  m_rows.clear();
+  m_rowOf.assign(m_lanes.size() * m_slots, -1);
+  for (size_t r = 0; r < m_lanes.size(); ++r)
+    for (size_t l = 0; l < m_lanes[r].size(); ++l) {
+      const LaneData& d = m_lanes[r][l];
+      if (d.boxes.index.empty() && d.major.index.empty() && d.minor.index.empty()) continue;
+      const ImportedTrack* track = source.track(static_cast<int>(r), static_cast<Lane>(l));
+      const bool host = !track || track->role == Lane::Host;
+      if (host && !m_showHostTracks) continue;
+      m_rowOf[r * m_slots + l] = static_cast<int>(m_rows.size());
+      m_rows.push_back({static_cast<int>(r), static_cast<Lane>(l), totalHeight(), host ? 0.8 : 1.0});
+    }
+}
+
+bool TimelineLayout::hasHostTracks() const {
+  if (!m_store || !m_store->meta().imported) return false;
+  const ImportedSource& source = *m_store->meta().imported;
+  for (size_t r = 0; r < m_lanes.size(); ++r)
+    for (size_t l = 0; l < m_lanes[r].size(); ++l) {
+      const ImportedTrack* track = source.track(static_cast<int>(r), static_cast<Lane>(l));
+      if ((!track || track->role == Lane::Host) && !m_lanes[r][l].boxes.index.empty()) return true;
+    }
+  return false;
+}
+
 void TimelineLayout::rebuildRows() {
+  if (m_store && m_store->meta().imported) return rebuildImportedRows(*m_store->meta().imported);
   // A lane gets a row in every rank group once any rank draws on it, so the
   // groups line up; compute always has one.
   std::array<bool, kLaneCount> used{};
@@ -166,18 +203,18 @@ void TimelineLayout::rebuildRows() {
       used[l] = used[l] || !d.boxes.index.empty() || !d.major.index.empty() || !d.minor.index.empty();
     }
   m_rows.clear();
-  m_rowOf.assign(m_lanes.size() * kLaneCount, -1);
+  m_rowOf.assign(m_lanes.size() * m_slots, -1);
   // Every rank gets its rows, events or not: a rank that recorded nothing shows as empty.
   for (size_t r = 0; r < m_lanes.size(); ++r)
     for (Lane lane : kLaneOrder) {
       if (!used[static_cast<size_t>(lane)]) continue;
-      m_rowOf[r * kLaneCount + static_cast<size_t>(lane)] = static_cast<int>(m_rows.size());
+      m_rowOf[r * m_slots + static_cast<size_t>(lane)] = static_cast<int>(m_rows.size());
       m_rows.push_back({static_cast<int>(r), lane, totalHeight(), rowHeight(lane)});
     }
 }
 
 int TimelineLayout::rowOf(int rank, Lane lane) const {
-  const size_t k = static_cast<size_t>(rank) * kLaneCount + static_cast<size_t>(lane);
+  const size_t k = static_cast<size_t>(rank) * m_slots + static_cast<size_t>(lane);
   return rank >= 0 && k < m_rowOf.size() ? m_rowOf[k] : -1;
 }
 

@@ -14,6 +14,7 @@
 namespace shardscope {
 
 class EventStore;
+struct ImportedSource;
 
 struct TimelineRow {
   int rank = 0;
@@ -55,8 +56,13 @@ class TimelineLayout {
   bool sync(const EventStore& store);
 
   const std::vector<TimelineRow>& rows() const { return m_rows; }
+  // An imported trace's CPU-thread tracks: shown (default) or collapsed away.
+  void setShowHostTracks(bool show);
+  bool showHostTracks() const { return m_showHostTracks; }
+  bool hasHostTracks() const;  // an imported trace with CPU-thread rows to show or hide
   // Rows: per rank, compute then gather, reduce, comm, host, each once any
-  // rank draws on that lane. -1 when the lane has no row.
+  // rank draws on that lane (an imported trace: the rank's tracks that draw
+  // anything, in its order). -1 when the lane has no row.
   int rowOf(int rank, Lane lane) const;
   double totalHeight() const { return m_rows.empty() ? 0 : m_rows.back().top + m_rows.back().height; }
   // Row whose band holds y (clamped to the first/last row); -1 without rows.
@@ -104,6 +110,7 @@ class TimelineLayout {
   };
 
   void rebuildRows();
+  void rebuildImportedRows(const ImportedSource& source);
   void noteStepStart(int32_t step, int64_t ns);
   void layoutBoxes(int row, const Lane1D& lane);
   void layoutMarkers(int row, const Lane1D& lane);
@@ -116,7 +123,9 @@ class TimelineLayout {
   // trace's rank count alone (metadata.ranks) costs a few bytes per rank.
   std::vector<std::vector<LaneData>> m_lanes;
   std::vector<TimelineRow> m_rows;
-  std::vector<int> m_rowOf;                 // [rank * kLaneCount + lane] -> row or -1
+  std::vector<int> m_rowOf;                 // [rank * m_slots + lane] -> row or -1
+  size_t m_slots = kLaneCount;              // lanes per rank: 5, or 256 tracks of an imported trace
+  bool m_showHostTracks = true;
   std::vector<StepStart> m_stepStarts;  // sorted by step
   uint32_t m_kinds = 0;
   int64_t m_drawnBegin = INT64_MAX;

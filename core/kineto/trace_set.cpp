@@ -28,6 +28,30 @@ bool isTraceName(const std::string& name) {
 
 }  // namespace
 
+bool looksLikeKinetoJson(std::string_view head) {
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && head[first] == '[') return true;  // the autograd profiler's bare array
+  for (const char* mark : {"\"schemaVersion\"", "\"distributedInfo\"", "\"deviceProperties\"", "\"cpu_op\"",
+                           "\"kernel\"", "\"cuda_runtime\"", "\"user_annotation\"", "\"python_function\"",
+                           "\"gpu_memcpy\"", "\"baseTimeNanoseconds\""})
+    if (head.find(mark) != std::string_view::npos) return true;
+  return false;
+}
+
+bool isKinetoTraceInput(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return true;
+  if (isGzipPath(path)) return true;
+  // Only a regular file is sniffed: opening a FIFO would block (the reader refuses it by name).
+  if (!fs::is_regular_file(path, ec)) return false;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  std::string head(64 * 1024, '\0');
+  head.resize(std::fread(head.data(), 1, head.size(), f));
+  std::fclose(f);
+  return looksLikeKinetoJson(head);
+}
+
 std::vector<std::string> expandTraceInputs(const std::vector<std::string>& inputs) {
   std::vector<std::string> files;
   for (const std::string& in : inputs) {
@@ -67,6 +91,7 @@ TraceSet loadTraceSet(const std::vector<std::string>& inputs, const TraceSetOpti
   const auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < files.size();) {
       try {
+        if (options.cancelled && options.cancelled()) throw CancelledLoad();
         const auto start = std::chrono::steady_clock::now();
         const PaddedBuffer json = readTraceFile(files[i], options.max_bytes);
         traces[i] = parseKinetoTrace(json, files[i]);

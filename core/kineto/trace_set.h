@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <exception>
 #include <map>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,13 @@ struct TraceSetOptions {
   unsigned threads = 0;  // 0: one per core, at most one per file
   std::function<void(const std::string&)> progress;  // a line per file read...
   uint64_t progress_min_bytes = 0;                    // ...of at least this much JSON
+  // Polled before each file: true stops the load (a CancelledLoad is thrown).
+  std::function<bool()> cancelled;
+};
+
+// Thrown by loadTraceSet when options.cancelled said so.
+struct CancelledLoad : std::exception {
+  const char* what() const noexcept override { return "the trace load was cancelled"; }
 };
 
 struct TraceSet {
@@ -29,6 +38,14 @@ struct TraceSet {
   std::vector<TraceIndex> indexes;
   int64_t origin_ns = 0;  // earliest absolute start of any rank: the common time zero
 };
+
+// Whether a path is a PyTorch profiler job rather than a trace ShardScope
+// wrote: a folder or a .json.gz always is; a .json when its first 64 KiB show
+// Kineto's marks (bare-array form, schemaVersion, distributedInfo,
+// deviceProperties, or a Kineto category such as "cpu_op" or "kernel").
+// False for unreadable paths (the ShardScope reader then names the problem).
+bool isKinetoTraceInput(const std::string& path);
+bool looksLikeKinetoJson(std::string_view head);
 
 // The trace files an input names: the file itself, or a folder's *.json and *.json.gz (sorted).
 std::vector<std::string> expandTraceInputs(const std::vector<std::string>& inputs);

@@ -32,6 +32,9 @@ std::string_view eventKindName(EventKind kind) {
     case EventKind::Copy: return "copy";
     case EventKind::Broadcast: return "broadcast";
     case EventKind::Error: return "error";
+    case EventKind::Kernel: return "kernel";
+    case EventKind::CpuOp: return "cpu_op";
+    case EventKind::AllToAll: return "all_to_all";
   }
   return "?";
 }

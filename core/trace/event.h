@@ -30,8 +30,12 @@ enum class EventKind : uint8_t {
   Copy,           // X: bucket copy-in/copy-out, casts
   Error,          // i: the rank stopped with an error
   Broadcast,      // X: setup broadcast of the initial weights (comm lane)
+  // Kinds only an imported (PyTorch profiler) trace has: the engine never records them.
+  Kernel,         // X: a GPU kernel outside any forward/backward/optimizer label
+  CpuOp,          // X: a CPU op, runtime call or annotation on a host thread
+  AllToAll,       // X: an all-to-all collective
 };
-inline constexpr int kEventKindCount = 17;
+inline constexpr int kEventKindCount = 20;
 
 // Memory ledger categories: every allocation is tagged with one, so the
 // allocator is the ledger (core/memory/memory_ledger.h).
@@ -75,6 +79,10 @@ bool isInstant(EventKind kind);
 // The data-parallel collectives (a broadcast only happens in setup).
 constexpr bool isCollective(EventKind k) {
   return k == EventKind::AllReduce || k == EventKind::ReduceScatter || k == EventKind::AllGather;
+}
+// Any collective a trace can hold: the data-parallel ones, broadcast and (imported) all-to-all.
+constexpr bool isAnyCollective(EventKind k) {
+  return isCollective(k) || k == EventKind::Broadcast || k == EventKind::AllToAll;
 }
 
 }  // namespace shardscope

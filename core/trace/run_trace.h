@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@ struct CommGroup {
   std::string name;          // "world", "shard0.gather", "replica1"
   std::vector<int> ranks;    // global ranks, in group-rank order
   LinkLevel link = LinkLevel::Unknown;
+  int size = 0;  // ranks in the group when its members are not known (an imported trace's group size)
 };
 
 // The groups a run of P ranks builds: "world" (id 0), then for a shard group
@@ -49,6 +51,40 @@ std::vector<CommGroup> meshGroups(int ranks, int shard_group, int tp = 1);
 std::vector<CommGroup> meshGroups(const RunConfig& config);
 
 struct RunTrace;
+
+// A row of an imported trace: one GPU stream or CPU thread of one rank.
+struct ImportedTrack {
+  std::string name;          // "stream 7", "stream 20 · NCCL", "thread 4242 (python3)"
+  Lane role = Lane::Compute;  // Compute: a GPU stream of kernels; Comm: one running collectives; Host: a CPU thread
+};
+
+// What an imported event was called in its trace, for tooltips: events keep
+// only their op id (Event::op), the source keeps the text.
+class ImportedEventText {
+ public:
+  virtual ~ImportedEventText() = default;
+  virtual std::string name(int rank, int32_t op) const = 0;      // "ncclDevKernel_AllGather_RING_LL(...)"
+  virtual std::string category(int rank, int32_t op) const = 0;  // "kernel", "cpu_op", …
+};
+
+// A trace another tool wrote (a PyTorch profiler job), shown in ShardScope's
+// views: Event::lane indexes the rank's tracks instead of naming a lane.
+struct ImportedSource {
+  std::string format;  // "PyTorch profiler (Kineto)"
+  std::vector<std::string> files;  // per rank, the file it came from
+  std::vector<std::vector<ImportedTrack>> tracks;  // per rank; at most 256 (Event::lane is 8 bits)
+  // Per rank: the allocator's reserved bytes over time (t_ns, bytes); what
+  // Alloc/Free events book is the allocated memory.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> reserved;
+  std::vector<int> out_of_memory;  // per rank: [OutOfMemory] events in its trace
+  std::vector<std::string> notes;  // what the import derived or could not ("ranks aligned on …")
+  std::vector<std::string> unit_names;  // FSDP modules by Event::unit ("layers.3", "root")
+  std::shared_ptr<const ImportedEventText> text;
+  const ImportedTrack* track(int rank, Lane lane) const {
+    const auto r = static_cast<size_t>(rank), l = static_cast<size_t>(lane);
+    return rank >= 0 && r < tracks.size() && l < tracks[r].size() ? &tracks[r][l] : nullptr;
+  }
+};
 
 // nccl-tests' bus bandwidth factor for a collective on a group of n ranks:
 // all-reduce 2(n-1)/n, all-gather and reduce-scatter (n-1)/n; 0 otherwise.
@@ -68,7 +104,8 @@ struct RunTrace {
   // Ranks in an event's collective group: its group's size, else the run's ranks.
   int groupSize(const Event& e) const {
     const CommGroup* g = group(e.group);
-    return g && !g->ranks.empty() ? static_cast<int>(g->ranks.size()) : ranks;
+    if (g && !g->ranks.empty()) return static_cast<int>(g->ranks.size());
+    return g && g->size > 0 ? g->size : ranks;
   }
   std::vector<std::string> param_names;
   std::vector<std::string> block_names;
@@ -93,6 +130,14 @@ struct RunTrace {
     int pings = 0;
   };
   std::vector<NodeClock> node_clocks;
+  // Set for a trace imported from another tool; null for ShardScope's own.
+  std::shared_ptr<const ImportedSource> imported;
+  // The role of an event's lane: the lane itself, or its track's role in an imported trace.
+  Lane roleOf(int rank, const Event& e) const {
+    if (!imported) return e.lane;
+    const ImportedTrack* t = imported->track(rank, e.lane);
+    return t ? t->role : Lane::Host;
+  }
 };
 
 }  // namespace shardscope

@@ -42,12 +42,13 @@ int64_t overlap(const std::vector<Interval>& a, const std::vector<Interval>& b) 
 
 bool isComputeWork(EventKind k) {
   return k == EventKind::Forward || k == EventKind::Backward || k == EventKind::Loss ||
-         k == EventKind::OptimizerStep;
+         k == EventKind::OptimizerStep || k == EventKind::Kernel;
 }
 
 }  // namespace
 
-std::vector<StepMetrics> computeStepMetrics(const std::vector<std::vector<Event>>& events_per_rank) {
+std::vector<StepMetrics> computeStepMetrics(const std::vector<std::vector<Event>>& events_per_rank,
+                                           const ImportedSource* imported) {
   std::vector<StepMetrics> out;
   for (size_t rank = 0; rank < events_per_rank.size(); ++rank) {
     struct Acc {
@@ -55,14 +56,20 @@ std::vector<StepMetrics> computeStepMetrics(const std::vector<std::vector<Event>
       std::vector<Interval> compute, comm;
     };
     std::map<int, Acc> steps;
+    // An imported trace's lanes are tracks: compute is what runs on its GPU streams.
+    const auto role = [&](const Event& e) {
+      if (!imported) return e.lane;
+      const ImportedTrack* t = imported->track(static_cast<int>(rank), e.lane);
+      return t && t->role != Lane::Host ? Lane::Compute : Lane::Host;
+    };
     for (const Event& e : events_per_rank[rank]) {
       if (e.step < 0) continue;
       Acc& a = steps[e.step];
       if (e.kind == EventKind::StepBegin) a.begin = e.begin_ns;
       else if (e.kind == EventKind::StepEnd) a.end = e.end_ns;
       else if (e.kind == EventKind::Wait && e.lane == Lane::Compute) a.wait = saturatingAdd(a.wait, e.end_ns - e.begin_ns);
-      else if (isCollective(e.kind)) a.comm.emplace_back(e.begin_ns, e.end_ns);
-      else if (isComputeWork(e.kind) && e.lane == Lane::Compute) a.compute.emplace_back(e.begin_ns, e.end_ns);
+      else if (imported ? isAnyCollective(e.kind) : isCollective(e.kind)) a.comm.emplace_back(e.begin_ns, e.end_ns);
+      else if (isComputeWork(e.kind) && role(e) == Lane::Compute) a.compute.emplace_back(e.begin_ns, e.end_ns);
     }
     for (auto& [step, a] : steps) {
       if (a.begin < 0 || a.end < 0) continue;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "trace/event.h"
+#include "trace/run_trace.h"
 
 namespace shardscope {
 
@@ -23,6 +24,8 @@ struct StepMetrics {
 };
 
 // One entry per (rank, step) that has both StepBegin and StepEnd.
-std::vector<StepMetrics> computeStepMetrics(const std::vector<std::vector<Event>>& events_per_rank);
+// imported: an imported trace's tracks, whose GPU streams' kernels are its compute.
+std::vector<StepMetrics> computeStepMetrics(const std::vector<std::vector<Event>>& events_per_rank,
+                                           const ImportedSource* imported = nullptr);
 
 }  // namespace shardscope

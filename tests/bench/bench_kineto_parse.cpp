@@ -14,7 +14,11 @@
 #include <fstream>
 #include <string>
 
+#include "inspect/event_store.h"
+#include "inspect/timeline_layout.h"
 #include "kineto/kineto_parser.h"
+#include "kineto/kineto_run_trace.h"
+#include "kineto/trace_set.h"
 #include "kineto/trace_file.h"
 #include "kineto/trace_index.h"
 
@@ -133,6 +137,30 @@ void BM_KinetoParseIndex(benchmark::State& state) {
   state.counters["avx2_walk"] = kinetoAvx2WalkUsed() ? 1 : 0;
 }
 BENCHMARK(BM_KinetoParseIndex)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// What File ▸ Open does with a job once read: parse + index, the import into
+// the views' events, the store, the timeline's first index and one frame's
+// layout (zoomed out) — the time until the trace is on screen, less painting.
+void BM_KinetoOpenInViews(benchmark::State& state) {
+  const PaddedBuffer& json = traceBuffer();
+  size_t events = 0;
+  for (auto _ : state) {
+    TraceSet set;
+    set.ranks.push_back(parseKinetoTrace(json, tracePath()));
+    set.indexes.push_back(buildTraceIndex(set.ranks.back()));
+    shardscope::EventStore store;
+    store.setFromTrace(importedRunTrace(std::move(set)));
+    shardscope::TimelineLayout layout;
+    layout.sync(store);
+    layout.layout(static_cast<double>(store.beginNs()), static_cast<double>(store.endNs()), 1600, 0,
+                  static_cast<int>(layout.rows().size()) - 1);
+    benchmark::DoNotOptimize(layout.items().data());
+    events = store.eventCount();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * json.size));
+  state.counters["view_events"] = double(events);
+}
+BENCHMARK(BM_KinetoOpenInViews)->Unit(benchmark::kMillisecond)->Iterations(2);
 
 void BM_KinetoReadGzip(benchmark::State& state) {
   const std::string& gz = gzipPath();

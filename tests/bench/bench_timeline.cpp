@@ -8,6 +8,7 @@
 #include <QApplication>
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <string>
@@ -23,7 +24,12 @@ using namespace shardscope;
 namespace {
 
 constexpr int kRanks = 8;
-constexpr size_t kTotalEvents = 1'000'000;
+// SHARDSCOPE_BENCH_TIMELINE_EVENTS sets the run's size (default 1M; the README's 10M row uses 10000000).
+const size_t kTotalEvents = [] {
+  const char* n = std::getenv("SHARDSCOPE_BENCH_TIMELINE_EVENTS");
+  const long long v = n ? std::atoll(n) : 0;
+  return v >= 10'000 ? static_cast<size_t>(v) : size_t{1'000'000};
+}();
 constexpr size_t kBatch = 4096;  // EngineBridge::drain hands over up to a chunk per rank
 constexpr int kBlocks = 16;      // one FSDP unit per block
 

@@ -14,7 +14,12 @@
 #include <string>
 
 #include "common/errors.h"
+#include "inspect/collective_exposure.h"
+#include "inspect/event_store.h"
+#include "inspect/memory_series.h"
+#include "inspect/timeline_layout.h"
 #include "kineto/kineto_json_reader.h"
+#include "kineto/kineto_run_trace.h"
 #include "kineto/kineto_parser.h"
 #include "kineto/trace_analysis.h"
 #include "kineto/trace_index.h"
@@ -73,6 +78,31 @@ void analyze(TraceSet& set) {
 
 }  // namespace
 
+// The job as the GUI opens it: the import, then the views' models over it.
+void openInViews(TraceSet set) {
+  shardscope::RunTrace run;
+  try {
+    run = importedRunTrace(std::move(set));
+  } catch (const ConfigError&) {
+    return;  // a rank no view can show, refused by name
+  }
+  for (size_t r = 0; r < run.events.size(); ++r)
+    for (const shardscope::Event& e : run.events[r]) {
+      if (static_cast<size_t>(e.rank) != r) finding("an imported event sits in another rank's list", std::to_string(r));
+      if (static_cast<size_t>(e.lane) >= run.imported->tracks[r].size() && !shardscope::isInstant(e.kind))
+        finding("an imported box's lane names no track of its rank", std::to_string(static_cast<int>(e.lane)));
+    }
+  shardscope::EventStore store;
+  store.setFromTrace(std::move(run));
+  shardscope::TimelineLayout layout;
+  layout.sync(store);
+  layout.layout(static_cast<double>(store.beginNs()), static_cast<double>(store.endNs()) + 1, 1000, 0,
+                static_cast<int>(layout.rows().size()) - 1);
+  shardscope::MemorySeries memory;
+  memory.sync(store);
+  for (int r = 0; r < store.rankCount(); ++r) (void)shardscope::collectiveExposure(store, r, 0);
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const PaddedBuffer json = padded(data, size);
   TraceSet set;
@@ -106,5 +136,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const ConfigError&) {
     // a trace the analysis refuses with one clear error
   }
+  openInViews(std::move(set));
   return 0;
 }

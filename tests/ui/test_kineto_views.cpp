@@ -1,0 +1,148 @@
+// A PyTorch profiler job in the window: the 4-rank FSDP fixture
+// (tests/data/kineto/fsdp_job) opened as a folder shows per rank a row per
+// GPU stream and CPU thread (threads collapsible), kernel tooltips with their
+// own names and busbw, launch -> kernel arrows, allocated and reserved memory,
+// the communication view over the last-but-one profiler step, and the pages
+// that cannot apply say why. A ShardScope trace opened afterwards is unchanged.
+#include <QTemporaryDir>
+#include <QtTest>
+#include <qcustomplot.h>
+
+#include "comm_stats_model.h"
+#include "comm_view.h"
+#include "inspect/timeline_layout.h"
+#include "main_window.h"
+#include "memory_view.h"
+#include "timeline_view.h"
+
+using namespace shardscope;
+
+namespace {
+
+const QString kJob = QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/kineto/fsdp_job");
+
+int32_t firstOf(const std::vector<Event>& events, EventKind kind) {
+  for (size_t i = 0; i < events.size(); ++i)
+    if (events[i].kind == kind) return static_cast<int32_t>(i);
+  return -1;
+}
+
+}  // namespace
+
+class TestKinetoViews : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void timelineRowsPerStreamAndThread() {
+    MainWindow w;
+    w.resize(1600, 1000);
+    QString error;
+    QVERIFY2(w.openTrace(kJob, &error), qPrintable(error));
+    auto* timeline = w.findChild<TimelineView*>();
+    QVERIFY(timeline);
+    timeline->refresh();
+    const auto& rows = timeline->layout().rows();
+    QCOMPARE(rows.size(), size_t(4 * 5));  // 3 GPU streams + 2 CPU threads per rank
+    QCOMPARE(timeline->rowTitle(rows[0].rank, rows[0].lane), QStringLiteral("stream 7"));
+    QCOMPARE(timeline->rowTitle(rows[1].rank, rows[1].lane), QStringLiteral("stream 20 · NCCL"));
+    QCOMPARE(timeline->rowTitle(rows[4].rank, rows[4].lane), QStringLiteral("thread 4200 (pt_autograd_0)"));
+    QVERIFY(timeline->layout().hasHostTracks());
+    timeline->setShowCpuThreads(false);
+    QCOMPARE(timeline->layout().rows().size(), size_t(4 * 3));
+    QTest::keyClick(timeline, Qt::Key_H);  // H shows them again
+    QCOMPARE(timeline->layout().rows().size(), size_t(4 * 5));
+
+    const std::vector<Event>& events = w.inspection().store().events(0);
+    const int32_t gather = firstOf(events, EventKind::AllGather);
+    QVERIFY(gather >= 0);
+    const QString tip = timeline->eventTooltip(0, gather);
+    QVERIFY2(tip.contains(QStringLiteral("ncclDevKernel_AllGather_RING_LL")), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("busbw")) && tip.contains(QStringLiteral("4 ranks")), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("stream 20 · NCCL")), qPrintable(tip));
+    // A forward GEMM: selected, it draws its outline and the arrow from its launch.
+    const int32_t gemm = firstOf(events, EventKind::Forward);
+    QVERIFY(gemm >= 0);
+    timeline->selectEvent(0, gemm);
+    QCOMPARE(timeline->arrowCount(), 2);
+    QVERIFY(timeline->eventTooltip(0, gemm).contains(QStringLiteral("sm90_xmma_gemm")));
+  }
+
+  void memoryAllocatedAndReserved() {
+    MainWindow w;
+    w.resize(1600, 1000);
+    QString error;
+    QVERIFY2(w.openTrace(kJob, &error), qPrintable(error));
+    auto* memory = w.findChild<MemoryView*>();
+    QVERIFY(memory);
+    memory->refresh(true);
+    bool reserved = false, unattributed = false;
+    QCustomPlot* plot = memory->timePlot();
+    for (int i = 0; i < plot->plottableCount(); ++i) {
+      QCPAbstractPlottable* p = plot->plottable(i);
+      if (!plot->legend->hasItemWithPlottable(p)) continue;
+      reserved = reserved || (p->name().startsWith(QStringLiteral("reserved")) && p->interface1D()->dataCount() > 0);
+      unattributed = unattributed || p->name().startsWith(QStringLiteral("unattributed"));
+    }
+    QVERIFY(reserved);
+    QVERIFY(unattributed);
+    // The bars at the peak allocated: 3 GiB before the window plus what the step held.
+    const auto bytes = memory->barBytes(0);
+    int64_t total = 0;
+    for (int64_t b : bytes) total += b;
+    QVERIFY(total > int64_t(3'221'225'472));
+    QVERIFY(bytes[static_cast<size_t>(Category::Gathered)] > 0);
+  }
+
+  void communicationOverTheLastButOneStep() {
+    MainWindow w;
+    w.resize(1600, 1000);
+    QString error;
+    QVERIFY2(w.openTrace(kJob, &error), qPrintable(error));
+    auto* comm = w.findChild<CommView*>();
+    QVERIFY(comm);
+    const CommStatsModel* model = comm->model();
+    QCOMPARE(model->step(), 11);  // ProfilerStep#10..12: the last is left out, as HTA does
+    int gathers = 0;
+    for (const CommStatsModel::Row& row : model->statRows())
+      if (row.rank == 0 && row.kind == EventKind::AllGather) gathers = row.ops;
+    QCOMPARE(gathers, 7);
+    QCOMPARE(model->timing().size(), size_t(4));
+    for (const auto& t : model->timing()) {
+      QVERIFY(t.comm_ns > 0);
+      QVERIFY(t.exposed_ns >= 0 && t.exposed_ns <= t.comm_ns);
+    }
+    QVERIFY(w.figureUnavailable(QStringLiteral("comm")).isEmpty());
+    QVERIFY(w.figureUnavailable(QStringLiteral("timeline")).isEmpty());
+    QVERIFY(w.figureUnavailable(QStringLiteral("memory")).isEmpty());
+    QVERIFY(w.figureUnavailable(QStringLiteral("buckets")).contains(QStringLiteral("PyTorch profiler trace")));
+    QVERIFY(w.figureUnavailable(QStringLiteral("units")).contains(QStringLiteral("PyTorch profiler trace")));
+    QVERIFY(w.figureUnavailable(QStringLiteral("loss")).contains(QStringLiteral("no losses")));
+    QTemporaryDir dir;
+    for (const QString view : {QStringLiteral("timeline"), QStringLiteral("memory"), QStringLiteral("comm")}) {
+      const QString out = dir.filePath(view + QStringLiteral(".png"));
+      QVERIFY2(w.exportViewFigure(view, out, 1280, 720, &error), qPrintable(error));
+      QVERIFY(QFileInfo(out).size() > 10000);
+    }
+  }
+
+  void badJobsAndOwnTracesAfterwards() {
+    MainWindow w;
+    QString error;
+    QVERIFY(!w.openTrace(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/kineto/truncated.json.gz"), &error));
+    QVERIFY2(error.contains(QStringLiteral("truncated")), qPrintable(error));
+    QVERIFY(w.inspection().store().empty() || !w.inspection().store().meta().imported);
+    QVERIFY2(w.openTrace(kJob, &error), qPrintable(error));
+    QVERIFY2(w.openTrace(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/golden/ddp.trace.json"), &error),
+             qPrintable(error));
+    QVERIFY(!w.inspection().store().meta().imported);
+    auto* timeline = w.findChild<TimelineView*>();
+    timeline->refresh();
+    const auto& rows = timeline->layout().rows();
+    QVERIFY(!rows.empty());
+    QCOMPARE(timeline->rowTitle(rows[0].rank, rows[0].lane), QStringLiteral("compute"));
+    QVERIFY(!timeline->layout().hasHostTracks());
+  }
+};
+
+QTEST_MAIN(TestKinetoViews)
+#include "test_kineto_views.moc"

@@ -1,0 +1,19 @@
+// Opening a PyTorch profiler job (a folder of per-rank Kineto traces, one
+// .json or .json.gz): parsed off the GUI thread with a progress dialog and
+// Cancel, then turned into a RunTrace the views show (core/kineto).
+#pragma once
+
+#include <QString>
+#include <optional>
+
+#include "trace/run_trace.h"
+
+class QWidget;
+
+namespace shardscope {
+
+// nullopt with *error on a bad file, with *error empty when the user cancelled.
+// parent: the progress dialog's window; nullptr (headless) shows none.
+std::optional<RunTrace> importKinetoJob(const QString& path, QWidget* parent, QString* error);
+
+}  // namespace shardscope
