@@ -27,6 +27,12 @@ int32_t firstOf(const std::vector<Event>& events, EventKind kind) {
   return -1;
 }
 
+// The fixture job in a window of the default figure size.
+bool openJob(MainWindow& w, QString* error) {
+  w.resize(1600, 1000);
+  return w.openTrace(kJob, error);
+}
+
 }  // namespace
 
 class TestKinetoViews : public QObject {
@@ -35,9 +41,8 @@ class TestKinetoViews : public QObject {
  private slots:
   void timelineRowsPerStreamAndThread() {
     MainWindow w;
-    w.resize(1600, 1000);
     QString error;
-    QVERIFY2(w.openTrace(kJob, &error), qPrintable(error));
+    QVERIFY2(openJob(w, &error), qPrintable(error));
     auto* timeline = w.findChild<TimelineView*>();
     QVERIFY(timeline);
     timeline->refresh();
@@ -69,9 +74,8 @@ class TestKinetoViews : public QObject {
 
   void memoryAllocatedAndReserved() {
     MainWindow w;
-    w.resize(1600, 1000);
     QString error;
-    QVERIFY2(w.openTrace(kJob, &error), qPrintable(error));
+    QVERIFY2(openJob(w, &error), qPrintable(error));
     auto* memory = w.findChild<MemoryView*>();
     QVERIFY(memory);
     memory->refresh(true);
@@ -95,9 +99,8 @@ class TestKinetoViews : public QObject {
 
   void communicationOverTheLastButOneStep() {
     MainWindow w;
-    w.resize(1600, 1000);
     QString error;
-    QVERIFY2(w.openTrace(kJob, &error), qPrintable(error));
+    QVERIFY2(openJob(w, &error), qPrintable(error));
     auto* comm = w.findChild<CommView*>();
     QVERIFY(comm);
     const CommStatsModel* model = comm->model();
