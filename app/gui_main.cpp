@@ -130,6 +130,11 @@ int main(int argc, char** argv) {
       QStringLiteral("With --figure: which of the preset's runs to draw, N, N,M,… (from 1) or all; several are "
                      "compared (timeline, memory, comm). Default: the last run the view can draw."),
       QStringLiteral("N|all|N,M"));
+  const QCommandLineOption categories_opt(
+      QStringLiteral("categories"),
+      QStringLiteral("With --figure --view memory: the ledger categories to draw, comma-separated: all, model-state "
+                     "or names (param, grad, master, adam_m, adam_v, gathered, grad_full, bucket, activation, workspace)."),
+      QStringLiteral("LIST"));
   const QCommandLineOption cursor_opt(QStringLiteral("cursor"),
                                       QStringLiteral("Shared cursor after the run: ms since run start, or auto."),
                                       QStringLiteral("MS"));
@@ -157,7 +162,7 @@ int main(int argc, char** argv) {
       QStringLiteral("With --attach to any address but 127.0.0.1: the serving machine's key (shardscope-cli keys there)."),
       QStringLiteral("KEY"));
   parser.addOptions({open_opt, preset_opt, shot_opt, run_opt, size_opt, figure_opt, view_opt, out_opt, width_opt,
-                     height_opt, runs_opt, cursor_opt, step_opt, theme_opt, log_level_opt, log_file_opt,
+                     height_opt, runs_opt, categories_opt, cursor_opt, step_opt, theme_opt, log_level_opt, log_file_opt,
                      attach_opt, server_key_opt});
   parser.process(app);
 
@@ -236,6 +241,13 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
+    if (parser.isSet(categories_opt)) {
+      job.categories = parser.value(categories_opt);
+      if (job.categories.isEmpty()) {
+        std::fprintf(stderr, "error: --categories must name at least one category (all, model-state, param, ...), got ''\n");
+        return 2;
+      }
+    }
     QString message;
     const int code = shardscope::runFigureJob(job, &message);
     std::fprintf(code == 0 ? stdout : stderr, "%s%s\n", code == 0 ? "" : code == 3 ? "run stopped: " : "error: ",
@@ -243,6 +255,11 @@ int main(int argc, char** argv) {
     return code;
   }
 
+  if (parser.isSet(categories_opt)) {
+    std::fprintf(stderr, "error: --categories only works with --figure --view memory (the window's memory view has "
+                         "a Categories button)\n");
+    return 2;
+  }
   if (parser.isSet(runs_opt)) {
     std::fprintf(stderr, "error: --runs only works with --figure (usage: --figure --preset NAME --view VIEW --runs N|all|N,M --out FILE)\n");
     return 2;

@@ -2,8 +2,10 @@
 
 #include <QEventLoop>
 
+#include "inspect/category_filter.h"
 #include "inspect/run_selection.h"
 #include "main_window.h"
+#include "memory_view.h"
 #include "preset.h"
 #include "run_history_model.h"
 
@@ -22,6 +24,18 @@ int runFigureJob(const FigureJob& job, QString* message) {
     return fail(2, QStringLiteral("--view must be one of %1, got '%2'").arg(presetViews().join(QStringLiteral(", ")), job.view));
   if (job.width < 16 || job.height < 16 || job.width > 20000 || job.height > 20000)
     return fail(2, QStringLiteral("--width and --height must be 16..20000 px, got %1 × %2").arg(job.width).arg(job.height));
+  std::optional<CategoryFilter> categories;
+  if (!job.categories.isEmpty()) {
+    if (job.view != QLatin1String("memory"))
+      return fail(2, QStringLiteral("--categories applies to --view memory, not %1").arg(job.view));
+    std::string why;
+    categories = CategoryFilter::parse(job.categories.toStdString(), &why);
+    if (!categories) return fail(2, QStringLiteral("--categories: %1").arg(QString::fromStdString(why)));
+    if (categories->empty()) return fail(2, QStringLiteral("--categories: at least one category must be shown"));
+  }
+  const auto show_categories = [&](MainWindow& window) {
+    if (categories) window.memoryView()->setShownCategories(*categories);
+  };
   if (!job.open.isEmpty()) {
     // A trace or a PyTorch job folder: opened as File ▸ Open does, then drawn.
     if (!job.runs.isEmpty()) return fail(2, QStringLiteral("--runs picks a preset's runs; it does not apply to --open"));
@@ -30,6 +44,7 @@ int runFigureJob(const FigureJob& job, QString* message) {
     QString error;
     if (!window.openTrace(job.open, &error)) return fail(2, error);
     if (job.cursor_ms) window.setCursorTime(static_cast<int64_t>(*job.cursor_ms * 1e6));
+    show_categories(window);
     if (const QString why = window.figureUnavailable(job.view); !why.isEmpty())
       return fail(2, QStringLiteral("%1: %2").arg(job.open, why));
     if (!window.exportViewFigure(job.view, job.out, job.width, job.height, &error)) return fail(1, error);
@@ -51,6 +66,8 @@ int runFigureJob(const FigureJob& job, QString* message) {
     }
     if (job.view == QLatin1String("loss") && static_cast<int>(picked.size()) != preset_runs)
       return fail(2, QStringLiteral("--runs: the loss view overlays every run of the preset (use --runs all or leave it out)"));
+    if (picked.size() > 1 && categories)
+      return fail(2, QStringLiteral("--categories: compared runs' ledgers draw model state; pick one run (--runs N)"));
     if (picked.size() > 1 && !compareViews().contains(job.view) && job.view != QLatin1String("loss"))
       return fail(2, QStringLiteral("--runs: the %1 view draws one run (--runs N); several runs are compared in the %2 views")
                          .arg(job.view, compareViews().join(QStringLiteral(", "))));
@@ -101,6 +118,7 @@ int runFigureJob(const FigureJob& job, QString* message) {
     if (shown.isEmpty() && first_row + preset_runs - 1 >= 0) window.showHistoryRun(first_row + preset_runs - 1);
   }
   if (job.cursor_ms) window.setCursorTime(static_cast<int64_t>(*job.cursor_ms * 1e6));
+  show_categories(window);
   if (const QString why = window.figureUnavailable(job.view); !why.isEmpty())
     return fail(ok ? 2 : 3, QStringLiteral("preset %1: %2").arg(preset.name, why));
   if (!window.exportViewFigure(job.view, job.out, job.width, job.height, &error)) return fail(1, error);

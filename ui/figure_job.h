@@ -22,6 +22,8 @@ struct FigureJob {
   // several are compared (timeline, memory, comm). Empty: the last run, or
   // the last one the view has something to draw for.
   QString runs;
+  // --categories: the memory-ledger categories the memory view draws ("model-state,gathered"); empty: all.
+  QString categories;
 };
 
 // The views that draw several runs compared.

@@ -3,8 +3,10 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QSplitter>
 #include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <qcustomplot.h>
@@ -54,6 +56,15 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
   controls->addSpacing(12);
   controls->addWidget(new QLabel(tr("Over time"), this));
   controls->addWidget(m_rankCombo);
+  controls->addSpacing(12);
+  m_categoriesButton = new QToolButton(this);
+  m_categoriesButton->setObjectName(QStringLiteral("memoryCategories"));
+  m_categoriesButton->setText(tr("Categories: all"));
+  m_categoriesButton->setPopupMode(QToolButton::InstantPopup);
+  m_categoriesButton->setToolTip(tr("Which ledger categories the bars and the over-time chart draw "
+                                    "(hide activations to see model state and the gathered slice)"));
+  buildCategoryMenu();
+  controls->addWidget(m_categoriesButton);
   controls->addStretch(1);
 
   m_summary = new QLabel(this);
@@ -207,13 +218,66 @@ void MemoryView::setSelectedRank(int rank) {
   rebuild();
 }
 
+void MemoryView::buildCategoryMenu() {
+  auto* menu = new QMenu(m_categoriesButton);
+  menu->addAction(tr("All categories"), this, [this] { setShownCategories(CategoryFilter::all()); });
+  menu->addAction(tr("Model state only"), this, [this] { setShownCategories(CategoryFilter::modelState()); });
+  menu->addSeparator();
+  for (int c = 0; c < kCategoryCount; ++c) {
+    const auto cat = static_cast<Category>(c);
+    QAction* a = menu->addAction(categoryTitle(cat));
+    a->setCheckable(true);
+    a->setChecked(m_shown.shows(cat));
+    a->setData(c);
+    connect(a, &QAction::toggled, this, [this, cat](bool on) {
+      CategoryFilter shown = m_shown;
+      shown.set(cat, on);
+      setShownCategories(shown);
+    });
+  }
+  m_categoriesButton->setMenu(menu);
+}
+
+void MemoryView::setShownCategories(const CategoryFilter& shown) {
+  m_shown = shown;
+  for (QAction* a : m_categoriesButton->menu()->actions()) {
+    if (!a->isCheckable()) continue;
+    const QSignalBlocker block(a);
+    a->setChecked(m_shown.shows(static_cast<Category>(a->data().toInt())));
+  }
+  m_categoriesButton->setText(tr("Categories: %1").arg(QString::fromStdString(m_shown.describe())));
+  rebuild();
+}
+
+int64_t MemoryView::shownTotal(const MemorySample& s) const {
+  int64_t total = 0;
+  for (int c = 0; c < kCategoryCount; ++c)
+    if (m_shown.shows(static_cast<Category>(c))) total += s.bytes[static_cast<size_t>(c)];
+  return total;
+}
+
 bool MemoryView::atCursor() const { return m_momentCombo->currentIndex() == 1 && m_cursor.has_value(); }
 
-std::array<int64_t, kCategoryCount> MemoryView::barBytes(int rank) const {
+std::array<int64_t, kCategoryCount> MemoryView::ledgerBytes(int rank) const {
   if (atCursor()) return m_series.at(rank, *m_cursor).bytes;
   // An imported trace books no model state: its bars are at the peak of what was allocated.
   const MemorySample* peak = m_store->meta().imported ? m_series.peakTotal(rank) : m_series.peakModelState(rank);
   return peak ? peak->bytes : std::array<int64_t, kCategoryCount>{};
+}
+
+std::array<int64_t, kCategoryCount> MemoryView::barBytes(int rank) const {
+  auto bytes = ledgerBytes(rank);
+  for (int c = 0; c < kCategoryCount; ++c)
+    if (!m_shown.shows(static_cast<Category>(c))) bytes[static_cast<size_t>(c)] = 0;
+  return bytes;
+}
+
+bool MemoryView::showsPrediction() const {
+  // The prediction is of model state: beside a bar missing part of it, it would mislead.
+  const CategoryFilter state = CategoryFilter::modelState();
+  for (int c = 0; c < kCategoryCount; ++c)
+    if (state.shows(static_cast<Category>(c)) && !m_shown.shows(static_cast<Category>(c))) return false;
+  return true;
 }
 
 double MemoryView::predictedBytes() const {
@@ -249,7 +313,7 @@ void MemoryView::rebuild() {
 
 void MemoryView::rebuildBars() {
   const int ranks = m_series.rankCount();
-  const double predicted = predictedBytes();
+  const double predicted = showsPrediction() ? predictedBytes() : 0.0;
   m_bars->clearItems();
   std::array<bool, kCategoryCount> used{};
   double top = predicted / kMiB;
@@ -258,13 +322,14 @@ void MemoryView::rebuildBars() {
   m_predicted->data()->clear();
   for (int r = 0; r < ranks; ++r) {
     const auto bytes = barBytes(r);
+    const auto ledger = ledgerBytes(r);
     int64_t total = 0, state = 0;
     for (int c = 0; c < kCategoryCount; ++c) {
       const auto b = bytes[static_cast<size_t>(c)];
       m_stack[static_cast<size_t>(c)]->addData(r + kMeasuredOffset, static_cast<double>(b) / kMiB);
       used[static_cast<size_t>(c)] = used[static_cast<size_t>(c)] || b > 0;
       total += b;
-      if (isModelState(static_cast<Category>(c))) state += b;
+      if (isModelState(static_cast<Category>(c))) state += ledger[static_cast<size_t>(c)];
     }
     if (predicted > 0) m_predicted->addData(r + kPredictedOffset, predicted / kMiB);
     top = std::max(top, static_cast<double>(total) / kMiB);
@@ -314,7 +379,7 @@ void MemoryView::rebuildBars() {
     m_summary->setText(tr("<span style='color:#777'>Memory appears once a run allocates.</span>"));
   } else {
     const int r = std::clamp(m_rank, 0, ranks - 1);
-    const auto bytes = barBytes(r);
+    const auto bytes = ledgerBytes(r);
     int64_t state = 0, total = 0;
     for (int c = 0; c < kCategoryCount; ++c) {
       total += bytes[static_cast<size_t>(c)];
@@ -332,6 +397,8 @@ void MemoryView::rebuildBars() {
                   .arg(predicted / static_cast<double>(params), 0, 'g', 4);
     text += tr(" · all categories %1 MiB").arg(static_cast<double>(total) / kMiB, 0, 'f', 2);
     if (const auto& imported = m_store->meta().imported) text = importedSummary(*imported, r, bytes);
+    if (!m_shown.showsAll())
+      text += tr(" · <span style='color:#777'>drawn: %1 only</span>").arg(QString::fromStdString(m_shown.describe()));
     m_summary->setText(text);
   }
   m_bars->replot(QCustomPlot::rpQueuedReplot);
@@ -401,7 +468,7 @@ void MemoryView::rebuildTime() {
       const MemorySample* highest = &all[i];
       size_t j = i;
       for (; j < all.size() && static_cast<int64_t>((static_cast<double>(all[j].t_ns) - t0) / span * columns) == column; ++j)
-        if (all[j].total() > highest->total()) highest = &all[j];
+        if (shownTotal(all[j]) > shownTotal(*highest)) highest = &all[j];
       kept.push_back(highest);
       if (&all[j - 1] != highest) kept.push_back(&all[j - 1]);
       i = j;
@@ -417,7 +484,7 @@ void MemoryView::rebuildTime() {
     keys[static_cast<qsizetype>(i)] = static_cast<double>(t) * 1e-6;
     double running = 0;
     for (int c = 0; c < kCategoryCount; ++c) {
-      running += static_cast<double>(s.bytes[static_cast<size_t>(c)]) / kMiB;
+      if (m_shown.shows(static_cast<Category>(c))) running += static_cast<double>(s.bytes[static_cast<size_t>(c)]) / kMiB;
       values[static_cast<size_t>(c)][static_cast<qsizetype>(i)] = running;
     }
   }
@@ -426,6 +493,7 @@ void MemoryView::rebuildTime() {
   for (QCPGraph* g : m_areas) g->removeFromLegend();
   for (int c = 0; c < kCategoryCount; ++c) {
     bool used = false;
+    if (!m_shown.shows(static_cast<Category>(c))) continue;
     for (const MemorySample& sample : all) used = used || sample.bytes[static_cast<size_t>(c)] > 0;
     if (used) m_areas[static_cast<size_t>(c)]->addToLegend();
   }
@@ -451,11 +519,16 @@ void MemoryView::rebuildTime() {
   PlotStyle::updateLegendRow(m_time, false);
   m_timeTitle->setText(m_store->meta().imported
                            ? tr("rank %1 over time: allocated (stacked) and reserved, from the trace's [memory] events").arg(r)
-                           : tr("rank %1 over time: every category, stacked").arg(r));
+                           : m_shown.showsAll() ? tr("rank %1 over time: every category, stacked").arg(r)
+                                                : tr("rank %1 over time: %2, stacked").arg(r).arg(QString::fromStdString(m_shown.describe())));
   m_totalLine->setData(keys, values[kCategoryCount - 1], true);
 
+  // The peak of what is drawn: with categories hidden, the highest shown stack.
   const MemorySample* peak = m_series.peakTotal(r);
-  const double peak_mib = static_cast<double>(peak->total()) / kMiB;
+  if (!m_shown.showsAll())
+    for (const MemorySample& s : all)
+      if (shownTotal(s) > shownTotal(*peak)) peak = &s;
+  const double peak_mib = static_cast<double>(shownTotal(*peak)) / kMiB;
   // Placed by coordinates, not on the graph: several samples can share the
   // peak's time (a modeled clock stamps many ops alike) and the graph would
   // pick the first of them.

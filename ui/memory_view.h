@@ -9,6 +9,7 @@
 #include <array>
 #include <optional>
 
+#include "inspect/category_filter.h"
 #include "inspect/memory_series.h"
 
 class QComboBox;
@@ -21,6 +22,7 @@ class QCPItemTracer;
 class QCPTextElement;
 class QLabel;
 class QTimer;
+class QToolButton;
 
 namespace shardscope {
 
@@ -37,7 +39,12 @@ class MemoryView : public QWidget {
   void setCursorTime(std::optional<int64_t> ns);
   void setSelectedRank(int rank);
 
-  // What the bars show for rank (bytes per category) and the prediction (bytes).
+  // Which categories the bars, the areas and their legends draw (the Categories
+  // button, `--categories`); hidden ones add nothing to the stacks or the axis.
+  void setShownCategories(const CategoryFilter& shown);
+  CategoryFilter shownCategories() const { return m_shown; }
+
+  // What the bars show for rank (bytes per category, hidden ones 0) and the prediction (bytes).
   std::array<int64_t, kCategoryCount> barBytes(int rank) const;
   double predictedBytes() const;
   QCustomPlot* barsPlot() const { return m_bars; }
@@ -50,12 +57,18 @@ class MemoryView : public QWidget {
   void rebuildTime();
   QString importedSummary(const ImportedSource& imported, int rank, const std::array<int64_t, kCategoryCount>& bytes) const;
   bool atCursor() const;
+  std::array<int64_t, kCategoryCount> ledgerBytes(int rank) const;  // every category, as booked
+  bool showsPrediction() const;
+  int64_t shownTotal(const MemorySample& s) const;
+  void buildCategoryMenu();
 
   const EventStore* m_store;
   MemorySeries m_series;
   QTimer* m_throttle;
   QComboBox* m_rankCombo;
   QComboBox* m_momentCombo;
+  QToolButton* m_categoriesButton;
+  CategoryFilter m_shown = CategoryFilter::all();
   QLabel* m_summary;
   QCustomPlot* m_bars;
   QCustomPlot* m_time;

@@ -112,7 +112,10 @@ QWidget* MemoryPage::widget() const { return m_stack; }
 bool MemoryPage::figure(const QString& path, int width, int height, const QString& subtitle, QString* error) {
   if (m_inspection.comparing())
     return FigureExport::write(path, m_compare->figureTitle(), subtitle, {{m_compare->plot(), 1.0}}, width, height, error);
-  return FigureExport::write(path, tr("Memory ledger per rank, measured by the allocator"), subtitle,
+  QString title = tr("Memory ledger per rank, measured by the allocator");
+  if (const CategoryFilter shown = m_view->shownCategories(); !shown.showsAll())
+    title += tr(" (drawn: %1)").arg(QString::fromStdString(shown.describe()));
+  return FigureExport::write(path, title, subtitle,
                              {{m_view->barsPlot(), 1.2}, {m_view->timePlot(), 1.0}}, width, height, error);
 }
 

@@ -10,6 +10,9 @@
 #include <vector>
 
 #include <simdjson.h>
+#if SHARDSCOPE_HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
 
 #include "common/errors.h"
 #include "common/input_file.h"
@@ -118,13 +121,64 @@ PaddedBuffer readGzip(const std::string& path, std::FILE* f, uint64_t file_size,
   return b;
 }
 
+#if SHARDSCOPE_HAVE_LIBDEFLATE
+// The whole .gz in memory, each gzip member inflated at once into the output,
+// which starts at the size the last member's trailer gives (exact for one
+// member below 4 GiB) and doubles up to the cap. false on data libdeflate
+// rejects: zlib's stream then re-reads the file to say what is wrong
+// (truncated after N bytes, corrupt near byte N), which libdeflate cannot.
+bool inflateWhole(const std::string& path, std::FILE* f, uint64_t file_size, uint64_t max_bytes, PaddedBuffer& b) {
+  std::vector<unsigned char> in(file_size);
+  if (std::fread(in.data(), 1, file_size, f) != file_size) return false;
+  constexpr size_t kMinMember = 18;  // 10-byte header, an empty deflate block, 8-byte trailer
+  if (in.size() < kMinMember) return false;
+  const uint64_t trailer_size = uint64_t(in[in.size() - 4]) | uint64_t(in[in.size() - 3]) << 8 |
+                                uint64_t(in[in.size() - 2]) << 16 | uint64_t(in[in.size() - 1]) << 24;
+  allocate(b, std::min<uint64_t>(max_bytes, std::max<uint64_t>(trailer_size, 1 << 16)));
+  struct Decompressor {
+    libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+    ~Decompressor() {
+      if (d) libdeflate_free_decompressor(d);
+    }
+  } dec;
+  if (!dec.d) return false;
+  size_t pos = 0;
+  while (pos < in.size()) {
+    size_t used_in = 0, produced = 0;
+    const libdeflate_result rc = libdeflate_gzip_decompress_ex(dec.d, in.data() + pos, in.size() - pos,
+                                                               b.data.get() + b.size, b.capacity - b.size,
+                                                               &used_in, &produced);
+    if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
+      if (b.capacity >= max_bytes)
+        throw ConfigError(path + ": inflates to more than the " + gib(max_bytes) + " cap (" + capReason(max_bytes) + ")");
+      allocate(b, std::min<uint64_t>(max_bytes, b.capacity * 2));
+      continue;  // the same member again, into the larger buffer
+    }
+    if (rc != LIBDEFLATE_SUCCESS) return false;
+    b.size += produced;
+    pos += used_in;
+  }
+  if (b.capacity - b.size < 1) allocate(b, b.size + 1);
+  finish(b);
+  return true;
+}
+#endif
+
 }  // namespace
+
+bool haveLibdeflate() {
+#if SHARDSCOPE_HAVE_LIBDEFLATE
+  return true;
+#else
+  return false;
+#endif
+}
 
 bool isGzipPath(const std::string& path) {
   return path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
 }
 
-PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes) {
+PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes, GzipInflater inflater) {
   // The rule every reader shares: regular files only (a FIFO or /dev/zero
   // would never end), at most SHARDSCOPE_MAX_TRACE_MB; the inflated JSON of a
   // .gz is capped the same, as it streams.
@@ -141,7 +195,17 @@ PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes) {
   std::rewind(file.f);
   const bool gz = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   if (!gz && isGzipPath(path)) throw ConfigError(path + ": named .gz but is not gzip data (no 1f 8b header)");
-  return gz ? readGzip(path, file.f, size, max_bytes) : readPlain(path, file.f, size, max_bytes);
+  if (!gz) return readPlain(path, file.f, size, max_bytes);
+#if SHARDSCOPE_HAVE_LIBDEFLATE
+  if (inflater == GzipInflater::Fastest) {
+    PaddedBuffer whole;
+    if (inflateWhole(path, file.f, size, max_bytes, whole)) return whole;
+    std::rewind(file.f);
+  }
+#else
+  (void)inflater;
+#endif
+  return readGzip(path, file.f, size, max_bytes);
 }
 
 }  // namespace shardscope::kineto

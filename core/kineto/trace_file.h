@@ -1,5 +1,6 @@
 // Reads a trace file whole into a buffer the JSON parser can use (simdjson
-// needs padding after the input): a .json as is, a .json.gz stream-inflated.
+// needs padding after the input): a .json as is, a .json.gz inflated whole by
+// libdeflate when built with it (else, and to explain a bad file, by zlib's stream).
 // Opened by common/input_file.h's rule: only regular files (a FIFO or
 // /dev/zero would never end), at most SHARDSCOPE_MAX_TRACE_MB on disk, and the
 // JSON (inflated as it streams, for a .gz) capped the same way.
@@ -20,9 +21,16 @@ struct PaddedBuffer {
   size_t capacity = 0;  // size plus the zeroed padding
 };
 
+// Which inflater reads a .gz: Fastest is libdeflate when built with it (a
+// whole member at once), else zlib; Zlib forces zlib's stream (benchmarks
+// compare the two in one run).
+enum class GzipInflater { Fastest, Zlib };
+bool haveLibdeflate();
+
 // Throws ConfigError naming the file: missing, not a regular file,
 // unreadable, a truncated or corrupt gzip stream, or more than max_bytes of JSON.
-PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes = kMaxTraceBytes);
+PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes = kMaxTraceBytes,
+                           GzipInflater inflater = GzipInflater::Fastest);
 
 bool isGzipPath(const std::string& path);
 

@@ -19,6 +19,7 @@ SHARDSCOPE_DEB_PACKAGES=(
   nlohmann-json3-dev       # the one JSON library (traces, profiles, summaries, presets)
   libbenchmark-dev         # tests/bench
   libsimdjson-dev zlib1g-dev # core/kineto: PyTorch profiler traces, .json.gz
+  libdeflate-dev           # and a whole .json.gz inflated about twice as fast as zlib
   xvfb xauth               # xvfb-run, for the GUI on a machine without a display
   fonts-dejavu-core        # offscreen Qt still needs one font to lay out text
 )

@@ -3,13 +3,16 @@
 // launches, collectives, memory instants), against simdjson's own full DOM
 // parse of the same buffer (the physical limit) and Python's json.load of the
 // same file (what HTA does), timed by /usr/bin/python3 in the same run; and
-// zlib's inflate of the same trace gzipped (readTraceFile on the .gz).
+// the same trace gzipped, inflated by zlib's stream and by libdeflate (whole
+// buffer) in the same run, next to a memcpy of the JSON (the memory limit).
 // SHARDSCOPE_BENCH_KINETO_MB sets the trace size (default 200).
 #include <benchmark/benchmark.h>
 #include <simdjson.h>
 #include <zlib.h>
 
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -162,20 +165,41 @@ void BM_KinetoOpenInViews(benchmark::State& state) {
 }
 BENCHMARK(BM_KinetoOpenInViews)->Unit(benchmark::kMillisecond)->Iterations(2);
 
+// Arg 0: zlib's streaming inflate; 1: libdeflate, whole buffer (what
+// readTraceFile picks when built with it).
 void BM_KinetoReadGzip(benchmark::State& state) {
   const std::string& gz = gzipPath();
+  const bool fast = state.range(0) == 1;
+  if (fast && !haveLibdeflate()) {
+    state.SkipWithError("built without libdeflate");
+    return;
+  }
   std::ifstream probe(gz, std::ios::binary | std::ios::ate);
   const auto gz_bytes = static_cast<double>(probe.tellg());
   size_t json = 0;
   for (auto _ : state) {
-    const PaddedBuffer b = readTraceFile(gz);
+    const PaddedBuffer b = readTraceFile(gz, kMaxTraceBytes, fast ? GzipInflater::Fastest : GzipInflater::Zlib);
     json = b.size;
     benchmark::DoNotOptimize(b.data.get());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * json));  // inflated bytes
   state.counters["gz_MB"] = gz_bytes / 1e6;
+  state.SetLabel(fast ? "libdeflate" : "zlib");
 }
-BENCHMARK(BM_KinetoReadGzip)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_KinetoReadGzip)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(2);
+
+// Copying the JSON once: what any reader of the buffer pays at least.
+void BM_MemcpyTrace(benchmark::State& state) {
+  const PaddedBuffer& json = traceBuffer();
+  std::unique_ptr<char[]> copy(new char[json.size]);
+  for (auto _ : state) {
+    std::memcpy(copy.get(), json.data.get(), json.size);
+    benchmark::DoNotOptimize(copy.get());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * json.size));
+}
+BENCHMARK(BM_MemcpyTrace)->Unit(benchmark::kMillisecond)->Iterations(5);
 
 void BM_SimdjsonDomParse(benchmark::State& state) {
   const PaddedBuffer& json = traceBuffer();

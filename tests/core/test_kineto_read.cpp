@@ -10,11 +10,13 @@
 
 #include <sys/stat.h>
 
+#include <cstring>
 #include <fstream>
 
 #include "common/errors.h"
 #include "kineto/decimal_text.h"
 #include "kineto/kineto_parser.h"
+#include "kineto/trace_file.h"
 #include "kineto/trace_set.h"
 
 using namespace shardscope;
@@ -232,6 +234,36 @@ class TestKinetoRead : public QObject {
     const std::string b = write(dir, "b.json", "{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": []}");
     const std::string e = loadError({a, b});
     QVERIFY2(contains(e, "b.json: rank 0 again (also " + a + ")"), e.c_str());
+  }
+
+  void bothInflatersReadTheSameBytes() {
+    // libdeflate (whole file, when built with it) and zlib's stream, on one
+    // member, and on two concatenated members (one gzip stream to both).
+    QTemporaryDir dir;
+    std::ifstream a(kData + "fsdp_job/rank0.json.gz", std::ios::binary), b(kData + "torch_ddp_gloo_rank1.json.gz", std::ios::binary);
+    const std::string first((std::istreambuf_iterator<char>(a)), {}), second((std::istreambuf_iterator<char>(b)), {});
+    QVERIFY(!first.empty() && !second.empty());
+    const std::string two = write(dir, "two.json.gz", first + second);
+    for (const std::string& path : {kData + "fsdp_job/rank0.json.gz", kData + "torch_ddp_gloo_rank1.json.gz", two}) {
+      const PaddedBuffer fast = readTraceFile(path, kMaxTraceBytes, GzipInflater::Fastest);
+      const PaddedBuffer zlib = readTraceFile(path, kMaxTraceBytes, GzipInflater::Zlib);
+      QCOMPARE(fast.size, zlib.size);
+      QVERIFY2(fast.size > 1000 && std::memcmp(fast.data.get(), zlib.data.get(), fast.size) == 0, path.c_str());
+      QCOMPARE(fast.data[fast.size], '\0');  // the padding the parser needs
+    }
+    const PaddedBuffer whole = readTraceFile(two);
+    const PaddedBuffer one = readTraceFile(kData + "fsdp_job/rank0.json.gz");
+    QVERIFY2(whole.size > one.size && std::memcmp(whole.data.get(), one.data.get(), one.size) == 0,
+             "the second member follows the first");
+    // A cap below the first member's size: the same error from both.
+    for (GzipInflater inflater : {GzipInflater::Fastest, GzipInflater::Zlib}) {
+      try {
+        readTraceFile(two, 4096, inflater);
+        QFAIL("4096 bytes should not hold the inflated trace");
+      } catch (const ConfigError& e) {
+        QVERIFY2(contains(e.what(), "inflates to more than the 0.00 GiB cap"), e.what());
+      }
+    }
   }
 
   void inflatedSizeCapIsStated() {
