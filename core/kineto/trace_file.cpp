@@ -35,7 +35,8 @@ struct File {
 };
 
 void allocate(PaddedBuffer& b, size_t capacity) {
-  auto grown = std::make_unique<char[]>(capacity + simdjson::SIMDJSON_PADDING);
+  // Not zero-filled: the file or the inflater writes every byte, and finish() zeroes the padding.
+  auto grown = std::make_unique_for_overwrite<char[]>(capacity + simdjson::SIMDJSON_PADDING);
   if (b.size) std::memcpy(grown.get(), b.data.get(), b.size);
   b.data = std::move(grown);
   b.capacity = capacity;
