@@ -20,7 +20,9 @@
 #include "figure_export.h"
 #include "memory_view.h"
 #include "plot_style.h"
+#include "page_help.h"
 #include "preset_runner.h"
+#include "recent_files.h"
 #include "run_banner.h"
 #include "run_files.h"
 #include "run_history_model.h"
@@ -57,6 +59,13 @@ MainWindow::MainWindow(QWidget* parent)
                                     [this](int row) { return showHistoryRun(row); }, this);
   m_files = new RunFiles(&m_inspection, m_bridge, m_panel, this);
   createActions();
+  // Every view's "?": the README's paragraph on how to read it.
+  for (const auto& page : m_pages.pages()) {
+    QDockWidget* dock = m_docks.value(page->name());
+    addHelpButton(dock ? static_cast<QWidget*>(dock) : page->widget(), page->name(), page->title());
+  }
+  if (auto* walk = findChild<QDockWidget*>(QStringLiteral("walkthroughDock")))
+    addHelpButton(walk, QStringLiteral("walkthrough"), tr("Step walkthrough"));
   m_status = new RunStatus(&m_inspection, m_bridge, statusBar());
 
   connect(m_bridge, &EngineBridge::runStarted, this, &MainWindow::onRunStarted);
@@ -390,6 +399,11 @@ void MainWindow::updateActions() {
   m_stepsAction->setEnabled(!empty);
   m_exportTraceAction->setEnabled(!empty && !running);
   m_exportFigureAction->setEnabled(!empty);
+}
+
+void MainWindow::setPersistSettings(bool persist) {
+  m_persist = persist;
+  m_recent->setPersist(persist);
 }
 
 void MainWindow::restoreSettings() {

@@ -37,6 +37,7 @@ class MemoryPage;
 class MemoryView;
 class PresetRunner;
 class RunBanner;
+class RecentFiles;
 class RunFiles;
 class RunHistoryModel;
 class RunStatus;
@@ -87,7 +88,8 @@ class MainWindow : public QMainWindow {
   void unpinRuns();
   CompareController* compare() const { return m_compare; }
   // Off for tests and --screenshot: nothing read from or written to QSettings.
-  void setPersistSettings(bool persist) { m_persist = persist; }
+  void setPersistSettings(bool persist);
+  RecentFiles* recentFiles() const { return m_recent; }
 
   Inspection& inspection() { return m_inspection; }
   const PageRegistry& pages() const { return m_pages; }
@@ -140,6 +142,7 @@ class MainWindow : public QMainWindow {
   EngineBridge* m_bridge;
   PresetRunner* m_runner = nullptr;
   RunFiles* m_files = nullptr;
+  RecentFiles* m_recent = nullptr;  // File > Recent files
   RunStatus* m_status = nullptr;
   PageRegistry m_pages;
   TimelinePage* m_timeline = nullptr;
