@@ -24,6 +24,7 @@ class QTableView;
 namespace shardscope {
 
 class BucketsPage;
+class CapacityPage;
 class BucketsView;
 class CommPage;
 class CommView;
@@ -102,6 +103,7 @@ class MainWindow : public QMainWindow {
   BucketsView* bucketsView() const;
   UnitsView* unitsView() const;
   CommView* commView() const;
+  CapacityPage* capacityPage() const { return m_capacityPage; }
   StepWalkthrough* walkthrough() const { return m_walkthrough; }
   SteppingControls* stepping() const { return m_stepping; }
   RunHistoryModel* history() const { return m_history; }
@@ -151,6 +153,7 @@ class MainWindow : public QMainWindow {
   BucketsPage* m_buckets = nullptr;
   UnitsPage* m_units = nullptr;
   CommPage* m_comm = nullptr;
+  CapacityPage* m_capacityPage = nullptr;  // calc in the window
   QHash<QString, QDockWidget*> m_docks;  // by page name, and "runs"
   ExperimentPanel* m_panel = nullptr;
   StepWalkthrough* m_walkthrough = nullptr;
