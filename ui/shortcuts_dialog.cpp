@@ -21,6 +21,12 @@ QString row(const QString& keys, const QString& what) {
       .arg(keys.toHtmlEscaped(), what.toHtmlEscaped());
 }
 
+// One table for every section, so the key column lines up across menus.
+QString heading(const QString& title) {
+  return QStringLiteral("<tr><td colspan=\"2\" style=\"padding-top:10px\"><b><big>%1</big></b></td></tr>")
+      .arg(title.toHtmlEscaped());
+}
+
 QString actionRow(const QAction* a) {
   QStringList keys;
   for (const QKeySequence& k : a->shortcuts()) keys << k.toString(QKeySequence::NativeText);
@@ -40,7 +46,7 @@ void addMenu(const QMenu* menu, const QString& path, QString* html, QSet<const Q
     listed->insert(a);
     rows += actionRow(a);
   }
-  if (!rows.isEmpty()) *html += QStringLiteral("<h3>%1</h3><table>%2</table>").arg(path.toHtmlEscaped(), rows);
+  if (!rows.isEmpty()) *html += heading(path) + rows;
   for (const QMenu* sub : submenus)
     addMenu(sub, path + QStringLiteral(" ▸ ") + menuTitle(sub->title()), html, listed);
 }
@@ -58,17 +64,17 @@ QString shortcutsHtml(const QMainWindow* window) {
       listed.insert(a);
       others += actionRow(a);
     }
-  if (!others.isEmpty()) html += QObject::tr("<h3>Elsewhere in the window</h3><table>%1</table>").arg(others);
+  if (!others.isEmpty()) html += heading(QObject::tr("Elsewhere in the window")) + others;
   // Keys a view reads itself while it has the focus (TimelineView::keyPressEvent).
-  html += QObject::tr("<h3>Timeline (click it first)</h3><table>%1</table>")
-              .arg(row(QObject::tr("F"), QObject::tr("zoom to fit (or double-click)")) +
+  html += heading(QObject::tr("Timeline (click it first)")) +
+          QStringLiteral("%1").arg(row(QObject::tr("F"), QObject::tr("zoom to fit (or double-click)")) +
                    row(QObject::tr("H"), QObject::tr("show or hide the CPU threads of a PyTorch trace")) +
                    row(QObject::tr("Z"), QObject::tr("zoom to the range selected with Shift+drag")) +
                    row(QObject::tr("Esc"), QObject::tr("clear the cursor, the selected op and the range")) +
                    row(QObject::tr("Wheel / drag"), QObject::tr("zoom time / pan")) +
                    row(QObject::tr("Shift+drag"), QObject::tr("select a time range")) +
                    row(QObject::tr("Click"), QObject::tr("set the shared cursor and select an op")));
-  return html;
+  return QStringLiteral("<table>%1</table>").arg(html);
 }
 
 void showShortcutsDialog(QMainWindow* window) {
