@@ -289,8 +289,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  // A window also has the Runs table to bring forward (a figure does not).
-  const QStringList window_views = shardscope::presetViews() << QStringLiteral("runs");
+  // A window also has the Runs table and the capacity calculator to bring forward.
+  const QStringList window_views = shardscope::presetViews() << QStringLiteral("runs") << QStringLiteral("capacity");
   if (parser.isSet(view_opt) && !window_views.contains(parser.value(view_opt))) {
     std::fprintf(stderr, "error: --view must be one of %s, got '%s'\n",
                  qPrintable(window_views.join(QStringLiteral(", "))), qPrintable(parser.value(view_opt)));

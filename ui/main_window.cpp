@@ -12,6 +12,7 @@
 #include "attach/attach_client.h"
 #include "attach/curve_keys.h"
 #include "attach_dialog.h"
+#include "capacity_page.h"
 #include "common/errors.h"
 #include "config/serve_address.h"
 #include "compare_controller.h"
@@ -20,7 +21,9 @@
 #include "figure_export.h"
 #include "memory_view.h"
 #include "plot_style.h"
+#include "page_help.h"
 #include "preset_runner.h"
+#include "recent_files.h"
 #include "run_banner.h"
 #include "run_files.h"
 #include "run_history_model.h"
@@ -53,10 +56,22 @@ MainWindow::MainWindow(QWidget* parent)
   setCentralWidget(central);
 
   createDocks();
+  // The capacity calculator needs no run: a tab beside the communication page.
+  QDockWidget* capacity = addPageDock(m_capacityPage->widget(), m_capacityPage->title(), QStringLiteral("capacityDock"),
+                                      m_capacityPage->name(), Qt::RightDockWidgetArea);
+  tabifyDockWidget(m_docks.value(QStringLiteral("comm")), capacity);
+  m_docks.value(QStringLiteral("memory"))->raise();
   m_compare = new CompareController(&m_inspection, m_history, m_historyView, statusBar(),
                                     [this](int row) { return showHistoryRun(row); }, this);
   m_files = new RunFiles(&m_inspection, m_bridge, m_panel, this);
   createActions();
+  // Every view's "?": the README's paragraph on how to read it.
+  for (const auto& page : m_pages.pages()) {
+    QDockWidget* dock = m_docks.value(page->name());
+    addHelpButton(dock ? static_cast<QWidget*>(dock) : page->widget(), page->name(), page->title());
+  }
+  if (auto* walk = findChild<QDockWidget*>(QStringLiteral("walkthroughDock")))
+    addHelpButton(walk, QStringLiteral("walkthrough"), tr("Step walkthrough"));
   m_status = new RunStatus(&m_inspection, m_bridge, statusBar());
 
   connect(m_bridge, &EngineBridge::runStarted, this, &MainWindow::onRunStarted);
@@ -152,6 +167,7 @@ void MainWindow::createPages() {
   m_buckets = static_cast<BucketsPage*>(m_pages.add(std::make_unique<BucketsPage>(m_inspection, this)));
   m_units = static_cast<UnitsPage*>(m_pages.add(std::make_unique<UnitsPage>(m_inspection, this)));
   m_comm = static_cast<CommPage*>(m_pages.add(std::make_unique<CommPage>(m_inspection, this)));
+  m_capacityPage = static_cast<CapacityPage*>(m_pages.add(std::make_unique<CapacityPage>(this)));
   m_walkthrough = new StepWalkthrough(&m_inspection.store(), this);
   followInspection(m_walkthrough, m_inspection);
 }
@@ -390,6 +406,11 @@ void MainWindow::updateActions() {
   m_stepsAction->setEnabled(!empty);
   m_exportTraceAction->setEnabled(!empty && !running);
   m_exportFigureAction->setEnabled(!empty);
+}
+
+void MainWindow::setPersistSettings(bool persist) {
+  m_persist = persist;
+  m_recent->setPersist(persist);
 }
 
 void MainWindow::restoreSettings() {

@@ -24,6 +24,7 @@ class QTableView;
 namespace shardscope {
 
 class BucketsPage;
+class CapacityPage;
 class BucketsView;
 class CommPage;
 class CommView;
@@ -37,6 +38,7 @@ class MemoryPage;
 class MemoryView;
 class PresetRunner;
 class RunBanner;
+class RecentFiles;
 class RunFiles;
 class RunHistoryModel;
 class RunStatus;
@@ -87,7 +89,8 @@ class MainWindow : public QMainWindow {
   void unpinRuns();
   CompareController* compare() const { return m_compare; }
   // Off for tests and --screenshot: nothing read from or written to QSettings.
-  void setPersistSettings(bool persist) { m_persist = persist; }
+  void setPersistSettings(bool persist);
+  RecentFiles* recentFiles() const { return m_recent; }
 
   Inspection& inspection() { return m_inspection; }
   const PageRegistry& pages() const { return m_pages; }
@@ -100,6 +103,7 @@ class MainWindow : public QMainWindow {
   BucketsView* bucketsView() const;
   UnitsView* unitsView() const;
   CommView* commView() const;
+  CapacityPage* capacityPage() const { return m_capacityPage; }
   StepWalkthrough* walkthrough() const { return m_walkthrough; }
   SteppingControls* stepping() const { return m_stepping; }
   RunHistoryModel* history() const { return m_history; }
@@ -140,6 +144,7 @@ class MainWindow : public QMainWindow {
   EngineBridge* m_bridge;
   PresetRunner* m_runner = nullptr;
   RunFiles* m_files = nullptr;
+  RecentFiles* m_recent = nullptr;  // File > Recent files
   RunStatus* m_status = nullptr;
   PageRegistry m_pages;
   TimelinePage* m_timeline = nullptr;
@@ -148,6 +153,7 @@ class MainWindow : public QMainWindow {
   BucketsPage* m_buckets = nullptr;
   UnitsPage* m_units = nullptr;
   CommPage* m_comm = nullptr;
+  CapacityPage* m_capacityPage = nullptr;  // calc in the window
   QHash<QString, QDockWidget*> m_docks;  // by page name, and "runs"
   ExperimentPanel* m_panel = nullptr;
   StepWalkthrough* m_walkthrough = nullptr;

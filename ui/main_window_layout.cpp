@@ -9,6 +9,7 @@
 #include <QDialogButtonBox>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -27,6 +28,8 @@
 #include "experiment_panel.h"
 #include "log_dock.h"
 #include "palette.h"
+#include "recent_files.h"
+#include "shortcuts_dialog.h"
 #include "run_files.h"
 #include "run_history_model.h"
 #include "step_walkthrough.h"
@@ -210,6 +213,21 @@ void MainWindow::createActions() {
   file->addSeparator();
   file->addAction(open);
   file->addAction(m_openJobAction);
+  m_recent = new RecentFiles(
+      file->addMenu(tr("Recent &files")),
+      [this](RecentFiles::Kind kind, const QString& path, QString* error) {
+        return kind == RecentFiles::Kind::Experiment ? m_files->openExperiment(path, error) : m_files->openTrace(path, error);
+      },
+      this);
+  m_recent->menu()->setObjectName(QStringLiteral("recentFilesMenu"));
+  m_recent->setPersist(m_persist);
+  connect(m_files, &RunFiles::fileOpened, m_recent, [this](const QString& path, bool experiment) {
+    m_recent->add(experiment                  ? RecentFiles::Kind::Experiment
+                  : QFileInfo(path).isDir() ? RecentFiles::Kind::Job
+                                            : RecentFiles::Kind::Trace,
+                  path);
+  });
+  connect(m_recent, &RecentFiles::message, this, [this](const QString& text) { statusBar()->showMessage(text, 10000); });
   file->addAction(attach);
   file->addAction(m_detachAction);
   file->addAction(m_exportTraceAction);
@@ -248,6 +266,9 @@ void MainWindow::createActions() {
   view->addSeparator();
   view->addAction(tr("Reset layout"), this, [this] { restoreState(m_defaultState); });
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  QAction* shortcuts = help->addAction(tr("&Keyboard shortcuts"), this, [this] { showShortcutsDialog(this); });
+  shortcuts->setObjectName(QStringLiteral("shortcutsAction"));
+  shortcuts->setShortcut(QKeySequence(tr("Ctrl+/")));
   help->addAction(tr("About ShardScope"), this, [this] {
     QMessageBox::about(this, tr("About ShardScope"),
                        tr("<b>ShardScope %1</b><br>A live inspector for data-parallel training: "

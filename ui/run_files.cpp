@@ -64,6 +64,7 @@ bool RunFiles::openTrace(const QString& path, QString* error) {
     return false;
   }
   emit traceOpened();
+  emit fileOpened(path, false);
   return true;
 }
 
@@ -148,6 +149,7 @@ bool RunFiles::openExperiment(const QString& path, QString* error) {
     if (error) *error = QString::fromStdString(e.what());
     return false;
   }
+  emit fileOpened(path, true);
   return true;
 }
 

@@ -45,6 +45,8 @@ class RunFiles : public QObject {
 
  signals:
   void traceOpened();  // after the trace's run is on screen
+  // A trace, job folder or experiment file opened without error (File > Recent files).
+  void fileOpened(const QString& path, bool experiment);
 
  private:
   void showTrace(const QString& path, RunTrace trace);  // store, form and pages; may throw

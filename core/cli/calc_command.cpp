@@ -27,15 +27,14 @@ const char* const kActivationNote =
     "model states only (bf16 params and grads, fp32 master weights, Adam m and v); activations, "
     "temporary buffers (DDP gradient buckets, zero3's gathered layers) and the CUDA context are extra";
 
+// The request with its preset resolved, as the printers read it.
 struct CalcArgs {
   std::optional<int64_t> params;
   const ModelPreset* model = nullptr;
   std::optional<int> ranks;
   double capacity_gb = 80;
   int shard_group = 0;
-  int tp = 1;  // tensor-parallel ranks: the stages shard one TP slice over P/T ranks
-  bool json = false;
-  bool help = false;
+  int tp = 1;
 };
 
 int parseCount(const std::string& flag, const std::string& text, int lo, int hi) {
@@ -58,19 +57,17 @@ double parseGb(const std::string& flag, const std::string& text) {
   return v;
 }
 
-CalcArgs parseCalcArgs(const std::vector<std::string>& args) {
-  CalcArgs c;
+std::string shortNumberOf(double x) {  // 80, 79.5, 0.125
+  std::ostringstream os;
+  os << std::setprecision(6) << x;
+  return os.str();
+}
+
+CalcRequest parseRequest(const std::vector<std::string>& args) {
+  CalcRequest c;
   std::vector<std::string> seen;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
-    if (flag == "--help" || flag == "-h") {
-      c.help = true;
-      return c;
-    }
-    if (flag == "--json") {
-      c.json = true;
-      continue;
-    }
     if (flag.rfind("--", 0) != 0) throw ConfigError("unexpected argument '" + flag + "' (see calc --help)");
     for (const std::string& s : seen)
       if (s == flag) throw ConfigError(flag + " is given twice");
@@ -78,13 +75,32 @@ CalcArgs parseCalcArgs(const std::vector<std::string>& args) {
     if (i + 1 >= args.size()) throw ConfigError(flag + " needs a value (see calc --help)");
     const std::string& v = args[++i];
     if (flag == "--params") c.params = parseParamCount(flag, v);
-    else if (flag == "--model") c.model = &findModelPreset(v);
+    else if (flag == "--model") c.model = findModelPreset(v).name;
     else if (flag == "--ranks") c.ranks = parseCount(flag, v, 1, kMaxRanks);
     else if (flag == "--capacity-gb") c.capacity_gb = parseGb(flag, v);
     else if (flag == "--shard-group") c.shard_group = parseCount(flag, v, 1, kMaxRanks);
     else if (flag == "--tp") c.tp = parseCount(flag, v, 1, kMaxRanks);
     else throw ConfigError("unknown flag " + flag + " (see calc --help)");
   }
+  return c;
+}
+
+// The checks across flags, and the ones a request built in code skips.
+CalcArgs validate(const CalcRequest& r) {
+  CalcArgs c;
+  c.params = r.params;
+  c.model = r.model.empty() ? nullptr : &findModelPreset(r.model);
+  c.ranks = r.ranks;
+  c.capacity_gb = r.capacity_gb;
+  c.shard_group = r.shard_group;
+  c.tp = r.tp;
+  if (c.params && (*c.params < 1)) throw ConfigError("--params must be at least 1");
+  if (c.ranks && (*c.ranks < 1 || *c.ranks > kMaxRanks))
+    throw ConfigError("--ranks must be in 1.." + std::to_string(kMaxRanks) + ", got " + std::to_string(*c.ranks));
+  if (!(c.capacity_gb > 0) || c.capacity_gb > kMaxCapacityGb || !std::isfinite(c.capacity_gb))
+    throw ConfigError("--capacity-gb must be in (0, 1e6] GB, got " + shortNumberOf(c.capacity_gb));
+  if (c.shard_group < 0) throw ConfigError("--shard-group must be at least 1");
+  if (c.tp < 1) throw ConfigError("--tp must be at least 1");
   if (c.params && c.model) throw ConfigError("give either --params or --model, not both");
   if (!c.params && !c.model) throw ConfigError("calc needs --params N (e.g. 7B) or --model PRESET (see calc --help)");
   if (!c.ranks && c.shard_group > 0)
@@ -131,11 +147,7 @@ std::string gb(double bytes, int decimals = 2) {
   return os.str();
 }
 
-std::string shortNumber(double x) {  // 80, 79.5, 0.125
-  std::ostringstream os;
-  os << std::setprecision(6) << x;
-  return os.str();
-}
+std::string shortNumber(double x) { return shortNumberOf(x); }
 
 void printText(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
   const CapacityInput& in = r.input;
@@ -254,44 +266,63 @@ exit codes: 0 ok, 2 bad input
 )";
 }
 
+CalcRequest parseCalcRequest(const std::vector<std::string>& args) { return parseRequest(args); }
+
+CalcAnswer answerCalc(const CalcRequest& request) {
+  const CalcArgs a = validate(request);
+  CalcAnswer answer;
+  answer.model = a.model;
+  answer.ranks_given = a.ranks.has_value();
+  CapacityInput in;
+  in.params = a.model ? a.model->params() : *a.params;
+  in.ranks = a.ranks.value_or(1);
+  if (a.tp > 1) {
+    // One TP rank's parameters: the preset's slice as a run builds it, or N/T.
+    in.params = a.model ? ModelSpec(presetShape(a.model->name), a.tp).numParams() : (in.params + a.tp - 1) / a.tp;
+    in.ranks = *a.ranks / a.tp;
+  }
+  in.shard_group = a.shard_group;
+  in.capacity_bytes = a.capacity_gb * kBytesPerGb;
+  answer.report = computeCapacity(in);
+  std::ostringstream text, json;
+  if (!a.ranks) {
+    // No --ranks: the question is how many ranks zero3 needs. Answer it,
+    // then show every stage at that P.
+    const int64_t p = answer.report.zero3_min_ranks;
+    if (p > kMaxRanks || p < 1) {
+      answer.zero3_never = true;
+      printJson(a, answer.report, json);
+      text << "zero3 never fits " << shortNumber(a.capacity_gb) << " GB per rank"
+           << (p < 1 ? ": one param's 16 bytes exceed it" : " on up to " + std::to_string(kMaxRanks) + " ranks") << "\n";
+      answer.text = text.str();
+      answer.json = json.str();
+      return answer;
+    }
+    in.ranks = static_cast<int>(p);
+    answer.report = computeCapacity(in);
+    text << "smallest P for zero3: " << p << " ranks (no --ranks given: the table is at P = " << p << ")\n\n";
+  }
+  printJson(a, answer.report, json);
+  printText(a, answer.report, text);
+  answer.text = text.str();
+  answer.json = json.str();
+  return answer;
+}
+
 int commandCalc(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
-    const CalcArgs a = parseCalcArgs(args);
-    if (a.help) {
-      out << calcUsage();
-      return kExitOk;
-    }
-    CapacityInput in;
-    in.params = a.model ? a.model->params() : *a.params;
-    in.ranks = a.ranks.value_or(1);
-    if (a.tp > 1) {
-      // One TP rank's parameters: the preset's slice as a run builds it, or N/T.
-      in.params = a.model ? ModelSpec(presetShape(a.model->name), a.tp).numParams() : (in.params + a.tp - 1) / a.tp;
-      in.ranks = *a.ranks / a.tp;
-    }
-    in.shard_group = a.shard_group;
-    in.capacity_bytes = a.capacity_gb * kBytesPerGb;
-    CapacityReport report = computeCapacity(in);
-    if (!a.ranks) {
-      // No --ranks: the question is how many ranks zero3 needs. Answer it,
-      // then show every stage at that P.
-      const int64_t p = report.zero3_min_ranks;
-      if (p > kMaxRanks || p < 1) {
-        if (a.json) {
-          printJson(a, report, out);
-        } else {
-          out << "zero3 never fits " << shortNumber(a.capacity_gb) << " GB per rank"
-              << (p < 1 ? ": one param's 16 bytes exceed it" : " on up to " + std::to_string(kMaxRanks) + " ranks") << "\n";
-        }
+    bool json = false;
+    std::vector<std::string> flags;
+    for (const std::string& arg : args) {
+      if (arg == "--help" || arg == "-h") {
+        out << calcUsage();
         return kExitOk;
       }
-      in.ranks = static_cast<int>(p);
-      report = computeCapacity(in);
-      if (!a.json)
-        out << "smallest P for zero3: " << p << " ranks (no --ranks given: the table is at P = " << p << ")\n\n";
+      if (arg == "--json") json = true;
+      else flags.push_back(arg);
     }
-    if (a.json) printJson(a, report, out);
-    else printText(a, report, out);
+    const CalcAnswer answer = answerCalc(parseCalcRequest(flags));
+    out << (json ? answer.json : answer.text);
     return kExitOk;
   } catch (const ConfigError& e) {
     err << "error: " << e.what() << "\n";

@@ -3,12 +3,16 @@
 // level and capped at LogDock::kMaxLines with the newest line kept.
 #include <QtTest>
 
+#include <QSignalSpy>
 #include <QTextBlock>
 #include <atomic>
 #include <thread>
 
 #include "common/log.h"
+#include "engine_bridge.h"
+#include "experiment_panel.h"
 #include "log_dock.h"
+#include "main_window.h"
 
 using namespace shardscope;
 
@@ -57,6 +61,26 @@ class TestLogDock : public QObject {
     QTRY_VERIFY(dock.toPlainText().endsWith(last));
     QCOMPARE(dock.lines(), LogDock::kMaxLines);
     QVERIFY(!dock.toPlainText().contains(QStringLiteral("line 499\n")));
+  }
+
+  void theWindowsDockShowsARunsEngineLog() {
+    // The window's own Log dock, fed by a real run's engine (its rank threads).
+    setLogLevel(spdlog::level::info);
+    MainWindow w;
+    w.setPersistSettings(false);
+    auto* dock = w.findChild<LogDock*>(QStringLiteral("logView"));
+    QVERIFY(dock);
+    RunConfig c = ExperimentPanel::defaultConfig();
+    c.ranks = 2;
+    c.steps = 2;
+    w.experimentPanel()->setConfig(c);
+    QSignalSpy finished(w.bridge(), &EngineBridge::runFinished);
+    QString error;
+    QVERIFY2(w.startRun(&error), qPrintable(error));
+    QVERIFY(finished.wait(120000));
+    QTRY_VERIFY2(dock->toPlainText().contains(QStringLiteral("[engine] info: run finished: 2 steps")),
+                 qPrintable(dock->toPlainText()));
+    QVERIFY(dock->toPlainText().contains(QStringLiteral("[engine] info: run setup: strategy ddp, 2 ranks")));
   }
 
   void aDeletedDockIsNotCalled() {

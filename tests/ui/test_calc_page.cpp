@@ -1,0 +1,129 @@
+// The Capacity page is `shardscope-cli calc` in the window: for the same inputs
+// its text is the CLI's output and its bars are the CLI's GB per rank; a bad
+// field shows one error naming the field; it is a page of the window.
+#include <QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLineEdit>
+#include <QTemporaryDir>
+#include <sstream>
+
+#include "capacity_page.h"
+#include "cli/calc_command.h"
+#include "main_window.h"
+#include "page_registry.h"
+
+using namespace shardscope;
+
+namespace {
+
+struct Cli {
+  int code;
+  QString out, err;
+};
+
+Cli calc(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = commandCalc(args, out, err);
+  return {code, QString::fromStdString(out.str()), QString::fromStdString(err.str())};
+}
+
+}  // namespace
+
+class TestCalcPage : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void matchesTheCli_data() {
+    QTest::addColumn<QStringList>("fields");  // params, model, ranks, capacity, shard group, tp
+    QTest::addColumn<QStringList>("flags");
+    QTest::newRow("70e9 at 80 GB, no ranks") << QStringList{"70e9", "", "", "80", "", "1"}
+                                             << QStringList{"--params", "70e9", "--capacity-gb", "80"};
+    QTest::newRow("llama2-70b on 64") << QStringList{"", "llama2-70b", "64", "80", "", "1"}
+                                      << QStringList{"--model", "llama2-70b", "--ranks", "64"};
+    QTest::newRow("hsdp row") << QStringList{"7B", "", "16", "40", "8", "1"}
+                              << QStringList{"--params", "7B", "--ranks", "16", "--capacity-gb", "40", "--shard-group", "8"};
+    QTest::newRow("tp") << QStringList{"", "llama2-70b", "64", "2", "", "2"}
+                        << QStringList{"--model", "llama2-70b", "--ranks", "64", "--capacity-gb", "2", "--tp", "2"};
+  }
+  void matchesTheCli() {
+    QFETCH(QStringList, fields);
+    QFETCH(QStringList, flags);
+    CapacityPage page(nullptr);
+    page.setInputs(fields[0], fields[1], fields[2], fields[3], fields[4], fields[5]);
+    QVERIFY2(page.error().isEmpty(), qPrintable(page.error()));
+    std::vector<std::string> args;
+    for (const QString& f : flags) args.push_back(f.toStdString());
+    const Cli text = calc(args);
+    QCOMPARE(text.code, 0);
+    QCOMPARE(page.answerText(), text.out);
+    args.push_back("--json");
+    const Cli json = calc(args);
+    const QJsonArray stages = QJsonDocument::fromJson(json.out.toUtf8()).object().value("stages").toArray();
+    const QVector<double> bars = page.barGb();
+    QCOMPARE(bars.size(), stages.size());
+    for (int i = 0; i < stages.size(); ++i) {
+      QCOMPARE(page.barStages()[i], stages[i].toObject().value("stage").toString());
+      QCOMPARE(bars[i], stages[i].toObject().value("gb_per_rank").toDouble());
+    }
+  }
+
+  void answersTheSmallestZero3P() {
+    CapacityPage page(nullptr);
+    page.setInputs("70e9", "", "", "80");
+    QVERIFY(page.answerText().startsWith("smallest P for zero3: 14 ranks"));
+    QCOMPARE(page.barStages(), (QStringList{"ddp", "zero1", "zero2", "zero3"}));
+    QCOMPARE(page.barGb().back(), 70e9 * 16 / 14 / 1e9);
+  }
+
+  void aBadFieldShowsItsNamedError_data() {
+    QTest::addColumn<QStringList>("fields");
+    QTest::addColumn<QString>("error");
+    QTest::newRow("ranks") << QStringList{"70e9", "", "abc", "80", "", "1"} << "Ranks expects an integer, got 'abc'";
+    QTest::newRow("capacity") << QStringList{"70e9", "", "", "-3", "", "1"} << "Capacity (GB) must be in (0, 1e6] GB, got -3";
+    QTest::newRow("params") << QStringList{"lots", "", "", "80", "", "1"} << "Parameters";
+    QTest::newRow("no params") << QStringList{"", "", "", "80", "", "1"} << "enter a parameter count";
+    QTest::newRow("tp") << QStringList{"70e9", "", "6", "80", "", "4"} << "Tensor parallel 4 must divide Ranks 6";
+    QTest::newRow("shard group") << QStringList{"70e9", "", "", "80", "4", "1"} << "Shard group needs Ranks P";
+  }
+  void aBadFieldShowsItsNamedError() {
+    QFETCH(QStringList, fields);
+    QFETCH(QString, error);
+    CapacityPage page(nullptr);
+    page.setInputs(fields[0], fields[1], fields[2], fields[3], fields[4], fields[5]);
+    QVERIFY2(page.error().contains(error), qPrintable(page.error()));
+    QVERIFY(!page.error().contains("--"));  // the page's words, not the CLI's flags
+    QVERIFY(page.answerText().isEmpty());
+    QVERIFY(page.barGb().isEmpty());
+    // Fixing the field clears it.
+    page.setInputs("70e9", "", "", "80");
+    QVERIFY(page.error().isEmpty());
+  }
+
+  void typingRecomputes() {
+    CapacityPage page(nullptr);
+    auto* ranks = page.widget()->findChild<QLineEdit*>("capacityRanks");
+    QVERIFY(ranks);
+    ranks->setText("64");
+    QVERIFY(page.answerText().startsWith("model: 70,000,000,000 params"));
+    QVERIFY(page.answerText().contains("64 ranks"));
+  }
+
+  void isAPageWithAFigure() {
+    MainWindow w;
+    w.setPersistSettings(false);
+    Page* page = w.pages().find("capacity");
+    QVERIFY(page);
+    QCOMPARE(page->unavailable(), QString());  // needs no run
+    QTemporaryDir dir;
+    QString error;
+    const QString path = dir.filePath("capacity.png");
+    QVERIFY2(w.exportViewFigure("capacity", path, 1280, 720, &error), qPrintable(error));
+    QVERIFY(QFileInfo(path).size() > 1000);
+  }
+};
+
+QTEST_MAIN(TestCalcPage)
+#include "test_calc_page.moc"

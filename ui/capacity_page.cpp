@@ -1,0 +1,263 @@
+#include "capacity_page.h"
+
+#include <QComboBox>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include "cli/calc_command.h"
+#include "common/errors.h"
+#include "config/kinds.h"
+#include "config/model_presets.h"
+#include "figure_export.h"
+#include "plot_style.h"
+#include "theme.h"
+
+namespace shardscope {
+
+namespace {
+
+// calc's flags as this page's fields call them.
+const std::pair<const char*, const char*> kFieldWords[] = {
+    {"--capacity-gb", "Capacity (GB)"}, {"--shard-group", "Shard group"}, {"--params", "Parameters"},
+    {"--model", "Model"},               {"--ranks", "Ranks"},             {"--tp", "Tensor parallel"}};
+
+QString fieldWords(QString message) {
+  message.remove(QStringLiteral(" (see calc --help)"));
+  for (const auto& [flag, label] : kFieldWords) message.replace(QLatin1String(flag), QLatin1String(label));
+  if (!message.isEmpty()) message[0] = message[0].toUpper();
+  return message;
+}
+
+const QColor kFits(0x00, 0x9E, 0x73);     // Okabe–Ito bluish green: fits the capacity
+const QColor kTooBig(0xD5, 0x5E, 0x00);   // vermillion: does not fit
+
+}  // namespace
+
+CapacityPage::CapacityPage(QWidget* parent)
+    : m_widget(new QWidget(parent)),
+      m_params(new QLineEdit(QStringLiteral("70e9"), m_widget)),
+      m_model(new QComboBox(m_widget)),
+      m_ranks(new QLineEdit(m_widget)),
+      m_capacity(new QLineEdit(QStringLiteral("80"), m_widget)),
+      m_shardGroup(new QLineEdit(m_widget)),
+      m_tp(new QLineEdit(QStringLiteral("1"), m_widget)),
+      m_error(new QLabel(m_widget)),
+      m_summary(new QLabel(m_widget)),
+      m_plot(new QCustomPlot(m_widget)),
+      m_text(new QPlainTextEdit(m_widget)) {
+  m_widget->setObjectName(QStringLiteral("capacityPage"));
+  m_params->setObjectName(QStringLiteral("capacityParams"));
+  m_model->setObjectName(QStringLiteral("capacityModel"));
+  m_ranks->setObjectName(QStringLiteral("capacityRanks"));
+  m_capacity->setObjectName(QStringLiteral("capacityGb"));
+  m_shardGroup->setObjectName(QStringLiteral("capacityShardGroup"));
+  m_tp->setObjectName(QStringLiteral("capacityTp"));
+  m_error->setObjectName(QStringLiteral("capacityError"));
+  m_params->setPlaceholderText(tr("e.g. 70e9, 7B, 124M"));
+  m_params->setToolTip(tr("Parameter count: 124M, 7B, 7e9, 70B, 1.5T or a plain number"));
+  m_model->addItem(tr("(the parameter count)"), QString());
+  for (const ModelPreset& p : modelPresets()) m_model->addItem(QString::fromStdString(p.name), QString::fromStdString(p.name));
+  m_model->setToolTip(tr("A model preset with its published shape (instead of the parameter count)"));
+  m_ranks->setPlaceholderText(tr("empty: the smallest for ZeRO-3"));
+  m_ranks->setToolTip(tr("Data-parallel ranks P; left empty, the page finds the smallest P at which ZeRO-3 fits"));
+  m_capacity->setToolTip(tr("Memory per rank in GB (1 GB = 1e9 bytes)"));
+  m_shardGroup->setPlaceholderText(tr("empty: no hsdp row"));
+  m_shardGroup->setToolTip(tr("Add an hsdp row: shard within groups of G ranks (G divides the ranks)"));
+  m_tp->setToolTip(tr("Tensor-parallel ranks T (T divides the ranks): one TP slice, sharded over P/T ranks"));
+
+  auto* box = new QVBoxLayout(m_widget);
+  auto* inputs = new QHBoxLayout;
+  auto* left = new QFormLayout;
+  auto* right = new QFormLayout;
+  left->addRow(tr("Parameters"), m_params);
+  left->addRow(tr("Model"), m_model);
+  left->addRow(tr("Ranks"), m_ranks);
+  right->addRow(tr("Capacity (GB)"), m_capacity);
+  right->addRow(tr("Shard group"), m_shardGroup);
+  right->addRow(tr("Tensor parallel"), m_tp);
+  inputs->addLayout(left, 1);
+  inputs->addLayout(right, 1);
+  box->addLayout(inputs);
+  m_error->setWordWrap(true);
+  m_error->setStyleSheet(QStringLiteral("color: #D55E00"));
+  m_error->hide();
+  box->addWidget(m_error);
+  m_summary->setWordWrap(true);
+  m_summary->setObjectName(QStringLiteral("capacitySummary"));
+  box->addWidget(m_summary);
+  PlotStyle::styleAxes(m_plot);
+  m_plot->setMinimumHeight(160);
+  box->addWidget(m_plot, 3);
+  m_text->setReadOnly(true);
+  m_text->setLineWrapMode(QPlainTextEdit::NoWrap);
+  m_text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_text->setObjectName(QStringLiteral("capacityText"));
+  m_text->setToolTip(tr("What shardscope-cli calc prints for these inputs"));
+  box->addWidget(m_text, 2);
+
+  for (QLineEdit* edit : {m_params, m_ranks, m_capacity, m_shardGroup, m_tp})
+    QObject::connect(edit, &QLineEdit::textChanged, m_widget, [this] { recompute(); });
+  QObject::connect(m_model, &QComboBox::currentIndexChanged, m_widget, [this] {
+    m_params->setEnabled(m_model->currentIndex() == 0);
+    recompute();
+  });
+  recompute();
+}
+
+CapacityPage::~CapacityPage() = default;
+
+QString CapacityPage::title() const { return tr("Capacity"); }
+
+void CapacityPage::setInputs(const QString& params, const QString& model, const QString& ranks,
+                             const QString& capacityGb, const QString& shardGroup, const QString& tp) {
+  const QSignalBlocker b1(m_params), b2(m_model), b3(m_ranks), b4(m_capacity), b5(m_shardGroup), b6(m_tp);
+  m_params->setText(params);
+  const int at = m_model->findData(model);
+  m_model->setCurrentIndex(at < 0 ? 0 : at);
+  m_params->setEnabled(m_model->currentIndex() == 0);
+  m_ranks->setText(ranks);
+  m_capacity->setText(capacityGb);
+  m_shardGroup->setText(shardGroup);
+  m_tp->setText(tp);
+  recompute();
+}
+
+QString CapacityPage::error() const { return m_error->isVisible() || !m_answer ? m_error->text() : QString(); }
+QString CapacityPage::answerText() const { return m_answer ? QString::fromStdString(m_answer->text) : QString(); }
+
+QVector<double> CapacityPage::barGb() const {
+  QVector<double> out;
+  if (m_answer && !m_answer->zero3_never)
+    for (const StageCapacity& s : m_answer->report.stages) out << static_cast<double>(s.bytes_per_rank) / kBytesPerGb;
+  return out;
+}
+
+QStringList CapacityPage::barStages() const {
+  QStringList out;
+  if (m_answer && !m_answer->zero3_never)
+    for (const StageCapacity& s : m_answer->report.stages) out << QString::fromStdString(strategyName(s.stage));
+  return out;
+}
+
+void CapacityPage::recompute() {
+  // The fields become calc's own flags, so calc's parser judges them.
+  std::vector<std::string> args;
+  const auto flag = [&args](const char* name, const QString& value) {
+    args.emplace_back(name);
+    args.push_back(value.trimmed().toStdString());
+  };
+  const QString model = m_model->currentData().toString();
+  if (!model.isEmpty()) flag("--model", model);
+  else if (!m_params->text().trimmed().isEmpty()) flag("--params", m_params->text());
+  if (!m_ranks->text().trimmed().isEmpty()) flag("--ranks", m_ranks->text());
+  flag("--capacity-gb", m_capacity->text());
+  if (!m_shardGroup->text().trimmed().isEmpty()) flag("--shard-group", m_shardGroup->text());
+  if (!m_tp->text().trimmed().isEmpty()) flag("--tp", m_tp->text());
+
+  for (QLineEdit* edit : {m_params, m_ranks, m_capacity, m_shardGroup, m_tp}) edit->setStyleSheet({});
+  m_model->setStyleSheet({});
+  try {
+    if (model.isEmpty() && m_params->text().trimmed().isEmpty())
+      throw ConfigError("--params: enter a parameter count (e.g. 70e9, 7B) or pick a model preset");
+    m_answer = std::make_unique<CalcAnswer>(answerCalc(parseCalcRequest(args)));
+    m_error->clear();
+    m_error->hide();
+  } catch (const ConfigError& e) {
+    m_answer.reset();
+    const QString message = QString::fromUtf8(e.what());
+    // Outline the field the message names first.
+    qsizetype first = -1;
+    QWidget* named = nullptr;
+    const std::pair<const char*, QWidget*> fields[] = {{"--capacity-gb", m_capacity}, {"--shard-group", m_shardGroup},
+                                                       {"--params", m_params},        {"--model", m_model},
+                                                       {"--ranks", m_ranks},          {"--tp", m_tp}};
+    for (const auto& [name, widget] : fields) {
+      const qsizetype at = message.indexOf(QLatin1String(name));
+      if (at >= 0 && (first < 0 || at < first)) first = at, named = widget;
+    }
+    if (named) named->setStyleSheet(QStringLiteral("border: 1px solid #D55E00"));
+    m_error->setText(fieldWords(message));
+    m_error->show();
+  }
+  draw();
+}
+
+void CapacityPage::draw() {
+  m_plot->clearPlottables();
+  m_plot->clearItems();
+  m_text->setPlainText(answerText());
+  if (!m_answer || m_answer->zero3_never) {
+    m_summary->setText(m_answer ? QString::fromStdString(m_answer->text).trimmed() : QString());
+    m_plot->replot();
+    return;
+  }
+  const CapacityReport& r = m_answer->report;
+  const double capacity = r.input.capacity_bytes / kBytesPerGb;
+  QString summary = tr("%1 ranks%2: ").arg(r.input.ranks).arg(m_answer->ranks_given ? QString() : tr(" (the smallest for ZeRO-3)"));
+  summary += r.smallest_fitting_stage
+                 ? tr("%1 is the least sharding that fits %2 GB per rank")
+                       .arg(QString::fromStdString(strategyName(*r.smallest_fitting_stage)))
+                       .arg(capacity)
+                 : tr("no stage fits %1 GB per rank").arg(capacity);
+  if (r.zero3_min_ranks > 0) summary += tr("; ZeRO-3 fits from %1 ranks up").arg(r.zero3_min_ranks);
+  m_summary->setText(summary + QLatin1Char('.'));
+
+  QVector<double> ticks, fits, tooBig;
+  QVector<QString> labels;
+  double top = capacity;
+  for (int i = 0; i < static_cast<int>(r.stages.size()); ++i) {
+    const StageCapacity& s = r.stages[static_cast<size_t>(i)];
+    const double gb = static_cast<double>(s.bytes_per_rank) / kBytesPerGb;
+    ticks << i + 1;
+    labels << QString::fromStdString(strategyName(s.stage));
+    fits << (s.fits ? gb : 0.0);
+    tooBig << (s.fits ? 0.0 : gb);
+    top = std::max(top, gb);
+    auto* value = new QCPItemText(m_plot);
+    value->position->setCoords(i + 1, gb);
+    value->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+    value->setText(tr("%1 GB\n%2 B/param").arg(gb, 0, 'f', gb < 10 ? 2 : 1).arg(s.bytes_per_param, 0, 'f', 2));
+    value->setFont(QFont(m_plot->font().family(), 8));
+    value->setClipToAxisRect(false);
+  }
+  const auto bars = [this, &ticks](const QVector<double>& values, const QColor& colour, const QString& name) {
+    auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+    b->setData(ticks, values);
+    b->setWidth(0.6);
+    b->setBrush(colour);
+    b->setPen(QPen(colour.darker(130)));
+    b->setName(name);
+  };
+  bars(fits, kFits, tr("fits"));
+  bars(tooBig, kTooBig, tr("does not fit"));
+  // The capacity as a dashed line across the chart, named in the legend.
+  auto* line = new QCPGraph(m_plot->xAxis, m_plot->yAxis);
+  line->setData(QVector<double>{0.4, ticks.size() + 0.6}, QVector<double>{capacity, capacity});
+  line->setPen(QPen(QColor(0x33, 0x33, 0x33), 1.5, Qt::DashLine));
+  line->setName(tr("capacity %1 GB").arg(capacity));
+
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  ticker->addTicks(ticks, labels);
+  m_plot->xAxis->setTicker(ticker);
+  PlotStyle::styleCategoryAxis(m_plot->xAxis);
+  m_plot->xAxis->setRange(0.4, ticks.size() + 0.6);
+  m_plot->yAxis->setRange(0, top * 1.3);  // room for the value labels
+  m_plot->yAxis->setLabel(tr("GB per rank"));
+  m_plot->legend->setVisible(true);
+  PlotStyle::styleLegendRow(m_plot, m_plot->font());
+  PlotStyle::updateLegendRow(m_plot, true);  // a row above the bars, never over them
+  m_plot->replot();
+}
+
+bool CapacityPage::figure(const QString& path, int width, int height, const QString& subtitle, QString* error) {
+  const QString title = m_summary->text().isEmpty() ? tr("Model-state memory per rank by stage") : m_summary->text();
+  return FigureExport::write(path, title, subtitle, {{m_plot, 1.0}}, width, height, error);
+}
+
+}  // namespace shardscope
