@@ -22,6 +22,8 @@ struct FigureJob {
   // several are compared (timeline, memory, comm). Empty: the last run, or
   // the last one the view has something to draw for.
   QString runs;
+  bool slide = false;      // --slide: the presentation setting (FigureOptions::slide)
+  bool all_ranks = false;  // --all-ranks: draw every rank, identical ones too
 };
 
 // The views that draw several runs compared.

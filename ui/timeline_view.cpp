@@ -70,6 +70,19 @@ class StepTicker : public QCPAxisTicker {
   const QCPAxis* m_axis;
 };
 
+// The legend's entry for folded boxes: striped grey, as the folds are drawn.
+class FoldLegendEntry : public QCPBars {
+ public:
+  using QCPBars::QCPBars;
+
+ protected:
+  void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override {
+    const QColor fill = Palette::foldedMixed();
+    painter->fillRect(rect, fill.lighter(118));
+    TimelinePlottable::drawStripes(painter, rect, fill.darker(150), FigureExport::lineScale());
+  }
+};
+
 QString mib(int64_t bytes) { return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 2) + " MiB"; }
 
 QString duration(int64_t ns) {
@@ -725,6 +738,16 @@ void TimelineView::resizeEvent(QResizeEvent* event) {
   }, Qt::QueuedConnection);
 }
 
+bool TimelineView::figureHasFolds(int width) {
+  // The figure's axis rect is about as wide as the figure less the row labels.
+  const QCPRange keys = m_plot->xAxis->range();
+  const int rows = static_cast<int>(m_layout.rows().size());
+  if (rows == 0) return false;
+  m_layout.layout(keys.lower * kNsPerMs, keys.upper * kNsPerMs, std::max(100, width - 260), 0, rows - 1);
+  const auto& items = m_layout.items();
+  return std::any_of(items.begin(), items.end(), [](const TimelineDrawItem& i) { return i.folded > 1; });
+}
+
 bool TimelineView::exportFigure(const QString& path, int width, int height, QString* error, const QString& title,
                                 const QString& subtitle) {
   // Show every row in the figure, as long as each stays legible; a selected
@@ -742,7 +765,21 @@ bool TimelineView::exportFigure(const QString& path, int width, int height, QStr
     m_plot->yAxis->setRange(0, total);
     m_clamping = false;
   }
+  // A slide: no cursor line, and a legend entry for the striped folds when the figure has any.
+  const bool slide = FigureExport::options().slide;
+  if (slide) m_timeline->setCursorNs(std::nullopt);
+  QCPAbstractPlottable* fold_entry = nullptr;
+  if (slide && figureHasFolds(width)) {
+    fold_entry = new FoldLegendEntry(m_plot->xAxis, m_plot->yAxis);
+    fold_entry->setName(tr("folded: several short ops"));
+    PlotStyle::updateLegendRow(m_plot, true);
+  }
   const bool ok = FigureExport::write(path, title, subtitle, {{m_plot, 1.0}}, width, height, error);
+  if (fold_entry) {
+    m_plot->removePlottable(fold_entry);
+    PlotStyle::updateLegendRow(m_plot, true);
+  }
+  if (slide) m_timeline->setCursorNs(m_cursor);
   m_clamping = true;
   m_plot->yAxis->setRange(rows_before);
   m_clamping = false;

@@ -102,6 +102,7 @@ class TimelineView : public QWidget {
   QString foldTooltip(const TimelineDrawItem& item) const;
   void updateArrows();
   void updateRangeBand();
+  bool figureHasFolds(int width);  // at a figure this wide, over the shown time
   int64_t stuckEnd() const;  // 0 without stuck collectives
 
   const EventStore* m_store;
