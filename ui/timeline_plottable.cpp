@@ -6,6 +6,7 @@
 
 #include "figure_export.h"
 #include "inspect/event_store.h"
+#include "inspect/rank_symmetry.h"
 #include "palette.h"
 #include "plot_style.h"
 #include "inspect/timeline_layout.h"
@@ -150,6 +151,7 @@ void TimelinePlottable::drawBands(QCPPainter* painter, const QRect& clip, int fi
     const double a = mValueAxis->coordToPixel(r.top), b = mValueAxis->coordToPixel(r.top + r.height);
     const QRectF band(QPointF(clip.left(), std::min(a, b)), QPointF(clip.right() + 1, std::max(a, b)));
     painter->fillRect(band, Palette::rankBand(r.rank));
+    if (r.sameAsRank0) drawSameAsBand(painter, band);
   }
   // A firm line between rank groups, a faint one between lanes.
   for (int row = first_row; row <= last_row; ++row) {
@@ -159,6 +161,20 @@ void TimelinePlottable::drawBands(QCPPainter* painter, const QRect& clip, int fi
                          group_start ? FigureExport::lineScale() : 1));
     if (row > 0) painter->drawLine(QPointF(clip.left(), y), QPointF(clip.right(), y));
   }
+}
+
+void TimelinePlottable::drawSameAsBand(QCPPainter* painter, const QRectF& band) const {
+  // Pale stripes under "ranks 1–7: same as rank 0", so the band never reads as an idle rank.
+  const QRectF inner = band.adjusted(0, band.height() * 0.14, 0, -band.height() * 0.14);
+  painter->fillRect(inner, Palette::themed(QColor(0xEE, 0xF0, 0xF3)));
+  const auto& ranks = m_layout->collapsedRanks();
+  const QString text = (ranks.size() == 1 ? QObject::tr("rank %1: same as rank 0") : QObject::tr("ranks %1: same as rank 0"))
+                           .arg(QString::fromStdString(RankSymmetry{ranks}.rangesText()));
+  QFont font = FigureExport::paintFont(painter->font(), 8.5);
+  font.setItalic(true);
+  painter->setFont(font);
+  painter->setPen(Palette::themed(QColor(0x45, 0x4B, 0x55)));
+  painter->drawText(inner.adjusted(8, 0, -8, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
 }
 
 void TimelinePlottable::drawGrid(QCPPainter* painter, const QRect& clip) const {

@@ -54,6 +54,7 @@ class TimelinePlottable : public QCPAbstractPlottable {
  private:
   void drawBands(QCPPainter* painter, const QRect& clip, int first_row, int last_row) const;
   void drawGrid(QCPPainter* painter, const QRect& clip) const;
+  void drawSameAsBand(QCPPainter* painter, const QRectF& band) const;
   void drawSteps(QCPPainter* painter, const QRect& clip) const;
   void drawBoxes(QCPPainter* painter, const QRect& clip) const;
   void drawMarkers(QCPPainter* painter, const QRect& clip) const;

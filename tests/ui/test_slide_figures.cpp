@@ -5,6 +5,9 @@
 // fails that check. Figures name a real font family in SVG (never the generic
 // "Sans") and embed it in PDF; the timeline's slide figure has no cursor line
 // and names its folded boxes in the legend; subtitles say each part once.
+// Timeline figures of 4+ ranks identical to rank 0 draw them as one band
+// "ranks 1–7: same as rank 0" (not with --all-ranks, not for a hung run), and
+// in the window a double-click on the band shows every rank again.
 #include <QFile>
 #include <QRegularExpression>
 #include <QSignalSpy>
@@ -17,6 +20,9 @@
 #include "figure_export.h"
 #include "main_window.h"
 #include "preset.h"
+#include "inspect/timeline_layout.h"
+#include "timeline_view.h"
+#include <qcustomplot.h>
 
 using namespace shardscope;
 
@@ -42,10 +48,20 @@ void runTinyZero3(MainWindow& w) {
   QVERIFY(finished.wait(120000));
 }
 
+void runArgs(MainWindow& w, const std::vector<std::string>& args, bool expect_ok = true) {
+  w.experimentPanel()->setConfig(parseRunArgs(args));
+  QSignalSpy finished(&w, &MainWindow::runFinished);
+  QString error;
+  QVERIFY2(w.startRun(&error), qPrintable(error));
+  QVERIFY(finished.wait(120000));
+  QCOMPARE(finished.at(0).at(0).toBool(), expect_ok);
+}
+
 QByteArray figure(MainWindow& w, const QString& view, const QString& path, bool slide, int width = 1920,
-                  int height = 1080) {
+                  int height = 1080, bool all_ranks = false) {
   FigureOptions options;
   options.slide = slide;
+  options.collapseRanks = !all_ranks;
   QString error;
   if (!w.exportViewFigure(view, path, width, height, &error, options)) {
     qWarning("%s", qPrintable(error));
@@ -205,6 +221,78 @@ class TestSlideFigures : public QObject {
     const QString svg = QString::fromUtf8(figure(w, QStringLiteral("units"), dir.filePath(QStringLiteral("u.svg")), true));
     QVERIFY(svg.contains(QStringLiteral("preset fsdp-prefetch-on-off")));
     QCOMPARE(svg.count(QStringLiteral("prefetch both")), 1);
+  }
+
+  void symmetricTimelineFiguresCollapseRanks() {
+    QTemporaryDir dir;
+    const QString band = QStringLiteral("ranks 1–7: same as rank 0");
+    {
+      MainWindow w;  // zero3 (fsdp), 8 ranks, meta backend on the modeled clock
+      w.setPersistSettings(false);
+      w.resize(1600, 1000);
+      w.show();
+      runPreset(w, "fsdp-prefetch-on-off");
+      const size_t rows = w.timeline()->layout().rows().size();
+      for (bool slide : {false, true}) {
+        QVERIFY(hasText(figure(w, QStringLiteral("timeline"), dir.filePath(QStringLiteral("z3.svg")), slide), band));
+        QVERIFY(!hasText(figure(w, QStringLiteral("timeline"), dir.filePath(QStringLiteral("z3-all.svg")), slide, 1920,
+                                1080, /*all_ranks=*/true),
+                         band));
+      }
+      QCOMPARE(w.timeline()->layout().rows().size(), rows);  // the window still shows every rank
+      QVERIFY(!w.timeline()->ranksCollapsed());
+    }
+    {
+      MainWindow w;  // ddp, 8 ranks, on the CPU with the modeled clock
+      w.setPersistSettings(false);
+      w.resize(1600, 1000);
+      w.show();
+      runArgs(w, {"--strategy", "ddp", "--ranks", "8", "--layers", "3", "--hidden", "48", "--batch", "16", "--steps", "2",
+                  "--clock", "modeled", "--timeout-ms", "20000"});
+      QVERIFY(hasText(figure(w, QStringLiteral("timeline"), dir.filePath(QStringLiteral("ddp.svg")), true), band));
+    }
+  }
+
+  void asymmetricRunsKeepEveryRank() {
+    QTemporaryDir dir;
+    MainWindow w;  // rank 1 skips a block: the others hang in its all-reduce
+    w.setPersistSettings(false);
+    w.resize(1600, 1000);
+    w.show();
+    runArgs(w, {"--strategy", "ddp", "--ranks", "4", "--layers", "4", "--hidden", "64", "--batch", "8", "--steps", "2",
+                "--bucket-mb", "0.05", "--inject-branch", "1:2", "--clock", "modeled", "--timeout-ms", "1500"},
+            /*expect_ok=*/false);
+    const QString svg = QString::fromUtf8(figure(w, QStringLiteral("timeline"), dir.filePath(QStringLiteral("hang.svg")), true));
+    QVERIFY(!svg.contains(QStringLiteral("same as rank 0")));
+    QVERIFY(svg.contains(QStringLiteral("rank 3 · compute")));
+    QVERIFY(!w.timeline()->setCollapseIdenticalRanks(true));
+  }
+
+  void doubleClickOnTheBandShowsEveryRank() {
+    MainWindow w;
+    w.setPersistSettings(false);
+    w.resize(1600, 1000);
+    w.show();
+    runPreset(w, "fsdp-prefetch-on-off");
+    TimelineView* view = w.timeline();
+    const size_t rows = view->layout().rows().size();
+    QVERIFY(view->setCollapseIdenticalRanks(true));
+    QCOMPARE(view->collapsedBandText(), QStringLiteral("ranks 1–7: same as rank 0"));
+    const auto& shown = view->layout().rows();
+    QVERIFY(shown.size() < rows);
+    int band = -1;
+    for (size_t i = 0; i < shown.size(); ++i)
+      if (shown[i].sameAsRank0) band = static_cast<int>(i);
+    QVERIFY(band > 0);
+    QCOMPARE(view->layout().rowOf(3, Lane::Compute), -1);
+    view->plot()->replot();
+    const QPoint at(view->plot()->axisRect()->rect().center().x(),
+                    static_cast<int>(view->plot()->yAxis->coordToPixel(shown[static_cast<size_t>(band)].center())));
+    QVERIFY(view->tooltipAt(at).contains(QStringLiteral("same as rank 0")));
+    QTest::mouseDClick(view->plot(), Qt::LeftButton, Qt::NoModifier, at);
+    QVERIFY(!view->ranksCollapsed());
+    QCOMPARE(view->layout().rows().size(), rows);
+    QVERIFY(view->layout().rowOf(3, Lane::Compute) >= 0);
   }
 };
 
