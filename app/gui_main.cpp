@@ -5,7 +5,8 @@
 // failed); with --step N it starts paused, presses Step N times and grabs the
 // window at that stop. --figure --preset NAME --view V --out FILE runs the preset on the
 // offscreen platform and writes one view's teaching figure (see FigureJob);
-// --runs N|all|N,M picks the preset's runs it draws, several compared.
+// --runs N|all|N,M picks the preset's runs it draws, several compared;
+// --slide draws it for a projector, --all-ranks keeps identical ranks apart.
 // --log-level sets what the Log dock shows (default info; stderr keeps warn
 // unless it is given); --log-file FILE writes the log there too. --attach ADDR
 // [--server-key KEY] shows a run served elsewhere (run --serve), live.
@@ -135,6 +136,14 @@ int main(int argc, char** argv) {
       QStringLiteral("With --figure --view memory: the ledger categories to draw, comma-separated: all, model-state "
                      "or names (param, grad, master, adam_m, adam_v, gathered, grad_full, bucket, activation, workspace)."),
       QStringLiteral("LIST"));
+  const QCommandLineOption slide_opt(
+      QStringLiteral("slide"),
+      QStringLiteral("With --figure: presentation setting, text of at least 18 px at 1920x1080 (scaled with --width "
+                     "and --height), thicker lines, no cursor."));
+  const QCommandLineOption all_ranks_opt(
+      QStringLiteral("all-ranks"),
+      QStringLiteral("With --figure: draw every rank on the timeline (by default 4+ ranks identical to rank 0 fold "
+                     "into one band)."));
   const QCommandLineOption cursor_opt(QStringLiteral("cursor"),
                                       QStringLiteral("Shared cursor after the run: ms since run start, or auto."),
                                       QStringLiteral("MS"));
@@ -162,8 +171,8 @@ int main(int argc, char** argv) {
       QStringLiteral("With --attach to any address but 127.0.0.1: the serving machine's key (shardscope-cli keys there)."),
       QStringLiteral("KEY"));
   parser.addOptions({open_opt, preset_opt, shot_opt, run_opt, size_opt, figure_opt, view_opt, out_opt, width_opt,
-                     height_opt, runs_opt, categories_opt, cursor_opt, step_opt, theme_opt, log_level_opt, log_file_opt,
-                     attach_opt, server_key_opt});
+                     height_opt, runs_opt, categories_opt, slide_opt, all_ranks_opt, cursor_opt, step_opt, theme_opt,
+                     log_level_opt, log_file_opt, attach_opt, server_key_opt});
   parser.process(app);
 
   if (parser.isSet(log_level_opt)) {
@@ -248,6 +257,8 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
+    job.slide = parser.isSet(slide_opt);
+    job.all_ranks = parser.isSet(all_ranks_opt);
     QString message;
     const int code = shardscope::runFigureJob(job, &message);
     std::fprintf(code == 0 ? stdout : stderr, "%s%s\n", code == 0 ? "" : code == 3 ? "run stopped: " : "error: ",
@@ -259,6 +270,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: --categories only works with --figure --view memory (the window's memory view has "
                          "a Categories button)\n");
     return 2;
+  }
+  for (const QCommandLineOption* figure_only : {&slide_opt, &all_ranks_opt}) {
+    if (parser.isSet(*figure_only)) {
+      std::fprintf(stderr, "error: --%s only works with --figure (usage: --figure --preset NAME --view VIEW --%s --out FILE)\n",
+                   qPrintable(figure_only->names().first()), qPrintable(figure_only->names().first()));
+      return 2;
+    }
   }
   if (parser.isSet(runs_opt)) {
     std::fprintf(stderr, "error: --runs only works with --figure (usage: --figure --preset NAME --view VIEW --runs N|all|N,M --out FILE)\n");

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <qcustomplot.h>
 
+#include "figure_export.h"
 #include "inspect/event_store.h"
 #include "palette.h"
 #include "plot_style.h"
@@ -134,8 +135,7 @@ class BucketPlottable : public QCPAbstractPlottable {
       const double yy = std::round(y(b * ranks));
       painter->drawLine(QPointF(clip.left(), yy), QPointF(clip.right(), yy));
     }
-    QFont font = painter->font();
-    font.setPointSizeF(7.5);
+    const QFont font = FigureExport::paintFont(painter->font(), 7.5);
     painter->setFont(font);
     const QFontMetricsF fm(font);
     // Collective bars, then markers on top.

@@ -3,6 +3,7 @@
 #include <QBuffer>
 #include <QFile>
 #include <QFileInfo>
+#include <QFontDatabase>
 #include <QImage>
 #include <QPageSize>
 #include <QPdfWriter>
@@ -31,44 +32,96 @@ double themeScale(int width, int height) {
   return std::clamp(std::sqrt(static_cast<double>(width) * height / (1600.0 * 900.0)), 0.6, 3.0);
 }
 
-QFont themed(const QFont& f, double scale) {
+// A slide's smallest text: 18 px at 1920 × 1080, scaled with the figure.
+double slideMinPx(int width, int height) {
+  return 18.0 * std::sqrt(static_cast<double>(width) * height / (1920.0 * 1080.0));
+}
+
+FigureOptions g_options;  // FigureExport::Using
+
+// What write() is drawing now (custom painters ask through paintFont / lineScale).
+struct Drawing {
+  bool active = false;
+  bool slide = false;
+  double scale = 1;   // themeScale
+  double minPx = 0;   // the smallest text, px
+} g_drawing;
+
+// Pixel size in the figure of text set at `pt` on screen. A slide maps the
+// smallest screen size (7 pt) to its minimum and keeps the others' ratios.
+int figurePx(double pt) {
+  if (g_drawing.slide)
+    return static_cast<int>(std::ceil(std::max(g_drawing.minPx, g_drawing.minPx * pt / 7.0) - 1e-6));
+  return std::max(9, static_cast<int>(std::lround(pt * 1.75 * g_drawing.scale)));
+}
+
+QFont themed(const QFont& f) {
   QFont out = f;
+  out.setFamily(FigureExport::fontFamily());
   const double pt = f.pointSizeF() > 0 ? f.pointSizeF() : f.pixelSize() / 1.33;
-  out.setPixelSize(std::max(9, static_cast<int>(std::lround(pt * 1.75 * scale))));
+  out.setPixelSize(figurePx(pt));
   return out;
+}
+
+QPen thicker(QPen pen, double by) {
+  pen.setWidthF(std::max(pen.widthF(), 1.0) * by);
+  return pen;
 }
 
 // Saves every font and size the theme touches, applies the theme, restores on destruction.
 class ThemeGuard {
  public:
   ThemeGuard(QCustomPlot* plot, double scale) : m_plot(plot) {
+    const double lines = FigureExport::lineScale();
     for (QCPAxisRect* rect : plot->axisRects()) {
       for (QCPAxis* axis : rect->axes()) {
-        m_axes.push_back({axis, axis->tickLabelFont(), axis->labelFont()});
-        axis->setTickLabelFont(themed(axis->tickLabelFont(), scale));
-        axis->setLabelFont(themed(axis->labelFont(), scale));
+        m_axes.push_back({axis, axis->tickLabelFont(), axis->labelFont(), axis->basePen(), axis->tickPen()});
+        axis->setTickLabelFont(themed(axis->tickLabelFont()));
+        axis->setLabelFont(themed(axis->labelFont()));
+        if (lines > 1) {
+          axis->setBasePen(thicker(axis->basePen(), lines));
+          axis->setTickPen(thicker(axis->tickPen(), lines));
+        }
       }
     }
     QCPLegend* legend = plot->legend;
     m_legendFont = legend->font();
     m_legendIcon = legend->iconSize();
+    m_legendMax = legend->maximumSize();
     for (int i = 0; i < legend->itemCount(); ++i)
       if (QCPAbstractLegendItem* item = legend->item(i)) m_legendItems.push_back({item, item->font()});
-    const QFont lf = themed(legend->font(), scale);
+    const QFont lf = themed(legend->font());
     legend->setFont(lf);
-    for (auto& [item, font] : m_legendItems) item->setFont(themed(font, scale));
-    legend->setIconSize(QSize(static_cast<int>(m_legendIcon.width() * scale * 1.5),
-                              static_cast<int>(m_legendIcon.height() * scale * 1.5)));
+    for (auto& [item, font] : m_legendItems) item->setFont(themed(font));
+    // A slide's icons follow its text; a page's the figure's scale.
+    const double icon = g_drawing.slide ? g_drawing.minPx / 11.0 : scale * 1.5;
+    legend->setIconSize(QSize(static_cast<int>(m_legendIcon.width() * icon), static_cast<int>(m_legendIcon.height() * icon)));
+    // A legend row capped for the screen would clip its wrapped rows of larger text.
+    legend->setMaximumSize(QWIDGETSIZE_MAX, QWIDGETSIZE_MAX);
     for (int i = 0; i < plot->itemCount(); ++i) {
       if (auto* text = qobject_cast<QCPItemText*>(plot->item(i))) {
         m_texts.push_back({text, text->font()});
-        text->setFont(themed(text->font(), scale));
+        text->setFont(themed(text->font()));
       }
     }
     for (QCPLayoutElement* e : plot->plotLayout()->elements(true)) {
       if (auto* text = qobject_cast<QCPTextElement*>(e)) {
         m_elements.push_back({text, text->font()});
-        text->setFont(themed(text->font(), scale));
+        text->setFont(themed(text->font()));
+      }
+    }
+    if (lines > 1) {
+      for (int i = 0; i < plot->plottableCount(); ++i) {
+        QCPAbstractPlottable* p = plot->plottable(i);
+        if (!qobject_cast<QCPGraph*>(p) && !qobject_cast<QCPBars*>(p)) continue;
+        m_pens.push_back({p, p->pen()});
+        if (p->pen().style() != Qt::NoPen) p->setPen(thicker(p->pen(), lines));
+        if (auto* graph = qobject_cast<QCPGraph*>(p); graph && !graph->scatterStyle().isNone()) {
+          m_scatters.push_back({graph, graph->scatterStyle()});
+          QCPScatterStyle bigger = graph->scatterStyle();
+          bigger.setSize(bigger.size() * lines);
+          graph->setScatterStyle(bigger);
+        }
       }
     }
   }
@@ -76,12 +129,17 @@ class ThemeGuard {
     for (const AxisFonts& a : m_axes) {
       a.axis->setTickLabelFont(a.tick);
       a.axis->setLabelFont(a.label);
+      a.axis->setBasePen(a.base);
+      a.axis->setTickPen(a.tickPen);
     }
     m_plot->legend->setFont(m_legendFont);
     m_plot->legend->setIconSize(m_legendIcon);
+    m_plot->legend->setMaximumSize(m_legendMax);
     for (auto& [item, font] : m_legendItems) item->setFont(font);
     for (auto& [text, font] : m_texts) text->setFont(font);
     for (auto& [text, font] : m_elements) text->setFont(font);
+    for (auto& [p, pen] : m_pens) p->setPen(pen);
+    for (auto& [graph, style] : m_scatters) graph->setScatterStyle(style);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
   }
   ThemeGuard(const ThemeGuard&) = delete;
@@ -91,11 +149,15 @@ class ThemeGuard {
   struct AxisFonts {
     QCPAxis* axis;
     QFont tick, label;
+    QPen base, tickPen;
   };
   QCustomPlot* m_plot;
   std::vector<AxisFonts> m_axes;
   QFont m_legendFont;
   QSize m_legendIcon;
+  QSize m_legendMax;
+  std::vector<std::pair<QCPAbstractPlottable*, QPen>> m_pens;
+  std::vector<std::pair<QCPGraph*, QCPScatterStyle>> m_scatters;
   std::vector<std::pair<QCPAbstractLegendItem*, QFont>> m_legendItems;
   std::vector<std::pair<QCPItemText*, QFont>> m_texts;
   std::vector<std::pair<QCPTextElement*, QFont>> m_elements;
@@ -109,11 +171,13 @@ void paintFigure(QCPPainter* painter, const QString& title, const QString& subti
   const int margin = static_cast<int>(std::lround(14 * scale));
   if (!title.isEmpty() || !subtitle.isEmpty()) {
     y = static_cast<int>(std::lround(10 * scale));
-    QFont tf(QStringLiteral("Sans"));
-    tf.setPixelSize(std::max(12, static_cast<int>(std::lround(22 * scale))));
+    QFont tf(FigureExport::fontFamily());
+    tf.setPixelSize(g_drawing.slide ? static_cast<int>(std::lround(g_drawing.minPx * 1.6))
+                                    : std::max(12, static_cast<int>(std::lround(22 * scale))));
     tf.setBold(true);
-    QFont sf(QStringLiteral("Sans"));
-    sf.setPixelSize(std::max(10, static_cast<int>(std::lround(15 * scale))));
+    QFont sf(FigureExport::fontFamily());
+    sf.setPixelSize(g_drawing.slide ? static_cast<int>(std::ceil(g_drawing.minPx * 1.15))
+                                    : std::max(10, static_cast<int>(std::lround(15 * scale))));
     const int avail = width - 2 * margin;
     for (const auto& [text, font, color] : {std::tuple{title, tf, QColor(0x1A, 0x1A, 0x1A)},
                                             std::tuple{subtitle, sf, QColor(0x50, 0x50, 0x50)}}) {
@@ -165,6 +229,14 @@ bool FigureExport::write(const QString& path, const QString& title, const QStrin
     return false;
   }
   const double scale = themeScale(width, height);
+  // What custom painters (paintFont, lineScale) see while this figure draws.
+  struct DrawingNow {
+    Drawing outer = g_drawing;
+    DrawingNow(double scale, int width, int height) {
+      g_drawing = {true, g_options.slide, scale, g_options.slide ? slideMinPx(width, height) : 0.0};
+    }
+    ~DrawingNow() { g_drawing = outer; }
+  } drawing_now(scale, width, height);
   // Figures are always light: switch the palette (and the plots' colours)
   // while drawing, and back afterwards.
   struct LightWhileDrawing {
@@ -240,6 +312,49 @@ bool FigureExport::write(const QString& path, const QString& title, const QStrin
   return ok;
 }
 
+FigureExport::Using::Using(const FigureOptions& options) : m_outer(g_options) { g_options = options; }
+FigureExport::Using::~Using() { g_options = m_outer; }
+const FigureOptions& FigureExport::options() { return g_options; }
+
+QString FigureExport::fontFamily() {
+  static const QString family = [] {
+    for (const char* f : {"DejaVu Sans", "Liberation Sans", "Noto Sans", "Arial", "Helvetica"})
+      if (QFontDatabase::hasFamily(QString::fromLatin1(f))) return QString::fromLatin1(f);
+    // What the system resolves the general font to: a real family, not an alias.
+    return QFontInfo(QFontDatabase::systemFont(QFontDatabase::GeneralFont)).family();
+  }();
+  return family;
+}
+
+QFont FigureExport::paintFont(const QFont& base, double pt) {
+  QFont f = base;
+  if (!g_drawing.active) {
+    f.setPointSizeF(pt);
+    return f;
+  }
+  f.setFamily(fontFamily());
+  if (g_drawing.slide)
+    f.setPixelSize(figurePx(pt));
+  else
+    f.setPointSizeF(pt);  // a page figure keeps the screen's box labels
+  return f;
+}
+
+double FigureExport::lineScale() { return g_drawing.slide ? std::max(1.0, 2.0 * g_drawing.minPx / 18.0) : 1.0; }
+
+double FigureExport::minTextPx() { return g_drawing.slide ? g_drawing.minPx : 0.0; }
+
+QString FigureExport::labelBesides(const QString& label, const QString& config) {
+  // "fsdp · prefetch both" beside "fsdp · 8 ranks · … · prefetch both": nothing new.
+  QStringList kept;
+  for (const QString& part : label.split(QStringLiteral(" · "), Qt::SkipEmptyParts)) {
+    const QString p = part.trimmed();
+    const QRegularExpression said(QStringLiteral("(^|[\\s·(,])%1($|[\\s·),])").arg(QRegularExpression::escape(p)));
+    if (!p.isEmpty() && !said.match(config).hasMatch()) kept << p;
+  }
+  return kept.join(QStringLiteral(" · "));
+}
+
 QString FigureExport::importedLine(const EventStore& store) {
   const ImportedSource& source = *store.meta().imported;
   QStringList parts;
@@ -268,7 +383,8 @@ QString FigureExport::importedLine(const EventStore& store) {
 
 int FigureExport::lineChars(int width, int height) {
   // 8.5 pt themed, and an average glyph a little over half the pixel size.
-  const double px = 8.5 * 1.75 * themeScale(width, height);
+  const double px = g_options.slide ? std::max(slideMinPx(width, height), slideMinPx(width, height) * 8.5 / 7.0)
+                                    : 8.5 * 1.75 * themeScale(width, height);
   return std::max(40, static_cast<int>((width - 40) / (px * 0.56)));
 }
 

@@ -15,6 +15,15 @@ QStringList compareViews() {
   return {QStringLiteral("timeline"), QStringLiteral("memory"), QStringLiteral("comm")};
 }
 
+namespace {
+FigureOptions figureOptions(const FigureJob& job) {
+  FigureOptions options;
+  options.slide = job.slide;
+  options.collapseRanks = !job.all_ranks;
+  return options;
+}
+}  // namespace
+
 int runFigureJob(const FigureJob& job, QString* message) {
   const auto fail = [&](int code, const QString& text) {
     if (message) *message = text;
@@ -47,7 +56,7 @@ int runFigureJob(const FigureJob& job, QString* message) {
     show_categories(window);
     if (const QString why = window.figureUnavailable(job.view); !why.isEmpty())
       return fail(2, QStringLiteral("%1: %2").arg(job.open, why));
-    if (!window.exportViewFigure(job.view, job.out, job.width, job.height, &error)) return fail(1, error);
+    if (!window.exportViewFigure(job.view, job.out, job.width, job.height, &error, figureOptions(job))) return fail(1, error);
     return fail(0, QStringLiteral("%1 figure of %2 written to %3").arg(job.view, job.open, job.out));
   }
   Preset preset;
@@ -121,7 +130,7 @@ int runFigureJob(const FigureJob& job, QString* message) {
   show_categories(window);
   if (const QString why = window.figureUnavailable(job.view); !why.isEmpty())
     return fail(ok ? 2 : 3, QStringLiteral("preset %1: %2").arg(preset.name, why));
-  if (!window.exportViewFigure(job.view, job.out, job.width, job.height, &error)) return fail(1, error);
+  if (!window.exportViewFigure(job.view, job.out, job.width, job.height, &error, figureOptions(job))) return fail(1, error);
   if (!ok) return fail(3, QStringLiteral("%1 (figure written to %2)").arg(run_message, job.out));
   return fail(0, QStringLiteral("%1; %2 figure%3 written to %4")
                      .arg(run_message, job.view, shown.isEmpty() ? QString() : QStringLiteral(" of ") + shown, job.out));

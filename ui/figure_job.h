@@ -24,6 +24,8 @@ struct FigureJob {
   QString runs;
   // --categories: the memory-ledger categories the memory view draws ("model-state,gathered"); empty: all.
   QString categories;
+  bool slide = false;      // --slide: the presentation setting (FigureOptions::slide)
+  bool all_ranks = false;  // --all-ranks: draw every rank, identical ones too
 };
 
 // The views that draw several runs compared.

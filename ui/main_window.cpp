@@ -290,12 +290,13 @@ QString MainWindow::subtitle() const {
     return run.preset.isEmpty() ? compared : tr("preset %1 · ").arg(run.preset) + compared;
   }
   const QString config = FigureExport::configLine(m_inspection.store(), m_inspection.runConfig());
+  const QString label = FigureExport::labelBesides(run.label, config);  // what the config does not say
   QString head;
   if (!run.preset.isEmpty())
     head = tr("preset %1").arg(run.preset) + (run.runOf.isEmpty() ? QString() : QStringLiteral(", ") + run.runOf) +
-           (run.label.isEmpty() || config.startsWith(run.label) ? QString() : QStringLiteral(": ") + run.label);
-  else if (!run.label.isEmpty() && !config.startsWith(run.label))
-    head = run.label;
+           (label.isEmpty() ? QString() : QStringLiteral(": ") + label);
+  else
+    head = label;
   return head.isEmpty() ? config : head + QStringLiteral(" · ") + config;
 }
 
@@ -304,7 +305,8 @@ QString MainWindow::figureUnavailable(const QString& view) const {
   return m_inspection.store().empty() ? m_timeline->unavailable() : QString();
 }
 
-bool MainWindow::exportViewFigure(const QString& view, const QString& path, int width, int height, QString* error) {
+bool MainWindow::exportViewFigure(const QString& view, const QString& path, int width, int height, QString* error,
+                                  const FigureOptions& options) {
   refreshAll(true);
   Page* page = m_pages.find(view);
   if (!page) {
@@ -315,6 +317,7 @@ bool MainWindow::exportViewFigure(const QString& view, const QString& path, int 
     if (error) *error = why;
     return false;
   }
+  const FigureExport::Using figure_options(options);
   return page->figure(path, width, height, subtitle(), error);
 }
 

@@ -13,6 +13,7 @@
 #include <QString>
 #include <optional>
 
+#include "figure_export.h"
 #include "inspection.h"
 #include "page_registry.h"
 #include "preset.h"
@@ -72,8 +73,9 @@ class MainWindow : public QMainWindow {
   // first run starts paused.
   bool runPreset(const Preset& preset, QString* error, bool paused = false);
   // Writes one page's figure (view: one of presetViews()); the title names the
-  // view and the moment, the subtitle the run's config.
-  bool exportViewFigure(const QString& view, const QString& path, int width, int height, QString* error);
+  // view and the moment, the subtitle the run's config. options: a slide, ranks collapsed.
+  bool exportViewFigure(const QString& view, const QString& path, int width, int height, QString* error,
+                        const FigureOptions& options = {});
   // Why a view has nothing to draw for the run in the store ("" when it has).
   QString figureUnavailable(const QString& view) const;
   // Brings a view's dock (or the timeline) to the front.

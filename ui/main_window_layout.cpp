@@ -4,6 +4,7 @@
 
 #include <QAction>
 #include <QActionGroup>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -43,7 +44,7 @@ namespace shardscope {
 namespace {
 
 // Asks for the view and the figure's size in pixels (PDF: points at the same numbers).
-bool askFigure(QWidget* parent, QString* view, int* width, int* height) {
+bool askFigure(QWidget* parent, QString* view, int* width, int* height, bool* slide) {
   QDialog dialog(parent);
   dialog.setWindowTitle(QObject::tr("Export figure"));
   auto* form = new QFormLayout(&dialog);
@@ -61,6 +62,19 @@ bool askFigure(QWidget* parent, QString* view, int* width, int* height) {
   form->addRow(QObject::tr("view"), views);
   form->addRow(QObject::tr("width"), w);
   form->addRow(QObject::tr("height"), h);
+  auto* slide_box = new QCheckBox(QObject::tr("Slide (presentation)"), &dialog);
+  slide_box->setObjectName(QStringLiteral("slideFigure"));
+  slide_box->setChecked(*slide);
+  slide_box->setToolTip(QObject::tr("Text of at least 18 px at 1920 × 1080 (scaled with the size), thicker lines, "
+                                    "no cursor: for a projector"));
+  // A slide is 1920 × 1080 unless the size was changed by hand.
+  QObject::connect(slide_box, &QCheckBox::toggled, &dialog, [w, h](bool on) {
+    if (on && w->value() == 1600 && h->value() == 900) {
+      w->setValue(1920);
+      h->setValue(1080);
+    }
+  });
+  form->addRow(QString(), slide_box);
   auto* note = new QLabel(QObject::tr("Teaching theme: white, large fonts, legend, a title with the config."), &dialog);
   setTone(note, Tone::Muted);
   form->addRow(note);
@@ -72,6 +86,7 @@ bool askFigure(QWidget* parent, QString* view, int* width, int* height) {
   *view = views->currentText();
   *width = w->value();
   *height = h->value();
+  *slide = slide_box->isChecked();
   return true;
 }
 
@@ -299,12 +314,13 @@ void MainWindow::createActions() {
 void MainWindow::askExportFigure() {
   QString view = QStringLiteral("timeline");
   int width = 1600, height = 900;
-  if (!askFigure(this, &view, &width, &height)) return;
+  FigureOptions options;
+  if (!askFigure(this, &view, &width, &height, &options.slide)) return;
   const QString path = QFileDialog::getSaveFileName(this, tr("Export %1 figure").arg(view), view + QStringLiteral(".png"),
                                                     tr("PNG image (*.png);;SVG vector (*.svg);;PDF document (*.pdf)"));
   if (path.isEmpty()) return;
   QString error;
-  if (!exportViewFigure(view, path, width, height, &error))
+  if (!exportViewFigure(view, path, width, height, &error, options))
     QMessageBox::critical(this, tr("Cannot export figure"), error);
   else
     statusBar()->showMessage(tr("figure written to %1").arg(path), 6000);

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "figure_export.h"
 #include "inspect/event_store.h"
+#include "inspect/rank_symmetry.h"
 #include "palette.h"
 #include "plot_style.h"
 #include "inspect/timeline_layout.h"
@@ -116,8 +118,7 @@ QRectF TimelinePlottable::stuckRect(const StuckCollective& s) const {
 void TimelinePlottable::drawStuck(QCPPainter* painter, const QRect& clip) const {
   if (m_stuck.empty()) return;
   const QColor red(0xC0, 0x10, 0x28);
-  QFont font = painter->font();
-  font.setPointSizeF(8);
+  QFont font = FigureExport::paintFont(painter->font(), 8);
   font.setBold(true);
   painter->setFont(font);
   const QFontMetricsF metrics(font);
@@ -126,7 +127,7 @@ void TimelinePlottable::drawStuck(QCPPainter* painter, const QRect& clip) const 
     if (r.isEmpty()) continue;
     painter->fillRect(r, QColor(0xFD, 0xEC, 0xEE));
     painter->fillRect(r, QBrush(red, Qt::BDiagPattern));
-    painter->setPen(QPen(red, 1.5));
+    painter->setPen(QPen(red, 1.5 * FigureExport::lineScale()));
     painter->drawRect(r.adjusted(0.5, 0.5, -0.5, -0.5));
     // Inside the box when it fits; else ending at its right edge, over the
     // lane before it (where this rank sat waiting), never elided.
@@ -150,14 +151,30 @@ void TimelinePlottable::drawBands(QCPPainter* painter, const QRect& clip, int fi
     const double a = mValueAxis->coordToPixel(r.top), b = mValueAxis->coordToPixel(r.top + r.height);
     const QRectF band(QPointF(clip.left(), std::min(a, b)), QPointF(clip.right() + 1, std::max(a, b)));
     painter->fillRect(band, Palette::rankBand(r.rank));
+    if (r.sameAsRank0) drawSameAsBand(painter, band);
   }
   // A firm line between rank groups, a faint one between lanes.
   for (int row = first_row; row <= last_row; ++row) {
     const bool group_start = row == 0 || rows[static_cast<size_t>(row - 1)].rank != rows[static_cast<size_t>(row)].rank;
     const double y = std::round(mValueAxis->coordToPixel(rows[static_cast<size_t>(row)].top));
-    painter->setPen(QPen(Palette::themed(group_start ? QColor(0xB0, 0xB5, 0xBC) : QColor(0xEA, 0xEC, 0xEF)), 1));
+    painter->setPen(QPen(Palette::themed(group_start ? QColor(0xB0, 0xB5, 0xBC) : QColor(0xEA, 0xEC, 0xEF)),
+                         group_start ? FigureExport::lineScale() : 1));
     if (row > 0) painter->drawLine(QPointF(clip.left(), y), QPointF(clip.right(), y));
   }
+}
+
+void TimelinePlottable::drawSameAsBand(QCPPainter* painter, const QRectF& band) const {
+  // Pale stripes under "ranks 1–7: same as rank 0", so the band never reads as an idle rank.
+  const QRectF inner = band.adjusted(0, band.height() * 0.14, 0, -band.height() * 0.14);
+  painter->fillRect(inner, Palette::themed(QColor(0xEE, 0xF0, 0xF3)));
+  const auto& ranks = m_layout->collapsedRanks();
+  const QString text = (ranks.size() == 1 ? QObject::tr("rank %1: same as rank 0") : QObject::tr("ranks %1: same as rank 0"))
+                           .arg(QString::fromStdString(RankSymmetry{ranks}.rangesText()));
+  QFont font = FigureExport::paintFont(painter->font(), 8.5);
+  font.setItalic(true);
+  painter->setFont(font);
+  painter->setPen(Palette::themed(QColor(0x45, 0x4B, 0x55)));
+  painter->drawText(inner.adjusted(8, 0, -8, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
 }
 
 void TimelinePlottable::drawGrid(QCPPainter* painter, const QRect& clip) const {
@@ -186,15 +203,15 @@ void TimelinePlottable::drawSteps(QCPPainter* painter, const QRect& clip) const 
       if (x >= clip.left() && x <= clip.right()) xs.push_back(x);
     }
   }
-  painter->setPen(QPen(Palette::step(), 1, Qt::DashLine));
+  painter->setPen(QPen(Palette::step(), FigureExport::lineScale(), Qt::DashLine));
   for (double x : xs) painter->drawLine(QPointF(x, clip.top()), QPointF(x, clip.bottom()));
 }
 
 void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const {
-  QFont font = painter->font();
-  font.setPointSizeF(7.5);
+  const QFont font = FigureExport::paintFont(painter->font(), 7.5);
   painter->setFont(font);
   const QFontMetricsF fm(font);
+  const double outline = FigureExport::lineScale();  // thicker box edges on a slide
   // Shaping text is most of a zoomed-in frame, and labels repeat ("bwd
   // block3" on every rank and step): measure each label once per font.
   if (m_advanceFont != font || m_advances.size() > 4096) {
@@ -216,7 +233,7 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const 
       // pass for one long op. Stripes are lines, not a pattern brush: SVG
       // export has no pattern support.
       painter->fillRect(r, fill.lighter(118));
-      drawStripes(painter, r, fill.darker(150));
+      drawStripes(painter, r, fill.darker(150), outline);
     } else {
       painter->fillRect(r, fill);
       // A collective's first `value` ns wait for the slowest peer: drawn pale,
@@ -235,8 +252,8 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const 
           painter->fillRect(wait, pale);
         }
       }
-      if (r.width() >= 4) {
-        painter->setPen(QPen(fill.darker(135), 1));
+      if (r.width() >= 4 * outline) {
+        painter->setPen(QPen(fill.darker(135), outline));
         painter->drawRect(r.adjusted(0, 0, -1, -1));
       }
     }
@@ -258,10 +275,10 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const 
   }
 }
 
-void TimelinePlottable::drawStripes(QCPPainter* painter, const QRectF& r, const QColor& color) {
-  constexpr double kGap = 5.0;
+void TimelinePlottable::drawStripes(QCPPainter* painter, const QRectF& r, const QColor& color, double width) {
+  const double kGap = 5.0 * width;
   const double w = r.width(), h = r.height();
-  painter->setPen(QPen(color, 1));
+  painter->setPen(QPen(color, width));
   // Lines of slope -1: x = k - h + t, y = h - t (local), clipped to [0, w].
   // One drawLines call per box: a zoomed-out row is one fold of ~300 stripes.
   // Rounded to whole pixels as QCPPainter::drawLine does when not antialiased.
@@ -297,7 +314,7 @@ void TimelinePlottable::drawMarkers(QCPPainter* painter, const QRect& clip) cons
       continue;
     }
     // bucket_ready / error: a downward triangle pointing at the instant.
-    const double s = std::clamp(half * 0.5, 3.5, 5.5);
+    const double s = std::clamp(half * 0.5, 3.5, 5.5) * FigureExport::lineScale();
     const QPointF tri[3] = {{x - s, y - s}, {x + s, y - s}, {x, y + s * 0.6}};
     painter->setPen(QPen(c.darker(150), 1));
     painter->setBrush(c);

@@ -39,6 +39,8 @@ class TimelinePlottable : public QCPAbstractPlottable {
   // what the colour already says ("block3", "b1", "opt").
   QString label(int rank, int32_t event, bool compact = false) const;
   size_t lastItemCount() const { return m_lastItems; }
+  // A folded box's stripes (lines, not a pattern: SVG has no patterns).
+  static void drawStripes(QCPPainter* painter, const QRectF& r, const QColor& color, double width = 1);
 
   double selectTest(const QPointF& pos, bool only_selectable, QVariant* details = nullptr) const override;
   QCPRange getKeyRange(bool& found, QCP::SignDomain domain = QCP::sdBoth) const override;
@@ -52,11 +54,11 @@ class TimelinePlottable : public QCPAbstractPlottable {
  private:
   void drawBands(QCPPainter* painter, const QRect& clip, int first_row, int last_row) const;
   void drawGrid(QCPPainter* painter, const QRect& clip) const;
+  void drawSameAsBand(QCPPainter* painter, const QRectF& band) const;
   void drawSteps(QCPPainter* painter, const QRect& clip) const;
   void drawBoxes(QCPPainter* painter, const QRect& clip) const;
   void drawMarkers(QCPPainter* painter, const QRect& clip) const;
   void drawStuck(QCPPainter* painter, const QRect& clip) const;
-  static void drawStripes(QCPPainter* painter, const QRectF& r, const QColor& color);
   QRectF boxRect(const TimelineDrawItem& item, const QRect& clip) const;
 
   const EventStore* m_store;

@@ -2,6 +2,7 @@
 
 #include <QKeyEvent>
 #include <QLabel>
+#include <QMenu>
 #include <QScrollBar>
 #include <QWheelEvent>
 #include <QToolTip>
@@ -14,6 +15,7 @@
 #include "theme.h"
 #include "inspect/dependency_links.h"
 #include "inspect/event_store.h"
+#include "inspect/rank_symmetry.h"
 #include "figure_export.h"
 #include "palette.h"
 #include "plot_style.h"
@@ -68,6 +70,19 @@ class StepTicker : public QCPAxisTicker {
  private:
   const TimelineLayout* m_layout;
   const QCPAxis* m_axis;
+};
+
+// The legend's entry for folded boxes: striped grey, as the folds are drawn.
+class FoldLegendEntry : public QCPBars {
+ public:
+  using QCPBars::QCPBars;
+
+ protected:
+  void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override {
+    const QColor fill = Palette::foldedMixed();
+    painter->fillRect(rect, fill.lighter(118));
+    TimelinePlottable::drawStripes(painter, rect, fill.darker(150), FigureExport::lineScale());
+  }
 };
 
 QString mib(int64_t bytes) { return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 2) + " MiB"; }
@@ -161,7 +176,24 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
   connect(m_plot, &QCustomPlot::mouseMove, this, &TimelineView::onMouseMove);
   connect(m_plot, &QCustomPlot::mousePress, this, &TimelineView::onMousePress);
   connect(m_plot, &QCustomPlot::mouseRelease, this, &TimelineView::onMouseRelease);
-  connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { zoomToFit(); });
+  connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* event) {
+    if (onCollapsedBand(event->pos()))
+      setCollapseIdenticalRanks(false);  // the band opens into its ranks
+    else
+      zoomToFit();
+  });
+  m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(m_plot, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+    QMenu menu(this);
+    if (ranksCollapsed()) {
+      menu.addAction(tr("Show every rank"), this, [this] { setCollapseIdenticalRanks(false); });
+    } else if (!m_store->empty()) {
+      QAction* fold = menu.addAction(tr("Collapse ranks identical to rank 0"), this,
+                                     [this] { setCollapseIdenticalRanks(true, 2); });
+      fold->setEnabled(m_store->modeledClock() && !m_store->meta().imported);
+    }
+    if (!menu.isEmpty()) menu.exec(m_plot->mapToGlobal(pos));
+  });
   connect(m_rowScroll, &QScrollBar::valueChanged, this, [this](int value) {
     const double span = m_plot->yAxis->range().size();
     m_plot->yAxis->setRange(value / 100.0, value / 100.0 + span);
@@ -227,7 +259,10 @@ void TimelineView::updateRows() {
   QMap<double, QString> ticks;
   const auto& rows = m_layout.rows();
   for (size_t i = 0; i < rows.size(); ++i)
-    ticks.insert(rows[i].center(), QStringLiteral("rank %1 · %2").arg(rows[i].rank).arg(rowTitle(rows[i].rank, rows[i].lane)));
+    ticks.insert(rows[i].center(),
+                 rows[i].sameAsRank0
+                     ? tr("ranks %1").arg(QString::fromStdString(RankSymmetry{m_layout.collapsedRanks()}.rangesText()))
+                     : QStringLiteral("rank %1 · %2").arg(rows[i].rank).arg(rowTitle(rows[i].rank, rows[i].lane)));
   m_rowTicker->setTicks(ticks);
   fitRows();
 }
@@ -471,7 +506,42 @@ void TimelineView::onMouseMove(QMouseEvent* event) {
     QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
 }
 
+bool TimelineView::setCollapseIdenticalRanks(bool collapse, int min_ranks) {
+  std::vector<int> ranks;
+  // Identical means the same times: only a modeled clock's ranks are (a
+  // measured clock's jitter makes every rank its own).
+  if (collapse && m_store->modeledClock() && !m_store->meta().imported) {
+    RankSymmetry symmetry = findRankSymmetry(*m_store);
+    if (static_cast<int>(symmetry.sameAsRank0.size()) + 1 >= min_ranks) ranks = std::move(symmetry.sameAsRank0);
+  }
+  if (ranks == m_layout.collapsedRanks()) return ranksCollapsed();
+  if (m_selected && std::binary_search(ranks.begin(), ranks.end(), m_selected->first)) selectEvent(-1, -1);  // its rows go
+  m_layout.setCollapsedRanks(std::move(ranks));
+  updateRows();
+  if (m_selected) updateArrows();  // rows moved
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+  return ranksCollapsed();
+}
+
+QString TimelineView::collapsedBandText() const {
+  if (!ranksCollapsed()) return {};
+  const auto& ranks = m_layout.collapsedRanks();
+  return (ranks.size() == 1 ? tr("rank %1: same as rank 0") : tr("ranks %1: same as rank 0"))
+      .arg(QString::fromStdString(RankSymmetry{ranks}.rangesText()));
+}
+
+bool TimelineView::onCollapsedBand(const QPoint& pos) const {
+  if (!ranksCollapsed() || !m_plot->axisRect()->rect().contains(pos)) return false;
+  const double y = m_plot->yAxis->pixelToCoord(pos.y());
+  const int row = m_layout.rowAt(y);
+  return row >= 0 && y >= 0 && y <= m_layout.totalHeight() && m_layout.rows()[static_cast<size_t>(row)].sameAsRank0;
+}
+
 QString TimelineView::tooltipAt(const QPoint& pos) const {
+  if (onCollapsedBand(pos))
+    return tr("<b>%1</b><br>the same ops, bytes and times as rank 0 (group ids aside)<br><i>double-click to show "
+              "each rank</i>")
+        .arg(collapsedBandText().toHtmlEscaped());
   const QRect rect = m_plot->axisRect()->rect();
   if (!rect.contains(pos) || m_layout.rows().empty()) return {};
   const double y = m_plot->yAxis->pixelToCoord(pos.y());
@@ -725,6 +795,16 @@ void TimelineView::resizeEvent(QResizeEvent* event) {
   }, Qt::QueuedConnection);
 }
 
+bool TimelineView::figureHasFolds(int width) {
+  // The figure's axis rect is about as wide as the figure less the row labels.
+  const QCPRange keys = m_plot->xAxis->range();
+  const int rows = static_cast<int>(m_layout.rows().size());
+  if (rows == 0) return false;
+  m_layout.layout(keys.lower * kNsPerMs, keys.upper * kNsPerMs, std::max(100, width - 260), 0, rows - 1);
+  const auto& items = m_layout.items();
+  return std::any_of(items.begin(), items.end(), [](const TimelineDrawItem& i) { return i.folded > 1; });
+}
+
 bool TimelineView::exportFigure(const QString& path, int width, int height, QString* error, const QString& title,
                                 const QString& subtitle) {
   // Show every row in the figure, as long as each stays legible; a selected
@@ -736,13 +816,35 @@ bool TimelineView::exportFigure(const QString& path, int width, int height, QStr
     setSelectedRange(std::nullopt);
     m_plot->xAxis->setRange(static_cast<double>(range->first) / kNsPerMs, static_cast<double>(range->second) / kNsPerMs);
   }
+  // 4+ ranks identical to rank 0: one band for them (unless --all-ranks, or already so).
+  const auto selected = m_selected;
+  const bool collapse_now = FigureExport::options().collapseRanks && !ranksCollapsed() &&
+                            setCollapseIdenticalRanks(true);
   const double total = m_layout.totalHeight();
   if (total > 0 && total * 12.0 <= height) {
     m_clamping = true;
     m_plot->yAxis->setRange(0, total);
     m_clamping = false;
   }
+  // A slide: no cursor line, and a legend entry for the striped folds when the figure has any.
+  const bool slide = FigureExport::options().slide;
+  if (slide) m_timeline->setCursorNs(std::nullopt);
+  QCPAbstractPlottable* fold_entry = nullptr;
+  if (slide && figureHasFolds(width)) {
+    fold_entry = new FoldLegendEntry(m_plot->xAxis, m_plot->yAxis);
+    fold_entry->setName(tr("folded: several short ops"));
+    PlotStyle::updateLegendRow(m_plot, true);
+  }
   const bool ok = FigureExport::write(path, title, subtitle, {{m_plot, 1.0}}, width, height, error);
+  if (fold_entry) {
+    m_plot->removePlottable(fold_entry);
+    PlotStyle::updateLegendRow(m_plot, true);
+  }
+  if (slide) m_timeline->setCursorNs(m_cursor);
+  if (collapse_now) {
+    setCollapseIdenticalRanks(false);
+    if (selected && !m_selected) selectEvent(selected->first, selected->second);
+  }
   m_clamping = true;
   m_plot->yAxis->setRange(rows_before);
   m_clamping = false;

@@ -75,6 +75,14 @@ class TimelineView : public QWidget {
   void setShowCpuThreads(bool show);
   // A row's name: the lane ("compute"), or an imported trace's track ("stream 7 · NCCL").
   QString rowTitle(int rank, Lane lane) const;
+  // Ranks identical to rank 0 (findRankSymmetry) as one band "ranks 1–7:
+  // same as rank 0", when at least `min_ranks` ranks (rank 0 included) are
+  // identical; false: every rank its rows. Returns whether ranks are collapsed.
+  // Double-click or right-click on the band expands it.
+  bool setCollapseIdenticalRanks(bool collapse, int min_ranks = 4);
+  bool ranksCollapsed() const { return !m_layout.collapsedRanks().empty(); }
+  // "ranks 1–7: same as rank 0" while collapsed, else "".
+  QString collapsedBandText() const;
   // The single event at a point (a marker or an unfolded box), if any.
   std::optional<std::pair<int, int32_t>> eventAt(const QPoint& pos) const;
 
@@ -102,6 +110,8 @@ class TimelineView : public QWidget {
   QString foldTooltip(const TimelineDrawItem& item) const;
   void updateArrows();
   void updateRangeBand();
+  bool figureHasFolds(int width);
+  bool onCollapsedBand(const QPoint& pos) const;  // at a figure this wide, over the shown time
   int64_t stuckEnd() const;  // 0 without stuck collectives
 
   const EventStore* m_store;

@@ -14,6 +14,7 @@
 #include <map>
 #include <qcustomplot.h>
 
+#include "figure_export.h"
 #include "inspect/event_store.h"
 #include "palette.h"
 #include "plot_style.h"
@@ -55,11 +56,9 @@ class UnitGridPlottable : public QCPAbstractPlottable {
  protected:
   void draw(QCPPainter* painter) override {
     if (!cells || ranks == 0 || units == 0) return;
-    QFont font = painter->font();
-    font.setPointSizeF(7.5);
+    const QFont font = FigureExport::paintFont(painter->font(), 7.5);
     painter->setFont(font);
-    QFont small = font;
-    small.setPointSizeF(6.5);
+    const QFont small = FigureExport::paintFont(painter->font(), 6.5);
     for (int u = 0; u < units; ++u) {
       for (int r = 0; r < ranks; ++r) {
         const UnitState s = (*cells)[static_cast<size_t>(u) * static_cast<size_t>(ranks) + static_cast<size_t>(r)];

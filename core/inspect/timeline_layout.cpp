@@ -79,6 +79,7 @@ bool TimelineLayout::sync(const EventStore& store) {
     m_generation = store.generation();
     m_cursors.clear();
     m_lanes.clear();
+    m_collapsed.clear();  // another run: its own symmetry, if any, is found again
     m_stepStarts.clear();
     m_kinds = 0;
     m_drawnBegin = INT64_MAX;
@@ -204,13 +205,29 @@ void TimelineLayout::rebuildRows() {
     }
   m_rows.clear();
   m_rowOf.assign(m_lanes.size() * m_slots, -1);
-  // Every rank gets its rows, events or not: a rank that recorded nothing shows as empty.
-  for (size_t r = 0; r < m_lanes.size(); ++r)
+  // Every rank gets its rows, events or not: a rank that recorded nothing
+  // shows as empty. Collapsed ranks share one band after rank 0's rows.
+  for (size_t r = 0; r < m_lanes.size(); ++r) {
+    if (std::binary_search(m_collapsed.begin(), m_collapsed.end(), static_cast<int>(r))) continue;
     for (Lane lane : kLaneOrder) {
       if (!used[static_cast<size_t>(lane)]) continue;
       m_rowOf[r * m_slots + static_cast<size_t>(lane)] = static_cast<int>(m_rows.size());
       m_rows.push_back({static_cast<int>(r), lane, totalHeight(), rowHeight(lane)});
     }
+    if (r == 0 && !m_collapsed.empty()) {
+      TimelineRow band{m_collapsed.front(), Lane::Compute, totalHeight(), 1.0};
+      band.sameAsRank0 = true;
+      m_rows.push_back(band);
+    }
+  }
+}
+
+void TimelineLayout::setCollapsedRanks(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::remove(ranks.begin(), ranks.end(), 0), ranks.end());
+  if (ranks == m_collapsed) return;
+  m_collapsed = std::move(ranks);
+  if (m_store) rebuildRows();
 }
 
 int TimelineLayout::rowOf(int rank, Lane lane) const {
@@ -238,6 +255,7 @@ void TimelineLayout::layout(double t0_ns, double t1_ns, double width_px, int fir
   last_row = std::min(last_row, static_cast<int>(m_rows.size()) - 1);
   for (int row = first_row; row <= last_row; ++row) {
     const TimelineRow& r = m_rows[static_cast<size_t>(row)];
+    if (r.sameAsRank0) continue;  // the collapsed ranks' band draws no boxes
     std::vector<LaneData>& lanes = m_lanes[static_cast<size_t>(r.rank)];
     if (lanes.empty()) continue;  // a rank without events
     LaneData& d = lanes[static_cast<size_t>(r.lane)];

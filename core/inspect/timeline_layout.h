@@ -21,6 +21,9 @@ struct TimelineRow {
   Lane lane = Lane::Compute;
   double top = 0;     // y units from the top of the timeline (the y axis is reversed)
   double height = 1;  // y units: 1 for lanes with boxes, less for the host's instants
+  // The band that stands for the collapsed ranks (setCollapsedRanks): no
+  // boxes of its own; rank is the first rank it stands for.
+  bool sameAsRank0 = false;
   double center() const { return top + height / 2; }
 };
 
@@ -75,6 +78,10 @@ class TimelineLayout {
   // allocations before the first op). {0, 0} while there is none.
   int64_t drawnBegin() const { return m_drawnEnd >= m_drawnBegin ? m_drawnBegin : 0; }
   int64_t drawnEnd() const { return m_drawnEnd >= m_drawnBegin ? m_drawnEnd : 0; }
+  // Ranks drawn as one band "same as rank 0" after rank 0's rows, instead of
+  // their own rows (findRankSymmetry's ranks); empty draws every rank.
+  void setCollapsedRanks(std::vector<int> ranks);
+  const std::vector<int>& collapsedRanks() const { return m_collapsed; }
   // Bit (1 << kind) for every kind drawn so far (boxes and markers).
   uint32_t kinds() const { return m_kinds; }
 
@@ -126,6 +133,7 @@ class TimelineLayout {
   std::vector<int> m_rowOf;                 // [rank * m_slots + lane] -> row or -1
   size_t m_slots = kLaneCount;              // lanes per rank: 5, or 256 tracks of an imported trace
   bool m_showHostTracks = true;
+  std::vector<int> m_collapsed;  // ascending
   std::vector<StepStart> m_stepStarts;  // sorted by step
   uint32_t m_kinds = 0;
   int64_t m_drawnBegin = INT64_MAX;

@@ -1,0 +1,51 @@
+#include "inspect/rank_symmetry.h"
+
+#include <cstdlib>
+
+#include "inspect/event_store.h"
+
+namespace shardscope {
+
+namespace {
+
+bool near(int64_t a, int64_t b, int64_t tolerance) { return std::llabs(a - b) <= tolerance; }
+
+// The same op up to who ran it and in which communicator.
+bool sameOp(const Event& a, const Event& b, int64_t tolerance) {
+  return a.kind == b.kind && a.lane == b.lane && a.step == b.step && a.block == b.block && a.unit == b.unit &&
+         a.bucket == b.bucket && a.param == b.param && a.bytes == b.bytes && a.category == b.category &&
+         a.flags == b.flags && near(a.begin_ns, b.begin_ns, tolerance) && near(a.end_ns, b.end_ns, tolerance) &&
+         (isCollective(a.kind) ? near(a.value, b.value, tolerance) : a.value == b.value);
+}
+
+}  // namespace
+
+RankSymmetry findRankSymmetry(const EventStore& store, int64_t tolerance_ns) {
+  RankSymmetry out;
+  if (store.rankCount() < 2) return out;
+  const std::vector<Event>& first = store.events(0);
+  if (first.empty()) return out;
+  for (int r = 1; r < store.rankCount(); ++r) {
+    const std::vector<Event>& events = store.events(r);
+    if (events.size() != first.size()) continue;  // a hung or stopped rank, or another program
+    bool same = true;
+    for (size_t i = 0; i < events.size() && same; ++i) same = sameOp(first[i], events[i], tolerance_ns);
+    if (same) out.sameAsRank0.push_back(r);
+  }
+  return out;
+}
+
+std::string RankSymmetry::rangesText() const {
+  std::string text;
+  for (size_t i = 0; i < sameAsRank0.size();) {
+    size_t j = i;
+    while (j + 1 < sameAsRank0.size() && sameAsRank0[j + 1] == sameAsRank0[j] + 1) ++j;
+    if (!text.empty()) text += ", ";
+    text += std::to_string(sameAsRank0[i]);
+    if (j > i) text += "\u2013" + std::to_string(sameAsRank0[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,30 @@
+// Which ranks' timelines are rank 0's again: in a symmetric run (ddp, zero,
+// fsdp on identical hardware and the modeled clock) every rank runs the same
+// ops at the same moments with the same bytes, so a figure can show rank 0
+// and one band "ranks 1–7: same as rank 0" instead of eight copies.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardscope {
+
+class EventStore;
+
+struct RankSymmetry {
+  // Ranks (ascending, never 0) whose events equal rank 0's: the same ops in
+  // the same order, of the same kind, lane, step, block, unit, bucket,
+  // parameter, bytes and flags, beginning and ending within tolerance_ns of
+  // rank 0's (and waiting as long). Group ids, sequence numbers, op ids and
+  // the rank itself may differ: an HSDP rank of another shard group is the same.
+  std::vector<int> sameAsRank0;
+
+  // "1–7", "1–3, 5–7": the ranks as ranges.
+  std::string rangesText() const;
+};
+
+// tolerance_ns: 0 asks for identical times (a modeled clock's runs are exact).
+RankSymmetry findRankSymmetry(const EventStore& store, int64_t tolerance_ns = 0);
+
+}  // namespace shardscope
