@@ -5,6 +5,7 @@
 #include <QDockWidget>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -32,6 +33,19 @@
 #include "stepping_controls.h"
 #include "timeline_view.h"
 #include "view_pages.h"
+
+namespace {
+
+// Five docks share the right-hand tabs: at 1280 px their titles would be cut
+// to "Buck…"; whole titles, with scroll arrows when they do not all fit.
+void showWholeDockTabTitles(QMainWindow* window) {
+  for (QTabBar* bar : window->findChildren<QTabBar*>(QString(), Qt::FindDirectChildrenOnly)) {
+    bar->setElideMode(Qt::ElideNone);
+    bar->setUsesScrollButtons(true);
+  }
+}
+
+}  // namespace
 
 namespace shardscope {
 
@@ -61,6 +75,7 @@ MainWindow::MainWindow(QWidget* parent)
                                       m_capacityPage->name(), Qt::RightDockWidgetArea);
   tabifyDockWidget(m_docks.value(QStringLiteral("comm")), capacity);
   m_docks.value(QStringLiteral("memory"))->raise();
+  showWholeDockTabTitles(this);
   m_compare = new CompareController(&m_inspection, m_history, m_historyView, statusBar(),
                                     [this](int row) { return showHistoryRun(row); }, this);
   m_files = new RunFiles(&m_inspection, m_bridge, m_panel, this);
@@ -420,6 +435,7 @@ void MainWindow::restoreSettings() {
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  showWholeDockTabTitles(this);
   m_panel->restoreSettings(settings);
 }
 
