@@ -358,8 +358,9 @@ int main(int argc, char** argv) {
   }
 
   const auto place_cursor = [&window, &parser, &cursor_opt, cursor_auto, cursor_ms] {
-    if (!parser.isSet(cursor_opt)) return;
-    window.setCursorTime(cursor_auto ? window.unitsView()->shownTime() : static_cast<int64_t>(cursor_ms * 1e6));
+    if (parser.isSet(cursor_opt))
+      window.setCursorTime(cursor_auto ? window.unitsView()->shownTime() : static_cast<int64_t>(cursor_ms * 1e6));
+    // An explicit --view wins over the view a preset's runs bring forward as they finish.
     if (parser.isSet(QStringLiteral("view"))) window.showView(parser.value(QStringLiteral("view")));
   };
 
