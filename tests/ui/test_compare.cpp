@@ -33,19 +33,12 @@
 #include "preset.h"
 #include "run_history_model.h"
 #include "view_pages.h"
+#include "preset_run.h"
 
 using namespace shardscope;
 using nlohmann::json;
 
 namespace {
-
-void runPreset(MainWindow& w, const char* name) {
-  QSignalSpy done(&w, &MainWindow::presetFinished);
-  QString error;
-  QVERIFY2(w.runPreset(findPreset(QString::fromLatin1(name)), &error), qPrintable(error));
-  QVERIFY(done.wait(240000));
-  QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
-}
 
 // A run's summary, as `shardscope-cli run --summary` writes it.
 json summaryOf(const RunRecord& record) {

@@ -23,18 +23,11 @@
 #include "inspect/timeline_layout.h"
 #include "timeline_view.h"
 #include <qcustomplot.h>
+#include "preset_run.h"
 
 using namespace shardscope;
 
 namespace {
-
-void runPreset(MainWindow& w, const char* name) {
-  QSignalSpy done(&w, &MainWindow::presetFinished);
-  QString error;
-  QVERIFY2(w.runPreset(findPreset(QString::fromLatin1(name)), &error), qPrintable(error));
-  QVERIFY(done.wait(240000));
-  QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
-}
 
 // A tiny zero3 run on the modeled clock: it has losses (the meta backend has
 // none) and FSDP units.
