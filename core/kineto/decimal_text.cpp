@@ -1,5 +1,8 @@
 #include "kineto/decimal_text.h"
 
+#include <charconv>
+#include <cstdio>
+
 namespace shardscope::kineto {
 
 namespace {
@@ -97,6 +100,19 @@ DecimalValue parseDecimal(std::string_view text, int scale) {
   out.value = negative ? static_cast<int64_t>(-mantissa) : static_cast<int64_t>(mantissa);
   out.status = DecimalStatus::Ok;
   return out;
+}
+
+double microsAsJsonDouble(int64_t ns) {
+  // Written back as the decimal text and read with a correctly rounded
+  // conversion, as CPython's float parser reads it; (double)ns / 1000 would
+  // round twice once ns passes 2^53 (epoch nanoseconds do).
+  const uint64_t mag = ns < 0 ? 0 - uint64_t(ns) : uint64_t(ns);
+  char text[32];
+  const int n = std::snprintf(text, sizeof text, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(mag / 1000),
+                              (unsigned long long)(mag % 1000));
+  double value = 0;
+  std::from_chars(text, text + n, value);
+  return value;
 }
 
 }  // namespace shardscope::kineto

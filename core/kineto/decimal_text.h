@@ -32,4 +32,10 @@ inline int64_t floorToMicros(int64_t ns) {
   return (r < 0 ? q - 1 : q) * 1000;
 }
 
+// The double Python's json module (and so HTA's pandas frame) holds for the
+// microseconds text of `ns`: the nearest double to ns / 1000. Equal to what
+// json read from the file whenever its text had at most three fractional digits
+// (Kineto writes three), which is when parseDecimal kept it exactly.
+double microsAsJsonDouble(int64_t ns);
+
 }  // namespace shardscope::kineto

@@ -41,8 +41,13 @@ HtaSelection selectHtaKernels(const RankTrace& t, bool multi_step, const HtaOpti
     if (!e.has(kHasDur) || !e.has(kHasCat) || e.kind == EventKind::ProfilerTrace) continue;
     int64_t ts = e.ts_ns, end = e.ts_ns + e.dur_ns;
     if (sel.rounded) {
-      ts = ceilToMicros(ts);
-      end = floorToMicros(end);
+      // As HTA's round_down_time_stamps does it, in the doubles pandas holds:
+      // end = ts + dur first, then ceil(ts) and floor(end). At epoch sizes the
+      // doubles sit on a quarter-µs grid, so this is not the exact value's rounding.
+      const double ts_us = microsAsJsonDouble(e.ts_ns);
+      const double end_us = ts_us + microsAsJsonDouble(e.dur_ns);
+      ts = int64_t(std::ceil(ts_us)) * 1000;
+      end = int64_t(std::floor(end_us)) * 1000;
     }
     rows.push_back({ts, end, i});
   }
