@@ -28,6 +28,7 @@ bool hasMultipleProfilerSteps(const std::vector<const RankTrace*>& traces) {
 HtaSelection selectHtaKernels(const RankTrace& t, bool multi_step, const HtaOptions& options) {
   HtaSelection sel;
   sel.rounded = t.any_float_ts && !options.whole_trace;
+  sel.truncate_type_segments = !options.whole_trace;
   const bool filter = multi_step && !options.whole_trace;
 
   struct Row {
@@ -129,7 +130,9 @@ int64_t runTime(const std::vector<Interval>& merged) {
 
 // HTA's cumulative-status sweep: each merged interval adds its weight at ts
 // and removes it at end; returns the time spent at each running total.
-std::map<int64_t, int64_t> sweep(const std::vector<std::pair<std::vector<Interval>, int64_t>>& layers) {
+// truncate_us: each segment cut to whole µs first, as HTA's .astype(int) on µs.
+std::map<int64_t, int64_t> sweep(const std::vector<std::pair<std::vector<Interval>, int64_t>>& layers,
+                                 bool truncate_us = false) {
   std::vector<std::pair<int64_t, int64_t>> status;  // (time, delta)
   for (const auto& [intervals, weight] : layers)
     for (const Interval& i : intervals) {
@@ -141,7 +144,8 @@ std::map<int64_t, int64_t> sweep(const std::vector<std::pair<std::vector<Interva
   int64_t running = 0;
   for (size_t k = 0; k + 1 < status.size(); ++k) {
     running += status[k].second;
-    time_at[running] += status[k + 1].first - status[k].first;
+    const int64_t segment = status[k + 1].first - status[k].first;
+    time_at[running] += truncate_us ? segment / 1000 * 1000 : segment;
   }
   return time_at;
 }
@@ -183,7 +187,7 @@ HtaRankMetrics computeHtaMetrics(const HtaSelection& s) {
 
   // Kernel types as bits in HTA's order: COMPUTATION 1, COMMUNICATION 2, MEMORY 4.
   const std::pair<const char*, int64_t> types[] = {{"COMPUTATION", 1}, {"COMMUNICATION", 2}, {"MEMORY", 4}};
-  for (const auto& [running, ns] : sweep({{comp, 1}, {comm, 2}, {mem, 4}})) {
+  for (const auto& [running, ns] : sweep({{comp, 1}, {comm, 2}, {mem, 4}}, s.truncate_type_segments)) {
     if (running <= 0) continue;
     std::string label;
     for (const auto& [name, bit] : types)

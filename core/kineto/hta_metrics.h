@@ -2,7 +2,7 @@
 //   event selection   hta/common/trace_parser.py, hta/common/trace.py
 //     - events without dur or cat, and cat "Trace", are dropped (_compress_df);
 //     - if any ts of the file is a float, ts is rounded up and ts+dur down to
-//       whole microseconds (_parse_trace_dataframe_json);
+//       whole microseconds, in the doubles pandas holds (round_down_time_stamps);
 //     - with two or more distinct ProfilerStep#N names, host events starting at
 //       or after the last step's start are dropped, and GPU events (stream >= 0
 //       and correlation >= 0, or "Event Sync"/"Context Sync") are kept only when
@@ -11,7 +11,8 @@
 //   temporal breakdown  hta/analyzers/breakdown_analysis.py get_temporal_breakdown
 //   comm/comp overlap   hta/analyzers/communication_analysis.py get_comm_comp_overlap
 //   kernel-type time    breakdown_analysis.py _get_gpu_kernel_type_time, with memory kernels
-// With whole_trace both number-changing rules are off: every event, exact ns.
+//                       (each segment truncated to whole µs: its .astype(int))
+// With whole_trace the number-changing rules are off: every event, exact ns.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,10 @@ struct HtaSelection {
   std::vector<HtaKernel> kernels;  // by event order
   bool rounded = false;            // the float-timestamp rule applied
   bool last_step_dropped = false;  // the last-ProfilerStep rule applied
+  // HTA's kernel-type table casts each segment's µs to int (truncates):
+  // matters when durations keep fractions that the float rule did not round
+  // (integer ts, fractional dur). Off with whole_trace.
+  bool truncate_type_segments = false;
 };
 
 struct Interval {
