@@ -1,5 +1,7 @@
 #include "kineto/kineto_json_reader.h"
 
+#include <atomic>
+
 #include <simdjson.h>
 
 #include "kineto/kineto_parser.h"
@@ -18,6 +20,33 @@ bool kinetoAvx2WalkUsed() {
 #endif
 }
 
+namespace {
+int& reuseDepth() {
+  thread_local int depth = 0;
+  return depth;
+}
+}  // namespace
+
+ReuseKinetoParser::ReuseKinetoParser() { ++reuseDepth(); }
+
+ReuseKinetoParser::~ReuseKinetoParser() {
+  if (--reuseDepth() > 0) return;
+#if defined(SHARDSCOPE_KINETO_AVX2)
+  releaseKinetoParserAvx2();
+#endif
+  releaseKinetoParserPortable();
+}
+
+bool kinetoParserReuse() { return reuseDepth() > 0; }
+
+namespace {
+constexpr size_t kDefaultChunkBytes = size_t(1) << 20;
+std::atomic<size_t> g_chunk_bytes{kDefaultChunkBytes};
+}  // namespace
+
+size_t kinetoChunkBytes() { return g_chunk_bytes.load(std::memory_order_relaxed); }
+void setKinetoChunkBytes(size_t bytes) { g_chunk_bytes = bytes ? bytes : kDefaultChunkBytes; }
+
 void readKinetoJson(const PaddedBuffer& json, RankTrace& out) {
 #if defined(SHARDSCOPE_KINETO_AVX2)
   if (kinetoAvx2WalkUsed()) {
@@ -26,6 +55,17 @@ void readKinetoJson(const PaddedBuffer& json, RankTrace& out) {
   }
 #endif
   readKinetoJsonPortable(json, out);
+}
+
+}  // namespace shardscope::kineto
+
+namespace shardscope::kineto {
+
+bool readKinetoJsonStream(const ReadMore& read, RankTrace& out) {
+#if defined(SHARDSCOPE_KINETO_AVX2)
+  if (kinetoAvx2WalkUsed()) return readKinetoJsonStreamAvx2(read, out);
+#endif
+  return readKinetoJsonStreamPortable(read, out);
 }
 
 }  // namespace shardscope::kineto

@@ -3,6 +3,9 @@
 // portable) and readKinetoJson picks by the CPU; parseKinetoTrace wraps it.
 #pragma once
 
+#include <cstddef>
+#include <functional>
+
 #include "kineto/kineto_trace.h"
 #include "kineto/trace_file.h"
 
@@ -11,5 +14,38 @@ namespace shardscope::kineto {
 void readKinetoJson(const PaddedBuffer& json, RankTrace& out);
 void readKinetoJsonAvx2(const PaddedBuffer& json, RankTrace& out);
 void readKinetoJsonPortable(const PaddedBuffer& json, RankTrace& out);
+
+// Appends up to `max` more bytes of a document at `to`; 0 at its end.
+using ReadMore = std::function<size_t(char* to, size_t max)>;
+// The walk of a document read in pieces through one buffer of a few windows
+// (kinetoChunkBytes), so a large file never sits in memory whole. out.path
+// and out.json_bytes are set by the caller. False when the document did not
+// walk in windows (any error included): the caller then reads it whole and
+// walks that, for the same result or the error with its line and column.
+bool readKinetoJsonStream(const ReadMore& read, RankTrace& out);
+bool readKinetoJsonStreamAvx2(const ReadMore& read, RankTrace& out);
+bool readKinetoJsonStreamPortable(const ReadMore& read, RankTrace& out);
+
+// While one is alive on a thread, that thread's reads share one JSON parser:
+// its buffers (a structural index and string space, sized to the largest
+// document so far, several times the JSON) are touched once for all of a
+// worker's files instead of fresh for each (first touches are much of a
+// parse). Freed when the last one on the thread ends, so a load keeps nothing.
+class ReuseKinetoParser {
+ public:
+  ReuseKinetoParser();
+  ~ReuseKinetoParser();
+  ReuseKinetoParser(const ReuseKinetoParser&) = delete;
+  ReuseKinetoParser& operator=(const ReuseKinetoParser&) = delete;
+};
+bool kinetoParserReuse();  // one is alive on this thread
+
+// Documents of at least twice this many bytes have their events walked in
+// windows of about this size (kineto_json_walk.inc says why); tests make it
+// small to cut their fixtures into many windows. 0 restores the default.
+size_t kinetoChunkBytes();
+void setKinetoChunkBytes(size_t bytes);
+void releaseKinetoParserAvx2();
+void releaseKinetoParserPortable();
 
 }  // namespace shardscope::kineto

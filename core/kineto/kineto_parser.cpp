@@ -21,11 +21,10 @@ std::string describeOffset(std::string_view text, size_t offset) {
   return "byte " + std::to_string(offset) + " (line " + std::to_string(line) + ", column " + std::to_string(col) + ")";
 }
 
-RankTrace parseKinetoTrace(const PaddedBuffer& json, const std::string& path) {
-  RankTrace out;
-  out.path = path;
-  out.json_bytes = json.size;
-  readKinetoJson(json, out);
+namespace {
+
+// What every walk's result gets before use.
+RankTrace finished(RankTrace out) {
   // Memory instants come from several threads: order them by time, ties kept in file order.
   const auto byTime = [&out](const MemorySample& a, const MemorySample& b) { return out.tsOf(a) < out.tsOf(b); };
   std::stable_sort(out.memory.begin(), out.memory.end(), byTime);
@@ -39,9 +38,32 @@ RankTrace parseKinetoTrace(const PaddedBuffer& json, const std::string& path) {
   return out;
 }
 
-RankTrace loadKinetoFile(const std::string& path, uint64_t max_bytes) {
-  const PaddedBuffer json = readTraceFile(path, max_bytes);
-  return parseKinetoTrace(json, path);
+}  // namespace
+
+RankTrace parseKinetoTrace(const PaddedBuffer& json, const std::string& path) {
+  RankTrace out;
+  out.path = path;
+  out.json_bytes = json.size;
+  readKinetoJson(json, out);
+  return finished(std::move(out));
+}
+
+RankTrace loadKinetoFile(const std::string& path, uint64_t max_bytes, PaddedBuffer* reuse) {
+  {
+    TraceFileReader file(path, max_bytes);
+    if (!file.gzip() && file.size() >= 4 * kinetoChunkBytes()) {
+      RankTrace out;
+      out.path = path;
+      out.json_bytes = file.size();
+      if (readKinetoJsonStream([&file](char* to, size_t max) { return file.read(to, max); }, out))
+        return finished(std::move(out));
+    }
+  }
+  // A .gz, a small file, or one the stream could not walk (its error is the whole walk's to tell).
+  PaddedBuffer json = readTraceFile(path, max_bytes, GzipInflater::Fastest, reuse ? std::move(*reuse) : PaddedBuffer{});
+  RankTrace out = parseKinetoTrace(json, path);
+  if (reuse) *reuse = std::move(json);
+  return out;
 }
 
 size_t RankTrace::memoryBytes() const {

@@ -107,6 +107,8 @@ struct RankTrace {
   bool bare_array = false;              // no traceEvents object (older autograd-profiler format)
   bool any_float_ts = false;            // some ts was a float or missing: HTA's rounding rule applies
   uint64_t json_bytes = 0;
+  uint32_t json_windows = 1;            // the events were walked in this many windows (kinetoChunkBytes)
+  bool json_streamed = false;           // the file was read through a buffer of a few windows, never whole
 
   StringTable strings;
   std::vector<TraceEvent> events;

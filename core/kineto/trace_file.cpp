@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include <simdjson.h>
@@ -15,6 +16,7 @@
 #endif
 
 #include "common/errors.h"
+#include "common/huge_pages.h"
 #include "common/input_file.h"
 
 namespace shardscope::kineto {
@@ -29,16 +31,32 @@ std::string gib(uint64_t bytes) {
 
 struct File {
   std::FILE* f = nullptr;
+  File() = default;
+  explicit File(std::FILE* file) : f(file) {}
+  File(File&& o) noexcept : f(o.f) { o.f = nullptr; }
+  File& operator=(File&&) = delete;
   ~File() {
     if (f) std::fclose(f);
   }
 };
 
+// Big documents go to memory advised for huge pages: reading a file into
+// fresh memory is bounded by its page faults (common/huge_pages.h).
+constexpr size_t kHugePagesFrom = size_t(4) << 20;
+
 void allocate(PaddedBuffer& b, size_t capacity) {
   // Not zero-filled: the file or the inflater writes every byte, and finish() zeroes the padding.
-  auto grown = std::make_unique_for_overwrite<char[]>(capacity + simdjson::SIMDJSON_PADDING);
+  const size_t bytes = capacity + simdjson::SIMDJSON_PADDING;
+  if (b.data && b.allocated >= bytes) {  // a reused buffer that is large enough
+    b.capacity = capacity;
+    return;
+  }
+  std::shared_ptr<char[]> grown;
+  if (bytes >= kHugePagesFrom) grown = std::shared_ptr<char[]>(allocateHugeBytes(bytes).release(), HugeBytesDeleter{bytes});
+  else grown = std::make_unique_for_overwrite<char[]>(bytes);
   if (b.size) std::memcpy(grown.get(), b.data.get(), b.size);
   b.data = std::move(grown);
+  b.allocated = bytes;
   b.capacity = capacity;
 }
 
@@ -54,11 +72,42 @@ std::string capReason(uint64_t max_bytes) {
   return "the importer's cap";
 }
 
-PaddedBuffer readPlain(const std::string& path, std::FILE* f, uint64_t file_size, uint64_t max_bytes) {
+struct OpenedTrace {
+  File file;
+  uint64_t size = 0;       // on disk
+  uint64_t max_bytes = 0;  // of JSON, inflated or not
+  bool gz = false;
+};
+
+OpenedTrace openTrace(const std::string& path, uint64_t max_bytes) {
+  // The rule every reader shares: regular files only (a FIFO or /dev/zero
+  // would never end), at most SHARDSCOPE_MAX_TRACE_MB; the inflated JSON of a
+  // .gz is capped the same, as it streams.
+  InputFileRule rule = traceFileRule();
+  rule.what = "PyTorch trace";
+  OpenedTrace t;
+  t.file.f = openInputFile(path, rule);
+  t.max_bytes = std::min({max_bytes, rule.max_bytes, kMaxTraceBytes});
+  struct stat st{};
+  if (::fstat(fileno(t.file.f), &st) != 0) throw ConfigError(path + ": cannot open: " + std::strerror(errno));
+  t.size = static_cast<uint64_t>(st.st_size);
+  // Sniff the gzip magic rather than trust the name.
+  unsigned char magic[2] = {0, 0};
+  const size_t got = std::fread(magic, 1, 2, t.file.f);
+  std::rewind(t.file.f);
+  t.gz = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  if (!t.gz && isGzipPath(path)) throw ConfigError(path + ": named .gz but is not gzip data (no 1f 8b header)");
+  return t;
+}
+
+void checkPlainSize(const std::string& path, uint64_t file_size, uint64_t max_bytes) {
   if (file_size > max_bytes)
     throw ConfigError(path + ": " + std::to_string(file_size) + " bytes of JSON, more than the " + gib(max_bytes) +
                       " cap (" + capReason(max_bytes) + ")");
-  PaddedBuffer b;
+}
+
+PaddedBuffer readPlain(const std::string& path, std::FILE* f, uint64_t file_size, uint64_t max_bytes, PaddedBuffer b) {
+  checkPlainSize(path, file_size, max_bytes);
   allocate(b, file_size);
   b.size = std::fread(b.data.get(), 1, file_size, f);
   if (b.size != file_size) throw ConfigError(path + ": read " + std::to_string(b.size) + " of " +
@@ -67,14 +116,13 @@ PaddedBuffer readPlain(const std::string& path, std::FILE* f, uint64_t file_size
   return b;
 }
 
-PaddedBuffer readGzip(const std::string& path, std::FILE* f, uint64_t file_size, uint64_t max_bytes) {
+PaddedBuffer readGzip(const std::string& path, std::FILE* f, uint64_t file_size, uint64_t max_bytes, PaddedBuffer b) {
   z_stream z{};
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw ConfigError(path + ": cannot start zlib");
   struct End {
     z_stream* z;
     ~End() { inflateEnd(z); }
   } end{&z};
-  PaddedBuffer b;
   // The gzip trailer's size is mod 2^32; start from 4x the compressed size and grow.
   allocate(b, std::min<uint64_t>(max_bytes, std::max<uint64_t>(file_size * 4, 1 << 16)));
   std::vector<unsigned char> in(1 << 20);
@@ -129,10 +177,11 @@ PaddedBuffer readGzip(const std::string& path, std::FILE* f, uint64_t file_size,
 // rejects: zlib's stream then re-reads the file to say what is wrong
 // (truncated after N bytes, corrupt near byte N), which libdeflate cannot.
 bool inflateWhole(const std::string& path, std::FILE* f, uint64_t file_size, uint64_t max_bytes, PaddedBuffer& b) {
-  std::vector<unsigned char> in(file_size);
-  if (std::fread(in.data(), 1, file_size, f) != file_size) return false;
   constexpr size_t kMinMember = 18;  // 10-byte header, an empty deflate block, 8-byte trailer
-  if (in.size() < kMinMember) return false;
+  if (file_size < kMinMember) return false;
+  const HugeBytes compressed = allocateHugeBytes(file_size);  // not zero-filled: fread writes it all
+  const std::span<const unsigned char> in(reinterpret_cast<const unsigned char*>(compressed.get()), file_size);
+  if (std::fread(compressed.get(), 1, file_size, f) != file_size) return false;
   const uint64_t trailer_size = uint64_t(in[in.size() - 4]) | uint64_t(in[in.size() - 3]) << 8 |
                                 uint64_t(in[in.size() - 2]) << 16 | uint64_t(in[in.size() - 1]) << 24;
   allocate(b, std::min<uint64_t>(max_bytes, std::max<uint64_t>(trailer_size, 1 << 16)));
@@ -179,34 +228,53 @@ bool isGzipPath(const std::string& path) {
   return path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
 }
 
-PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes, GzipInflater inflater) {
-  // The rule every reader shares: regular files only (a FIFO or /dev/zero
-  // would never end), at most SHARDSCOPE_MAX_TRACE_MB; the inflated JSON of a
-  // .gz is capped the same, as it streams.
-  InputFileRule rule = traceFileRule();
-  rule.what = "PyTorch trace";
-  File file{openInputFile(path, rule)};
-  max_bytes = std::min({max_bytes, rule.max_bytes, kMaxTraceBytes});  // of JSON, inflated or not
-  struct stat st{};
-  if (::fstat(fileno(file.f), &st) != 0) throw ConfigError(path + ": cannot open: " + std::strerror(errno));
-  const auto size = static_cast<uint64_t>(st.st_size);
-  // Sniff the gzip magic rather than trust the name.
-  unsigned char magic[2] = {0, 0};
-  const size_t got = std::fread(magic, 1, 2, file.f);
-  std::rewind(file.f);
-  const bool gz = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-  if (!gz && isGzipPath(path)) throw ConfigError(path + ": named .gz but is not gzip data (no 1f 8b header)");
-  if (!gz) return readPlain(path, file.f, size, max_bytes);
+PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes, GzipInflater inflater, PaddedBuffer reuse) {
+  reuse.size = 0;
+  reuse.capacity = 0;
+  OpenedTrace opened = openTrace(path, max_bytes);
+  File& file = opened.file;
+  const uint64_t size = opened.size;
+  const bool gz = opened.gz;
+  max_bytes = opened.max_bytes;
+  if (!gz) return readPlain(path, file.f, size, max_bytes, std::move(reuse));
 #if SHARDSCOPE_HAVE_LIBDEFLATE
   if (inflater == GzipInflater::Fastest) {
-    PaddedBuffer whole;
-    if (inflateWhole(path, file.f, size, max_bytes, whole)) return whole;
+    if (inflateWhole(path, file.f, size, max_bytes, reuse)) return reuse;
+    reuse.size = 0;
+    reuse.capacity = 0;
     std::rewind(file.f);
   }
 #else
   (void)inflater;
 #endif
-  return readGzip(path, file.f, size, max_bytes);
+  return readGzip(path, file.f, size, max_bytes, std::move(reuse));
+}
+
+}  // namespace shardscope::kineto
+
+namespace shardscope::kineto {
+
+TraceFileReader::TraceFileReader(const std::string& path, uint64_t max_bytes) : m_path(path) {
+  OpenedTrace t = openTrace(path, max_bytes);
+  if (!t.gz) checkPlainSize(path, t.size, t.max_bytes);
+  m_size = t.size;
+  m_gzip = t.gz;
+  m_f = t.file.f;
+  t.file.f = nullptr;
+}
+
+TraceFileReader::~TraceFileReader() {
+  if (m_f) std::fclose(m_f);
+}
+
+size_t TraceFileReader::read(char* to, size_t max) {
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(max, m_size - m_read));
+  const size_t n = want ? std::fread(to, 1, want, m_f) : 0;
+  if (n < want && std::ferror(m_f))
+    throw ConfigError(m_path + ": read " + std::to_string(m_read + n) + " of " + std::to_string(m_size) +
+                      " bytes: " + std::strerror(errno));
+  m_read += n;
+  return n;
 }
 
 }  // namespace shardscope::kineto

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -16,9 +17,10 @@ namespace shardscope::kineto {
 inline constexpr uint64_t kMaxTraceBytes = (uint64_t(4) << 30) - 4096;
 
 struct PaddedBuffer {
-  std::unique_ptr<char[]> data;
+  std::shared_ptr<char[]> data;  // shared: its deleter depends on how it was mapped
   size_t size = 0;      // bytes of JSON
   size_t capacity = 0;  // size plus the zeroed padding
+  size_t allocated = 0; // bytes behind data (a buffer given back for reuse keeps them)
 };
 
 // Which inflater reads a .gz: Fastest is libdeflate when built with it (a
@@ -29,9 +31,37 @@ bool haveLibdeflate();
 
 // Throws ConfigError naming the file: missing, not a regular file,
 // unreadable, a truncated or corrupt gzip stream, or more than max_bytes of JSON.
+// reuse: an earlier file's buffer, filled again where it is large enough, so a
+// worker reading several files touches fresh memory once (page faults are
+// most of reading into new memory).
 PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes = kMaxTraceBytes,
-                           GzipInflater inflater = GzipInflater::Fastest);
+                           GzipInflater inflater = GzipInflater::Fastest, PaddedBuffer reuse = {});
 
 bool isGzipPath(const std::string& path);
+
+// A trace file opened by the same rule, read in pieces: loadKinetoFile
+// streams a plain .json through a buffer of a few MB this way, instead of
+// reading it whole into fresh memory as large as the file.
+class TraceFileReader {
+ public:
+  // Throws ConfigError as readTraceFile does (missing, not a regular file,
+  // a plain file over the cap); a .gz is opened, gzip() says so.
+  explicit TraceFileReader(const std::string& path, uint64_t max_bytes = kMaxTraceBytes);
+  ~TraceFileReader();
+  TraceFileReader(const TraceFileReader&) = delete;
+  TraceFileReader& operator=(const TraceFileReader&) = delete;
+
+  bool gzip() const { return m_gzip; }
+  uint64_t size() const { return m_size; }  // bytes on disk
+  // Up to `max` next bytes, never past size(); 0 at the end. Throws
+  // ConfigError naming the file on a read error.
+  size_t read(char* to, size_t max);
+
+ private:
+  std::string m_path;
+  std::FILE* m_f = nullptr;
+  uint64_t m_size = 0, m_read = 0;
+  bool m_gzip = false;
+};
 
 }  // namespace shardscope::kineto

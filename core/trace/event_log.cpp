@@ -8,9 +8,12 @@
 #include <unordered_set>
 #include <utility>
 
+#include "common/host_block_pool.h"
+
 namespace shardscope {
 
-static_assert(std::is_trivially_destructible_v<EventLog::Chunk>, "chunks are freed with std::free");
+static_assert(std::is_trivially_destructible_v<EventLog::Chunk>, "chunks go back to the pool without destruction");
+static_assert(sizeof(EventLog::Chunk) <= HostBlockPool::kBlockBytes, "a chunk is one pool block");
 
 // One producing thread's events (one thread at a time: a buffer changes hands
 // only under the log's m_buffersMutex, when its thread has exited).
@@ -108,7 +111,7 @@ EventLog::~EventLog() {
   for (const auto& buffer : m_buffers) {
     for (Chunk* c = buffer->head; c;) {
       Chunk* next = c->next;
-      std::free(c);
+      HostBlockPool::instance().release(c);
       c = next;
     }
   }
@@ -182,9 +185,9 @@ bool EventLog::grow(Buffer& b) {
   if (m_chunksLeft.load(std::memory_order_relaxed) <= 0 ||
       m_chunksLeft.fetch_sub(1, std::memory_order_relaxed) <= 0)
     return false;
-  // malloc, not calloc: a slot is read only once published, so nothing needs
-  // zeroing (calloc would clear 512 KB of reused heap memory).
-  auto* chunk = static_cast<Chunk*>(std::malloc(sizeof(Chunk)));
+  // Not zeroed: a slot is read only once published. From the pool: huge
+  // pages, and blocks of earlier logs reused (first touches are the cost).
+  auto* chunk = static_cast<Chunk*>(HostBlockPool::instance().allocate());
   if (!chunk) return false;
   chunk->next = nullptr;
   if (b.tail) b.tail->next = chunk;  // published with the chunk's first event

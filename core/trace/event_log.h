@@ -23,7 +23,8 @@ namespace shardscope {
 
 class EventLog {
  public:
-  static constexpr size_t kChunkEvents = 8192;
+  // A chunk is one BlockPool block (512 KiB): 8191 events and the link.
+  static constexpr size_t kChunkEvents = 8191;
   static constexpr size_t kMaxChunks = 16384;  // 134M events per rank
 
   EventLog() : EventLog(kMaxChunks) {}

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "common/host_block_pool.h"
 #include "engine/run.h"
 
 #include "sanitizer_build.h"
@@ -30,26 +31,13 @@ int64_t residentBytes() {
   return static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE);
 }
 
-int64_t pagesOf(int64_t bytes) {
-  const int64_t page = sysconf(_SC_PAGESIZE);
-  return (bytes + page - 1) / page * page;
-}
-
 // What the run keeps per step on purpose, as resident bytes: its events (in
-// zero-filled chunks whose pages become resident as events are written) and
-// one loss per rank and step (plus the count of ranks that reported it).
-int64_t keptBytes(const Run& run, int ranks) {
-  int64_t bytes = 0;
-  for (int r = 0; r < ranks; ++r) {
-    // A chunk is one calloc'd block, mapped whole, behind malloc's 16-byte header.
-    constexpr int64_t kHeader = 2 * sizeof(size_t);
-    const int64_t events = static_cast<int64_t>(run.eventLog(r).publishedCount());
-    const int64_t full = events / EventLog::kChunkEvents, partial = events % EventLog::kChunkEvents;
-    bytes += full * pagesOf(kHeader + static_cast<int64_t>(sizeof(EventLog::Chunk)));
-    if (partial > 0)
-      bytes += pagesOf(kHeader + partial * static_cast<int64_t>(sizeof(Event))) + pagesOf(partial + kHeader);
-  }
-  return bytes + static_cast<int64_t>(run.stepsDone()) * (ranks * int64_t(sizeof(double)) + int64_t(sizeof(int)));
+// the block pool's slabs, whose pages become resident as events are written;
+// mincore counts them, huge pages whole) and one loss per rank and step
+// (plus the count of ranks that reported it).
+int64_t keptBytes(const Run& run) {
+  return static_cast<int64_t>(HostBlockPool::instance().residentBytes()) +
+         static_cast<int64_t>(run.stepsDone()) * (run.config().ranks * int64_t(sizeof(double)) + int64_t(sizeof(int)));
 }
 
 void waitForStep(const Run& run, int step) {
@@ -77,11 +65,11 @@ class TestSoak : public QObject {
     const auto t0 = std::chrono::steady_clock::now();
     run.start();
     waitForStep(run, 1000);
-    const int64_t rss_1000 = residentBytes(), kept_1000 = keptBytes(run, c.ranks);
+    const int64_t rss_1000 = residentBytes(), kept_1000 = keptBytes(run);
     const int at_1000 = run.stepsDone();
 
     waitForStep(run, c.steps - 5);  // still running: the result is not built yet
-    const int64_t rss_end = residentBytes(), kept_end = keptBytes(run, c.ranks);
+    const int64_t rss_end = residentBytes(), kept_end = keptBytes(run);
     const int at_end = run.stepsDone();
     const RunResult result = run.wait();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

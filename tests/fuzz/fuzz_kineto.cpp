@@ -1,7 +1,8 @@
 // A PyTorch profiler (Kineto) trace as `shardscope-cli analyze` takes it: the
 // simdjson walk, the trace index, HTA's metrics and the communication summary,
 // then both reports (text and JSON), over the whole trace and over its last
-// step. A bad document must end in one ConfigError. On a CPU with AVX2 the
+// step. A bad document must end in one ConfigError. Walked in windows of a
+// few bytes, the same document must read the same. On a CPU with AVX2 the
 // portable walk reads the same input too: both walks must agree.
 #include <algorithm>
 #include <cstdint>
@@ -52,12 +53,12 @@ struct WalkResult {
   size_t events = 0;
 };
 
-WalkResult portableWalk(const PaddedBuffer& json) {
+WalkResult walk(const PaddedBuffer& json, void (*reader)(const PaddedBuffer&, RankTrace&)) {
   WalkResult r;
   RankTrace t;
   t.path = "fuzz.json";
   try {
-    readKinetoJsonPortable(json, t);
+    reader(json, t);
     r.events = t.events.size();
   } catch (const ConfigError& e) {
     r.error = e.what();
@@ -120,8 +121,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     error = e.what();
   }
 
+  // Cut into windows of 32 bytes of events, the walk must read the same
+  // events or fail with the same words (kineto_json_walk.inc falls back).
+  setKinetoChunkBytes(32);
+  const WalkResult windowed = walk(json, readKinetoJson);
+  setKinetoChunkBytes(0);
+  if (windowed.error != error)
+    finding("the windowed walk and the whole walk disagree",
+            "whole: " + error.value_or("(valid)") + "; windowed: " + windowed.error.value_or("(valid)"));
+  if (!error && windowed.events != set.ranks[0].events.size())
+    finding("the windowed walk read a different event count",
+            std::to_string(set.ranks[0].events.size()) + " vs " + std::to_string(windowed.events));
+
   if (kinetoAvx2WalkUsed()) {
-    const WalkResult portable = portableWalk(json);
+    const WalkResult portable = walk(json, readKinetoJsonPortable);
     if (error.has_value() != portable.error.has_value())
       finding("the AVX2 and portable walks disagree on whether the document is valid",
               error ? "AVX2: " + *error : "portable: " + *portable.error);
