@@ -69,6 +69,12 @@ bool StepGate::isStop(int rank, const GatePoint& p) const {
 
 void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns, const std::function<void()>& settle) {
   if (!m_enabled) return;
+  if (m_remote) {
+    // Whether this is a stop is the launcher's call: what the views read must be complete first.
+    if (settle) settle();
+    m_remote->pass(rank, point, now_ns, m_control);
+    return;
+  }
   std::unique_lock lock(m_mutex);
   const bool compute = isComputeGate(point.kind);
   if (compute) ++m_passes[rank];  // Pause counts compute points, so it stops where it always did

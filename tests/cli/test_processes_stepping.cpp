@@ -1,0 +1,206 @@
+// Lockstep stepping with --launch processes, as a user runs it: --break-on
+// stops every rank process at the same points as the threads run of the same
+// config, and the run's trace and summary are the threads run's; an attached
+// inspector pauses and steps a served processes run through the same stops
+// (points, stop ids, ledgers) as a served threads run, and continue finishes
+// it; a worker killed while the ranks are stopped ends the run with the usual
+// message, no hang.
+#include <QtTest>
+
+#include <csignal>
+
+#include <QJsonDocument>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+
+#include "attach/attach_client.h"
+#include "cli_process.h"
+
+using namespace shardscope;
+
+namespace {
+
+const QStringList kRun = {"--strategy", "zero3", "--ranks", "4", "--layers", "2", "--hidden", "32",
+                          "--batch", "8", "--clock", "modeled"};
+const QRegularExpression kServing(R"(serving the run at tcp://([0-9.]+:[0-9]+))");
+
+template <class F>
+bool eventually(F f, int ms = 20000) {
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < ms) {
+    if (f()) return true;
+    QTest::qWait(2);
+  }
+  return false;
+}
+
+// The "break:" lines' points (the ledger after ';' is read while prefetches may still land).
+QStringList breakPoints(const QString& out) {
+  QStringList points;
+  for (const QString& line : out.split('\n'))
+    if (line.startsWith("break:")) points << line.section(';', 0, 0);
+  return points;
+}
+
+AttachedRun attachTo(const QString& address) {
+  AttachOptions o;
+  o.address = parseServeAddress(address.toStdString(), "attach ADDR", false);
+  o.name = "stepping test";
+  return attachToRun(o);
+}
+
+struct Stepped {
+  QStringList stops;         // "step+k kind block unit" relative to the first stop after NextStep
+  QList<uint64_t> stop_ids;  // relative to it too
+  std::vector<std::array<int64_t, kCategoryCount>> ledgers;  // at that stop, once settled
+  QJsonObject summary;
+  bool lockstep = true;
+};
+
+// Serves the run (threads or processes), attaches, pauses, steps through a
+// fixed sequence from the next training step's first op, then continues.
+Stepped stepServedRun(const QString& launch, const QString& dir) {
+  Stepped s;
+  const QString summary = dir + "/" + launch + ".summary.json";
+  QProcess served;
+  QByteArray out;
+  const QRegularExpressionMatch m = startAndWaitFor(
+      served, QStringList{"run", "--serve", "127.0.0.1:0", "--serve-wait", "60", "--steps", "6", "--launch", launch,
+                          "--summary", summary} + kRun,
+      kServing, out, QProcess::StandardOutput);
+  if (!m.hasMatch()) {
+    qWarning("%s", out.constData());
+    return s;
+  }
+  AttachedRun attached = attachTo(m.captured(1));
+  StepControl& gate = attached.run->stepControl();
+  gate.pause();
+  attached.run->start();
+  std::vector<GatePoint> points;
+  uint64_t id = 0, first = 0, last = 0;
+  const auto nextStop = [&] {
+    const bool ok = eventually([&] { return gate.stopped(&points, &id) && id != last; });
+    last = id;
+    for (const GatePoint& p : points) s.lockstep &= ok && p == points.front();
+    return ok;
+  };
+  if (!nextStop()) return s;
+  int base_step = -1;
+  for (StepMode mode : {StepMode::NextStep, StepMode::NextOp, StepMode::NextOp, StepMode::NextUnit,
+                        StepMode::NextPhase, StepMode::NextAction, StepMode::NextAction, StepMode::NextStep}) {
+    gate.step(mode);
+    if (!nextStop()) return s;
+    if (base_step < 0) {
+      base_step = points[0].step;
+      first = id;
+      QTest::qWait(500);  // the other streams' prefetches land; the ledgers follow
+      for (int r = 0; r < 4; ++r) s.ledgers.push_back(attached.gate->ledgerAtStop(r).value_or(std::array<int64_t, kCategoryCount>{}));
+    }
+    const GatePoint& p = points[0];
+    s.stops << QStringLiteral("step+%1 %2 block %3 unit %4")
+                   .arg(p.step - base_step)
+                   .arg(QString::fromStdString(eventKindName(p.kind)))
+                   .arg(p.block)
+                   .arg(p.unit);
+    s.stop_ids << id - first;
+  }
+  gate.resume();
+  try {
+    attached.run->wait();
+  } catch (const std::exception& e) {
+    qWarning("attached run: %s", e.what());
+  }
+  if (!served.waitForFinished(60000) || served.exitCode() != 0) {
+    qWarning("served %s run: exit %d: %s", qPrintable(launch), served.exitCode(), served.readAllStandardError().constData());
+    return s;
+  }
+  s.summary = summaryWithoutWallTime(summary);
+  return s;
+}
+
+}  // namespace
+
+class TestProcessesStepping : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void breakpointsStopWhereThreadsStop() {
+    QTemporaryDir dir;
+    QMap<QString, CliResult> r;
+    for (const QString launch : {"threads", "processes"}) {
+      r[launch] = runCli(QStringList{"run", "--steps", "2", "--launch", launch, "--break-on", "forward", "--break-on",
+                                     "reduce_scatter", "--trace", dir.filePath(launch + ".json"), "--summary",
+                                     dir.filePath(launch + ".summary.json")} + kRun,
+                         60000);
+      QVERIFY2(r[launch].exit_code == 0, qPrintable(launch + ": " + r[launch].err));
+    }
+    const QStringList threads = breakPoints(r["threads"].out), processes = breakPoints(r["processes"].out);
+    QVERIFY(threads.size() >= 8);
+    QCOMPARE(processes, threads);
+    QVERIFY2(!r["processes"].out.contains("NOT in lockstep"), qPrintable(r["processes"].out));
+    // The ledger a stop shows comes from the rank processes (zero3 holds gathered parameters there).
+    QVERIFY2(r["processes"].out.contains(QRegularExpression("gathered 0\\.0[1-9]")), qPrintable(r["processes"].out));
+    const QByteArray a = readFileBytes(dir.filePath("threads.json")), b = readFileBytes(dir.filePath("processes.json"));
+    QVERIFY(a.size() > 1000);
+    QVERIFY2(a == b, "the stepped processes run's trace differs from the threads run's");
+    QCOMPARE(summaryWithoutWallTime(dir.filePath("processes.summary.json")),
+             summaryWithoutWallTime(dir.filePath("threads.summary.json")));
+  }
+
+  void inspectorStepsAProcessesRunAsAThreadsRun() {
+    QTemporaryDir dir;
+    const Stepped threads = stepServedRun("threads", dir.path());
+    const Stepped processes = stepServedRun("processes", dir.path());
+    QCOMPARE(threads.stops.size(), 8);
+    QVERIFY(threads.lockstep);
+    QVERIFY(processes.lockstep);
+    QCOMPARE(processes.stops, threads.stops);
+    QCOMPARE(processes.stop_ids, threads.stop_ids);
+    QCOMPARE(processes.stops.front(), QStringLiteral("step+0 forward block 0 unit 0"));
+    QCOMPARE(processes.ledgers, threads.ledgers);
+    QVERIFY(!threads.summary.isEmpty());
+    QCOMPARE(processes.summary, threads.summary);
+  }
+
+  void aWorkerKilledAtAStopEndsTheRun() {
+    QProcess served;
+    QByteArray err;
+    // Debug logs name the workers' pids; stdout says where it is served.
+    served.setProcessChannelMode(QProcess::MergedChannels);
+    const QRegularExpressionMatch m = startAndWaitFor(
+        served, QStringList{"--log-level", "debug", "run", "--serve", "127.0.0.1:0", "--serve-wait", "60", "--steps",
+                            "1000", "--launch", "processes"} + kRun,
+        kServing, err, QProcess::StandardOutput);
+    QVERIFY2(m.hasMatch(), err.constData());
+    AttachedRun attached = attachTo(m.captured(1));
+    attached.gate->pause();
+    attached.run->start();
+    QVERIFY(eventually([&] { return attached.gate->stopped(); }));
+    err += served.readAll();
+    const QRegularExpressionMatch pid = QRegularExpression("rank 2: worker pid (\\d+)").match(QString::fromUtf8(err));
+    QVERIFY2(pid.hasMatch(), err.constData());
+    const pid_t worker = static_cast<pid_t>(pid.captured(1).toLongLong());
+    QElapsedTimer t;
+    t.start();
+    QCOMPARE(::kill(worker, SIGKILL), 0);
+    QVERIFY2(served.waitForFinished(30000), "the stopped run did not end after a worker was killed");
+    err += served.readAll();
+    QCOMPARE(served.exitCode(), 3);
+    QVERIFY2(QString::fromUtf8(err).contains(
+                 QStringLiteral("error: run stopped: rank 2 (worker pid %1) was killed by signal 9 (SIGKILL)").arg(worker)),
+             err.right(3000).constData());
+    QVERIFY2(t.elapsed() < 20000, qPrintable(QString::number(t.elapsed())));
+    bool ended = false;
+    try {
+      attached.run->wait();
+    } catch (const std::exception&) {
+      ended = true;  // the served run's failure reaches the inspector
+    }
+    QVERIFY(ended);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestProcessesStepping)
+#include "test_processes_stepping.moc"
