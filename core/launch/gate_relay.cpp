@@ -95,6 +95,13 @@ void GateRelay::poll() {
   while (!m_stop.load()) {
     zmq::pollitem_t items[] = {{s.router.handle(), 0, ZMQ_POLLIN, 0}, {s.wake.handle(), 0, ZMQ_POLLIN, 0}};
     zmq::poll(items, 2, kRelayPoll);
+    const auto go = [&](int rank, const std::string& id) {
+      const std::vector<uint8_t> header = wireHeader(WireKind::GateGo, rank, 0, m_runId);
+      // A rank that is gone has no socket: ROUTER drops what is sent to it.
+      s.router.send(zmq::buffer(id), zmq::send_flags::sndmore);
+      s.router.send(zmq::buffer(header), zmq::send_flags::sndmore);
+      s.router.send(zmq::const_buffer(nullptr, 0), zmq::send_flags::none);
+    };
     // A rank thread's go: the rank number, to that rank's socket.
     zmq::message_t wake;
     while (s.wake.recv(wake, zmq::recv_flags::dontwait)) {
@@ -106,11 +113,7 @@ void GateRelay::poll() {
         std::lock_guard lock(m_mutex);
         id = m_pending[static_cast<size_t>(rank)]->routing_id;
       }
-      const std::vector<uint8_t> header = wireHeader(WireKind::GateGo, rank, 0, m_runId);
-      // A rank that is gone has no socket: ROUTER drops what is sent to it.
-      s.router.send(zmq::buffer(id), zmq::send_flags::sndmore);
-      s.router.send(zmq::buffer(header), zmq::send_flags::sndmore);
-      s.router.send(zmq::const_buffer(nullptr, 0), zmq::send_flags::none);
+      go(rank, id);
     }
     while (true) {
       zmq::message_t id, header, payload;
@@ -125,14 +128,19 @@ void GateRelay::poll() {
           m_feed.ledger(m.rank, relayedLedger(m.arrival));
         } else if (m.kind == WireKind::GateArrived) {
           m_feed.ledger(m.rank, relayedLedger(m.arrival));
+          std::string routing_id(id.data<char>(), id.size());
+          // Most points are no stop: passed here, the go goes at once.
+          bool free = false;
           {
             std::lock_guard lock(m_mutex);
             Pending& p = *m_pending[static_cast<size_t>(m.rank)];
             if (p.arrival) throw WireError("rank " + std::to_string(m.rank) + " arrived twice without a go");
-            p.arrival = m.arrival;
-            p.routing_id.assign(id.data<char>(), id.size());
+            p.routing_id = routing_id;
+            free = m_released.load() || m_feed.gate().passIfFree(m.rank, m.arrival.point, m.arrival.now_ns);
+            if (!free) p.arrival = m.arrival;  // a stop: its thread passes it
           }
-          m_cv.notify_all();
+          if (free) go(m.rank, routing_id);
+          else m_cv.notify_all();
         } else {
           throw WireError("kind " + std::to_string(static_cast<int>(m.kind)) + " is not a rank's gate message");
         }

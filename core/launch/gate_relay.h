@@ -1,8 +1,8 @@
 // Lockstep stepping across processes, the launcher's side: the run's one
 // StepGate lives in the launcher (as in a threads run), and each worker's rank
-// reports every gate point here over a ZeroMQ ROUTER socket. A thread per rank
-// passes the real gate on the rank's behalf (blocking while that point is a
-// stop) and then tells the rank to go on. The rank's events sent before the
+// reports every gate point here over a ZeroMQ ROUTER socket. A point that is
+// no stop is passed at once; at a stop a thread of the rank's passes the real
+// gate on its behalf (blocking while stopped) and then tells it to go on. The rank's events sent before the
 // point are filed before it counts as stopped, and its ledger is the one it
 // sent, so what the views show at a stop is what a threads run shows there.
 #pragma once

@@ -2,7 +2,6 @@
 
 #include <bit>
 #include <chrono>
-#include <mutex>
 #include <thread>
 #include <zmq.hpp>
 
@@ -66,14 +65,11 @@ class CollectorLink {
   const WorkerArgs& m_args;
 };
 
-// Streams what the rank recorded since the last call (the main thread's
-// loop, and the rank at a gate point).
+// Streams what the rank recorded since the last call.
 class RankForwarder {
  public:
   RankForwarder(const Run& run, int rank, CollectorLink& link) : m_run(run), m_rank(rank), m_link(link) {}
-  // Returns the Events records sent so far.
-  uint64_t forward() {
-    std::lock_guard lock(m_mutex);
+  void forward() {
     m_batch.clear();
     m_cursor = m_run.eventLog(m_rank).readFrom(m_cursor, m_batch);
     for (size_t i = 0; i < m_batch.size(); i += kBatchEvents) {
@@ -85,11 +81,9 @@ class RankForwarder {
       const std::vector<uint8_t> p = lossPayload(static_cast<int>(m_lossesSent), losses[m_lossesSent]);
       m_link.send(WireKind::Loss, 0, p.data(), p.size());
     }
-    return m_cursor;
   }
 
  private:
-  std::mutex m_mutex;  // the link and the cursors
   const Run& m_run;
   int m_rank;
   CollectorLink& m_link;
@@ -98,13 +92,13 @@ class RankForwarder {
   std::vector<Event> m_batch;
 };
 
-// The rank's gate points, passed in the launcher: flush what it recorded, say
-// where it is (with its ledger), and wait for the go; a cancelled run or a
+// The rank's gate points, passed in the launcher: say where it is (with its
+// ledger and the events recorded so far), and wait for the go; a cancelled run or a
 // launcher that is gone ends the wait within a poll.
 class WorkerGate final : public RemoteGatePass {
  public:
-  WorkerGate(const Run& run, const WorkerArgs& args, RankForwarder& forwarder)
-      : m_run(run), m_args(args), m_forwarder(forwarder), m_socket(m_context, zmq::socket_type::dealer) {
+  WorkerGate(const Run& run, const WorkerArgs& args)
+      : m_run(run), m_args(args), m_socket(m_context, zmq::socket_type::dealer) {
     m_socket.set(zmq::sockopt::linger, 0);
     m_socket.connect(args.gate);
   }
@@ -113,7 +107,9 @@ class WorkerGate final : public RemoteGatePass {
     GateArrival a;
     a.point = point;
     a.now_ns = now_ns;
-    a.events_sent = m_forwarder.forward();  // a stop's views show every event before it
+    // The main thread streams them within kForwardEvery; at a stop the relay
+    // files them before the rank counts as stopped.
+    a.events_sent = m_run.eventLog(rank).publishedCount();
     setLedger(a);
     send(WireKind::GateArrived, gateArrivalPayload(a));
     while (true) {
@@ -164,7 +160,6 @@ class WorkerGate final : public RemoteGatePass {
 
   const Run& m_run;
   const WorkerArgs& m_args;
-  RankForwarder& m_forwarder;
   zmq::context_t m_context;
   zmq::socket_t m_socket;  // used by the rank's compute stream alone
 };
@@ -277,7 +272,7 @@ int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err
   bool finished = false;
   try {
     if (!args.gate.empty()) {
-      gate = std::make_unique<WorkerGate>(*run, args, forwarder);
+      gate = std::make_unique<WorkerGate>(*run, args);
       run->gate().enable();
       run->gate().setRemote(gate.get());
     }

@@ -105,6 +105,21 @@ void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns, const std:
   m_control.waitUntil(lock, m_cv, [&] { return m_generation != generation; });
 }
 
+bool StepGate::passIfFree(int rank, const GatePoint& point, int64_t now_ns) {
+  if (!m_enabled) return true;
+  std::lock_guard lock(m_mutex);
+  const bool compute = isComputeGate(point.kind);
+  if (compute) ++m_passes[rank];
+  if (isStop(rank, point)) {
+    if (compute) --m_passes[rank];  // pass() counts it again
+    return false;
+  }
+  if (compute) m_last[rank] = point;
+  m_at[rank] = point;
+  m_lastNs[rank] = now_ns;
+  return true;
+}
+
 void StepGate::pause() {
   std::lock_guard lock(m_mutex);
   m_mode = StepMode::Pause;

@@ -51,6 +51,10 @@ class StepGate final : public StepControl {
   // settle: run (unlocked) before the rank counts as stopped, so what the
   // views read at a stop is complete (a GPU rank resolves its device spans).
   void pass(int rank, const GatePoint& point, int64_t now_ns = 0, const std::function<void()>& settle = {});
+  // pass() when the point is no stop (true); when it is one, nothing happens
+  // and it returns false: the caller then calls pass(), which may block.
+  // For a relay that must not block on the points that run freely.
+  bool passIfFree(int rank, const GatePoint& point, int64_t now_ns = 0);
 
   // Controller side (any thread).
   // Stop every rank at the same gate point: the one after the furthest

@@ -364,6 +364,28 @@ class TestStepGate : public QObject {
     QVERIFY(!gate.stopped());
   }
 
+  void passIfFreeNeverBlocksAndCountsOnce() {
+    RunControl control;
+    StepGate gate(2, control);
+    gate.enable();
+    QVERIFY(gate.passIfFree(0, {EventKind::Forward, 0, 0, -1}, 1));  // running freely: passed
+    QVERIFY(gate.passIfFree(1, {EventKind::Forward, 0, 0, -1}, 1));
+    gate.pause();  // stops every rank at compute pass 2
+    QVERIFY(gate.passIfFree(0, {EventKind::Free, 0, 0, 0}, 2));  // a free is no pause stop
+    QVERIFY(!gate.passIfFree(0, {EventKind::Forward, 0, 1, -1}, 3));
+    QVERIFY(!gate.passIfFree(0, {EventKind::Forward, 0, 1, -1}, 3));  // refused points are not counted
+    QVERIFY(!gate.passIfFree(1, {EventKind::Forward, 0, 1, -1}, 3));
+    std::thread r0([&] { gate.pass(0, {EventKind::Forward, 0, 1, -1}, 3); });
+    std::thread r1([&] { gate.pass(1, {EventKind::Forward, 0, 1, -1}, 4); });
+    std::vector<GatePoint> points;
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (!gate.stopped(&points) && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    QCOMPARE(points, (std::vector<GatePoint>(2, GatePoint{EventKind::Forward, 0, 1, -1})));
+    gate.resume();
+    r0.join();
+    r1.join();
+  }
+
   void relayedRanksStopAtTheLaunchersGate() {
     RunConfig c = zero3();
     c.ranks = 2;
