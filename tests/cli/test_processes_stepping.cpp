@@ -4,14 +4,21 @@
 // inspector pauses and steps a served processes run through the same stops
 // (points, stop ids, ledgers) as a served threads run, and continue finishes
 // it; a worker killed while the ranks are stopped ends the run with the usual
-// message, no hang.
+// message, no hang; two nodes (their ranks passing node 0's gate, found in the
+// store) stop where one 8-rank threads run stops.
 #include <QtTest>
 
 #include <csignal>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <QJsonDocument>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 
 #include "attach/attach_client.h"
@@ -42,6 +49,32 @@ QStringList breakPoints(const QString& out) {
   for (const QString& line : out.split('\n'))
     if (line.startsWith("break:")) points << line.section(';', 0, 0);
   return points;
+}
+
+// A free TCP port on 127.0.0.1 (bound to port 0, then released).
+quint16 freePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  quint16 port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}
+
+bool accepts(quint16 port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  close(fd);
+  return ok;
 }
 
 AttachedRun attachTo(const QString& address) {
@@ -163,6 +196,45 @@ class TestProcessesStepping : public QObject {
     QCOMPARE(processes.ledgers, threads.ledgers);
     QVERIFY(!threads.summary.isEmpty());
     QCOMPARE(processes.summary, threads.summary);
+  }
+
+  void twoNodesStopWhereOneRunStops() {
+    const QString redis = QStandardPaths::findExecutable("redis-server");
+    if (redis.isEmpty()) QSKIP("redis-server is not installed (Debian package redis-server)");
+    QTemporaryDir dir;
+    const quint16 port = freePort();
+    QVERIFY(port > 0);
+    QProcess server;
+    server.start(redis, {"--port", QString::number(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                         "--dir", dir.path()});
+    QVERIFY(server.waitForStarted());
+    struct Stop {
+      QProcess& p;
+      ~Stop() {
+        p.terminate();
+        if (!p.waitForFinished(5000)) p.kill();
+      }
+    } stop_server{server};
+    bool up = false;
+    for (int i = 0; i < 100 && !(up = accepts(port)); ++i) QTest::qWait(50);
+    QVERIFY2(up, "redis-server did not start");
+    const QStringList run = {"run", "--strategy", "hsdp", "--shard-group", "4", "--ranks", "8", "--layers", "2",
+                             "--hidden", "32", "--batch", "8", "--steps", "1", "--clock", "modeled", "--break-on",
+                             "backward"};
+    const CliResult threads = runCli(run, 60000);
+    QVERIFY2(threads.exit_code == 0, qPrintable(threads.err));
+    const QStringList multi = {"--launch", "processes", "--nnodes", "2", "--nproc-per-node", "4", "--rdzv",
+                               QStringLiteral("redis://127.0.0.1:%1").arg(port), "--rdzv-id", "two-nodes-stepping"};
+    QProcess node1;
+    node1.start(SHARDSCOPE_CLI_PATH, run + multi + QStringList{"--node-rank", "1", "--node-addr", "127.0.0.2"});
+    const CliResult node0 = runCli(run + multi + QStringList{"--node-rank", "0"}, 60000);
+    QVERIFY2(node1.waitForFinished(60000), "node 1 did not finish");
+    QVERIFY2(node0.exit_code == 0, qPrintable(node0.err));
+    QCOMPARE(node1.exitCode(), 0);
+    const QStringList expected = breakPoints(threads.out);
+    QVERIFY(expected.size() >= 4);
+    QVERIFY(expected.front().contains("all 8 ranks at backward"));
+    QCOMPARE(breakPoints(node0.out), expected);
   }
 
   void aWorkerKilledAtAStopEndsTheRun() {
