@@ -1,5 +1,6 @@
 #include "launch/gate_relay.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -17,6 +18,8 @@ constexpr auto kRelayPoll = std::chrono::milliseconds(20);
 // A rank's events reach the collector on another socket: waited for this long
 // at most before the stop shows without them.
 constexpr auto kRelayEventsWait = std::chrono::milliseconds(2000);
+// The ranks waiting at a stop answer an ask within one poll; past this the stop shows the ledgers it has.
+constexpr auto kRelayAskWait = std::chrono::milliseconds(200);
 
 LedgerSnapshot relayedLedger(const GateArrival& a) {
   LedgerSnapshot s;
@@ -49,6 +52,7 @@ GateRelay::GateRelay(RemoteRankFeed& feed, const std::string& node_addr, uint64_
   m_wakeEndpoint = "inproc://shardscope-gate-relay-" + std::to_string(reinterpret_cast<uintptr_t>(this));
   m_sockets->wake.bind(m_wakeEndpoint);
   for (int r = 0; r < ranks; ++r) m_pending.push_back(std::make_unique<Pending>());
+  m_asked.assign(static_cast<size_t>(ranks), false);
   m_poller = startThread("the gate relay", [this] { poll(); });
   for (int r = 0; r < ranks; ++r) {
     ++m_running;
@@ -102,11 +106,26 @@ void GateRelay::poll() {
       s.router.send(zmq::buffer(header), zmq::send_flags::sndmore);
       s.router.send(zmq::const_buffer(nullptr, 0), zmq::send_flags::none);
     };
-    // A rank thread's go: the rank number, to that rank's socket.
+    const auto ask = [&] {  // every rank the last arrival waits for
+      std::vector<std::pair<int, std::string>> asked;
+      {
+        std::lock_guard lock(m_mutex);
+        for (int r = 0; r < ranks; ++r)
+          if (m_asked[static_cast<size_t>(r)]) asked.push_back({r, m_pending[static_cast<size_t>(r)]->routing_id});
+      }
+      for (const auto& [r, id] : asked) {
+        const std::vector<uint8_t> header = wireHeader(WireKind::GateAsk, r, 0, m_runId);
+        s.router.send(zmq::buffer(id), zmq::send_flags::sndmore);
+        s.router.send(zmq::buffer(header), zmq::send_flags::sndmore);
+        s.router.send(zmq::const_buffer(nullptr, 0), zmq::send_flags::none);
+      }
+    };
+    // A rank thread's go (the rank number, to that rank's socket), or -1: ask.
     zmq::message_t wake;
     while (s.wake.recv(wake, zmq::recv_flags::dontwait)) {
-      int rank = -1;
+      int rank = -2;
       if (wake.size() == sizeof rank) std::memcpy(&rank, wake.data(), sizeof rank);
+      if (rank == -1) ask();
       if (rank < 0 || rank >= ranks) continue;
       std::string id;
       {
@@ -126,6 +145,13 @@ void GateRelay::poll() {
                                                 {payload.data<uint8_t>(), payload.size()}, m_runId, ranks);
         if (m.kind == WireKind::GateLedger) {
           m_feed.ledger(m.rank, relayedLedger(m.arrival));
+          bool answered = false;
+          {
+            std::lock_guard lock(m_mutex);
+            answered = m_asked[static_cast<size_t>(m.rank)];
+            m_asked[static_cast<size_t>(m.rank)] = false;
+          }
+          if (answered) m_cv.notify_all();
         } else if (m.kind == WireKind::GateArrived) {
           m_feed.ledger(m.rank, relayedLedger(m.arrival));
           std::string routing_id(id.data<char>(), id.size());
@@ -162,6 +188,7 @@ void GateRelay::rankMain(int rank) {
   wake.connect(m_wakeEndpoint);
   StepGate& gate = m_feed.gate();
   const RunControl& control = m_feed.control();
+  const int ranks = m_feed.config().ranks;
   Pending& pending = *m_pending[static_cast<size_t>(rank)];
   while (true) {
     GateArrival arrival;
@@ -173,16 +200,38 @@ void GateRelay::rankMain(int rank) {
     }
     if (!m_released.load() && !control.isAborted()) {
       // At a stop, the rank's events up to the point are filed first.
+      bool settled = false;
       const auto settle = [&] {
         const auto until = std::chrono::steady_clock::now() + kRelayEventsWait;
         while (m_filed[static_cast<size_t>(rank)].load() < arrival.events_sent && !control.isAborted() &&
                !m_released.load() && std::chrono::steady_clock::now() < until)
           std::this_thread::sleep_for(std::chrono::microseconds(200));
+        // The last to arrive: the others' other streams may have changed
+        // their ledgers since they arrived (a prefetch landing); ask.
+        std::unique_lock lock(m_mutex);
+        settled = true;
+        if (++m_settled != ranks) return;
+        for (int r = 0; r < ranks; ++r) m_asked[static_cast<size_t>(r)] = r != rank;
+        lock.unlock();
+        const int code = -1;
+        wake.send(zmq::buffer(&code, sizeof code), zmq::send_flags::none);
+        lock.lock();
+        m_cv.wait_for(lock, kRelayAskWait, [&] {
+          return m_stop.load() || m_released.load() ||
+                 std::none_of(m_asked.begin(), m_asked.end(), [](bool b) { return b; });
+        });
+        std::fill(m_asked.begin(), m_asked.end(), false);
+      };
+      const auto unsettle = [&] {
+        std::lock_guard lock(m_mutex);
+        if (settled) --m_settled;
       };
       try {
         gate.pass(rank, arrival.point, arrival.now_ns, settle);
+        unsettle();
       } catch (const RunAborted&) {
         // The run is stopping: the rank is signalled and stops on its own; it gets no go.
+        unsettle();
         std::lock_guard lock(m_mutex);
         pending.arrival.reset();
         continue;

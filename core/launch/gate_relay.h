@@ -2,7 +2,9 @@
 // StepGate lives in the launcher (as in a threads run), and each worker's rank
 // reports every gate point here over a ZeroMQ ROUTER socket. A point that is
 // no stop is passed at once; at a stop a thread of the rank's passes the real
-// gate on its behalf (blocking while stopped) and then tells it to go on. The rank's events sent before the
+// gate on its behalf (blocking while stopped) and then tells it to go on.
+// The last rank to reach a stop first asks the others for their ledgers as
+// they are then, so a stop shows them as a threads run's views read them. The rank's events sent before the
 // point are filed before it counts as stopped, and its ledger is the one it
 // sent, so what the views show at a stop is what a threads run shows there.
 #pragma once
@@ -54,6 +56,8 @@ class GateRelay {
   std::atomic<bool> m_released{false};
   std::atomic<bool> m_stop{false};
   std::atomic<int> m_running{0};  // rank threads not yet returned
+  int m_settled = 0;               // under m_mutex: ranks settled at a stop, in pass()
+  std::vector<bool> m_asked;       // under m_mutex: ranks whose ledger the last arrival awaits
   std::thread m_poller;
   std::vector<std::thread> m_ranks;
 };

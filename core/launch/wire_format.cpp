@@ -374,10 +374,13 @@ WireMessage decodeWireMessage(std::span<const uint8_t> header, std::span<const u
     case WireKind::GateGo:
       expect(0, "gate go");
       break;
+    case WireKind::GateAsk:
+      expect(0, "gate ask");
+      break;
     default:
       throw WireError("header: kind " + kindText(h.kind) + " must be 1.." + std::to_string(kWireKindLast) +
                       " (hello, events, loss, result, master, failed, done, died, node clock, attach hello, run info, "
-                      "command, gate state, notice, bye, ended, gate arrived, gate ledger, gate go)");
+                      "command, gate state, notice, bye, ended, gate arrived, gate ledger, gate go, gate ask)");
   }
   m.kind = static_cast<WireKind>(h.kind);
   return m;

@@ -50,9 +50,10 @@ enum class WireKind : uint16_t {
   GateArrived = 17,  // rank: at a gate point (GateArrival)
   GateLedger = 18,   // rank, while it waits: its ledger changed (LedgerSnapshot as in GateArrival)
   GateGo = 19,       // relay: go on past the point (empty)
+  GateAsk = 20,      // relay, to a rank waiting at a stop: send your ledger now (empty)
 };
 inline constexpr uint32_t kAttachProtocol = 1;
-inline constexpr uint16_t kWireKindLast = 19;
+inline constexpr uint16_t kWireKindLast = 20;
 
 // The attach protocol's kinds, sent as the run's (rank -1 allowed); the
 // others name a rank.
@@ -61,7 +62,7 @@ constexpr bool isAttachKind(uint16_t kind) {
 }
 constexpr bool isAttachKind(WireKind kind) { return isAttachKind(static_cast<uint16_t>(kind)); }
 // Those of a rank and its gate relay.
-constexpr bool isGateKind(WireKind kind) { return kind >= WireKind::GateArrived && kind <= WireKind::GateGo; }
+constexpr bool isGateKind(WireKind kind) { return kind >= WireKind::GateArrived && kind <= WireKind::GateAsk; }
 
 struct WireHeader {
   uint32_t magic = kWireMagic;

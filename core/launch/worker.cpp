@@ -122,8 +122,14 @@ class WorkerGate final : public RemoteGatePass {
           const WireMessage m = decodeWireMessage({header.data<uint8_t>(), header.size()},
                                                   {payload.data<uint8_t>(), payload.size()}, m_args.run_id,
                                                   m_run.config().ranks);
-          if (m.kind == WireKind::GateGo && m.rank == rank) return;
-          throw WireError("kind " + std::to_string(static_cast<int>(m.kind)) + " is not a go for this rank");
+          if (m.rank != rank) throw WireError("a message for rank " + std::to_string(m.rank));
+          if (m.kind == WireKind::GateGo) return;
+          if (m.kind == WireKind::GateAsk) {  // the stop is complete: the views want the ledger as it is now
+            setLedger(a);
+            send(WireKind::GateLedger, gateLedgerPayload(a));
+            continue;
+          }
+          throw WireError("kind " + std::to_string(static_cast<int>(m.kind)) + " is not the gate relay's");
         } catch (const WireError& e) {
           SPDLOG_LOGGER_WARN(&logger(LogComponent::Engine), "rank {}: dropped a gate message: {}", rank, e.what());
         }

@@ -111,7 +111,7 @@ class TestWireFormat : public QObject {
     QVERIFY(refusal(wireHeader(WireKind::Done, -1, 0, kRun), done).contains("rank -1"));
     bad = h;
     poke<uint16_t>(bad, 8, 99);
-    QVERIFY(refusal(bad, done).contains("kind 99 must be 1..19"));
+    QVERIFY(refusal(bad, done).contains("kind 99 must be 1..20"));
   }
 
   void badPayloadsAreRefused() {
@@ -252,6 +252,9 @@ class TestWireFormat : public QObject {
     m = decodeWireMessage(wireHeader(WireKind::GateGo, 3, 0, kRun), {}, kRun, 4);
     QCOMPARE(int(m.kind), int(WireKind::GateGo));
     QCOMPARE(m.rank, 3);
+    m = decodeWireMessage(wireHeader(WireKind::GateAsk, 1, 0, kRun), {}, kRun, 4);
+    QCOMPARE(int(m.kind), int(WireKind::GateAsk));
+    QVERIFY(refusal(wireHeader(WireKind::GateAsk, 1, 0, kRun), {7}).contains("gate ask message: 1 bytes, must be 0"));
 
     // A rank's gate messages name the rank, belong to the run, and have their exact size.
     QVERIFY(refusal(wireHeader(WireKind::GateArrived, -1, 0, kRun), arrival).contains("rank -1 must be in 0..3"));
@@ -274,7 +277,7 @@ class TestWireFormat : public QObject {
     QVERIFY(refusal(wireHeader(WireKind::GateLedger, 0, 0, kRun), gateLedgerPayload(over)).contains("at most its peak"));
     QVERIFY(refusal(wireHeader(WireKind::GateLedger, 0, 0, kRun), arrival).contains("gate ledger message"));
     QVERIFY(isAttachKind(WireKind::Ended) && !isAttachKind(WireKind::GateArrived) && !isAttachKind(WireKind::Hello));
-    QVERIFY(isGateKind(WireKind::GateGo) && !isGateKind(WireKind::Ended));
+    QVERIFY(isGateKind(WireKind::GateGo) && isGateKind(WireKind::GateAsk) && !isGateKind(WireKind::Ended));
   }
 };
 
