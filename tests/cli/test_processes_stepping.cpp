@@ -3,8 +3,8 @@
 // config, and the run's trace and summary are the threads run's; an attached
 // inspector pauses and steps a served processes run through the same stops
 // (points, stop ids, ledgers) as a served threads run, and continue finishes
-// it; a worker killed while the ranks are stopped ends the run with the usual
-// message, no hang; two nodes (their ranks passing node 0's gate, found in the
+// it; Stop, or a worker killed, while the ranks are stopped ends the run with
+// the usual message, no hang; two nodes (their ranks passing node 0's gate, found in the
 // store) stop where one 8-rank threads run stops.
 #include <QtTest>
 
@@ -235,6 +235,28 @@ class TestProcessesStepping : public QObject {
     QVERIFY(expected.size() >= 4);
     QVERIFY(expected.front().contains("all 8 ranks at backward"));
     QCOMPARE(breakPoints(node0.out), expected);
+  }
+
+  void stopAtAStopEndsTheRun() {
+    QProcess served;
+    QByteArray out;
+    const QRegularExpressionMatch m = startAndWaitFor(
+        served, QStringList{"run", "--serve", "127.0.0.1:0", "--serve-wait", "60", "--steps", "1000", "--launch",
+                            "processes"} + kRun,
+        kServing, out, QProcess::StandardOutput);
+    QVERIFY2(m.hasMatch(), out.constData());
+    AttachedRun attached = attachTo(m.captured(1));
+    attached.gate->pause();
+    attached.run->start();
+    QVERIFY(eventually([&] { return attached.gate->stopped(); }));
+    QElapsedTimer t;
+    t.start();
+    attached.gate->stopRun();
+    QVERIFY2(served.waitForFinished(30000), "the stopped run did not end on Stop");
+    QCOMPARE(served.exitCode(), 3);
+    const QByteArray err = served.readAllStandardError();
+    QVERIFY2(err.contains("error: run stopped by inspector 'stepping test'"), err.constData());
+    QVERIFY2(t.elapsed() < 15000, qPrintable(QString::number(t.elapsed())));
   }
 
   void aWorkerKilledAtAStopEndsTheRun() {
