@@ -258,7 +258,8 @@ bool MainWindow::attachToRun(const QString& address, const QString& server_key, 
     return false;
   }
   if (!m_bridge->canStep())
-    statusBar()->showMessage(tr("attached to %1: its ranks are processes, so it can be watched and stopped, not stepped")
+    statusBar()->showMessage(tr("attached to %1: the ShardScope serving it steps only threads runs, so this "
+                                "processes run can be watched and stopped, not stepped")
                                  .arg(m_bridge->attachedTo()), 10000);
   return true;
 }

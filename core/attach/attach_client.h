@@ -29,7 +29,7 @@ struct AttachOptions {
 struct AttachedRun {
   std::unique_ptr<Run> run;  // not started: start() begins receiving
   std::shared_ptr<RemoteGate> gate;
-  bool steppable = false;    // the served run's ranks are its threads (processes: watch and stop only)
+  bool steppable = false;    // the served run can be stepped (threads or processes)
   std::string launch;        // "threads" or "processes"
   std::string endpoint;
 };

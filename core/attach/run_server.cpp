@@ -82,7 +82,9 @@ RunServer::RunServer(Run& run, ServeOptions options)
   Impl& s = *m_impl;
   const RunConfig& config = run.config();
   m_secured = m_options.address.secured;
-  m_steppable = config.launch == Launch::Threads;
+  // Threads or processes: the run's gate is in this process (a processes
+  // run's ranks pass it through the launcher's gate relay).
+  m_steppable = true;
   std::random_device entropy;
   s.run_id = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
   for (int r = 0; r < config.ranks; ++r)
@@ -277,12 +279,6 @@ void RunServer::serve() {
         if (m_stoppedBy.empty()) m_stoppedBy = "'" + in.name + "'";
       }
       m_run.cancel();
-      return;
-    }
-    if (!m_steppable) {
-      in.queue.push_back(textMessage(WireKind::Notice, -1,
-                                     "stepping needs a --launch threads run: this run's ranks are processes "
-                                     "(Stop works)", s.run_id));
       return;
     }
     StepGate& gate = m_run.gate();

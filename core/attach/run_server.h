@@ -52,7 +52,9 @@ class RunServer {
   bool secured() const { return m_secured; }
   const std::string& publicKey() const { return m_publicKey; }  // secured: what inspectors pass as --server-key
   size_t authorizedKeys() const { return m_authorized; }
-  // Whether inspectors can step the run (its ranks are this process's threads).
+  // Whether inspectors can step the run: always (a processes run's ranks
+  // pass its gate through the launcher); kept in the run's description for
+  // inspectors that still read it.
   bool steppable() const { return m_steppable; }
 
   // The inspector that stopped the run ("" if none did).

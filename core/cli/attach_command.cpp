@@ -63,8 +63,6 @@ std::unique_ptr<RunServer> serveRun(Run& run, std::ostream& out) {
     out << ": attach with `shardscope --attach " << where << "` or `shardscope-cli attach " << where
         << " --trace FILE`\n";
   }
-  if (!server->steppable())
-    out << "its ranks are processes: inspectors watch and may stop it, stepping needs --launch threads\n";
   out << std::flush;
   server->start();
   return server;

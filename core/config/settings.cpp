@@ -729,11 +729,6 @@ std::vector<Setting> buildTable() {
            "starts them, streaming their events here; same results)";
   s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.launch = choose(row, v, parseLaunch); };
   s.given = [](const RunConfig& c) { return c.launch != Launch::Threads; };
-  s.rule = [](const RunConfig& c) {
-    if (c.launch == Launch::Processes && (!c.break_on.empty() || !c.break_units.empty()))
-      throw ConfigError("--break-on and --break-unit stop the ranks in lockstep inside one process: with "
-                        "--launch processes they are not available yet (use --launch threads)");
-  };
   t.push_back(s);
 
   // The launch rows below describe where ranks run, not what runs: no JSON

@@ -131,6 +131,16 @@ void Run::setWorker(WorkerPlacement placement) {
 void Run::setRemoteRanks(std::function<void(RemoteRankFeed&)> host) {
   if (m_started) throw RunError("setRemoteRanks() must come before start()");
   m_remoteHost = std::move(host);
+  std::lock_guard lock(m_mutex);
+  m_remoteLedgers.assign(static_cast<size_t>(m_config.ranks), LedgerSnapshot{});
+}
+
+LedgerSnapshot Run::ledger(int rank) const {
+  {
+    std::lock_guard lock(m_mutex);
+    if (!m_remoteLedgers.empty()) return m_remoteLedgers.at(static_cast<size_t>(rank));
+  }
+  return m_contexts[rank]->ledger.snapshot();
 }
 
 void Run::start() {
@@ -508,6 +518,11 @@ void RemoteRankFeed::master(int64_t offset, const float* values, size_t count) {
     throw RunError("final master weights [" + std::to_string(offset) + ", +" + std::to_string(count) +
                    ") lie outside the model's " + std::to_string(out.size()) + " parameters");
   std::copy(values, values + count, out.begin() + offset);
+}
+
+void RemoteRankFeed::ledger(int rank, const LedgerSnapshot& snapshot) {
+  std::lock_guard lock(m_run.m_mutex);
+  m_run.m_remoteLedgers.at(static_cast<size_t>(rank)) = snapshot;
 }
 
 void RemoteRankFeed::nodeClock(const RunTrace::NodeClock& clock) {

@@ -148,8 +148,9 @@ class Run {
     return m_remoteStep ? *m_remoteStep : static_cast<const StepControl&>(m_gate);
   }
   void setStepControl(std::shared_ptr<StepControl> control) { m_remoteStep = std::move(control); }
-  // A rank's current bytes by category (any thread; for views of a stopped run).
-  LedgerSnapshot ledger(int rank) const { return m_contexts[rank]->ledger.snapshot(); }
+  // A rank's current bytes by category (any thread; for views of a stopped
+  // run). A rank of another process: as it last reported (at a gate point).
+  LedgerSnapshot ledger(int rank) const;
   bool finished() const { return m_finished.load(); }
 
   const RunConfig& config() const { return m_config; }
@@ -208,6 +209,7 @@ class Run {
   std::optional<WorkerPlacement> m_worker;
   std::function<void(RemoteRankFeed&)> m_remoteHost;
   std::vector<RunTrace::NodeClock> m_nodeClocks;  // under m_mutex
+  std::vector<LedgerSnapshot> m_remoteLedgers;    // under m_mutex: ranks elsewhere, as last reported
   int m_stepsDone = 0;               // leading steps every rank reported
   std::vector<RankResult> m_rankResults;
   std::vector<float> m_finalMaster;
@@ -237,6 +239,10 @@ class RemoteRankFeed {
   void master(int64_t offset, const float* values, size_t count);
   // Another node's clock alignment (multi-node measured runs), for the trace.
   void nodeClock(const RunTrace::NodeClock& clock);
+  // The run's gate: the remote ranks pass it through the launcher (launch/gate_relay.h).
+  StepGate& gate() { return m_run.m_gate; }
+  // A remote rank's ledger now (reported at its gate points), for ledger().
+  void ledger(int rank, const LedgerSnapshot& snapshot);
 
  private:
   Run& m_run;

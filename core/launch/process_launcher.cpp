@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "common/stop_signals.h"
 #include "launch/clock_sync.h"
+#include "launch/gate_relay.h"
 #include "launch/rank_result_json.h"
 #include "launch/wire_format.h"
 #include "launch/wire_socket.h"
@@ -40,6 +41,8 @@ constexpr auto kLateMessages = std::chrono::milliseconds(2000);
 constexpr auto kKillGrace = std::chrono::milliseconds(3000);
 // Nodes may start minutes apart (torchrun waits as long).
 constexpr auto kNodeWait = std::chrono::minutes(5);
+// The store's gate key when the run's gate is off (a store value is never empty).
+const std::string kNoGate = "off";
 
 struct Worker {
   int rank = 0;
@@ -184,9 +187,11 @@ class Collector {
       w.rdzv = "file://" + m_storeDir;
       std::random_device entropy;
       m_runId = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
+      startRelay(w);
     } else {
       w.rdzv = config.rdzv;
       m_runId = runIdOf(config.rdzv_id);
+      startRelay(w);
       if (config.nnodes > 1) {
         // The other nodes' workers send here, and their launchers align
         // their clocks to this one's; the keys are the run's.
@@ -194,6 +199,8 @@ class Collector {
         const std::shared_ptr<gloo::rendezvous::Store> store = openRendezvousStore(config.rdzv);
         try {
           store->set(config.rdzv_id + "/clock", bytesOf(m_clockServer->endpoint()));
+          // Before the collector's key, which the other nodes wait for.
+          store->set(config.rdzv_id + "/gate", bytesOf(w.gate.empty() ? kNoGate : w.gate));
           store->set(config.rdzv_id + "/collector", bytesOf(endpoint));
         } catch (const std::exception& e) {
           throw RunError("--rdzv " + config.rdzv + ": cannot publish run '" + config.rdzv_id + "' (" + e.what() +
@@ -219,6 +226,7 @@ class Collector {
       LocalWorkers::signalAll(m_workers, SIGTERM, true);
     }
     loop(pull);
+    m_relay.reset();  // every worker is gone
     m_feed.control().setAbortHandler(nullptr);
     if (!m_storeDir.empty()) {
       std::error_code ignored;
@@ -228,6 +236,14 @@ class Collector {
   }
 
  private:
+  // An enabled gate (breakpoints, a served run) is the launcher's: the
+  // workers pass it through the relay.
+  void startRelay(WorkerArgs& w) {
+    if (!m_feed.gate().enabled()) return;
+    m_relay = std::make_unique<GateRelay>(m_feed, m_feed.config().node_addr, m_runId);
+    w.gate = m_relay->endpoint();
+  }
+
   void loop(zmq::socket_t& pull) {
     const RunConfig& config = m_feed.config();
     std::optional<Clock::time_point> grace_until, kill_at, give_up_at;
@@ -245,8 +261,10 @@ class Collector {
       }
       // The first failure or death: the others get the collective timeout to
       // stop on their own (they see the broken connections), then a SIGTERM.
-      if (!grace_until && (!m_failures.empty() || anyDeath()))
+      if (!grace_until && (!m_failures.empty() || anyDeath())) {
         grace_until = now + std::chrono::milliseconds(config.timeout_ms);
+        if (m_relay) m_relay->releaseAll();  // ranks at a stop go on to meet the broken connections
+      }
       if (grace_until && now >= *grace_until && !kill_at) {
         LocalWorkers::signalAll(m_workers, SIGTERM, true);
         kill_at = now + kKillGrace;
@@ -288,7 +306,7 @@ class Collector {
   }
 
   void file(const WireMessage& m) {
-    if (m.kind >= WireKind::AttachHello)
+    if (m.kind >= WireKind::AttachHello)  // the attach protocol's, or the gate relay's own socket's
       throw WireError("kind " + std::to_string(static_cast<int>(m.kind)) + " is not a rank process's message");
     Worker& w = m_workers.at(static_cast<size_t>(m.rank));
     switch (m.kind) {
@@ -296,6 +314,7 @@ class Collector {
         break;
       case WireKind::Events:
         m_feed.events(m.rank, m.events.data(), m.events.size());
+        if (m_relay) m_relay->filedEvents(m.rank, m.events.size());
         for (const Event& e : m.events) {
           w.last_ns = std::max(w.last_ns, e.end_ns);
           w.last_step = std::max(w.last_step, e.step);
@@ -363,6 +382,7 @@ class Collector {
   std::vector<Worker> m_workers;
   std::vector<std::string> m_failures;
   std::atomic<bool> m_stopRequested{false};
+  std::unique_ptr<GateRelay> m_relay;  // the run's gate is enabled
   std::unique_ptr<ClockServer> m_clockServer;  // multi-node runs: the other nodes' clocks align to it
 };
 }  // namespace
@@ -377,7 +397,7 @@ std::function<void(RemoteRankFeed&)> processLauncher(LaunchOptions options) {
 int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, LaunchOptions options) {
   const int local = config.procsPerNode();
   const int first = config.node_rank * local;
-  std::string endpoint, clock_endpoint;
+  std::string endpoint, clock_endpoint, gate_endpoint;
   try {
     const std::shared_ptr<gloo::rendezvous::Store> store = openRendezvousStore(config.rdzv);
     const std::string key = config.rdzv_id + "/collector", clock_key = config.rdzv_id + "/clock";
@@ -385,6 +405,9 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
     const std::vector<char> value = store->get(key), clock_value = store->get(clock_key);
     endpoint.assign(value.begin(), value.end());
     clock_endpoint.assign(clock_value.begin(), clock_value.end());
+    const std::vector<char> gate_value = store->get(config.rdzv_id + "/gate");  // set before the collector's
+    gate_endpoint.assign(gate_value.begin(), gate_value.end());
+    if (gate_endpoint == kNoGate) gate_endpoint.clear();
   } catch (const ConfigError&) {
     throw;
   } catch (const std::exception& e) {
@@ -394,6 +417,7 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
   }
   WorkerArgs w = baseWorkerArgs(config, nullptr);
   w.collector = endpoint;
+  w.gate = gate_endpoint;
   w.run_id = runIdOf(config.rdzv_id);
   w.rdzv = config.rdzv;
   w.prefix = config.rdzv_id;

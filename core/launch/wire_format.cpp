@@ -121,6 +121,71 @@ std::vector<uint8_t> gateStatePayload(const GateStateMessage& g) {
 }
 
 namespace {
+constexpr size_t kLedgerBytes = 2 * kCategoryCount * sizeof(int64_t) + 2 * sizeof(int64_t);
+constexpr size_t kArrivalBytes = 16 + 16 + kLedgerBytes;  // point, then now_ns and events_sent, then the ledger
+
+void appendLedger(std::vector<uint8_t>& out, const GateArrival& a) {
+  append(out, a.current);
+  append(out, a.peak);
+  append(out, a.model_state_peak);
+  append(out, a.total_peak);
+}
+
+void readLedger(std::span<const uint8_t> p, size_t at, GateArrival& a) {
+  a.current = readAt<std::array<int64_t, kCategoryCount>>(p, at);
+  a.peak = readAt<std::array<int64_t, kCategoryCount>>(p, at + kCategoryCount * sizeof(int64_t));
+  a.model_state_peak = readAt<int64_t>(p, at + 2 * kCategoryCount * sizeof(int64_t));
+  a.total_peak = readAt<int64_t>(p, at + 2 * kCategoryCount * sizeof(int64_t) + 8);
+  for (size_t c = 0; c < kCategoryCount; ++c)
+    if (a.current[c] < 0 || a.peak[c] < a.current[c])
+      throw WireError("gate ledger: category " + std::to_string(c) + " must hold 0 or more bytes, at most its peak");
+  if (a.model_state_peak < 0 || a.total_peak < 0) throw WireError("gate ledger: peaks must not be negative");
+}
+
+GateArrival decodeArrival(std::span<const uint8_t> payload) {
+  if (payload.size() != kArrivalBytes)
+    throw WireError("gate arrival: " + std::to_string(payload.size()) + " bytes, must be " + std::to_string(kArrivalBytes));
+  GateArrival a;
+  const auto kind = readAt<uint8_t>(payload, 0);
+  if (kind >= kEventKindCount)
+    throw WireError("gate arrival: event kind " + std::to_string(kind) + " must be below " + std::to_string(kEventKindCount));
+  a.point.kind = static_cast<EventKind>(kind);
+  if (payload[1] != 0 || payload[2] != 0 || payload[3] != 0)
+    throw WireError("gate arrival: the 3 bytes after the kind are padding and must be 0");
+  a.point.step = readAt<int32_t>(payload, 4);
+  a.point.block = readAt<int32_t>(payload, 8);
+  a.point.unit = readAt<int32_t>(payload, 12);
+  if (a.point.step < -1 || a.point.block < -1 || a.point.unit < -1)
+    throw WireError("gate arrival: step, block and unit must be -1 or more");
+  a.now_ns = readAt<int64_t>(payload, 16);
+  a.events_sent = readAt<uint64_t>(payload, 24);
+  readLedger(payload, 32, a);
+  return a;
+}
+
+}  // namespace
+
+std::vector<uint8_t> gateArrivalPayload(const GateArrival& a) {
+  std::vector<uint8_t> out;
+  out.reserve(kArrivalBytes);
+  append(out, static_cast<uint8_t>(a.point.kind));
+  out.insert(out.end(), 3, 0);
+  append(out, static_cast<int32_t>(a.point.step));
+  append(out, static_cast<int32_t>(a.point.block));
+  append(out, static_cast<int32_t>(a.point.unit));
+  append(out, a.now_ns);
+  append(out, a.events_sent);
+  appendLedger(out, a);
+  return out;
+}
+
+std::vector<uint8_t> gateLedgerPayload(const GateArrival& a) {
+  std::vector<uint8_t> out;
+  appendLedger(out, a);
+  return out;
+}
+
+namespace {
 StepCommand decodeCommand(std::span<const uint8_t> payload) {
   if (payload.size() < 12) throw WireError("command: " + std::to_string(payload.size()) + " bytes, at least 12 needed");
   StepCommand c;
@@ -206,7 +271,7 @@ WireMessage decodeWireMessage(std::span<const uint8_t> header, std::span<const u
   const bool learns_run_id = kind == WireKind::AttachHello || kind == WireKind::RunInfo;
   if (h.run_id != run_id && !learns_run_id) throw WireError("header: run id belongs to another run");
   // Messages of a rank name it; those of the attach protocol are the run's (-1).
-  const bool of_the_run = h.kind >= static_cast<uint16_t>(WireKind::AttachHello);
+  const bool of_the_run = isAttachKind(h.kind);
   if (of_the_run ? h.rank < -1 || h.rank >= ranks : h.rank < 0 || h.rank >= ranks)
     throw WireError("header: rank " + std::to_string(h.rank) + " must be in " + (of_the_run ? "-1" : "0") + ".." +
                     std::to_string(ranks - 1));
@@ -299,9 +364,23 @@ WireMessage decodeWireMessage(std::span<const uint8_t> header, std::span<const u
       m.finished = payload[0] == 1;
       m.text.assign(reinterpret_cast<const char*>(payload.data()) + 1, payload.size() - 1);
       break;
+    case WireKind::GateArrived:
+      m.arrival = decodeArrival(payload);
+      break;
+    case WireKind::GateLedger:
+      expect(kLedgerBytes, "gate ledger");
+      readLedger(payload, 0, m.arrival);
+      break;
+    case WireKind::GateGo:
+      expect(0, "gate go");
+      break;
+    case WireKind::GateAsk:
+      expect(0, "gate ask");
+      break;
     default:
-      throw WireError("header: kind " + kindText(h.kind) + " must be 1..16 (hello, events, loss, result, master, "
-                      "failed, done, died, node clock, attach hello, run info, command, gate state, notice, bye, ended)");
+      throw WireError("header: kind " + kindText(h.kind) + " must be 1.." + std::to_string(kWireKindLast) +
+                      " (hello, events, loss, result, master, failed, done, died, node clock, attach hello, run info, "
+                      "command, gate state, notice, bye, ended, gate arrived, gate ledger, gate go, gate ask)");
   }
   m.kind = static_cast<WireKind>(h.kind);
   return m;

@@ -44,8 +44,25 @@ enum class WireKind : uint16_t {
   Notice = 14,       // server: a line for the inspector's user (a refused command)
   Bye = 15,          // inspector: detaching (empty)
   Ended = 16,        // server, last: uint8 1 = every step ran, 0 = stopped early; then the run's error (UTF-8, may be empty)
+  // A rank process and its launcher's gate relay (launch/gate_relay.h), on
+  // their own socket: the launcher's StepGate is the run's, a worker's rank
+  // waits there at each gate point.
+  GateArrived = 17,  // rank: at a gate point (GateArrival)
+  GateLedger = 18,   // rank, while it waits: its ledger changed (LedgerSnapshot as in GateArrival)
+  GateGo = 19,       // relay: go on past the point (empty)
+  GateAsk = 20,      // relay, to a rank waiting at a stop: send your ledger now (empty)
 };
 inline constexpr uint32_t kAttachProtocol = 1;
+inline constexpr uint16_t kWireKindLast = 20;
+
+// The attach protocol's kinds, sent as the run's (rank -1 allowed); the
+// others name a rank.
+constexpr bool isAttachKind(uint16_t kind) {
+  return kind >= static_cast<uint16_t>(WireKind::AttachHello) && kind <= static_cast<uint16_t>(WireKind::Ended);
+}
+constexpr bool isAttachKind(WireKind kind) { return isAttachKind(static_cast<uint16_t>(kind)); }
+// Those of a rank and its gate relay.
+constexpr bool isGateKind(WireKind kind) { return kind >= WireKind::GateArrived && kind <= WireKind::GateAsk; }
 
 struct WireHeader {
   uint32_t magic = kWireMagic;
@@ -84,6 +101,17 @@ struct GateStateMessage {
   std::vector<std::array<int64_t, kCategoryCount>> ledgers;  // current bytes by category
 };
 
+// A rank at a gate point of the launcher's gate: where, its clock there, how
+// many events it had sent before (the relay files them before the rank counts
+// as stopped) and its ledger (the views of a stop show it).
+struct GateArrival {
+  GatePoint point;
+  int64_t now_ns = 0;        // the rank's run-clock time there
+  uint64_t events_sent = 0;  // Events records sent so far, all batches
+  std::array<int64_t, kCategoryCount> current{}, peak{};  // bytes by category
+  int64_t model_state_peak = 0, total_peak = 0;           // bytes
+};
+
 // One decoded message; only the fields of its kind are set.
 struct WireMessage {
   WireKind kind = WireKind::Hello;
@@ -104,6 +132,7 @@ struct WireMessage {
   uint64_t run_id = 0;    // RunInfo: the served run's
   StepCommand command;
   GateStateMessage gate;
+  GateArrival arrival;  // GateArrived; GateLedger sets its ledger fields
 };
 
 // Header + payload of each kind, as the sender puts them on the wire.
@@ -114,6 +143,8 @@ std::vector<uint8_t> nodeClockPayload(const RunTrace::NodeClock& clock);
 std::vector<uint8_t> attachHelloPayload(const std::string& name);
 std::vector<uint8_t> commandPayload(const StepCommand& command);
 std::vector<uint8_t> gateStatePayload(const GateStateMessage& gate);
+std::vector<uint8_t> gateArrivalPayload(const GateArrival& arrival);
+std::vector<uint8_t> gateLedgerPayload(const GateArrival& ledger);  // its ledger fields only
 
 // Checks and decodes one message for run `run_id` of `ranks` ranks (an
 // AttachHello or RunInfo may carry any run id: they are how it is learnt).

@@ -19,6 +19,7 @@
 #include "engine/run.h"
 #include "launch/rank_result_json.h"
 #include "launch/wire_format.h"
+#include "launch/wire_socket.h"
 
 namespace shardscope {
 
@@ -27,6 +28,7 @@ constexpr auto kForwardEvery = std::chrono::milliseconds(10);
 constexpr size_t kBatchEvents = 16384;        // 1 MiB of records a message
 constexpr size_t kMasterFloats = size_t{4} << 20;  // 16 MiB of weights a message
 constexpr int kSendTimeoutMs = 60000;         // a collector that stops reading ends the worker
+constexpr auto kGatePoll = std::chrono::milliseconds(20);  // a rank waiting for a go looks at its run and launcher
 
 int64_t parseI64(const std::string& flag, const std::string& v) {
   try {
@@ -90,6 +92,84 @@ class RankForwarder {
   std::vector<Event> m_batch;
 };
 
+// The rank's gate points, passed in the launcher: say where it is (with its
+// ledger and the events recorded so far), and wait for the go; a cancelled run or a
+// launcher that is gone ends the wait within a poll.
+class WorkerGate final : public RemoteGatePass {
+ public:
+  WorkerGate(const Run& run, const WorkerArgs& args)
+      : m_run(run), m_args(args), m_socket(m_context, zmq::socket_type::dealer) {
+    m_socket.set(zmq::sockopt::linger, 0);
+    m_socket.connect(args.gate);
+  }
+
+  void pass(int rank, const GatePoint& point, int64_t now_ns, const RunControl& control) override {
+    GateArrival a;
+    a.point = point;
+    a.now_ns = now_ns;
+    // The main thread streams them within kForwardEvery; at a stop the relay
+    // files them before the rank counts as stopped.
+    a.events_sent = m_run.eventLog(rank).publishedCount();
+    setLedger(a);
+    send(WireKind::GateArrived, gateArrivalPayload(a));
+    while (true) {
+      zmq::pollitem_t item{m_socket.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, kGatePoll);
+      zmq::message_t header, payload;
+      for (size_t parts; (parts = receiveWireParts(m_socket, header, payload)) != 0;) {
+        try {
+          if (parts != 2) throw WireError("a message must have two parts");
+          const WireMessage m = decodeWireMessage({header.data<uint8_t>(), header.size()},
+                                                  {payload.data<uint8_t>(), payload.size()}, m_args.run_id,
+                                                  m_run.config().ranks);
+          if (m.rank != rank) throw WireError("a message for rank " + std::to_string(m.rank));
+          if (m.kind == WireKind::GateGo) return;
+          if (m.kind == WireKind::GateAsk) {  // the stop is complete: the views want the ledger as it is now
+            setLedger(a);
+            send(WireKind::GateLedger, gateLedgerPayload(a));
+            continue;
+          }
+          throw WireError("kind " + std::to_string(static_cast<int>(m.kind)) + " is not the gate relay's");
+        } catch (const WireError& e) {
+          SPDLOG_LOGGER_WARN(&logger(LogComponent::Engine), "rank {}: dropped a gate message: {}", rank, e.what());
+        }
+      }
+      if (control.isAborted()) throw RunAborted();
+      if (m_args.launcher_pid > 0 && getppid() != m_args.launcher_pid)
+        throw RunError("rank " + std::to_string(rank) + ": its launcher (pid " + std::to_string(m_args.launcher_pid) +
+                       ") is gone while the rank waited at the gate");
+      // At a stop the rank's other streams may still finish ops (a prefetched
+      // gather): the views get its ledger again when it changes.
+      GateArrival now;
+      setLedger(now);
+      if (now.current != a.current || now.peak != a.peak) {
+        a = now;
+        send(WireKind::GateLedger, gateLedgerPayload(now));
+      }
+    }
+  }
+
+ private:
+  void setLedger(GateArrival& a) const {
+    const LedgerSnapshot l = m_run.ledger(m_args.rank);
+    a.current = l.current;
+    a.peak = l.peak;
+    a.model_state_peak = l.model_state_peak;
+    a.total_peak = l.total_peak;
+  }
+  void send(WireKind kind, const std::vector<uint8_t>& payload) {
+    const std::vector<uint8_t> header =
+        wireHeader(kind, m_args.rank, static_cast<uint32_t>(payload.size()), m_args.run_id);
+    m_socket.send(zmq::buffer(header), zmq::send_flags::sndmore);
+    m_socket.send(zmq::buffer(payload), zmq::send_flags::none);
+  }
+
+  const Run& m_run;
+  const WorkerArgs& m_args;
+  zmq::context_t m_context;
+  zmq::socket_t m_socket;  // used by the rank's compute stream alone
+};
+
 // The weights this rank owns: the runs of final_master it wrote.
 void sendMaster(const std::vector<float>& master, CollectorLink& link) {
   const auto written = [&](size_t i) { return std::bit_cast<uint32_t>(master[i]) != kUnwrittenMaster; };
@@ -116,6 +196,7 @@ WorkerArgs parseWorkerArgs(const std::vector<std::string>& args, RunConfig* conf
     const std::string& v = args[++i];
     if (flag == "--rank") w.rank = static_cast<int>(parseI64(flag, v));
     else if (flag == "--collector") w.collector = v;
+    else if (flag == "--gate") w.gate = v;
     else if (flag == "--run-id") w.run_id = static_cast<uint64_t>(std::stoull(v, nullptr, 16));
     else if (flag == "--rdzv") w.rdzv = v;
     else if (flag == "--rdzv-prefix") w.prefix = v;
@@ -143,6 +224,10 @@ std::vector<std::string> workerArgs(const WorkerArgs& w, const RunConfig& config
                                 w.collector,       "--run-id",      id,                     "--rdzv",
                                 w.rdzv,            "--rdzv-prefix", w.prefix,               "--node-addr",
                                 w.node_addr,       "--launcher-pid", std::to_string(w.launcher_pid)};
+  if (!w.gate.empty()) {
+    a.push_back("--gate");
+    a.push_back(w.gate);
+  }
   if (w.clock_origin_ns) {
     a.push_back("--clock-origin-ns");
     a.push_back(std::to_string(*w.clock_origin_ns));
@@ -189,8 +274,14 @@ int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err
   }
   const StopSignalScope on_signal([r = run.get()] { r->cancel(); });
   RankForwarder forwarder(*run, args.rank, *link);
+  std::unique_ptr<WorkerGate> gate;
   bool finished = false;
   try {
+    if (!args.gate.empty()) {
+      gate = std::make_unique<WorkerGate>(*run, args);
+      run->gate().enable();
+      run->gate().setRemote(gate.get());
+    }
     run->start();
     while (!run->finished()) {
       std::this_thread::sleep_for(kForwardEvery);
@@ -222,6 +313,7 @@ int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err
   } catch (const std::exception& e) {  // the collector is gone, or the run's thread could not start
     err << "error: " << who << ": " << failureText(e) << "\n";
     run->cancel();
+    run.reset();  // its rank is gone before the gate and forwarder it uses
     return kExitRunFailed;
   }
   return code;

@@ -1,6 +1,8 @@
 // A worker process of a `--launch processes` run: it hosts one rank, meets
 // the other ranks through the rendezvous store, trains, and streams what the
 // rank records (events, losses, then its result) to the run's collector.
+// When the run's gate is on, the rank passes it in the launcher: each gate
+// point waits there for a go (launch/gate_relay.h).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@ namespace shardscope {
 struct WorkerArgs {
   int rank = -1;
   std::string collector;    // ZeroMQ endpoint of the collector: "tcp://127.0.0.1:40123"
+  std::string gate;         // the launcher's gate relay (the run's gate is on), else empty
   uint64_t run_id = 0;
   std::string rdzv;         // file://DIR or redis://HOST:PORT
   std::string prefix;       // this run's keys in the store

@@ -69,6 +69,12 @@ bool StepGate::isStop(int rank, const GatePoint& p) const {
 
 void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns, const std::function<void()>& settle) {
   if (!m_enabled) return;
+  if (m_remote) {
+    // Whether this is a stop is the launcher's call: what the views read must be complete first.
+    if (settle) settle();
+    m_remote->pass(rank, point, now_ns, m_control);
+    return;
+  }
   std::unique_lock lock(m_mutex);
   const bool compute = isComputeGate(point.kind);
   if (compute) ++m_passes[rank];  // Pause counts compute points, so it stops where it always did
@@ -97,6 +103,21 @@ void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns, const std:
   // The release (step/resume) clears the waiting set itself, so a rank that has
   // not woken yet is never counted at the next stop.
   m_control.waitUntil(lock, m_cv, [&] { return m_generation != generation; });
+}
+
+bool StepGate::passIfFree(int rank, const GatePoint& point, int64_t now_ns) {
+  if (!m_enabled) return true;
+  std::lock_guard lock(m_mutex);
+  const bool compute = isComputeGate(point.kind);
+  if (compute) ++m_passes[rank];
+  if (isStop(rank, point)) {
+    if (compute) --m_passes[rank];  // pass() counts it again
+    return false;
+  }
+  if (compute) m_last[rank] = point;
+  m_at[rank] = point;
+  m_lastNs[rank] = now_ns;
+  return true;
 }
 
 void StepGate::pause() {

@@ -32,6 +32,16 @@ std::set<EventKind> breakEventKinds(const std::vector<BreakOp>& ops);
 // phase and step; the other gate points (a free, a launch) stop by action.
 bool isComputeGate(EventKind kind);
 
+// A worker process's rank (--launch processes): the run's one gate is the
+// launcher's, and each gate point is passed there (launch/gate_relay.h).
+// pass() returns when the launcher lets the rank go on; it throws RunAborted
+// when `control` aborts first, RunError when the launcher is gone.
+class RemoteGatePass {
+ public:
+  virtual ~RemoteGatePass() = default;
+  virtual void pass(int rank, const GatePoint& point, int64_t now_ns, const RunControl& control) = 0;
+};
+
 class StepGate final : public StepControl {
  public:
   StepGate(int ranks, RunControl& control);
@@ -41,6 +51,10 @@ class StepGate final : public StepControl {
   // settle: run (unlocked) before the rank counts as stopped, so what the
   // views read at a stop is complete (a GPU rank resolves its device spans).
   void pass(int rank, const GatePoint& point, int64_t now_ns = 0, const std::function<void()>& settle = {});
+  // pass() when the point is no stop (true); when it is one, nothing happens
+  // and it returns false: the caller then calls pass(), which may block.
+  // For a relay that must not block on the points that run freely.
+  bool passIfFree(int rank, const GatePoint& point, int64_t now_ns = 0);
 
   // Controller side (any thread).
   // Stop every rank at the same gate point: the one after the furthest
@@ -63,6 +77,9 @@ class StepGate final : public StepControl {
   void setRepresentatives(std::vector<int> representative);
   bool enabled() const { return m_enabled; }
   void enable() { m_enabled = true; }  // before the run starts; a disabled gate costs nothing
+  // Before the run starts (a worker process): an enabled gate hands every
+  // point to `remote` instead of stopping here; the controller side is unused.
+  void setRemote(RemoteGatePass* remote) { m_remote = remote; }
 
  private:
   bool isStop(int rank, const GatePoint& p) const;
@@ -72,6 +89,7 @@ class StepGate final : public StepControl {
   std::vector<int> m_representative;
   RunControl& m_control;
   bool m_enabled = false;
+  RemoteGatePass* m_remote = nullptr;
   mutable std::mutex m_mutex;
   std::condition_variable m_cv;
   StepMode m_mode = StepMode::Run;

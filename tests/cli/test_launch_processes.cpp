@@ -180,8 +180,8 @@ class TestLaunchProcesses : public QObject {
     QTest::addColumn<QString>("message");
     QTest::newRow("unknown") << QStringList{"--launch", "fork"} << "--launch must be threads or processes";
     QTest::newRow("meta") << QStringList{"--launch", "processes", "--backend", "meta"} << "--launch";
-    QTest::newRow("breakpoints") << QStringList{"--launch", "processes", "--break-on", "forward"}
-                                 << "not available yet (use --launch threads)";
+    QTest::newRow("break on nothing known") << QStringList{"--launch", "processes", "--break-on", "lunch"}
+                                            << "--break-on must be";
   }
 
   void badLaunchFlagsAreRefused() {

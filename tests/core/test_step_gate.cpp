@@ -4,15 +4,24 @@
 // on an op kind (a free, a launch) or a unit; the ledger at a stop shows the
 // gathered parameters of the unit being computed; cancel works while stopped;
 // a stepped modeled run writes the same trace as one run straight through.
+// A worker process's gate hands every point to the launcher (and costs
+// nothing when off); there the gate relay stops relayed ranks in lockstep,
+// steps them, shows the ledgers they sent (the last to arrive asks the others
+// for theirs then), and never hangs going away.
 #include <QtTest>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
+#include <zmq.hpp>
 
 #include <sstream>
 
 #include "common/errors.h"
 #include "engine/run.h"
+#include "launch/gate_relay.h"
+#include "launch/wire_format.h"
+#include "launch/wire_socket.h"
 #include "trace/chrome_trace_writer.h"
 
 using namespace shardscope;
@@ -45,6 +54,53 @@ std::vector<GatePoint> nextStop(Run& run, uint64_t& after) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return {};
+}
+
+// Records what a worker's gate hands over.
+struct RecordingRemote final : RemoteGatePass {
+  std::vector<std::pair<int, GatePoint>> passed;
+  std::vector<int64_t> times;
+  int settled_before = 0;
+  int settles = 0;
+  void pass(int rank, const GatePoint& point, int64_t now_ns, const RunControl&) override {
+    settled_before += settles == static_cast<int>(passed.size()) + 1 ? 1 : 0;
+    passed.push_back({rank, point});
+    times.push_back(now_ns);
+  }
+};
+
+// A worker's rank as the relay sees it: a DEALER that says where it is
+// (with a ledger of `gathered` bytes) and waits for the go. False: no go in time.
+bool arriveAndWait(zmq::socket_t& dealer, int rank, const GatePoint& point, int64_t gathered, uint64_t run_id,
+                   const std::atomic<bool>* give_up = nullptr) {
+  GateArrival a;
+  a.point = point;
+  a.now_ns = 1000 * (point.block + 1);
+  a.current[static_cast<size_t>(Category::Gathered)] = gathered;
+  a.peak = a.current;
+  const std::vector<uint8_t> payload = gateArrivalPayload(a);
+  const std::vector<uint8_t> header = wireHeader(WireKind::GateArrived, rank, uint32_t(payload.size()), run_id);
+  dealer.send(zmq::buffer(header), zmq::send_flags::sndmore);
+  dealer.send(zmq::buffer(payload), zmq::send_flags::none);
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (Clock::now() < deadline && !(give_up && give_up->load())) {
+    zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(10));
+    zmq::message_t h, p;
+    if (receiveWireParts(dealer, h, p) == 2) {
+      const WireMessage m = decodeWireMessage({h.data<uint8_t>(), h.size()}, {p.data<uint8_t>(), p.size()}, run_id, 2);
+      if (m.kind == WireKind::GateGo && m.rank == rank) return true;
+      if (m.kind == WireKind::GateAsk) {  // the ledger now: one byte more than at the arrival
+        ++a.current[static_cast<size_t>(Category::Gathered)];
+        a.peak = a.current;
+        const std::vector<uint8_t> ledger = gateLedgerPayload(a);
+        dealer.send(zmq::buffer(wireHeader(WireKind::GateLedger, rank, uint32_t(ledger.size()), run_id)),
+                    zmq::send_flags::sndmore);
+        dealer.send(zmq::buffer(ledger), zmq::send_flags::none);
+      }
+    }
+  }
+  return false;
 }
 
 void expectLockstep(const std::vector<GatePoint>& points) {
@@ -295,6 +351,151 @@ class TestStepGate : public QObject {
     stepped.gate().resume();
     stepped.wait();
     QVERIFY(traceText(stepped) == traceText(straight));
+  }
+
+  void aWorkersGateHandsEveryPointToTheLauncher() {
+    RunControl control;
+    StepGate gate(2, control);
+    RecordingRemote remote;
+    gate.setRemote(&remote);
+    gate.pass(0, {EventKind::Forward, 0, 0, -1}, 5);
+    QVERIFY(remote.passed.empty());  // a disabled gate costs nothing, remote or not
+    gate.enable();
+    gate.pause();  // the worker's own controller side is not what stops it
+    gate.pass(1, {EventKind::Forward, 0, 2, -1}, 7, [&] { ++remote.settles; });
+    gate.pass(0, {EventKind::Free, 0, 2, 1}, 9);
+    QCOMPARE(remote.passed.size(), size_t{2});
+    QCOMPARE(remote.passed[0].first, 1);
+    QCOMPARE(remote.passed[0].second, (GatePoint{EventKind::Forward, 0, 2, -1}));
+    QCOMPARE(remote.passed[1].second.kind, EventKind::Free);
+    QCOMPARE(remote.times, (std::vector<int64_t>{7, 9}));
+    QCOMPARE(remote.settled_before, 1);  // what the views read is complete before the launcher hears of it
+    QVERIFY(!gate.stopped());
+  }
+
+  void passIfFreeNeverBlocksAndCountsOnce() {
+    RunControl control;
+    StepGate gate(2, control);
+    gate.enable();
+    QVERIFY(gate.passIfFree(0, {EventKind::Forward, 0, 0, -1}, 1));  // running freely: passed
+    QVERIFY(gate.passIfFree(1, {EventKind::Forward, 0, 0, -1}, 1));
+    gate.pause();  // stops every rank at compute pass 2
+    QVERIFY(gate.passIfFree(0, {EventKind::Free, 0, 0, 0}, 2));  // a free is no pause stop
+    QVERIFY(!gate.passIfFree(0, {EventKind::Forward, 0, 1, -1}, 3));
+    QVERIFY(!gate.passIfFree(0, {EventKind::Forward, 0, 1, -1}, 3));  // refused points are not counted
+    QVERIFY(!gate.passIfFree(1, {EventKind::Forward, 0, 1, -1}, 3));
+    std::thread r0([&] { gate.pass(0, {EventKind::Forward, 0, 1, -1}, 3); });
+    std::thread r1([&] { gate.pass(1, {EventKind::Forward, 0, 1, -1}, 4); });
+    std::vector<GatePoint> points;
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (!gate.stopped(&points) && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    QCOMPARE(points, (std::vector<GatePoint>(2, GatePoint{EventKind::Forward, 0, 1, -1})));
+    gate.resume();
+    r0.join();
+    r1.join();
+  }
+
+  void relayedRanksStopAtTheLaunchersGate() {
+    RunConfig c = zero3();
+    c.ranks = 2;
+    c.launch = Launch::Processes;
+    Run launcher(c, kRanksElsewhere);
+    launcher.setRemoteRanks([](RemoteRankFeed&) {});  // never started: its ledgers are the relayed ones
+    launcher.gate().enable();
+    launcher.gate().pause();
+    RemoteRankFeed feed(launcher);
+    constexpr uint64_t kRunId = 77;
+    auto relay = std::make_unique<GateRelay>(feed, "127.0.0.1", kRunId);
+    // Each rank: forward of blocks 0..3 of step 0, as a worker's rank passes them.
+    std::atomic<int> gone[2] = {0, 0};
+    std::atomic<bool> lost{false}, give_up{false};
+    zmq::context_t context;
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < 2; ++r)
+      ranks.emplace_back([&, r] {
+        zmq::socket_t dealer(context, zmq::socket_type::dealer);
+        dealer.set(zmq::sockopt::linger, 0);
+        dealer.connect(relay->endpoint());
+        for (int b = 0; b < 4; ++b) {
+          if (!arriveAndWait(dealer, r, {EventKind::Forward, 0, b, -1}, 100 * (b + 1) + r, kRunId, &give_up)) {
+            lost = true;
+            return;
+          }
+          ++gone[r];
+        }
+      });
+    uint64_t stop = 0;
+    std::vector<GatePoint> points;
+    std::vector<int64_t> times;
+    const auto nextRelayedStop = [&] {
+      const auto deadline = Clock::now() + std::chrono::seconds(20);
+      uint64_t id = 0;
+      while (Clock::now() < deadline) {
+        if (launcher.gate().stopped(&points, &id, &times) && id != stop) {
+          stop = id;
+          return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      return false;
+    };
+    QVERIFY(nextRelayedStop());
+    expectLockstep(points);
+    QCOMPARE(points[0], (GatePoint{EventKind::Forward, 0, 0, -1}));
+    QCOMPARE(times, (std::vector<int64_t>{1000, 1000}));
+    // The last rank to arrive asked the other for its ledger now (one byte more in this test).
+    const auto gathered = [&](int r) { return launcher.ledger(r).current[static_cast<size_t>(Category::Gathered)]; };
+    QCOMPARE(gathered(0) + gathered(1), 100 + 101 + 1);
+    QVERIFY(gathered(1) == 101 || gathered(1) == 102);
+    QCOMPARE(gone[0].load() + gone[1].load(), 0);
+    launcher.gate().step(StepMode::NextOp);
+    QVERIFY(nextRelayedStop());
+    expectLockstep(points);
+    QCOMPARE(points[1].block, 1);
+    QCOMPARE(gathered(0) + gathered(1), 200 + 201 + 1);
+    QCOMPARE(gone[0].load(), 1);
+    launcher.gate().step(StepMode::NextOp);
+    QVERIFY(nextRelayedStop());
+    QCOMPARE(points[0].block, 2);
+    // Going away while the ranks wait at a stop returns at once (its ranks are gone).
+    const auto t0 = Clock::now();
+    relay.reset();
+    QVERIFY(std::chrono::duration<double>(Clock::now() - t0).count() < 2.0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    give_up = true;
+    for (std::thread& t : ranks) t.join();
+    QVERIFY(lost.load());  // no go comes from a relay that is gone
+    QVERIFY(gone[0].load() >= 2);
+  }
+
+  void aReleasedRelayLetsEveryRankGo() {
+    RunConfig c = zero3();
+    c.ranks = 2;
+    c.launch = Launch::Processes;
+    Run launcher(c, kRanksElsewhere);
+    launcher.setRemoteRanks([](RemoteRankFeed&) {});
+    launcher.gate().enable();
+    launcher.gate().setBreakpoints({EventKind::Backward}, {});
+    RemoteRankFeed feed(launcher);
+    GateRelay relay(feed, "127.0.0.1", 5);
+    zmq::context_t context;
+    std::atomic<int> passed{0};
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < 2; ++r)
+      ranks.emplace_back([&, r] {
+        zmq::socket_t dealer(context, zmq::socket_type::dealer);
+        dealer.set(zmq::sockopt::linger, 0);
+        dealer.connect(relay.endpoint());
+        for (EventKind k : {EventKind::Forward, EventKind::Backward, EventKind::Backward})
+          passed += arriveAndWait(dealer, r, {k, 0, 0, -1}, 0, 5) ? 1 : 0;
+      });
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    while (!launcher.gate().stopped() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    QVERIFY(launcher.gate().stopped());  // the breakpoint on backward
+    QCOMPARE(passed.load(), 2);
+    relay.releaseAll();  // a rank died: the others go on, breakpoints or not
+    for (std::thread& t : ranks) t.join();
+    QCOMPARE(passed.load(), 6);
   }
 
   void cancelWhileStopped() {

@@ -111,7 +111,7 @@ class TestWireFormat : public QObject {
     QVERIFY(refusal(wireHeader(WireKind::Done, -1, 0, kRun), done).contains("rank -1"));
     bad = h;
     poke<uint16_t>(bad, 8, 99);
-    QVERIFY(refusal(bad, done).contains("kind 99 must be 1..16"));
+    QVERIFY(refusal(bad, done).contains("kind 99 must be 1..20"));
   }
 
   void badPayloadsAreRefused() {
@@ -222,6 +222,62 @@ class TestWireFormat : public QObject {
     QVERIFY(refusal(wireHeader(WireKind::Bye, -1, 0, kRun), {1}).contains("bye message: 1 bytes, must be 0"));
     // Rank -1 is the attach protocol's only: a rank's message must name its rank.
     QVERIFY(refusal(wireHeader(WireKind::Loss, -1, 0, kRun), lossPayload(0, 1.0)).contains("rank -1 must be in 0..3"));
+  }
+
+  void gateKindsRoundTripAndRefuse() {
+    GateArrival a;
+    a.point = {EventKind::Free, 3, 2, 1};
+    a.now_ns = 123456789;
+    a.events_sent = 4242;
+    a.current[static_cast<size_t>(Category::Gathered)] = 4096;
+    a.peak[static_cast<size_t>(Category::Gathered)] = 8192;
+    a.model_state_peak = 9000;
+    a.total_peak = 10000;
+    const std::vector<uint8_t> arrival = gateArrivalPayload(a);
+    WireMessage m = decodeWireMessage(wireHeader(WireKind::GateArrived, 2, 0, kRun), arrival, kRun, 4);
+    QCOMPARE(int(m.kind), int(WireKind::GateArrived));
+    QCOMPARE(m.rank, 2);
+    QCOMPARE(m.arrival.point, a.point);
+    QCOMPARE(m.arrival.now_ns, a.now_ns);
+    QCOMPARE(m.arrival.events_sent, a.events_sent);
+    QCOMPARE(m.arrival.current, a.current);
+    QCOMPARE(m.arrival.peak, a.peak);
+    QCOMPARE(m.arrival.total_peak, a.total_peak);
+    QCOMPARE(gateArrivalPayload(m.arrival), arrival);
+    const std::vector<uint8_t> ledger = gateLedgerPayload(a);
+    m = decodeWireMessage(wireHeader(WireKind::GateLedger, 1, 0, kRun), ledger, kRun, 4);
+    QCOMPARE(m.arrival.current, a.current);
+    QCOMPARE(m.arrival.model_state_peak, a.model_state_peak);
+    QCOMPARE(gateLedgerPayload(m.arrival), ledger);
+    m = decodeWireMessage(wireHeader(WireKind::GateGo, 3, 0, kRun), {}, kRun, 4);
+    QCOMPARE(int(m.kind), int(WireKind::GateGo));
+    QCOMPARE(m.rank, 3);
+    m = decodeWireMessage(wireHeader(WireKind::GateAsk, 1, 0, kRun), {}, kRun, 4);
+    QCOMPARE(int(m.kind), int(WireKind::GateAsk));
+    QVERIFY(refusal(wireHeader(WireKind::GateAsk, 1, 0, kRun), {7}).contains("gate ask message: 1 bytes, must be 0"));
+
+    // A rank's gate messages name the rank, belong to the run, and have their exact size.
+    QVERIFY(refusal(wireHeader(WireKind::GateArrived, -1, 0, kRun), arrival).contains("rank -1 must be in 0..3"));
+    QVERIFY(refusal(wireHeader(WireKind::GateGo, 4, 0, kRun), {}).contains("rank 4 must be in 0..3"));
+    QVERIFY(refusal(wireHeader(WireKind::GateArrived, 0, 0, kRun + 1), arrival).contains("another run"));
+    QVERIFY(refusal(wireHeader(WireKind::GateGo, 0, 0, kRun), {0}).contains("gate go message: 1 bytes, must be 0"));
+    std::vector<uint8_t> bad(arrival.begin(), arrival.end() - 1);
+    QVERIFY(refusal(wireHeader(WireKind::GateArrived, 0, 0, kRun), bad).contains("gate arrival: "));
+    bad = arrival;
+    bad[0] = 200;
+    QVERIFY(refusal(wireHeader(WireKind::GateArrived, 0, 0, kRun), bad).contains("event kind 200 must be below"));
+    bad = arrival;
+    bad[2] = 1;
+    QVERIFY(refusal(wireHeader(WireKind::GateArrived, 0, 0, kRun), bad).contains("padding and must be 0"));
+    bad = arrival;
+    poke(bad, 8, int32_t{-5});  // block
+    QVERIFY(refusal(wireHeader(WireKind::GateArrived, 0, 0, kRun), bad).contains("must be -1 or more"));
+    GateArrival over = a;
+    over.current[0] = 10;  // more than its peak (0)
+    QVERIFY(refusal(wireHeader(WireKind::GateLedger, 0, 0, kRun), gateLedgerPayload(over)).contains("at most its peak"));
+    QVERIFY(refusal(wireHeader(WireKind::GateLedger, 0, 0, kRun), arrival).contains("gate ledger message"));
+    QVERIFY(isAttachKind(WireKind::Ended) && !isAttachKind(WireKind::GateArrived) && !isAttachKind(WireKind::Hello));
+    QVERIFY(isGateKind(WireKind::GateGo) && isGateKind(WireKind::GateAsk) && !isGateKind(WireKind::Ended));
   }
 };
 

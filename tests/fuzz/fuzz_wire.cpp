@@ -1,5 +1,5 @@
 // A rank process's message as the collector receives it, or an inspector's
-// and a served run's (attach/): the first 32 bytes are the header, the rest
+// and a served run's (attach/), or a rank's and its gate relay's: the first 32 bytes are the header, the rest
 // the payload (launch/wire_format.h). A bad message must end in one WireError
 // naming the field; a good one must decode to what re-encodes to the same
 // bytes, and a result's JSON must read back as itself.
@@ -34,12 +34,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const WireError&) {
     return 0;
   }
-  const bool of_the_run = m.kind >= WireKind::AttachHello;  // the attach protocol's: rank -1 allowed
+  const bool of_the_run = isAttachKind(m.kind);  // the attach protocol's: rank -1 allowed
   if (m.rank < (of_the_run ? -1 : 0) || m.rank >= kRanks) finding("a decoded rank outside the run");
   if (m.kind == WireKind::Command && commandPayload(m.command) != std::vector<uint8_t>(payload.begin(), payload.end()))
     finding("a command does not re-encode to its bytes");
   if (m.kind == WireKind::GateState && gateStatePayload(m.gate) != std::vector<uint8_t>(payload.begin(), payload.end()))
     finding("a gate state does not re-encode to its bytes");
+  if (m.kind == WireKind::GateArrived && gateArrivalPayload(m.arrival) != std::vector<uint8_t>(payload.begin(), payload.end()))
+    finding("a gate arrival does not re-encode to its bytes");
+  if (m.kind == WireKind::GateLedger && gateLedgerPayload(m.arrival) != std::vector<uint8_t>(payload.begin(), payload.end()))
+    finding("a gate ledger does not re-encode to its bytes");
   if (m.kind == WireKind::Events) {
     if (m.events.size() * sizeof(Event) != payload.size()) finding("events decoded from a payload of another size");
     if (!m.events.empty() && std::memcmp(m.events.data(), payload.data(), payload.size()) != 0)
