@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include <atomic>
+#include <latch>
 #include <memory>
 #include <new>
 #include <thread>
@@ -62,10 +63,14 @@ class TestEventLog : public QObject {
     constexpr int kProducers = 5;
     EventLog log;
     std::atomic<int> done{0};
+    // No producer exits before all have recorded: an exited thread's buffer
+    // goes to the next thread that records, and each is to keep its own here.
+    std::latch all_recorded(kProducers);
     std::vector<std::thread> producers;
     for (int p = 0; p < kProducers; ++p)
       producers.emplace_back([&, p] {
         for (int n = 0; n < kPerProducer; ++n) log.record(tagged(p, n));
+        all_recorded.arrive_and_wait();
         done.fetch_add(1);
       });
     std::vector<std::vector<Event>> seen(2);
