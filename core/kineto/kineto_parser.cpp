@@ -27,7 +27,9 @@ namespace {
 RankTrace finished(RankTrace out) {
   // Memory instants come from several threads: order them by time, ties kept in file order.
   const auto byTime = [&out](const MemorySample& a, const MemorySample& b) { return out.tsOf(a) < out.tsOf(b); };
-  std::stable_sort(out.memory.begin(), out.memory.end(), byTime);
+  // Usually in order already: then a stable sort would only copy them about.
+  if (!std::is_sorted(out.memory.begin(), out.memory.end(), byTime))
+    std::stable_sort(out.memory.begin(), out.memory.end(), byTime);
   for (uint32_t i = 0; i < out.memory.size(); ++i) out.events[out.memory[i].event].extra = i;
   std::stable_sort(out.out_of_memory.begin(), out.out_of_memory.end(), byTime);
   for (uint32_t i = 0; i < out.out_of_memory.size(); ++i) out.events[out.out_of_memory[i].event].extra = i;
