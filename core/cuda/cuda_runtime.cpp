@@ -432,6 +432,10 @@ class CudaRuntime final : public DeviceRuntime {
       os << "cuda: rank " << m_process->rank << " of " << m_ranks << " on GPU " << localDevice() << " ("
          << m_gpuName << "), a process of its own, NCCL " << NCCL_MAJOR << "." << NCCL_MINOR << "." << NCCL_PATCH
          << " across processes";
+    } else if (m_procsPerNode > 0) {
+      os << "cuda: " << m_ranks << " rank process" << (m_ranks > 1 ? "es" : "") << ", one per GPU ("
+         << m_procsPerNode << " on this node, " << m_gpuName << "), NCCL " << NCCL_MAJOR << "." << NCCL_MINOR << "."
+         << NCCL_PATCH << " across processes";
     } else if (m_emulated) {
       os << "cuda-emulated: " << m_ranks << " rank" << (m_ranks > 1 ? "s" : "") << " on GPU 0 (" << m_gpuName
          << "), collectives as device copies";

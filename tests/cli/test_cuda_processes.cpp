@@ -61,7 +61,7 @@ class TestCudaProcesses : public QObject {
       const CliResult r = runCli(QStringList{"run", "--ranks", QString::number(ranks), "--launch", launch} + kSmall +
                                      flags + QStringList{"--summary", path},
                                  300000);
-      if (r.exit_code != 0 && noDevice(r)) QSKIP(qPrintable("no CUDA device: " + r.err.trimmed().left(300)));
+      if (r.exit_code != 0 && noDevice(r)) QSKIP(qPrintable("no CUDA device or no CUDA build: " + r.err.trimmed().left(300)));
       if (r.exit_code != 0 && r.err.contains("visible GPU"))
         QSKIP(qPrintable(QString::number(ranks) + " ranks need " + QString::number(ranks) +
                          " GPUs: " + r.err.trimmed().left(300)));
