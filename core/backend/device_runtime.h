@@ -9,6 +9,7 @@
 #include <string>
 
 #include "comm/communicator_factory.h"
+#include "common/errors.h"
 #include "device/rank_device.h"
 
 namespace shardscope {
@@ -21,6 +22,13 @@ class DeviceRuntime : public CommunicatorFactory {
  public:
   virtual std::string describe() const = 0;  // "cuda-emulated: 4 ranks on GPU 0 (NVIDIA H200)"
   virtual std::unique_ptr<RankDevice> makeRankDevice(int rank, MemoryLedger& ledger) = 0;
+  // This process hosts only process.rank (--launch processes), on the device
+  // of its index on its node; groups then come from connectMember. Throws
+  // ConfigError when the backend runs ranks as threads only.
+  virtual void setProcess(const MeshProcess& process) {
+    (void)process;
+    throw ConfigError("this backend runs its ranks as threads of one process; use --launch threads");
+  }
 };
 
 // Builds the runtime for a config whose backend is cuda or cuda-emulated, or

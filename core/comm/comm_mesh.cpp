@@ -38,8 +38,8 @@ CommMesh::CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunContro
 }
 
 CommMesh::CommMesh(int ranks, int shard_group, int tp, const MeshProcess& process, int timeout_ms,
-                   int transport_timeout_ms)
-    : m_ranks(ranks), m_shardGroup(shard_group), m_meta(false), m_gpu(nullptr) {
+                   int transport_timeout_ms, CommunicatorFactory* device)
+    : m_ranks(ranks), m_shardGroup(shard_group), m_meta(false), m_gpu(device) {
   // Every process connects its groups in the mesh's one order, so the lowest
   // group not yet connected always has all its members at its rendezvous.
   for (CommGroup& g : meshGroups(ranks, shard_group, tp)) {
@@ -53,7 +53,14 @@ CommMesh::CommMesh(int ranks, int shard_group, int tp, const MeshProcess& proces
       auto comm = connectGlooMember(size, group_rank, process.prefix + "/" + g.name, *process.store, process.hostname,
                                     transport_timeout_ms, process.connect_timeout_ms);
       check = std::make_unique<PeerFingerprintCheck>(g.name, g.ranks, *comm, std::chrono::milliseconds(timeout_ms));
-      comms[static_cast<size_t>(group_rank)] = std::move(comm);
+      if (device) {
+        // Gloo first: its connect has met every member, so the device
+        // transport's bootstrap starts with all of them there.
+        m_checkComms.push_back(std::move(comm));
+        comms[static_cast<size_t>(group_rank)] = device->connectMember(g.name, g.ranks, group_rank, process);
+      } else {
+        comms[static_cast<size_t>(group_rank)] = std::move(comm);
+      }
     }
     m_comms.push_back(std::move(comms));
     m_monitors.push_back(std::move(check));
@@ -65,15 +72,17 @@ CommMesh::~CommMesh() {
   // Tearing a Gloo group down costs time per connection; do the groups in
   // parallel, and in this thread what no new thread can be started for.
   JoinedThreads workers;
-  for (auto& group : m_comms)
-    for (auto& comm : group) {
-      if (!comm) continue;
-      try {
-        workers.start("closing a communicator", [&comm] { comm.reset(); });
-      } catch (const ResourceError&) {
-        comm.reset();
-      }
+  auto close = [&workers](std::unique_ptr<Communicator>& comm) {
+    if (!comm) return;
+    try {
+      workers.start("closing a communicator", [&comm] { comm.reset(); });
+    } catch (const ResourceError&) {
+      comm.reset();
     }
+  };
+  for (auto& group : m_comms)
+    for (auto& comm : group) close(comm);
+  for (auto& comm : m_checkComms) close(comm);
   workers.joinAll();
 }
 
@@ -102,6 +111,7 @@ void CommMesh::abortAll() {
   for (auto& group : m_comms)
     for (auto& comm : group)
       if (comm) comm->abort();
+  for (auto& comm : m_checkComms) comm->abort();
 }
 
 CommMesh::RankGroups CommMesh::groupsOf(int rank) const {

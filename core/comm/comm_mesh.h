@@ -32,6 +32,8 @@ struct MeshProcess {
   std::string prefix;                       // keeps this run's keys apart in a shared store
   std::string hostname = "127.0.0.1";       // where the peers reach this rank
   int connect_timeout_ms = 60000;           // every rank must start within this
+  int local_rank = -1;                      // its index among its node's ranks (torchrun's LOCAL_RANK); -1: unknown
+  std::string store_name;                   // the store's URL, for messages
 };
 
 struct CommGroupSpec {
@@ -49,7 +51,11 @@ class CommMesh {
            int transport_timeout_ms, bool meta = false, CommunicatorFactory* gpu = nullptr, int tp = 1);
   // The same groups, of which this process makes only its rank's members,
   // over Gloo between processes; the fingerprint check goes over the wire.
-  CommMesh(int ranks, int shard_group, int tp, const MeshProcess& process, int timeout_ms, int transport_timeout_ms);
+  // device: the GPU runtime's cross-process communicators (NCCL) carry the
+  // collectives; a Gloo member per group still carries the fingerprint check
+  // (host memory, as PyTorch checks collectives through a Gloo-side store).
+  CommMesh(int ranks, int shard_group, int tp, const MeshProcess& process, int timeout_ms, int transport_timeout_ms,
+           CommunicatorFactory* device = nullptr);
   ~CommMesh();
 
   const std::vector<CommGroupSpec>& groups() const { return m_specs; }
@@ -80,6 +86,7 @@ class CommMesh {
   std::vector<std::vector<std::unique_ptr<Communicator>>> m_comms;  // [group][group rank]
   std::vector<std::unique_ptr<CollectiveCheck>> m_monitors;         // [group]; null where this process has no member
   std::vector<CollectiveMonitor*> m_inProcess;                      // those that are CollectiveMonitors
+  std::vector<std::unique_ptr<Communicator>> m_checkComms;          // Gloo members of the fingerprint checks (device runs)
 };
 
 }  // namespace shardscope

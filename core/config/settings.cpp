@@ -723,12 +723,21 @@ std::vector<Setting> buildTable() {
   s = {};
   s.flag = "--launch", s.type = SettingType::Choice, s.metavar = "HOW", s.default_text = "threads";
   s.choices = launchNames, s.in_presets = false;
-  s.applies.backends = 1u << static_cast<unsigned>(Backend::Cpu);
-  s.applies_text = "--backend cpu (Gloo between processes; the GPU backends and meta run ranks as threads)";
+  // cuda-emulated passes the mask so its rule below can say why it cannot.
+  s.applies.backends = (1u << static_cast<unsigned>(Backend::Cpu)) | (1u << static_cast<unsigned>(Backend::Cuda)) |
+                       (1u << static_cast<unsigned>(Backend::CudaEmulated));
+  s.applies_text = "--backend cpu (Gloo between processes) or cuda (NCCL, one GPU per rank process); meta runs "
+                   "its ranks as threads";
   s.help = "threads (every rank a thread of this process) or processes (one worker process per rank, as torchrun "
            "starts them, streaming their events here; same results)";
   s.set = [](RunConfig& c, const Setting& row, const std::string& v) { c.launch = choose(row, v, parseLaunch); };
   s.given = [](const RunConfig& c) { return c.launch != Launch::Threads; };
+  s.rule = [](const RunConfig& c) {
+    if (c.launch == Launch::Processes && c.backend == Backend::CudaEmulated)
+      throw ConfigError("--launch processes does not apply to --backend cuda-emulated: it emulates all its ranks on "
+                        "GPU 0 inside one process, so they cannot be processes; use --launch threads, or --backend "
+                        "cuda --launch processes (one GPU per rank process)");
+  };
   t.push_back(s);
 
   // The launch rows below describe where ranks run, not what runs: no JSON

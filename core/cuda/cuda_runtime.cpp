@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -25,6 +26,8 @@
 #include "cuda/gpu_mlp_model.h"
 #include "cuda/nccl_communicator.h"
 #include "backend/device_runtime.h"
+#include "comm/comm_mesh.h"
+#include "comm/unique_id_exchange.h"
 #include "config/run_config.h"
 #include "model/model_spec.h"
 
@@ -391,7 +394,27 @@ class CudaRuntime final : public DeviceRuntime {
       throw ConfigError(flag + " needs an NVIDIA GPU, and no CUDA device is visible (" + why +
                         "); check nvidia-smi and CUDA_VISIBLE_DEVICES, or use --backend cpu");
     }
-    if (!m_emulated && config.ranks > count) {
+    if (config.launch == shardscope::Launch::Processes && m_emulated) {
+      throw ConfigError("--backend cuda-emulated --launch processes: cuda-emulated runs every rank on GPU 0 inside "
+                        "one process (collectives as device copies), so its ranks cannot be processes; use "
+                        "--launch threads, or --backend cuda --launch processes for one GPU per rank process");
+    }
+    m_timeout = std::chrono::milliseconds(config.timeout_ms);
+    if (!m_emulated && config.launch == shardscope::Launch::Processes) {
+      // One rank process per GPU of this node, as torchrun starts them (the
+      // launcher checks before it starts any; each worker again on its node).
+      m_nodeRank = config.node_rank;
+      m_procsPerNode = config.procsPerNode();
+      if (m_procsPerNode > count) {
+        std::ostringstream os;
+        os << flag << " --launch processes runs one rank process per GPU (NCCL refuses two ranks on one device): "
+           << "node " << config.node_rank << " starts " << m_procsPerNode << " (--nproc-per-node, else --ranks / "
+           << "--nnodes) and shows " << count << " visible GPU" << (count == 1 ? "" : "s")
+           << " (after CUDA_VISIBLE_DEVICES); use --nproc-per-node " << count << " with more --nnodes, or --ranks "
+           << count;
+        throw ConfigError(os.str());
+      }
+    } else if (!m_emulated && config.ranks > count) {
       std::ostringstream os;
       os << flag << " runs one rank per GPU (NCCL refuses two ranks on one device): --ranks " << config.ranks
          << " needs " << config.ranks << " visible GPUs and this machine shows " << count
@@ -405,7 +428,15 @@ class CudaRuntime final : public DeviceRuntime {
 
   std::string describe() const override {
     std::ostringstream os;
-    if (m_emulated) {
+    if (m_process) {
+      os << "cuda: rank " << m_process->rank << " of " << m_ranks << " on GPU " << localDevice() << " ("
+         << m_gpuName << "), a process of its own, NCCL " << NCCL_MAJOR << "." << NCCL_MINOR << "." << NCCL_PATCH
+         << " across processes";
+    } else if (m_procsPerNode > 0) {
+      os << "cuda: " << m_ranks << " rank process" << (m_ranks > 1 ? "es" : "") << ", one per GPU ("
+         << m_procsPerNode << " on this node, " << m_gpuName << "), NCCL " << NCCL_MAJOR << "." << NCCL_MINOR << "."
+         << NCCL_PATCH << " across processes";
+    } else if (m_emulated) {
       os << "cuda-emulated: " << m_ranks << " rank" << (m_ranks > 1 ? "s" : "") << " on GPU 0 (" << m_gpuName
          << "), collectives as device copies";
     } else {
@@ -417,12 +448,56 @@ class CudaRuntime final : public DeviceRuntime {
   }
 
   std::unique_ptr<RankDevice> makeRankDevice(int rank, MemoryLedger& ledger) override {
+    if (m_process) return std::make_unique<CudaRankDevice>(rank, localDevice(), ledger, m_watchdog);
     return std::make_unique<CudaRankDevice>(rank, m_emulated ? 0 : rank, ledger, m_watchdog);
   }
 
-  std::vector<std::unique_ptr<Communicator>> createGroup(const std::string&,
+  // One rank per process, as torchrun starts them: the rank's device is its
+  // index on its node (after CUDA_VISIBLE_DEVICES).
+  void setProcess(const MeshProcess& process) override {
+    if (m_emulated || m_procsPerNode == 0)
+      throw ConfigError("--backend " + std::string(m_emulated ? "cuda-emulated" : "cuda") +
+                        " runs this process's ranks as threads; a rank process needs --backend cuda --launch processes");
+    const int local = process.rank - m_nodeRank * m_procsPerNode;
+    if (local < 0 || local >= m_procsPerNode || (process.local_rank >= 0 && process.local_rank != local))
+      throw ConfigError("rank " + std::to_string(process.rank) + " is not one of node " + std::to_string(m_nodeRank) +
+                        "'s " + std::to_string(m_procsPerNode) + " ranks (--node-rank, --nproc-per-node)");
+    m_process = process;
+    m_localDevice = local;
+    m_gpuName = deviceName(local);
+  }
+
+  std::unique_ptr<Communicator> connectMember(const std::string& name, const std::vector<int>& members,
+                                              int group_rank, const MeshProcess& process) override {
+    if (!m_process || !process.store)
+      throw RunError("group '" + name + "': connectMember() needs setProcess() and a rendezvous store first");
+    // As torchrun + NCCL: the group's first member makes the id, the store
+    // carries it to the others, and each joins with its group rank.
+    TokenExchange x;
+    x.key = process.prefix + "/nccl/" + name;
+    x.group = name;
+    x.store_name = process.store_name.empty() ? "(unnamed)" : process.store_name;
+    x.bytes = sizeof(ncclUniqueId::internal);
+    x.timeout = std::max(std::chrono::milliseconds(process.connect_timeout_ms), m_timeout);
+    const std::vector<uint8_t> id = exchangeToken(*process.store, x, group_rank == 0, [] { return makeNcclUniqueId(); });
+    const int size = static_cast<int>(members.size());
+    std::unique_ptr<NcclCommunicator> comm;
+    try {
+      comm = joinNcclGroup(id, group_rank, size, localDevice());
+    } catch (const std::exception& e) {
+      throw RunError("group '" + name + "': rank " + std::to_string(process.rank) + " (group rank " +
+                     std::to_string(group_rank) + " of " + std::to_string(size) + ", GPU " +
+                     std::to_string(localDevice()) + ") could not join NCCL: " + e.what());
+    }
+    // Each communicator is used by one thread (its stream's), as NCCL allows;
+    // no cross-process launch order is imposed, as in PyTorch's process groups.
+    return std::make_unique<QueueCommunicator>(std::move(comm));
+  }
+
+  std::vector<std::unique_ptr<Communicator>> createGroup(const std::string& name,
                                                          const std::vector<int>& members) override {
     std::vector<std::unique_ptr<Communicator>> out;
+    if (m_process) throw RunError("group '" + name + "': a rank process connects its groups with connectMember()");
     if (m_emulated) {
       for (auto& comm : createEmulatedGroup(static_cast<int>(members.size()), 0))
         out.push_back(std::make_unique<QueueCommunicator>(std::move(comm)));
@@ -441,10 +516,16 @@ class CudaRuntime final : public DeviceRuntime {
   }
 
  private:
+  int localDevice() const { return m_localDevice; }
+
   bool m_emulated;
   std::chrono::milliseconds m_watchdog;
   int m_ranks = 0;
+  int m_nodeRank = 0, m_procsPerNode = 0;  // --launch processes: this node's ranks, one per GPU
+  int m_localDevice = 0;
+  std::chrono::milliseconds m_timeout{0};
   std::string m_gpuName;
+  std::optional<MeshProcess> m_process;  // set when this process hosts one rank (--launch processes)
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -152,6 +153,26 @@ std::vector<std::unique_ptr<NcclCommunicator>> createNcclGroup(const std::vector
                                                        static_cast<int>(list.size()), list[r]));
   }
   return group;
+}
+
+std::vector<uint8_t> makeNcclUniqueId() {
+  ncclUniqueId id;
+  NCCL_CHECK(ncclGetUniqueId(&id));
+  const auto* bytes = reinterpret_cast<const uint8_t*>(id.internal);
+  return {bytes, bytes + sizeof id.internal};
+}
+
+std::unique_ptr<NcclCommunicator> joinNcclGroup(const std::vector<uint8_t>& unique_id, int rank, int size,
+                                                int device) {
+  ncclUniqueId id;
+  if (unique_id.size() != sizeof id.internal)
+    throw std::invalid_argument("joinNcclGroup: an ncclUniqueId is " + std::to_string(sizeof id.internal) +
+                                " bytes, not " + std::to_string(unique_id.size()));
+  std::memcpy(id.internal, unique_id.data(), sizeof id.internal);
+  DeviceGuard guard(device);
+  ncclComm_t comm = nullptr;
+  NCCL_CHECK(ncclCommInitRank(&comm, size, id, rank));
+  return std::make_unique<NcclCommunicator>(comm, rank, size, device);
 }
 
 }  // namespace shardscope::gpu

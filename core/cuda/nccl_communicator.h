@@ -8,6 +8,7 @@
 #include <nccl.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -64,5 +65,14 @@ class NcclCommunicator final : public GpuCommunicator {
 // devices: one rank each, rank i on devices[i]; empty = every visible GPU.
 // Throws std::runtime_error (NCCL's message) when initialisation fails.
 std::vector<std::unique_ptr<NcclCommunicator>> createNcclGroup(const std::vector<int>& devices = {});
+
+// Ranks as processes: a fresh ncclUniqueId as bytes (NCCL_UNIQUE_ID_BYTES), made
+// by a group's first member and shared with the others through the store.
+std::vector<uint8_t> makeNcclUniqueId();
+// This process's member `rank` of a `size`-rank group on `device`, joined with
+// ncclCommInitRank under the group's id (blocks until every member has joined).
+// Throws std::runtime_error (NCCL's message) when initialisation fails.
+std::unique_ptr<NcclCommunicator> joinNcclGroup(const std::vector<uint8_t>& unique_id, int rank, int size,
+                                                int device);
 
 }  // namespace shardscope::gpu

@@ -126,6 +126,9 @@ void Run::setWorker(WorkerPlacement placement) {
   std::fill(m_finalMaster.begin(), m_finalMaster.end(), std::bit_cast<float>(kUnwrittenMaster));
   m_worker = std::move(placement);
   m_worker->mesh.store = m_worker->store.get();
+  // A GPU backend opens this process's one device and connects its groups
+  // across processes (or refuses, naming the flags).
+  if (m_runtime) m_runtime->setProcess(m_worker->mesh);
 }
 
 void Run::setRemoteRanks(std::function<void(RemoteRankFeed&)> host) {
@@ -206,7 +209,7 @@ void Run::connectRanks() {
   if (m_worker) {
     simulated[static_cast<size_t>(m_worker->mesh.rank)] = true;
     m_mesh = std::make_unique<CommMesh>(m_config.ranks, shard_group, m_config.tp, m_worker->mesh, wait_timeout_ms,
-                                        gloo_timeout_ms);
+                                        gloo_timeout_ms, m_runtime.get());
   } else {
     m_mesh = std::make_unique<CommMesh>(m_config.ranks, shard_group, m_board, m_control, wait_timeout_ms,
                                         gloo_timeout_ms, m_config.backend == Backend::Meta, m_runtime.get(),

@@ -107,6 +107,8 @@ class LocalWorkers {
     const std::string level = logLevelName(logger(LogComponent::Engine).level());
     for (int r = first; r < first + count; ++r) {
       m_args.rank = r;
+      m_args.local_rank = r - first;  // its GPU, for the GPU backends
+      m_args.local_size = count;
       std::vector<std::string> args = {"--log-level", level};
       for (std::string& a : workerArgs(m_args, m_config)) args.push_back(std::move(a));
       try {

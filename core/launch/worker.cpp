@@ -203,6 +203,8 @@ WorkerArgs parseWorkerArgs(const std::vector<std::string>& args, RunConfig* conf
     else if (flag == "--node-addr") w.node_addr = v;
     else if (flag == "--clock-origin-ns") w.clock_origin_ns = parseI64(flag, v);
     else if (flag == "--launcher-pid") w.launcher_pid = static_cast<int>(parseI64(flag, v));
+    else if (flag == "--local-rank") w.local_rank = static_cast<int>(parseI64(flag, v));
+    else if (flag == "--local-world-size") w.local_size = static_cast<int>(parseI64(flag, v));
     else
       throw ConfigError("worker: unknown flag '" + flag + "' (worker processes are started by `run --launch "
                         "processes`, not by hand)");
@@ -214,6 +216,20 @@ WorkerArgs parseWorkerArgs(const std::vector<std::string>& args, RunConfig* conf
   if (w.rank >= config->ranks)
     throw ConfigError("worker --rank " + std::to_string(w.rank) + " must be below --ranks " +
                       std::to_string(config->ranks));
+  // The run's flags leave out how it was launched (runArgs): a worker is a
+  // rank process, placed on its node as the launcher says (its GPU).
+  config->launch = Launch::Processes;
+  if (w.local_rank >= 0) {
+    if (w.local_size <= 0 || w.local_rank >= w.local_size || config->ranks % w.local_size != 0 ||
+        w.rank < w.local_rank)
+      throw ConfigError("worker --local-rank " + std::to_string(w.local_rank) + " --local-world-size " +
+                        std::to_string(w.local_size) + " do not place rank " + std::to_string(w.rank) + " of " +
+                        std::to_string(config->ranks));
+    config->nproc_per_node = w.local_size;
+    config->nnodes = config->ranks / w.local_size;
+    config->node_rank = (w.rank - w.local_rank) / w.local_size;
+    config->rdzv = w.rdzv;
+  }
   return w;
 }
 
@@ -231,6 +247,12 @@ std::vector<std::string> workerArgs(const WorkerArgs& w, const RunConfig& config
   if (w.clock_origin_ns) {
     a.push_back("--clock-origin-ns");
     a.push_back(std::to_string(*w.clock_origin_ns));
+  }
+  if (w.local_rank >= 0) {
+    a.push_back("--local-rank");
+    a.push_back(std::to_string(w.local_rank));
+    a.push_back("--local-world-size");
+    a.push_back(std::to_string(w.local_size));
   }
   a.push_back("--");
   for (std::string& f : runArgs(config)) a.push_back(std::move(f));
@@ -263,6 +285,8 @@ int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err
     place.mesh.rank = args.rank;
     place.mesh.prefix = args.prefix;
     place.mesh.hostname = args.node_addr;
+    place.mesh.local_rank = args.local_rank;
+    place.mesh.store_name = args.rdzv;
     if (args.clock_origin_ns)
       place.clock_origin = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*args.clock_origin_ns));
     run->setWorker(std::move(place));

@@ -25,6 +25,8 @@ struct WorkerArgs {
   std::string node_addr = "127.0.0.1";  // where the other ranks reach this one
   std::optional<int64_t> clock_origin_ns;  // the launcher's steady-clock origin (same host)
   int launcher_pid = 0;     // ends with its launcher: a worker never outlives it
+  int local_rank = -1;      // its index among its node's ranks (torchrun's LOCAL_RANK): its GPU
+  int local_size = 0;       // ranks its node starts (LOCAL_WORLD_SIZE)
 };
 
 // `shardscope-cli worker` arguments: the worker flags, "--", then the run's

@@ -179,7 +179,11 @@ class TestLaunchProcesses : public QObject {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
     QTest::newRow("unknown") << QStringList{"--launch", "fork"} << "--launch must be threads or processes";
-    QTest::newRow("meta") << QStringList{"--launch", "processes", "--backend", "meta"} << "--launch";
+    QTest::newRow("meta") << QStringList{"--launch", "processes", "--backend", "meta"}
+                          << "--launch applies to --backend cpu (Gloo between processes) or cuda";
+    QTest::newRow("cuda-emulated") << QStringList{"--launch", "processes", "--backend", "cuda-emulated"}
+                                   << "--launch processes does not apply to --backend cuda-emulated: it emulates "
+                                      "all its ranks on GPU 0 inside one process";
     QTest::newRow("break on nothing known") << QStringList{"--launch", "processes", "--break-on", "lunch"}
                                             << "--break-on must be";
   }

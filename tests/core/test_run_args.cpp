@@ -115,6 +115,34 @@ class TestRunArgs : public QObject {
     refused({"--activation-checkpointing", "full"}, "--activation-checkpointing applies to --model gpt only");
   }
 
+  // --launch processes takes cpu (Gloo) and cuda (NCCL, one GPU per rank
+  // process); cuda-emulated and meta run their ranks as threads, and say so.
+  void launchProcessesBackends() {
+    const RunConfig cuda = parse({"--backend", "cuda", "--launch", "processes", "--ranks", "2"});
+    QCOMPARE(cuda.backend, Backend::Cuda);
+    QCOMPARE(cuda.launch, Launch::Processes);
+    const RunConfig nodes = parse({"--backend", "cuda", "--launch", "processes", "--ranks", "4", "--nnodes", "2",
+                                   "--rdzv", "file:///tmp/rdzv"});
+    QCOMPARE(nodes.procsPerNode(), 2);
+    QCOMPARE(parse({"--launch", "processes"}).launch, Launch::Processes);
+    const auto refused = [](std::vector<std::string> args, const char* needle) {
+      try {
+        parseRunArgs(args);
+      } catch (const ConfigError& e) {
+        QVERIFY2(std::string(e.what()).find(needle) != std::string::npos, e.what());
+        return;
+      }
+      QFAIL("accepted");
+    };
+    refused({"--backend", "cuda-emulated", "--launch", "processes"},
+            "--launch processes does not apply to --backend cuda-emulated: it emulates all its ranks on GPU 0 inside "
+            "one process, so they cannot be processes; use --launch threads");
+    refused({"--backend", "meta", "--launch", "processes"},
+            "--launch applies to --backend cpu (Gloo between processes) or cuda (NCCL, one GPU per rank process)");
+    // Threads stay the default for every backend.
+    QCOMPARE(parse({"--backend", "cuda-emulated", "--ranks", "4"}).launch, Launch::Threads);
+  }
+
   void commandLineQuotesPaths() {
     RunConfig c;
     c.clock = ClockKind::Modeled;

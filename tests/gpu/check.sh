@@ -6,7 +6,8 @@
 # shardscope_gpu_check and shardscope-cli and run: the self-test table, the
 # GEMM and collective benchmark tables, the engine checks (every strategy on
 # cuda-emulated P=4: equivalence, ledger, timestamps, step times), the CLI's
-# zero3 run with its trace, and PyTorch's step at world size 1 for the ratio.
+# zero3 run with its trace, --backend cuda --launch processes at --ranks 1 (and
+# at the GPU count when >= 2) against threads, and PyTorch's step at world size 1 for the ratio.
 # Everything before the run also works on a CPU machine, where the check
 # prints "skipped" and exits 0.
 #
@@ -159,6 +160,37 @@ cli_rc=${PIPESTATUS[0]}
 set -e
 echo "cli exit code $cli_rc"
 [ "$cli_rc" = 0 ] || rc=1
+
+step "the CLI: --backend cuda --launch processes (a worker per GPU, NCCL ids through the store)"
+# Each rank process joins its groups with ncclCommInitRank under an id the
+# group's first member put in the rendezvous store. One GPU still runs the
+# whole path at --ranks 1; the cross-process comparison with threads needs two.
+gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
+proc_runs=("1")
+if [ "$gpus" -ge 2 ]; then proc_runs+=("$gpus"); else echo "only $gpus GPU: the multi-rank cross-process NCCL run is skipped (it needs >= 2 GPUs); --ranks 1 still runs"; fi
+for n in "${proc_runs[@]}"; do
+  for launch in threads processes; do
+    set +e
+    "$build/app/shardscope-cli" run --backend cuda --strategy zero3 --ranks "$n" --steps 3 --launch "$launch" \
+      --summary "$out/cuda_${launch}_$n.json" >"$out/cuda_${launch}_$n.log" 2>&1
+    prc=$?
+    set -e
+    tail -5 "$out/cuda_${launch}_$n.log"
+    echo "cuda --ranks $n --launch $launch: exit code $prc"
+    [ "$prc" = 0 ] || rc=1
+  done
+  # Losses of the two launches, side by side (the same NCCL reductions).
+  python3 - "$out/cuda_threads_$n.json" "$out/cuda_processes_$n.json" <<'PY' || rc=1
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+la = [s["loss"] for s in a["steps"]]
+lb = [s["loss"] for s in b["steps"]]
+print("losses threads", la, "processes", lb)
+ok = len(la) == len(lb) and all(abs(x - y) <= 1e-3 * max(1.0, abs(x)) for x, y in zip(la, lb))
+print("processes match threads" if ok else "MISMATCH between processes and threads")
+sys.exit(0 if ok else 1)
+PY
+done
 
 step "PyTorch at world size 1 (same MLP, batch and precision)"
 ws1=$(sed -n 's/^SHARDSCOPE_WS1_STEP_MS //p' "$out/gpu_check.log" | tail -1)
