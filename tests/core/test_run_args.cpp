@@ -40,6 +40,17 @@ void expectRoundTrip(const RunConfig& c) {
   QCOMPARE(back.model.checkpointing, c.model.checkpointing);
 }
 
+// Parsing `args` fails with a message that contains `needle`.
+void expectRefused(const std::vector<std::string>& args, const char* needle) {
+  try {
+    parseRunArgs(args);
+  } catch (const ConfigError& e) {
+    QVERIFY2(std::string(e.what()).find(needle) != std::string::npos, e.what());
+    return;
+  }
+  QFAIL("accepted");
+}
+
 }  // namespace
 
 class TestRunArgs : public QObject {
@@ -99,20 +110,11 @@ class TestRunArgs : public QObject {
                                   "--model", "llama2-7b", "--ranks", "8", "--batch", "8"});
     QCOMPARE(kept.model.attention, Attention::Naive);
     QCOMPARE(kept.model.checkpointing, Checkpointing::Full);
-    const auto refused = [](std::vector<std::string> args, const char* needle) {
-      try {
-        parseRunArgs(args);
-      } catch (const ConfigError& e) {
-        QVERIFY2(std::string(e.what()).find(needle) != std::string::npos, e.what());
-        return;
-      }
-      QFAIL("accepted");
-    };
-    refused({"--model", "gpt", "--attention", "sparse"}, "--attention must be naive or flash, got 'sparse'");
-    refused({"--model", "gpt", "--activation-checkpointing", "half"},
+    expectRefused({"--model", "gpt", "--attention", "sparse"}, "--attention must be naive or flash, got 'sparse'");
+    expectRefused({"--model", "gpt", "--activation-checkpointing", "half"},
             "--activation-checkpointing must be none, selective or full, got 'half'");
-    refused({"--attention", "naive"}, "--attention applies to --model gpt only, not mlp");
-    refused({"--activation-checkpointing", "full"}, "--activation-checkpointing applies to --model gpt only");
+    expectRefused({"--attention", "naive"}, "--attention applies to --model gpt only, not mlp");
+    expectRefused({"--activation-checkpointing", "full"}, "--activation-checkpointing applies to --model gpt only");
   }
 
   // --launch processes takes cpu (Gloo) and cuda (NCCL, one GPU per rank
@@ -125,19 +127,10 @@ class TestRunArgs : public QObject {
                                    "--rdzv", "file:///tmp/rdzv"});
     QCOMPARE(nodes.procsPerNode(), 2);
     QCOMPARE(parse({"--launch", "processes"}).launch, Launch::Processes);
-    const auto refused = [](std::vector<std::string> args, const char* needle) {
-      try {
-        parseRunArgs(args);
-      } catch (const ConfigError& e) {
-        QVERIFY2(std::string(e.what()).find(needle) != std::string::npos, e.what());
-        return;
-      }
-      QFAIL("accepted");
-    };
-    refused({"--backend", "cuda-emulated", "--launch", "processes"},
+    expectRefused({"--backend", "cuda-emulated", "--launch", "processes"},
             "--launch processes does not apply to --backend cuda-emulated: it emulates all its ranks on GPU 0 inside "
             "one process, so they cannot be processes; use --launch threads");
-    refused({"--backend", "meta", "--launch", "processes"},
+    expectRefused({"--backend", "meta", "--launch", "processes"},
             "--launch applies to --backend cpu (Gloo between processes) or cuda (NCCL, one GPU per rank process)");
     // Threads stay the default for every backend.
     QCOMPARE(parse({"--backend", "cuda-emulated", "--ranks", "4"}).launch, Launch::Threads);
