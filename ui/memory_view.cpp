@@ -538,6 +538,11 @@ void MemoryView::rebuildTime() {
   m_peakText->setVisible(true);
   m_time->xAxis->setRange(keys.front(), std::max(keys.back(), keys.front() + 1e-3));
   m_time->yAxis->setRange(0, std::max(std::max(peak_mib, reserved_top) * 1.22, 1e-3));
+  // A peak near either end keeps its label inside the plot.
+  const QCPRange span = m_time->xAxis->range();
+  const double at = span.size() > 0 ? (static_cast<double>(peak->t_ns) * 1e-6 - span.lower) / span.size() : 0.5;
+  m_peakText->setPositionAlignment(Qt::AlignBottom |
+                                   (at > 0.85 ? Qt::AlignRight : at < 0.15 ? Qt::AlignLeft : Qt::AlignHCenter));
   if (m_cursor) {
     const double x = static_cast<double>(*m_cursor) * 1e-6;
     m_cursorLine->point1->setCoords(x, 0);

@@ -1,5 +1,6 @@
 #include "timeline_plottable.h"
 
+#include <QLocale>
 #include <QVarLengthArray>
 #include <algorithm>
 #include <cmath>
@@ -261,7 +262,8 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const 
     const int rank = rows[static_cast<size_t>(item.row)].rank;
     // Keep the label in view when the box starts left of the viewport.
     const QRectF text_rect = r.intersected(QRectF(clip)).adjusted(3, 0, -3, 0);
-    QString text = item.folded > 1 ? QStringLiteral("%1 ops").arg(item.folded) : label(rank, item.event);
+    QString text = item.folded > 1 ? QLocale(QLocale::English).toString(qlonglong(item.folded)) + QStringLiteral(" ops")
+                                  : label(rank, item.event);
     if (item.folded == 1 && advance(text) > text_rect.width()) text = label(rank, item.event, true);
     // A bare "12" would read as a unit or bucket id: short folds say "×12".
     if (item.folded > 1 && advance(text) > text_rect.width() - 1) text = QStringLiteral("×%1").arg(item.folded);

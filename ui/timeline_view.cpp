@@ -1,5 +1,6 @@
 #include "timeline_view.h"
 
+#include <QFontMetricsF>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QMenu>
@@ -36,7 +37,8 @@ constexpr EventKind kLegendOrder[] = {
     EventKind::AllToAll, EventKind::Kernel, EventKind::CpuOp};
 
 // Top ruler: "step N" at each step's start, thinned to every 2nd, 5th, 10th …
-// step so labels stay ~60 px apart at any zoom.
+// step so labels stay apart at any zoom: the widest label's width plus a gap
+// (a fixed 60 px let "step 4201" run into its neighbours).
 class StepTicker : public QCPAxisTicker {
  public:
   StepTicker(const TimelineLayout* layout, const QCPAxis* axis) : m_layout(layout), m_axis(axis) {}
@@ -53,10 +55,13 @@ class StepTicker : public QCPAxisTicker {
     const double mean_step_ms = steps > 1 && starts.back().ns > starts.front().ns
                                     ? (static_cast<double>(starts.back().ns) - static_cast<double>(starts.front().ns)) / kNsPerMs / (steps - 1)
                                     : range.size();
+    const QFontMetricsF metrics(m_axis->tickLabelFont());
+    const double min_gap_px =
+        std::max(60.0, metrics.horizontalAdvance(QStringLiteral("step %1").arg(starts.back().step)) + 16.0);
     int stride = 1;
     for (int k : {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000}) {
       stride = k;
-      if (mean_step_ms * px_per_ms * k >= 60.0) break;
+      if (mean_step_ms * px_per_ms * k >= min_gap_px) break;
     }
     for (int s = 0; s < steps; s += stride) {
       const StepStart& start = starts[static_cast<size_t>(s)];
