@@ -62,9 +62,11 @@ std::string generateTrace(size_t bytes) {
                     "\"block\": [384, 1, 1], \"est. achieved occupancy %%\": 3}},\n"
                     "{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": "
                     "4242, \"tid\": 4242, \"ts\": %.3f, \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Addr\": "
-                    "139872261980160, \"Bytes\": 2097152, \"Total Allocated\": %lld, \"Total Reserved\": 4294967296}},\n",
+                    "139872261980160, \"Bytes\": %lld, \"Total Allocated\": %lld, \"Total Reserved\": 4294967296}},\n",
                     t, (long long)corr, (long long)corr, t + 1.5, (long long)corr, (long long)corr, t + 20.0,
-                    (long long)corr, (long long)corr, t + 2.0, (long long)(1000000000 + corr * 64));
+                    (long long)corr, (long long)corr, t + 2.0,
+                    // an activation allocated on even ops and freed on odd ones, so the totals agree with the deltas
+                    (long long)(op % 2 == 0 ? 2097152 : -2097152), (long long)(1000000000 + (op % 2 == 0 ? 2097152 : 0)));
       s += line;
       if (op % 20 == 19) {
         std::snprintf(line, sizeof line,
@@ -94,7 +96,7 @@ std::string generateTrace(size_t bytes) {
 const std::string& tracePath() {
   static const std::string path = [] {
     const size_t bytes = targetBytes();
-    const std::string p = "/tmp/shardscope_bench_kineto_" + std::to_string(bytes / 1000000) + "MB.json";
+    const std::string p = "/tmp/shardscope_bench_kineto_v2_" + std::to_string(bytes / 1000000) + "MB.json";
     std::ifstream probe(p, std::ios::binary | std::ios::ate);
     if (!probe || static_cast<size_t>(probe.tellg()) < bytes) std::ofstream(p, std::ios::binary) << generateTrace(bytes);
     return p;
