@@ -406,6 +406,9 @@ class TestStepGate : public QObject {
     RemoteRankFeed feed(launcher);
     constexpr uint64_t kRunId = 77;
     auto relay = std::make_unique<GateRelay>(feed, "127.0.0.1", kRunId);
+    // Read here, not in the rank threads: the test resets relay while they run
+    // (ZeroMQ's own ordering is invisible to ThreadSanitizer).
+    const std::string endpoint = relay->endpoint();
     // Each rank: forward of blocks 0..3 of step 0, as a worker's rank passes them.
     std::atomic<int> gone[2] = {0, 0};
     std::atomic<bool> lost{false}, give_up{false};
@@ -415,7 +418,7 @@ class TestStepGate : public QObject {
       ranks.emplace_back([&, r] {
         zmq::socket_t dealer(context, zmq::socket_type::dealer);
         dealer.set(zmq::sockopt::linger, 0);
-        dealer.connect(relay->endpoint());
+        dealer.connect(endpoint);
         for (int b = 0; b < 4; ++b) {
           if (!arriveAndWait(dealer, r, {EventKind::Forward, 0, b, -1}, 100 * (b + 1) + r, kRunId, &give_up)) {
             lost = true;
