@@ -1,6 +1,8 @@
 #include "kineto/kineto_json_reader.h"
 
+#include <algorithm>
 #include <atomic>
+#include <thread>
 
 #include <simdjson.h>
 
@@ -46,6 +48,31 @@ std::atomic<size_t> g_chunk_bytes{kDefaultChunkBytes};
 
 size_t kinetoChunkBytes() { return g_chunk_bytes.load(std::memory_order_relaxed); }
 void setKinetoChunkBytes(size_t bytes) { g_chunk_bytes = bytes ? bytes : kDefaultChunkBytes; }
+
+namespace {
+constexpr size_t kDefaultParallelBytes = size_t(64) << 20;
+std::atomic<size_t> g_parallel_bytes{kDefaultParallelBytes};
+int& serialDepth() {
+  thread_local int depth = 0;
+  return depth;
+}
+}  // namespace
+
+size_t kinetoParallelBytes() { return g_parallel_bytes.load(std::memory_order_relaxed); }
+void setKinetoParallelBytes(size_t bytes) { g_parallel_bytes = bytes ? bytes : kDefaultParallelBytes; }
+
+std::atomic<unsigned> g_walk_threads{0};
+
+unsigned kinetoWalkThreads() {
+  if (serialDepth() > 0) return 1;
+  if (const unsigned given = g_walk_threads.load(std::memory_order_relaxed)) return given;
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+}
+
+void setKinetoWalkThreads(unsigned threads) { g_walk_threads = threads; }
+
+SerialKinetoWalk::SerialKinetoWalk() { ++serialDepth(); }
+SerialKinetoWalk::~SerialKinetoWalk() { --serialDepth(); }
 
 void readKinetoJson(const PaddedBuffer& json, RankTrace& out) {
 #if defined(SHARDSCOPE_KINETO_AVX2)

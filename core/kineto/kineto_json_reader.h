@@ -45,6 +45,23 @@ bool kinetoParserReuse();  // one is alive on this thread
 // small to cut their fixtures into many windows. 0 restores the default.
 size_t kinetoChunkBytes();
 void setKinetoChunkBytes(size_t bytes);
+
+// Documents of at least this many bytes are walked on kinetoWalkThreads()
+// threads, a part of the events each (0 restores the default, 64 MiB).
+size_t kinetoParallelBytes();
+void setKinetoParallelBytes(size_t bytes);
+// The CPU's threads (at most 8), or 1 on a thread inside a SerialKinetoWalk.
+unsigned kinetoWalkThreads();
+void setKinetoWalkThreads(unsigned threads);  // tests: this many (0: the CPU's)
+// While one lives on a thread, its walks use that thread only: a loader
+// that reads several files at once already keeps the cores busy.
+class SerialKinetoWalk {
+ public:
+  SerialKinetoWalk();
+  ~SerialKinetoWalk();
+  SerialKinetoWalk(const SerialKinetoWalk&) = delete;
+  SerialKinetoWalk& operator=(const SerialKinetoWalk&) = delete;
+};
 void releaseKinetoParserAvx2();
 void releaseKinetoParserPortable();
 

@@ -53,6 +53,9 @@ RankTrace parseKinetoTrace(const PaddedBuffer& json, const std::string& path) {
 RankTrace loadKinetoFile(const std::string& path, uint64_t max_bytes, PaddedBuffer* reuse) {
   {
     TraceFileReader file(path, max_bytes);
+    // Streamed, on one thread: no copy of the file is held. Reading it whole
+    // into fresh memory to walk it on two cores measured no faster (2.7 s
+    // against 2.3-3.0 s streamed, 1 GB, this project's 2-core VM).
     if (!file.gzip() && file.size() >= 4 * kinetoChunkBytes()) {
       RankTrace out;
       out.path = path;
@@ -61,7 +64,8 @@ RankTrace loadKinetoFile(const std::string& path, uint64_t max_bytes, PaddedBuff
         return finished(std::move(out));
     }
   }
-  // A .gz, a small file, or one the stream could not walk (its error is the whole walk's to tell).
+  // A .gz (walked on every core), a small file, or one the stream could
+  // not walk (its error is the whole walk's to tell).
   PaddedBuffer json = readTraceFile(path, max_bytes, GzipInflater::Fastest, reuse ? std::move(*reuse) : PaddedBuffer{});
   RankTrace out = parseKinetoTrace(json, path);
   if (reuse) *reuse = std::move(json);

@@ -109,6 +109,7 @@ struct RankTrace {
   uint64_t json_bytes = 0;
   uint32_t json_windows = 1;            // the events were walked in this many windows (kinetoChunkBytes)
   bool json_streamed = false;           // the file was read through a buffer of a few windows, never whole
+  uint32_t json_parts = 1;              // threads the walk ran on, a part of the events each
 
   StringTable strings;
   std::vector<TraceEvent> events;

@@ -7,6 +7,7 @@
 #include <exception>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/errors.h"
@@ -93,6 +94,10 @@ TraceSet loadTraceSet(const std::vector<std::string>& inputs, const TraceSetOpti
     // One read buffer (for a .gz) and one JSON parser per worker, reused
     // from file to file: their pages are touched once, not once per file.
     const ReuseKinetoParser reuse_parser;
+    // Several files load at once: each walk keeps to its thread. One file
+    // alone walks on every core (kinetoWalkThreads).
+    std::optional<SerialKinetoWalk> serial;
+    if (files.size() > 1) serial.emplace();
     PaddedBuffer json;
     for (size_t i; (i = next.fetch_add(1)) < files.size();) {
       try {

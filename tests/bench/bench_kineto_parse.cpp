@@ -127,13 +127,15 @@ const PaddedBuffer& traceBuffer() {
 }
 
 // Arg 0: the whole document as one simdjson document; 1: its events in
-// windows (what parseKinetoTrace does with a large document).
+// windows, on every core (what parseKinetoTrace does with a large document);
+// 2: windows on one thread. Wall time: the walk runs on several threads.
 void BM_KinetoParseIndex(benchmark::State& state) {
   const PaddedBuffer& json = traceBuffer();
-  const bool windows = state.range(0) == 1;
+  const bool windows = state.range(0) >= 1;
   setKinetoChunkBytes(windows ? 0 : size_t(1) << 40);
+  if (state.range(0) != 1) setKinetoWalkThreads(1);
   size_t events = 0, held = 0;
-  uint32_t walked_windows = 0;
+  uint32_t walked_windows = 0, parts = 0;
   for (auto _ : state) {
     RankTrace t = parseKinetoTrace(json, tracePath());
     TraceIndex idx = buildTraceIndex(t);
@@ -141,17 +143,20 @@ void BM_KinetoParseIndex(benchmark::State& state) {
     events = t.events.size();
     held = t.memoryBytes();
     walked_windows = t.json_windows;
+    parts = t.json_parts;
   }
   setKinetoChunkBytes(0);
+  setKinetoWalkThreads(0);
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * json.size));
   state.counters["events_per_s"] = benchmark::Counter(double(events) * double(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["bytes_per_event"] = double(held) / double(events);
   state.counters["events"] = double(events);
   state.counters["windows"] = walked_windows;
+  state.counters["threads"] = parts;
   state.counters["avx2_walk"] = kinetoAvx2WalkUsed() ? 1 : 0;
-  state.SetLabel(windows ? "windows" : "whole document");
+  state.SetLabel(!windows ? "whole document" : state.range(0) == 1 ? "windows, every core" : "windows, one thread");
 }
-BENCHMARK(BM_KinetoParseIndex)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_KinetoParseIndex)->Arg(0)->Arg(2)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 
 // From the file to the index, as `shardscope-cli analyze` reads one file (and
 // as Python's json.load(open(...)) below reads it): the read into fresh
@@ -166,7 +171,7 @@ void BM_KinetoLoadFile(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
 }
-BENCHMARK(BM_KinetoLoadFile)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_KinetoLoadFile)->Unit(benchmark::kMillisecond)->Iterations(2)->UseRealTime();
 
 // What File ▸ Open does with a job once read: parse + index, the import into
 // the views' events, the store, the timeline's first index and one frame's
@@ -190,7 +195,7 @@ void BM_KinetoOpenInViews(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * json.size));
   state.counters["view_events"] = double(events);
 }
-BENCHMARK(BM_KinetoOpenInViews)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_KinetoOpenInViews)->Unit(benchmark::kMillisecond)->Iterations(2)->UseRealTime();
 
 // Arg 0: zlib's streaming inflate; 1: libdeflate, whole buffer (what
 // readTraceFile picks when built with it).

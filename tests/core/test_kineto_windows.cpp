@@ -3,7 +3,9 @@
 // of the whole document reads: every fixture, cut into windows of a few dozen
 // bytes, gives the same events, strings, tables and metadata, or the same
 // error; cuts that land inside a string or a nested value fall back to the
-// whole walk; the buffer reads as it came afterwards.
+// whole walk; the buffer reads as it came afterwards. Walked on several
+// threads (a part of the events each, merged in file order), the same again,
+// string ids included.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -27,6 +29,8 @@ struct Parsed {
   std::optional<RankTrace> trace;
   std::string error;
 };
+
+int g_parallel_walks = 0;  // walks that really ran in parts
 
 Parsed parseWithWindow(const PaddedBuffer& json, size_t window) {
   setKinetoChunkBytes(window);
@@ -107,6 +111,20 @@ std::string windowsDisagree(const PaddedBuffer& json, const std::string& what, u
   uint32_t windows = 0;
   for (size_t window : {16, 40, 97, 256, 1000}) {
     const Parsed cut = parseWithWindow(json, window);
+    // The same windows walked on three threads, a part of the events each.
+    setKinetoParallelBytes(1);
+    setKinetoWalkThreads(3);
+    const Parsed parts = parseWithWindow(json, window);
+    setKinetoWalkThreads(0);
+    setKinetoParallelBytes(0);
+    if (parts.error != cut.error || parts.trace.has_value() != cut.trace.has_value())
+      return what + ", windows of " + std::to_string(window) + " on three threads: " +
+             (parts.error.empty() ? "read" : parts.error) + " / " + (cut.error.empty() ? "read" : cut.error);
+    if (parts.trace) {
+      const std::string diff = difference(*cut.trace, *parts.trace);
+      if (!diff.empty()) return what + ", windows of " + std::to_string(window) + " on three threads: differs in " + diff;
+      if (parts.trace->json_parts > 1) ++g_parallel_walks;
+    }
     const std::string at = what + ", windows of " + std::to_string(window) + " bytes";
     if (std::string(json.data.get(), json.size) != before) return "the buffer changed: " + at;
     if (!whole.trace) {
@@ -160,6 +178,7 @@ class TestKinetoWindows : public QObject {
       ++fixtures;
     }
     QVERIFY2(fixtures >= 12, "the fixtures were not found");
+    QVERIFY2(g_parallel_walks >= 20, qPrintable(QString("only %1 walks ran in parts").arg(g_parallel_walks)));
     // The big fixtures (object and bare-array form) were really cut, not all read whole.
     QVERIFY2(windowed >= 8, qPrintable(QString("only %1 fixtures were walked in windows").arg(windowed)));
   }

@@ -2,7 +2,7 @@
 // simdjson walk, the trace index, HTA's metrics and the communication summary,
 // then both reports (text and JSON), over the whole trace and over its last
 // step. A bad document must end in one ConfigError. Walked in windows of a
-// few bytes, the same document must read the same. On a CPU with AVX2 the
+// few bytes, on one thread and on three, the same document must read the same. On a CPU with AVX2 the
 // portable walk reads the same input too: both walks must agree.
 #include <algorithm>
 #include <cstdint>
@@ -123,15 +123,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // Cut into windows of 32 bytes of events, the walk must read the same
   // events or fail with the same words (kineto_json_walk.inc falls back).
-  setKinetoChunkBytes(32);
-  const WalkResult windowed = walk(json, readKinetoJson);
-  setKinetoChunkBytes(0);
-  if (windowed.error != error)
-    finding("the windowed walk and the whole walk disagree",
-            "whole: " + error.value_or("(valid)") + "; windowed: " + windowed.error.value_or("(valid)"));
-  if (!error && windowed.events != set.ranks[0].events.size())
-    finding("the windowed walk read a different event count",
-            std::to_string(set.ranks[0].events.size()) + " vs " + std::to_string(windowed.events));
+  // And on three threads, a part of the events each.
+  for (const unsigned threads : {1u, 3u}) {
+    setKinetoChunkBytes(32);
+    setKinetoParallelBytes(threads > 1 ? 1 : size_t(1) << 40);
+    setKinetoWalkThreads(threads);
+    const WalkResult windowed = walk(json, readKinetoJson);
+    setKinetoWalkThreads(0);
+    setKinetoParallelBytes(0);
+    setKinetoChunkBytes(0);
+    const std::string how = threads > 1 ? "the windowed walk on three threads" : "the windowed walk";
+    if (windowed.error != error)
+      finding((how + " and the whole walk disagree").c_str(),
+              "whole: " + error.value_or("(valid)") + "; windowed: " + windowed.error.value_or("(valid)"));
+    if (!error && windowed.events != set.ranks[0].events.size())
+      finding((how + " read a different event count").c_str(),
+              std::to_string(set.ranks[0].events.size()) + " vs " + std::to_string(windowed.events));
+  }
 
   if (kinetoAvx2WalkUsed()) {
     const WalkResult portable = walk(json, readKinetoJsonPortable);
