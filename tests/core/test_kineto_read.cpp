@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <random>
 
 #include "common/errors.h"
 #include "kineto/decimal_text.h"
@@ -67,6 +68,38 @@ class TestKinetoRead : public QObject {
     QCOMPARE(ceilToMicros(-1001), -1000);
     QCOMPARE(floorToMicros(-1001), -2000);
     QCOMPARE(floorToMicros(1999), 1000);
+  }
+
+  // The short-number path (no whitespace, at most `scale` fractional digits,
+  // 19 digits scaled) must give what the general reader gives: a leading
+  // space sends the same text through the general one.
+  void shortDecimalsAgreeWithTheGeneralReader() {
+    std::mt19937_64 rng(12);
+    const char* edges[] = {"0", "-0", "9223372036854775807", "-9223372036854775808", "9223372036854775.807",
+                           "-9223372036854775.808", "9223372036854775.808", "1.", ".5", "-", "1.2.3", "00012.5",
+                           "9999999999999999.999", "1000000000000000000", "12.3456", "-1.0005"};
+    const auto check = [](std::string_view text, int scale) {
+      char padded[80] = " ";
+      std::memcpy(padded + 1, text.data(), std::min(text.size(), sizeof padded - 1));
+      const DecimalValue fast = parseDecimal(text, scale),
+                         general = parseDecimal(std::string_view(padded, std::min(text.size() + 1, sizeof padded)), scale);
+      QVERIFY2(fast.status == general.status && fast.value == general.value &&
+                   (fast.status != DecimalStatus::Ok || fast.float_syntax == general.float_syntax),
+               (std::string(text) + " at scale " + std::to_string(scale)).c_str());
+    };
+    for (const char* e : edges)
+      for (int scale : {0, 3}) check(e, scale);
+    constexpr unsigned long long kPowersOfTen[] = {1, 10, 100, 1000, 10000};
+    for (int k = 0; k < 20000; ++k) {
+      char text[64];
+      const int length = std::snprintf(text, sizeof text, "%s%llu", rng() % 4 == 0 ? "-" : "",
+                                       (unsigned long long)(rng() >> (rng() % 64)));
+      const int fraction_digits = static_cast<int>(rng() % 5);  // 0: an integer; 4: one past scale 3
+      if (fraction_digits > 0)
+        std::snprintf(text + length, sizeof text - length, ".%0*llu", fraction_digits,
+                      (unsigned long long)(rng() % kPowersOfTen[fraction_digits]));
+      for (int scale : {0, 3}) check(text, scale);
+    }
   }
 
   void recordStaysCompact() { QVERIFY(sizeof(TraceEvent) <= 48); }
