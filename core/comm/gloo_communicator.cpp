@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -552,6 +553,22 @@ void GlooCommunicator::chainBroadcast(char* data, size_t count, DType dtype, int
   runRing(io, wrap(m_rank - 1, P), right, units, e, slotOf, target, land);
 }
 
+namespace {
+
+// Gloo's TCP pairs write with writev, and a write to a peer that already
+// closed (a cancelled or dead rank) raises SIGPIPE, whose default ends the
+// whole process (core_test_cancel_storm died of it once in a hundred
+// cancels). Ignored, the write fails with EPIPE and Gloo throws, which the
+// run reports like any other broken link. Python ignores SIGPIPE at start,
+// which is why PyTorch's Gloo never meets it.
+std::shared_ptr<gloo::transport::Device> createTcpDevice(const gloo::transport::tcp::attr& attr) {
+  static std::once_flag once;
+  std::call_once(once, [] { std::signal(SIGPIPE, SIG_IGN); });
+  return gloo::transport::tcp::CreateDevice(attr);
+}
+
+}  // namespace
+
 std::unique_ptr<GlooCommunicator> connectGlooMember(int size, int rank, const std::string& prefix,
                                                     gloo::rendezvous::Store& store, const std::string& hostname,
                                                     int timeout_ms, int connect_timeout_ms) {
@@ -562,7 +579,7 @@ std::unique_ptr<GlooCommunicator> connectGlooMember(int size, int rank, const st
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname = hostname;
-    device = gloo::transport::tcp::CreateDevice(attr);
+    device = createTcpDevice(attr);
   } catch (const std::exception& e) {
     throw RunError("rank " + std::to_string(rank) + " of group '" + prefix + "' could not listen on " + hostname +
                    ": " + failureText(e));
@@ -635,7 +652,7 @@ std::vector<std::unique_ptr<Communicator>> createGlooGroup(int size, const std::
           try {
             gloo::transport::tcp::attr attr;
             attr.hostname = "127.0.0.1";
-            device = gloo::transport::tcp::CreateDevice(attr);
+            device = createTcpDevice(attr);
           } catch (const std::exception& e) {
             device_errors[static_cast<size_t>(r)] = failureText(e);
           }
