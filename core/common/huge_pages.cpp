@@ -1,7 +1,6 @@
 #include "common/huge_pages.h"
 
 #include <cstdint>
-#include <new>
 
 #include <sys/mman.h>
 
@@ -30,18 +29,6 @@ void* mapHugeAligned(size_t bytes) {
 
 void unmapHugeAligned(void* p, size_t bytes) {
   if (p) munmap(p, roundUp(bytes == 0 ? 1 : bytes, kHugePageBytes));
-}
-
-void adviseHugePages(void* p, size_t bytes) {
-  const uintptr_t start = roundUp(reinterpret_cast<uintptr_t>(p), kHugePageBytes);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(uintptr_t(kHugePageBytes) - 1);
-  if (end > start) madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);
-}
-
-HugeBytes allocateHugeBytes(size_t bytes) {
-  void* p = mapHugeAligned(bytes);
-  if (!p) throw std::bad_alloc();
-  return HugeBytes(static_cast<char*>(p), HugeBytesDeleter{bytes});
 }
 
 }  // namespace shardscope

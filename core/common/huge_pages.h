@@ -1,14 +1,14 @@
 // Anonymous memory the kernel is asked to back with transparent huge pages
-// (MADV_HUGEPAGE; THP is commonly "madvise"). Why: the big one-pass stores —
-// a trace file's bytes, its parsed records, event-log chunks — are bounded by
-// the first touch of fresh memory, one page fault per 4 KiB (20-30 µs each on
-// the virtual machines ShardScope is tested on), and a huge page takes one
-// fault per 2 MiB; on any machine it also spares the TLB. Advice only: where
-// THP is off the memory is ordinary pages and everything still works.
+// (MADV_HUGEPAGE; THP is commonly "madvise"), for the event-log slabs
+// (common/host_block_pool.h): long-lived and reused, so a huge page's one
+// fault per 2 MiB (not 512) and its TLB reach pay off. Not for a trace's
+// one-shot buffers: with "madvise" defrag a huge-page fault may compact
+// memory first, which stalled them once the page cache held the trace
+// (core/kineto/trace_file.cpp). Advice only: where THP is off the memory is
+// ordinary pages and everything still works.
 #pragma once
 
 #include <cstddef>
-#include <memory>
 
 namespace shardscope {
 
@@ -18,18 +18,5 @@ inline constexpr size_t kHugePageBytes = size_t(2) << 20;
 // advised for huge pages; nullptr when the system gives no memory.
 void* mapHugeAligned(size_t bytes);
 void unmapHugeAligned(void* p, size_t bytes);
-
-// Advises the 2 MiB-aligned part of [p, p + bytes) (memory not touched yet,
-// e.g. a freshly reserved vector's) for huge pages.
-void adviseHugePages(void* p, size_t bytes);
-
-struct HugeBytesDeleter {
-  size_t bytes = 0;
-  void operator()(char* p) const { unmapHugeAligned(p, bytes); }
-};
-using HugeBytes = std::unique_ptr<char[], HugeBytesDeleter>;
-
-// Throws std::bad_alloc when the system gives no memory.
-HugeBytes allocateHugeBytes(size_t bytes);
 
 }  // namespace shardscope

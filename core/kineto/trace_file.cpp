@@ -16,7 +16,6 @@
 #endif
 
 #include "common/errors.h"
-#include "common/huge_pages.h"
 #include "common/input_file.h"
 
 namespace shardscope::kineto {
@@ -40,10 +39,10 @@ struct File {
   }
 };
 
-// Big documents go to memory advised for huge pages: reading a file into
-// fresh memory is bounded by its page faults (common/huge_pages.h).
-constexpr size_t kHugePagesFrom = size_t(4) << 20;
-
+// Plain pages, not advised for huge ones: with THP's usual "madvise" defrag
+// a huge-page fault compacts memory first, and after reading a large trace
+// (the page cache full of it) that stalled: a 1 GB .gz inflated in 3.4 s
+// advised against 1.8 s not (2-vCPU VM, 2026-12-04).
 void allocate(PaddedBuffer& b, size_t capacity) {
   // Not zero-filled: the file or the inflater writes every byte, and finish() zeroes the padding.
   const size_t bytes = capacity + simdjson::SIMDJSON_PADDING;
@@ -52,8 +51,7 @@ void allocate(PaddedBuffer& b, size_t capacity) {
     return;
   }
   std::shared_ptr<char[]> grown;
-  if (bytes >= kHugePagesFrom) grown = std::shared_ptr<char[]>(allocateHugeBytes(bytes).release(), HugeBytesDeleter{bytes});
-  else grown = std::make_unique_for_overwrite<char[]>(bytes);
+  grown = std::make_unique_for_overwrite<char[]>(bytes);
   if (b.size) std::memcpy(grown.get(), b.data.get(), b.size);
   b.data = std::move(grown);
   b.allocated = bytes;
@@ -179,7 +177,7 @@ PaddedBuffer readGzip(const std::string& path, std::FILE* f, uint64_t file_size,
 bool inflateWhole(const std::string& path, std::FILE* f, uint64_t file_size, uint64_t max_bytes, PaddedBuffer& b) {
   constexpr size_t kMinMember = 18;  // 10-byte header, an empty deflate block, 8-byte trailer
   if (file_size < kMinMember) return false;
-  const HugeBytes compressed = allocateHugeBytes(file_size);  // not zero-filled: fread writes it all
+  const auto compressed = std::make_unique_for_overwrite<char[]>(file_size);  // fread writes it all
   const std::span<const unsigned char> in(reinterpret_cast<const unsigned char*>(compressed.get()), file_size);
   if (std::fread(compressed.get(), 1, file_size, f) != file_size) return false;
   const uint64_t trailer_size = uint64_t(in[in.size() - 4]) | uint64_t(in[in.size() - 3]) << 8 |
