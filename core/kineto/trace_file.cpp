@@ -182,7 +182,9 @@ bool inflateWhole(const std::string& path, std::FILE* f, uint64_t file_size, uin
   if (std::fread(compressed.get(), 1, file_size, f) != file_size) return false;
   const uint64_t trailer_size = uint64_t(in[in.size() - 4]) | uint64_t(in[in.size() - 3]) << 8 |
                                 uint64_t(in[in.size() - 2]) << 16 | uint64_t(in[in.size() - 1]) << 24;
-  allocate(b, std::min<uint64_t>(max_bytes, std::max<uint64_t>(trailer_size, 1 << 16)));
+  // One byte more than the trailer says: the byte after the JSON must be in
+  // capacity (below), and an exact fit would be copied whole to grow by one.
+  allocate(b, std::min<uint64_t>(max_bytes, std::max<uint64_t>(trailer_size + 1, 1 << 16)));
   struct Decompressor {
     libdeflate_decompressor* d = libdeflate_alloc_decompressor();
     ~Decompressor() {
