@@ -33,7 +33,9 @@ RankTrace finished(RankTrace out) {
   for (uint32_t i = 0; i < out.memory.size(); ++i) out.events[out.memory[i].event].extra = i;
   std::stable_sort(out.out_of_memory.begin(), out.out_of_memory.end(), byTime);
   for (uint32_t i = 0; i < out.out_of_memory.size(); ++i) out.events[out.out_of_memory[i].event].extra = i;
-  out.events.shrink_to_fit();
+  // A few percent of slack stays (the walk fits its reserve to the trace):
+  // shrinking copies every record into fresh memory.
+  if (out.events.capacity() - out.events.size() > out.events.size() / 16) out.events.shrink_to_fit();
   out.memory.shrink_to_fit();
   out.out_of_memory.shrink_to_fit();
   out.collective_args.shrink_to_fit();
