@@ -175,6 +175,20 @@ std::vector<ImportedTrack> planTracks(const RankTrace& t, const TraceIndex& idx,
   return tracks;
 }
 
+// Stable by begin time: sorts (begin, index) keys, 16 bytes, then moves each
+// 64-byte record once, instead of merge-sorting the records themselves.
+void sortByBegin(std::vector<Event>& events) {
+  const auto byBegin = [](const Event& a, const Event& b) { return a.begin_ns < b.begin_ns; };
+  if (std::is_sorted(events.begin(), events.end(), byBegin)) return;
+  std::vector<std::pair<int64_t, uint32_t>> keys(events.size());
+  for (uint32_t i = 0; i < events.size(); ++i) keys[i] = {events[i].begin_ns, i};
+  std::sort(keys.begin(), keys.end());  // the index breaks ties: the order is the stable one
+  std::vector<Event> sorted;
+  sorted.reserve(events.size());
+  for (const auto& k : keys) sorted.push_back(events[k.second]);
+  events.swap(sorted);
+}
+
 }  // namespace
 
 RunKind phaseOfLabel(std::string_view n) {
@@ -243,6 +257,9 @@ shardscope::RunTrace importedRunTrace(TraceSet set) {
     const TraceIndex& idx = set.indexes[k];
     const int r = t.rank;
     std::vector<Event>& events = out.events[static_cast<size_t>(r)];
+    // At most one record per trace event, two per step, one per memory
+    // sample plus the baseline: reserved once, not grown by copies.
+    events.reserve(t.events.size() + 2 * idx.steps.size() + t.memory.size() + t.out_of_memory.size() + 1);
     source->files[static_cast<size_t>(r)] = t.path;
     std::vector<TrackPlan> plan;
     source->tracks[static_cast<size_t>(r)] = planTracks(t, idx, plan, source->notes);
@@ -435,7 +452,7 @@ shardscope::RunTrace importedRunTrace(TraceSet set) {
       ++source->out_of_memory[static_cast<size_t>(r)];
     }
     // Record order = time order (stable: a memory sample's order among equal times is the trace's).
-    std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.begin_ns < b.begin_ns; });
+    sortByBegin(events);
 
     KinetoEventText::Rank& tr = text->ranks[static_cast<size_t>(r)];
     tr.names.resize(t.events.size());
