@@ -45,11 +45,13 @@ int dtypeBytes(std::string_view dtype) {
       dtype == "ComplexHalf")
     return 4;
   if (dtype == "Double" || dtype == "double" || dtype == "Long" || dtype == "long" || dtype == "int64" ||
-      dtype == "UInt64" || dtype == "ComplexFloat")
+      dtype == "UInt64" || dtype == "ComplexFloat" || dtype == "long int" || dtype == "int64_t")
     return 8;
-  if (dtype == "Half" || dtype == "half" || dtype == "BFloat16" || dtype == "Short" || dtype == "UInt16") return 2;
+  if (dtype == "Half" || dtype == "half" || dtype == "BFloat16" || dtype == "Short" || dtype == "UInt16" ||
+      dtype == "short int")
+    return 2;
   if (dtype == "Byte" || dtype == "Char" || dtype == "Bool" || dtype == "QInt8" || dtype == "QUInt8" ||
-      dtype.rfind("Float8", 0) == 0)
+      dtype.rfind("Float8", 0) == 0 || dtype == "bool" || dtype == "signed char" || dtype == "unsigned char")
     return 1;
   if (dtype == "ComplexDouble") return 16;
   return -1;

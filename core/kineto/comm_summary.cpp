@@ -30,6 +30,7 @@ CommSummary summarizeCommunication(const RankTrace& t, const TraceIndex& idx, co
     k.time_ns += dur;
     if (c.bytes >= 0) {
       ++k.sized;
+      if (c.bytes_from_dims) ++k.sized_from_dims;
       k.bytes += c.bytes;
       weighted[c.kind] += double(c.bytes) * busBandwidthFactor(c.kind, c.group_size);
     }

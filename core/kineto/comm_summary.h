@@ -17,6 +17,7 @@ struct CollectiveKindSummary {
   CollectiveKind kind = CollectiveKind::Unknown;
   int64_t count = 0;
   int64_t sized = 0;      // how many had a known size (elements and dtype)
+  int64_t sized_from_dims = 0;  // of those, sized from Input Dims x Input type (older traces)
   int64_t bytes = 0;      // sum over the sized ones
   int64_t time_ns = 0;    // sum of all their durations
   double algbw_gbps = 0;  // sized bytes / their time, 1e9 bytes/s

@@ -70,7 +70,8 @@ struct CollectiveArgs {
   uint32_t dtype = StringTable::kEmpty;
   uint32_t pg_name = StringTable::kEmpty;   // "Process Group Name"
   uint32_t pg_ranks = StringTable::kEmpty;  // "Process Group Ranks", a JSON string "[0, 1]"
-  uint32_t input_dims = StringTable::kEmpty;  // "Input Dims" (raw JSON), older traces
+  uint32_t input_dims = StringTable::kEmpty;   // "Input Dims" (raw JSON), older traces: [[2049000]]
+  uint32_t input_types = StringTable::kEmpty;  // "Input type" (raw JSON): ["float"]
   int64_t in_nelems = -1, out_nelems = -1;
   int32_t group_size = -1;
 };

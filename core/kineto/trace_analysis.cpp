@@ -112,6 +112,17 @@ void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream
                       k.group_size > 0 ? std::to_string(k.group_size).c_str() : k.group_size == -2 ? "mixed" : "?");
         out << line;
       }
+      int64_t from_dims = 0, unsized = 0;
+      for (const CollectiveKindSummary& k : a.comm.kinds) {
+        from_dims += k.sized_from_dims;
+        unsized += k.count - k.sized;
+      }
+      if (from_dims > 0)
+        out << "  " << from_dims << " collectives sized from their op's Input Dims x Input type (an older trace "
+            << "without element counts; an all_gather's output as its input x the group size)\n";
+      if (unsized > 0)
+        out << "  " << unsized << " collectives of unknown size: the trace gives no element counts, or shapes "
+            << "without a known dtype, or a tensor list's shapes\n";
     }
     if (!a.comm.longest_exposed.empty()) {
       out << "  longest exposed communications (exposed us / dur us / kind / name):\n";
@@ -154,7 +165,8 @@ void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream
     for (size_t k = 0; k < a.comm.kinds.size(); ++k) {
       const CollectiveKindSummary& c = a.comm.kinds[k];
       out << (k ? ",\n       " : "\n       ") << "{\"kind\": \"" << collectiveKindName(c.kind) << "\", \"count\": " << c.count
-          << ", \"sized\": " << c.sized << ", \"bytes\": " << c.bytes << ", \"time_us\": " << jsonNum(us(c.time_ns))
+          << ", \"sized\": " << c.sized << ", \"sized_from_input_dims\": " << c.sized_from_dims
+          << ", \"bytes\": " << c.bytes << ", \"time_us\": " << jsonNum(us(c.time_ns))
           << ", \"algbw_gbps\": " << (c.sized ? jsonNum(c.algbw_gbps) : "null")
           << ", \"busbw_gbps\": " << (c.sized ? jsonNum(c.busbw_gbps) : "null") << ", \"group_size\": " << c.group_size
           << "}";

@@ -30,6 +30,56 @@ bool isGpuKind(EventKind kind) {
 
 namespace {
 
+// The elements of each input of "Input Dims" ([[2049000]], [[1000], [1000], []])
+// times its "Input type"'s size (["float", "float", "Int"]): inputs with
+// no dimensions (scalars, non-tensors) count nothing; a tensor list
+// (deeper nesting) or a type of unknown size leaves the sum unknown (-1).
+int64_t bytesOfInputs(std::string_view dims, std::string_view types) {
+  std::vector<std::string_view> type_names;
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i] != '"') continue;
+    const size_t end = types.find('"', i + 1);
+    if (end == std::string_view::npos) return -1;
+    type_names.push_back(types.substr(i + 1, end - i - 1));
+    i = end;
+  }
+  int64_t total = 0;
+  bool any = false;
+  int depth = 0;
+  size_t input = 0;
+  int64_t elements = 1, number = -1;
+  bool has_dims = false;
+  for (const char ch : dims) {
+    if (ch == '[') {
+      if (++depth > 2) return -1;  // a tensor list: its parts' shapes are not given apart
+      if (depth == 2) elements = 1, has_dims = false, number = -1;
+    } else if (ch >= '0' && ch <= '9' && depth == 2) {
+      number = (number < 0 ? 0 : number) * 10 + (ch - '0');
+      if (number > (int64_t(1) << 40)) return -1;
+    } else if ((ch == ',' || ch == ']') && depth == 2 && number >= 0) {
+      if (elements > (int64_t(1) << 50) / std::max<int64_t>(number, 1)) return -1;
+      elements *= number;
+      has_dims = true;
+      number = -1;
+    } else if (ch != ',' && ch != ']' && ch != ' ' && ch != '\n' && ch != '\t' && ch != '\r') {
+      return -1;  // not a list of integer lists
+    }
+    if (ch == ']') {
+      if (depth == 2) {
+        if (has_dims) {
+          const int size = input < type_names.size() ? dtypeBytes(type_names[input]) : -1;
+          if (size <= 0) return -1;
+          total += elements * size;
+          any = true;
+        }
+        ++input;
+      }
+      --depth;
+    }
+  }
+  return any && depth == 0 ? total : -1;
+}
+
 int32_t countRanks(std::string_view ranks_json) {
   if (ranks_json.find_first_of("0123456789") == std::string_view::npos) return -1;
   return static_cast<int32_t>(std::count(ranks_json.begin(), ranks_json.end(), ',') + 1);
@@ -43,13 +93,24 @@ void applyArgs(const RankTrace& t, const CollectiveArgs& a, Collective& c) {
     if (k != CollectiveKind::Unknown) c.kind = k;
     c.from_args = true;
   }
+  c.group_size = a.group_size > 0 ? a.group_size : countRanks(t.str(a.pg_ranks));
+  c.pg_name = a.pg_name;
   const int elem = dtypeBytes(t.str(a.dtype));
   int64_t nelems = std::max(a.in_nelems, a.out_nelems);
   if (c.kind == CollectiveKind::AllGather && a.out_nelems >= 0) nelems = a.out_nelems;
   if (c.kind == CollectiveKind::ReduceScatter && a.in_nelems >= 0) nelems = a.in_nelems;
-  if (elem > 0 && nelems >= 0) c.bytes = nelems * elem;
-  c.group_size = a.group_size > 0 ? a.group_size : countRanks(t.str(a.pg_ranks));
-  c.pg_name = a.pg_name;
+  if (elem > 0 && nelems >= 0) {
+    c.bytes = nelems * elem;
+  } else if (nelems < 0 && a.input_dims != StringTable::kEmpty) {
+    // An older trace: the op's input tensors' shapes and types. An
+    // all-gather's input is this rank's part, its output the group's.
+    const int64_t in = bytesOfInputs(t.str(a.input_dims), t.str(a.input_types));
+    const int32_t group = c.group_size > 0 ? c.group_size : t.world_size;
+    if (in >= 0 && (c.kind != CollectiveKind::AllGather || group > 0)) {
+      c.bytes = c.kind == CollectiveKind::AllGather ? in * group : in;
+      c.bytes_from_dims = true;
+    }
+  }
 }
 
 struct ThreadOps {

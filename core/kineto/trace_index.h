@@ -24,6 +24,7 @@ struct Collective {
   uint32_t op = kNone;      // the CPU op carrying the args, kNone when none was found
   CollectiveKind kind = CollectiveKind::Unknown;
   bool from_args = false;   // kind and size from "Collective name" etc., not from names
+  bool bytes_from_dims = false;  // sized from "Input Dims" x "Input type" (older traces)
   int64_t bytes = -1;       // elements x dtype size; -1 when the trace does not say
   int32_t group_size = -1;
   uint32_t pg_name = StringTable::kEmpty;

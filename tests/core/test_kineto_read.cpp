@@ -13,10 +13,12 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 #include "common/errors.h"
 #include "kineto/decimal_text.h"
 #include "kineto/kineto_parser.h"
+#include "kineto/trace_analysis.h"
 #include "kineto/trace_file.h"
 #include "kineto/trace_set.h"
 
@@ -215,6 +217,36 @@ class TestKinetoRead : public QObject {
     QCOMPARE(ag.bytes, 4096);
     QCOMPARE(t.str(t.events[idx.collectives[0].op].name), std::string_view("record_param_comms"));
     QCOMPARE(idx.steps.size(), size_t(3));
+  }
+
+  // Traces before "In msg nelems" (PyTorch <= 2.0) size a collective only by
+  // its op's Input Dims and Input type: what can be derived is, the rest is
+  // said to be unknown. An aten op's Input Dims are not kept.
+  void collectivesSizedFromInputDims() {
+    const TraceSet set = loadTraceSet({kData + "input_dims_only.json"});
+    const RankTrace& t = set.ranks[0];
+    const TraceIndex& idx = set.indexes[0];
+    QCOMPARE(t.collective_args.size(), size_t(4));
+    QCOMPARE(idx.collectives.size(), size_t(4));
+    const Collective& ar = idx.collectives[0];
+    QCOMPARE(ar.kind, CollectiveKind::AllReduce);
+    QCOMPARE(ar.bytes, int64_t(2049000) * 4);
+    QVERIFY(ar.bytes_from_dims);
+    const Collective& ag = idx.collectives[1];
+    QCOMPARE(ag.kind, CollectiveKind::AllGather);
+    QCOMPARE(ag.bytes, int64_t(10 * 50 * 2) * 2);  // bf16 input, x world size 2 for the output; the Int scalar adds nothing
+    QCOMPARE(idx.collectives[2].kind, CollectiveKind::Broadcast);
+    QCOMPARE(idx.collectives[2].bytes, int64_t(-1));  // a tensor list: its shapes are not given apart
+    QCOMPARE(idx.collectives[3].kind, CollectiveKind::ReduceScatter);
+    QCOMPARE(idx.collectives[3].bytes, int64_t(-1));  // a dtype of unknown size
+    QVERIFY(!idx.collectives[3].bytes_from_dims);
+    std::ostringstream text;
+    printAnalysisText(analyzeTraceSet(set, HtaOptions{}), set, text);
+    QVERIFY2(contains(text.str(), "2 collectives sized from their op's Input Dims"), text.str().c_str());
+    QVERIFY2(contains(text.str(), "2 collectives of unknown size"), text.str().c_str());
+    std::ostringstream json;
+    writeAnalysisJson(analyzeTraceSet(set, HtaOptions{}), set, json);
+    QVERIFY2(contains(json.str(), "\"sized_from_input_dims\": 1"), json.str().c_str());
   }
 
   void olderAutogradProfilerFormat() {
