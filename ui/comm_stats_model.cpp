@@ -116,6 +116,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
                     : group != group_ranks.end() ? static_cast<int>(group->second.size())
                                                  : ranks;
       acc[k].ops += 1;
+      if (e.flags & kEventSizeUnknown) acc[k].unsized += 1;
       // Sums clamp: an opened trace's times and bytes are whatever the file says.
       acc[k].time_ns = saturatingAdd(acc[k].time_ns, dur);
       acc[k].wait_ns = saturatingAdd(acc[k].wait_ns, wait);
@@ -165,6 +166,9 @@ QVariant CommStatsModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole) {
     switch (index.column()) {
       case Sent:
+        if (r.unsized > 0)
+          return tr("%1 of %2 ops: the trace gives no size (no element counts, or shapes without a known dtype); "
+                    "the sum is the sized ops'").arg(r.unsized).arg(r.ops);
         return m_measured ? tr("bytes rank %1 sent in step %2, measured at the sends").arg(r.rank).arg(m_step)
                           : tr("Σ event bytes × ring factor (2(n−1)/n all-reduce, (n−1)/n reduce-scatter and all-gather)");
       case Expected: return tr("predicted (ZeRO paper): the ring formula for this strategy");
@@ -178,14 +182,19 @@ QVariant CommStatsModel::data(const QModelIndex& index, int role) const {
     case Rank: return r.rank;
     case Collective: return Palette::kindTitle(r.kind);
     case Ops: return r.ops;
-    case Sent: return raw ? QVariant(static_cast<qlonglong>(r.sent)) : QVariant(mib(static_cast<double>(r.sent)));
+    case Sent:
+      if (raw) return static_cast<qlonglong>(r.sent);
+      if (r.unsized == r.ops && r.ops > 0) return tr("unknown");
+      return r.unsized > 0 ? QStringLiteral("≥ ") + mib(static_cast<double>(r.sent)) : mib(static_cast<double>(r.sent));
     case Expected:
       return raw ? QVariant(static_cast<qlonglong>(r.expected)) : QVariant(mib(static_cast<double>(r.expected)));
     case Ratio:
       if (r.expected <= 0) return raw ? QVariant(0.0) : QVariant(QStringLiteral("–"));
       return raw ? QVariant(static_cast<double>(r.sent) / r.expected)
                  : QVariant(QString::number(static_cast<double>(r.sent) / r.expected, 'f', 3) + QStringLiteral("×"));
-    case BusBw: return raw ? QVariant(r.busbw) : QVariant(QString::number(r.busbw, 'f', 1));
+    case BusBw:
+      if (!raw && r.unsized == r.ops && r.ops > 0) return QStringLiteral("–");
+      return raw ? QVariant(r.busbw) : QVariant(QString::number(r.busbw, 'f', 1));
     case Time:
       return raw ? QVariant(static_cast<qlonglong>(r.time_ns)) : QVariant(QString::number(r.time_ns * 1e-6, 'f', 3));
     case Waiting:

@@ -30,7 +30,8 @@ class CommStatsModel : public QAbstractTableModel {
     int rank = 0;
     EventKind kind = EventKind::AllReduce;
     int ops = 0;
-    int64_t sent = 0;      // bytes this rank sent in the step
+    int unsized = 0;       // of the ops, how many an imported trace gives no size for
+    int64_t sent = 0;      // bytes this rank sent in the step (the sized ops')
     int64_t expected = 0;  // the formula's bytes; 0 when it predicts none
     double busbw = 0;      // GB/s (10^9 bytes)
     int64_t time_ns = 0;   // sum of the collectives' spans

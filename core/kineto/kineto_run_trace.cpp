@@ -154,7 +154,11 @@ std::vector<ImportedTrack> planTracks(const RankTrace& t, const TraceIndex& idx,
     const auto named = t.thread_names.find({tr.pid, tr.tid});
     std::string name;
     if (p.gpu) {
-      name = named != t.thread_names.end() ? std::string(t.str(named->second)) : "stream " + std::string(t.str(tr.tid));
+      // Older traces' tids are texts "stream 16" already; newer ones numbers.
+      const std::string_view tid = t.str(tr.tid);
+      name = named != t.thread_names.end() ? std::string(t.str(named->second))
+             : tid.rfind("stream", 0) == 0 ? std::string(tid)
+                                           : "stream " + std::string(tid);
       if (devices.size() > 1) name = "GPU " + std::string(t.str(tr.pid)) + " " + name;
       if (p.comm) name += " · NCCL";
       else if (p.copies_only) name += " · memcpy";
@@ -339,6 +343,7 @@ shardscope::RunTrace importedRunTrace(TraceSet set) {
         const Collective& col = idx.collectives[c];
         ev.kind = runKindOf(col.kind);
         ev.bytes = std::max<int64_t>(col.bytes, 0);
+        if (col.bytes < 0) ev.flags |= kEventSizeUnknown;
         int group = 0;
         const CollectiveArgs* args = nullptr;
         if (col.op != kNone && t.events[col.op].extra != kNone) args = &t.collective_args[t.events[col.op].extra];

@@ -47,6 +47,8 @@ inline constexpr int kCategoryCount = 10;
 // Event::flags: a Forward span that recomputes a block (or its attention core)
 // inside backward, under activation checkpointing.
 inline constexpr uint8_t kEventRecompute = 1;
+// An imported collective whose trace gives no size (bytes is 0, not measured).
+inline constexpr uint8_t kEventSizeUnknown = 2;
 
 struct Event {
   int64_t begin_ns = 0;
@@ -67,7 +69,7 @@ struct Event {
   Lane lane = Lane::Host;
   EventKind kind = EventKind::Forward;
   Category category = Category::Workspace;
-  uint8_t flags = 0;       // kEventRecompute
+  uint8_t flags = 0;       // kEventRecompute, kEventSizeUnknown
 };
 static_assert(std::is_trivially_copyable_v<Event>);
 static_assert(sizeof(Event) == 64, "Event must stay one cache line");

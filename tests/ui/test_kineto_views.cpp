@@ -128,6 +128,41 @@ class TestKinetoViews : public QObject {
     }
   }
 
+  // An older trace sizes collectives by their ops' Input Dims: a size it
+  // cannot derive reads "unknown" in the table, not 0 MiB; text-named GPU
+  // streams ("stream 16") are not named twice.
+  void unknownSizesSayUnknown() {
+    MainWindow w;
+    w.resize(1600, 1000);
+    QString error;
+    QVERIFY2(w.openTrace(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/kineto/input_dims_only.json"), &error),
+             qPrintable(error));
+    auto* comm = w.findChild<CommView*>();
+    QVERIFY(comm);
+    const CommStatsModel* model = comm->model();
+    bool all_reduce = false, reduce_scatter = false;
+    for (int i = 0; i < model->rowCount(); ++i) {
+      const CommStatsModel::Row& row = model->statRows()[static_cast<size_t>(i)];
+      const QString sent = model->data(model->index(i, CommStatsModel::Sent)).toString();
+      if (row.kind == EventKind::AllReduce) {
+        all_reduce = true;
+        QCOMPARE(row.unsized, 0);
+        QCOMPARE(sent, QStringLiteral("7.82"));  // 2,049,000 floats x ring factor 2(n-1)/n = 1 (2 ranks)
+      } else if (row.kind == EventKind::ReduceScatter) {
+        reduce_scatter = true;
+        QCOMPARE(row.unsized, row.ops);
+        QCOMPARE(sent, QStringLiteral("unknown"));
+      }
+    }
+    QVERIFY(all_reduce && reduce_scatter);
+    auto* timeline = w.findChild<TimelineView*>();
+    QVERIFY(timeline);
+    timeline->refresh();
+    const auto& rows = timeline->layout().rows();
+    QVERIFY(!rows.empty());
+    QCOMPARE(timeline->rowTitle(rows[0].rank, rows[0].lane), QStringLiteral("stream 16 · NCCL"));
+  }
+
   void badJobsAndOwnTracesAfterwards() {
     MainWindow w;
     QString error;
