@@ -70,6 +70,7 @@ int64_t bytesOfInputs(std::string_view dims, std::string_view types) {
           const int size = input < type_names.size() ? dtypeBytes(type_names[input]) : -1;
           if (size <= 0) return -1;
           total += elements * size;
+          if (total > (int64_t(1) << 60)) return -1;  // no real tensor: a corrupt trace
           any = true;
         }
         ++input;
@@ -106,7 +107,7 @@ void applyArgs(const RankTrace& t, const CollectiveArgs& a, Collective& c) {
     // all-gather's input is this rank's part, its output the group's.
     const int64_t in = bytesOfInputs(t.str(a.input_dims), t.str(a.input_types));
     const int32_t group = c.group_size > 0 ? c.group_size : t.world_size;
-    if (in >= 0 && (c.kind != CollectiveKind::AllGather || group > 0)) {
+    if (in >= 0 && (c.kind != CollectiveKind::AllGather || (group > 0 && in <= INT64_MAX / group))) {
       c.bytes = c.kind == CollectiveKind::AllGather ? in * group : in;
       c.bytes_from_dims = true;
     }
