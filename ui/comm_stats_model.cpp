@@ -87,6 +87,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
   }
   // Expected bytes per rank per step, per kind.
   const RunTrace& meta = store.meta();
+  m_imported = meta.imported != nullptr;
   CommBytes expected;
   if (const std::optional<Strategy> strategy = store.strategy()) {  // an unknown strategy: no expectation to show
     const bool reshard = !store.config() || store.config()->reshardAfterForward();
@@ -187,6 +188,7 @@ QVariant CommStatsModel::data(const QModelIndex& index, int role) const {
       if (r.unsized == r.ops && r.ops > 0) return tr("unknown");
       return r.unsized > 0 ? QStringLiteral("≥ ") + mib(static_cast<double>(r.sent)) : mib(static_cast<double>(r.sent));
     case Expected:
+      if (!raw && m_imported) return QStringLiteral("–");
       return raw ? QVariant(static_cast<qlonglong>(r.expected)) : QVariant(mib(static_cast<double>(r.expected)));
     case Ratio:
       if (r.expected <= 0) return raw ? QVariant(0.0) : QVariant(QStringLiteral("–"));
