@@ -220,6 +220,21 @@ void BM_KinetoReadGzip(benchmark::State& state) {
 }
 BENCHMARK(BM_KinetoReadGzip)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(2);
 
+// From the .gz file to the index, as `analyze` and File ▸ Open read one:
+// inflated whole (libdeflate when built with it), then walked on every core.
+void BM_KinetoLoadGzipFile(benchmark::State& state) {
+  const std::string& gz = gzipPath();
+  size_t bytes = 0;
+  for (auto _ : state) {
+    RankTrace t = loadKinetoFile(gz);
+    TraceIndex idx = buildTraceIndex(t);
+    benchmark::DoNotOptimize(idx.collectives.data());
+    bytes = t.json_bytes;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));  // inflated bytes
+}
+BENCHMARK(BM_KinetoLoadGzipFile)->Unit(benchmark::kMillisecond)->Iterations(2)->UseRealTime();
+
 // Copying the JSON once: what any reader of the buffer pays at least. The
 // copy's pages are touched before the clock starts (a first touch is a page
 // fault, not memory bandwidth).
