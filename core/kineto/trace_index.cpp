@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "kineto/decimal_text.h"
 #include "kineto/hta_rules.h"
 
@@ -33,52 +35,34 @@ namespace {
 // The elements of each input of "Input Dims" ([[2049000]], [[1000], [1000], []])
 // times its "Input type"'s size (["float", "float", "Int"]): inputs with
 // no dimensions (scalars, non-tensors) count nothing; a tensor list
-// (deeper nesting) or a type of unknown size leaves the sum unknown (-1).
-int64_t bytesOfInputs(std::string_view dims, std::string_view types) {
-  std::vector<std::string_view> type_names;
-  for (size_t i = 0; i < types.size(); ++i) {
-    if (types[i] != '"') continue;
-    const size_t end = types.find('"', i + 1);
-    if (end == std::string_view::npos) return -1;
-    type_names.push_back(types.substr(i + 1, end - i - 1));
-    i = end;
-  }
+// (deeper nesting), a type of unknown size or text that is not such a list
+// leaves the sum unknown (-1). Parsed with nlohmann-json: only collective
+// ops' args get here, a few per step.
+int64_t bytesOfInputs(std::string_view dims_text, std::string_view types_text) {
+  const nlohmann::json dims = nlohmann::json::parse(dims_text, nullptr, false);
+  const nlohmann::json types = nlohmann::json::parse(types_text, nullptr, false);
+  if (!dims.is_array() || !types.is_array()) return -1;
+  constexpr int64_t kMax = int64_t(1) << 60;  // no real tensor: a corrupt trace
   int64_t total = 0;
   bool any = false;
-  int depth = 0;
-  size_t input = 0;
-  int64_t elements = 1, number = -1;
-  bool has_dims = false;
-  for (const char ch : dims) {
-    if (ch == '[') {
-      if (++depth > 2) return -1;  // a tensor list: its parts' shapes are not given apart
-      if (depth == 2) elements = 1, has_dims = false, number = -1;
-    } else if (ch >= '0' && ch <= '9' && depth == 2) {
-      number = (number < 0 ? 0 : number) * 10 + (ch - '0');
-      if (number > (int64_t(1) << 40)) return -1;
-    } else if ((ch == ',' || ch == ']') && depth == 2 && number >= 0) {
-      if (elements > (int64_t(1) << 50) / std::max<int64_t>(number, 1)) return -1;
-      elements *= number;
-      has_dims = true;
-      number = -1;
-    } else if (ch != ',' && ch != ']' && ch != ' ' && ch != '\n' && ch != '\t' && ch != '\r') {
-      return -1;  // not a list of integer lists
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const nlohmann::json& shape = dims[i];
+    if (!shape.is_array()) return -1;
+    if (shape.empty()) continue;  // a scalar or a non-tensor argument
+    int64_t elements = 1;
+    for (const nlohmann::json& d : shape) {
+      if (!d.is_number_unsigned()) return -1;  // a tensor list's shapes, or not a size
+      const uint64_t n = d.get<uint64_t>();
+      if (n != 0 && uint64_t(elements) > uint64_t(kMax) / n) return -1;
+      elements *= static_cast<int64_t>(n);
     }
-    if (ch == ']') {
-      if (depth == 2) {
-        if (has_dims) {
-          const int size = input < type_names.size() ? dtypeBytes(type_names[input]) : -1;
-          if (size <= 0) return -1;
-          total += elements * size;
-          if (total > (int64_t(1) << 60)) return -1;  // no real tensor: a corrupt trace
-          any = true;
-        }
-        ++input;
-      }
-      --depth;
-    }
+    const int size = i < types.size() && types[i].is_string() ? dtypeBytes(types[i].get_ref<const std::string&>()) : -1;
+    if (size <= 0 || elements > kMax / size) return -1;
+    total += elements * size;
+    if (total > kMax) return -1;
+    any = true;
   }
-  return any && depth == 0 ? total : -1;
+  return any ? total : -1;
 }
 
 int32_t countRanks(std::string_view ranks_json) {
