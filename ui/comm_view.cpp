@@ -216,9 +216,12 @@ QString CommView::importedOrderText() const {
   for (const CollectiveExposure& c : all) {
     if (c.kind != EventKind::AllReduce) continue;
     if (++n > 10) break;
-    items << tr("#%1 %2 MiB %3 ms (exposed %4)")
+    const std::vector<Event>& events = m_store->events(0);
+    const bool unknown = c.event >= 0 && static_cast<size_t>(c.event) < events.size() &&
+                         (events[static_cast<size_t>(c.event)].flags & kEventSizeUnknown);
+    items << tr("#%1 %2 %3 ms (exposed %4)")
                  .arg(n)
-                 .arg(static_cast<double>(c.bytes) / kMiB, 0, 'f', 1)
+                 .arg(unknown ? tr("size unknown") : tr("%1 MiB").arg(static_cast<double>(c.bytes) / kMiB, 0, 'f', 1))
                  .arg(ms(c.dur_ns), ms(c.exposed_ns));
   }
   if (items.isEmpty()) return {};

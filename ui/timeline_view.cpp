@@ -711,6 +711,8 @@ QString TimelineView::eventTooltip(int rank, int32_t index) const {
   if (e.kind == EventKind::GradReady && e.param >= 0 && static_cast<size_t>(e.param) < meta.param_names.size())
     lines << QStringLiteral("parameter %1").arg(QString::fromStdString(meta.param_names[static_cast<size_t>(e.param)]));
   if (e.bytes > 0) lines << QStringLiteral("bytes %1 (%2 B)").arg(mib(e.bytes)).arg(e.bytes);
+  else if (e.flags & kEventSizeUnknown)
+    lines << tr("size unknown: the trace gives no element counts (or shapes without a known dtype)");
   const bool collective = e.kind == EventKind::AllReduce || e.kind == EventKind::ReduceScatter ||
                           e.kind == EventKind::AllGather || e.kind == EventKind::AllToAll;
   const int64_t dur = e.end_ns - e.begin_ns;

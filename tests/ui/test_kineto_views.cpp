@@ -161,6 +161,15 @@ class TestKinetoViews : public QObject {
     const auto& rows = timeline->layout().rows();
     QVERIFY(!rows.empty());
     QCOMPARE(timeline->rowTitle(rows[0].rank, rows[0].lane), QStringLiteral("stream 16 · NCCL"));
+    // The tooltip says so too, where a sized collective gives its bytes.
+    const std::vector<Event>& events = w.inspection().store().events(0);
+    const int32_t scatter = firstOf(events, EventKind::ReduceScatter);
+    const int32_t reduce = firstOf(events, EventKind::AllReduce);
+    QVERIFY(scatter >= 0 && reduce >= 0);
+    QVERIFY2(timeline->eventTooltip(0, scatter).contains(QStringLiteral("size unknown")),
+             qPrintable(timeline->eventTooltip(0, scatter)));
+    QVERIFY2(timeline->eventTooltip(0, reduce).contains(QStringLiteral("8196000 B")),
+             qPrintable(timeline->eventTooltip(0, reduce)));
   }
 
   void badJobsAndOwnTracesAfterwards() {
