@@ -87,9 +87,10 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
   }
   // Expected bytes per rank per step, per kind.
   const RunTrace& meta = store.meta();
-  m_imported = meta.imported != nullptr;
   CommBytes expected;
-  if (const std::optional<Strategy> strategy = store.strategy()) {  // an unknown strategy: no expectation to show
+  const std::optional<Strategy> strategy = store.strategy();
+  m_has_formula = strategy.has_value();  // an unknown strategy (an imported trace): no expectation to show
+  if (strategy) {
     const bool reshard = !store.config() || store.config()->reshardAfterForward();
     const RunConfig* c = store.config();
     if (c && c->tp > 1)  // tensor parallelism: the strategy moves one TP slice along the data-parallel axis
@@ -188,7 +189,7 @@ QVariant CommStatsModel::data(const QModelIndex& index, int role) const {
       if (r.unsized == r.ops && r.ops > 0) return tr("unknown");
       return r.unsized > 0 ? QStringLiteral("≥ ") + mib(static_cast<double>(r.sent)) : mib(static_cast<double>(r.sent));
     case Expected:
-      if (!raw && m_imported) return QStringLiteral("–");
+      if (!raw && !m_has_formula) return QStringLiteral("–");
       return raw ? QVariant(static_cast<qlonglong>(r.expected)) : QVariant(mib(static_cast<double>(r.expected)));
     case Ratio:
       if (r.expected <= 0) return raw ? QVariant(0.0) : QVariant(QStringLiteral("–"));

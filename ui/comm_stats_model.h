@@ -72,7 +72,7 @@ class CommStatsModel : public QAbstractTableModel {
   int64_t m_expectedTotal = 0;
   int m_step = -1;
   bool m_measured = false;
-  bool m_imported = false;  // a profiler trace: no strategy, so no formula
+  bool m_has_formula = false;  // the run's strategy is known (not an imported trace's): the formula column applies
 };
 
 }  // namespace shardscope

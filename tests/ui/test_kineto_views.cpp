@@ -144,6 +144,7 @@ class TestKinetoViews : public QObject {
     for (int i = 0; i < model->rowCount(); ++i) {
       const CommStatsModel::Row& row = model->statRows()[static_cast<size_t>(i)];
       const QString sent = model->data(model->index(i, CommStatsModel::Sent)).toString();
+      QCOMPARE(model->data(model->index(i, CommStatsModel::Expected)).toString(), QStringLiteral("–"));  // no strategy, no formula
       if (row.kind == EventKind::AllReduce) {
         all_reduce = true;
         QCOMPARE(row.unsized, 0);
