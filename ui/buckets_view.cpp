@@ -1,4 +1,5 @@
 #include "buckets_view.h"
+#include "common/units.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -29,7 +30,7 @@ constexpr int kThrottleMs = 250;
 const QColor kRed(0xC0, 0x00, 0x00);
 const QColor kPaleRed(0xFD, 0xE4, 0xE7);
 
-QString mib(int64_t bytes) { return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 2) + " MiB"; }
+QString mib(int64_t bytes) { return QString::number(toMiB(bytes), 'f', 2) + " MiB"; }
 
 QString ms(int64_t ns) { return QString::number(static_cast<double>(ns) / kNsPerMs, 'f', 3) + " ms"; }
 

@@ -5,9 +5,9 @@
 #include <map>
 #include <set>
 
-#include "analysis/formulas.h"
-#include "analysis/run_summary.h"
-#include "model/model_spec.h"
+#include "common/collective.h"
+#include "common/units.h"
+#include "inspect/run_prediction.h"
 #include "trace/step_metrics.h"
 #include "engine/run.h"
 #include "inspect/event_store.h"
@@ -20,13 +20,10 @@ namespace shardscope {
 namespace {
 
 int kindIndex(EventKind k) {
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < kCommViewKindCount; ++i)
     if (kCommViewKinds[i] == k) return i;
   return -1;
 }
-
-// Bytes one rank sends in a ring collective on n ranks, per byte of buffer (nccl-tests' busbw factor).
-double ringFactor(EventKind k, int n) { return busBandwidthFactor(k, n); }
 
 int64_t pick(const CommBytes& b, EventKind k) {
   switch (k) {
@@ -37,7 +34,7 @@ int64_t pick(const CommBytes& b, EventKind k) {
   }
 }
 
-QString mib(double bytes) { return QString::number(bytes / (1024.0 * 1024.0), 'f', 2); }
+QString mib(double bytes) { return QString::number(toMiB(bytes), 'f', 2); }
 
 }  // namespace
 
@@ -85,31 +82,30 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
     endResetModel();
     return;
   }
-  // Expected bytes per rank per step, per kind.
+  // Expected bytes per rank per step, per kind, on the data-parallel axis.
   const RunTrace& meta = store.meta();
-  CommBytes expected;
-  const std::optional<Strategy> strategy = store.strategy();
-  m_has_formula = strategy.has_value();  // an unknown strategy (an imported trace): no expectation to show
-  if (strategy) {
-    const bool reshard = !store.config() || store.config()->reshardAfterForward();
-    const RunConfig* c = store.config();
-    if (c && c->tp > 1)  // tensor parallelism: the strategy moves one TP slice along the data-parallel axis
-      expected = expectedComm(*c, ModelSpec(c->model, c->tp).numParams());
-    else
-      expected = expectedCommBytes(*strategy, meta.params, meta.ranks, store.shardGroup(), reshard);
-  }
-  m_expectedTotal = expected.all_reduce + expected.reduce_scatter + expected.all_gather;
+  const std::optional<RunPrediction> prediction = predictRun(store);
+  m_has_formula = prediction.has_value();  // an unknown strategy (an imported trace): no expectation to show
+  const CommBytes expected = prediction ? prediction->traffic.data_parallel : CommBytes{};
+  m_expectedTotal = prediction ? prediction->traffic.dataParallelTotal() : 0;
   m_measured = result && static_cast<int>(result->ranks.size()) == ranks;
+  // Events of a tensor-parallel group are counted apart: the ZeRO formulas
+  // predict the data-parallel axis only.
+  std::vector<bool> tp_group(meta.groups.size());
+  for (size_t g = 0; g < meta.groups.size(); ++g) tp_group[g] = isTensorParallelGroup(meta.groups[g]);
   std::vector<std::vector<Event>> step_events(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
-    Row acc[3];
-    double ring_bytes[3] = {0, 0, 0};
-    int64_t transfer_ns[3] = {0, 0, 0};
+    // [axis][kind]: axis 0 data-parallel, 1 tensor-parallel.
+    Row acc[2][kCommViewKindCount];
+    double ring_bytes[2][kCommViewKindCount] = {};
+    double bus_bytes[2][kCommViewKindCount] = {};
+    int64_t transfer_ns[2][kCommViewKindCount] = {};
     for (const Event& e : store.events(r)) {
       if (e.step != m_step) continue;
       step_events[static_cast<size_t>(r)].push_back(e);
       const int k = kindIndex(e.kind);
       if (k < 0) continue;
+      const int axis = e.group >= 0 && static_cast<size_t>(e.group) < tp_group.size() && tp_group[static_cast<size_t>(e.group)];
       const int64_t dur = e.end_ns - e.begin_ns;
       const int64_t wait = std::clamp<int64_t>(e.value, 0, std::max<int64_t>(dur, 0));
       // The collective's own group (trace metadata), else the ranks seen in it.
@@ -117,26 +113,31 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
       const int n = meta.group(e.group) ? meta.groupSize(e)
                     : group != group_ranks.end() ? static_cast<int>(group->second.size())
                                                  : ranks;
-      acc[k].ops += 1;
-      if (e.flags & kEventSizeUnknown) acc[k].unsized += 1;
+      Row& a = acc[axis][k];
+      a.ops += 1;
+      if (e.flags & kEventSizeUnknown) a.unsized += 1;
       // Sums clamp: an opened trace's times and bytes are whatever the file says.
-      acc[k].time_ns = saturatingAdd(acc[k].time_ns, dur);
-      acc[k].wait_ns = saturatingAdd(acc[k].wait_ns, wait);
-      ring_bytes[k] += static_cast<double>(e.bytes) * ringFactor(e.kind, n);
-      transfer_ns[k] = saturatingAdd(transfer_ns[k], dur - wait);
+      a.time_ns = saturatingAdd(a.time_ns, dur);
+      a.wait_ns = saturatingAdd(a.wait_ns, wait);
+      const shardscope::Collective c = *collectiveOf(e.kind);
+      ring_bytes[axis][k] += ringBytesPerRank(c, static_cast<double>(e.bytes), n);
+      bus_bytes[axis][k] += static_cast<double>(e.bytes) * busBandwidthFactor(c, n);
+      transfer_ns[axis][k] = saturatingAdd(transfer_ns[axis][k], dur - wait);
     }
-    for (int k = 0; k < 3; ++k) {
-      Row row = acc[k];
-      row.rank = r;
-      row.kind = kCommViewKinds[k];
-      // Measured: the strategy's sends plus, under tensor parallelism, the TP group's.
-      const RankResult* measured = m_measured ? &result->ranks[static_cast<size_t>(r)] : nullptr;
-      row.sent = measured ? pick(measured->comm_bytes, row.kind) + pick(measured->tp_comm_bytes, row.kind)
-                          : static_cast<int64_t>(std::clamp(ring_bytes[k] + 0.5, -9.2e18, 9.2e18));
-      row.expected = pick(expected, row.kind);
-      row.busbw = transfer_ns[k] > 0 ? ring_bytes[k] / static_cast<double>(transfer_ns[k]) : 0;  // bytes/ns = GB/s
-      if (row.ops > 0 || row.expected > 0 || row.sent > 0) m_rows.push_back(row);
-    }
+    // Measured: the strategy's sends and, under tensor parallelism, the TP group's, each in its rows.
+    const RankResult* measured = m_measured ? &result->ranks[static_cast<size_t>(r)] : nullptr;
+    for (int axis = 0; axis < 2; ++axis)
+      for (int k = 0; k < kCommViewKindCount; ++k) {
+        Row row = acc[axis][k];
+        row.rank = r;
+        row.kind = kCommViewKinds[k];
+        row.tensor_parallel = axis == 1;
+        row.sent = measured ? pick(axis == 1 ? measured->tp_comm_bytes : measured->comm_bytes, row.kind)
+                            : static_cast<int64_t>(std::clamp(ring_bytes[axis][k] + 0.5, -9.2e18, 9.2e18));
+        row.expected = axis == 0 ? pick(expected, row.kind) : 0;
+        row.busbw = gbPerSecond(bus_bytes[axis][k], static_cast<double>(transfer_ns[axis][k]));
+        if (row.ops > 0 || row.expected > 0 || row.sent > 0) m_rows.push_back(row);
+      }
   }
   for (const StepMetrics& m : computeStepMetrics(step_events, store.meta().imported.get())) {
     if (m.step != m_step) continue;
@@ -149,7 +150,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
 int64_t CommStatsModel::sentTotal(int rank) const {
   int64_t total = 0;
   for (const Row& r : m_rows)
-    if (r.rank == rank) total = saturatingAdd(total, r.sent);
+    if (r.rank == rank && !r.tensor_parallel) total = saturatingAdd(total, r.sent);
   return total;
 }
 
@@ -173,7 +174,10 @@ QVariant CommStatsModel::data(const QModelIndex& index, int role) const {
                     "the sum is the sized ops'").arg(r.unsized).arg(r.ops);
         return m_measured ? tr("bytes rank %1 sent in step %2, measured at the sends").arg(r.rank).arg(m_step)
                           : tr("Σ event bytes × ring factor (2(n−1)/n all-reduce, (n−1)/n reduce-scatter and all-gather)");
-      case Expected: return tr("predicted (ZeRO paper): the ring formula for this strategy");
+      case Expected:
+        return r.tensor_parallel ? tr("tensor parallelism's activation all-reduces: the Megatron-LM formula per layer is in "
+                                      "the run's summary; the ZeRO formulas predict the data-parallel axis")
+                                 : tr("predicted (ZeRO paper): the ring formula for this strategy");
       case BusBw: return tr("nccl-tests busbw: bytes × ring factor / transfer time (waiting for peers excluded)");
       default: return {};
     }
@@ -182,14 +186,14 @@ QVariant CommStatsModel::data(const QModelIndex& index, int role) const {
   const bool raw = role == Qt::UserRole;  // numbers, for sorting and tests
   switch (index.column()) {
     case Rank: return r.rank;
-    case Collective: return Palette::kindTitle(r.kind);
+    case Collective: return r.tensor_parallel ? tr("%1 (TP group)").arg(Palette::kindTitle(r.kind)) : Palette::kindTitle(r.kind);
     case Ops: return r.ops;
     case Sent:
       if (raw) return static_cast<qlonglong>(r.sent);
       if (r.unsized == r.ops && r.ops > 0) return tr("unknown");
       return r.unsized > 0 ? QStringLiteral("≥ ") + mib(static_cast<double>(r.sent)) : mib(static_cast<double>(r.sent));
     case Expected:
-      if (!raw && !m_has_formula) return QStringLiteral("–");
+      if (!raw && (!m_has_formula || r.tensor_parallel)) return QStringLiteral("–");
       return raw ? QVariant(static_cast<qlonglong>(r.expected)) : QVariant(mib(static_cast<double>(r.expected)));
     case Ratio:
       if (r.expected <= 0) return raw ? QVariant(0.0) : QVariant(QStringLiteral("–"));

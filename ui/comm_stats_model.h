@@ -2,7 +2,8 @@
 // last step every rank completed, the bytes each rank sent (measured at the
 // sends by the run when live; from an opened trace, each event's buffer size
 // × its ring factor, 2(n-1)/n for all-reduce and (n-1)/n otherwise, with n
-// the ranks seen in that event's group) beside the formula's expectation, busbw
+// the ranks seen in that event's group; a TP group's in rows of their own)
+// beside the formula's expectation (inspect/run_prediction.h), busbw
 // (nccl-tests' definition, over the transfer without the wait for peers) and
 // time; and per rank, exposed vs hidden communication (HTA's definition).
 #pragma once
@@ -19,7 +20,9 @@ class EventStore;
 struct RunResult;
 
 // The collectives the view counts, in its column order.
-inline constexpr EventKind kCommViewKinds[] = {EventKind::AllReduce, EventKind::ReduceScatter, EventKind::AllGather};
+inline constexpr EventKind kCommViewKinds[] = {EventKind::AllReduce, EventKind::ReduceScatter, EventKind::AllGather,
+                                               EventKind::AllToAll};
+inline constexpr int kCommViewKindCount = 4;
 
 class CommStatsModel : public QAbstractTableModel {
   Q_OBJECT
@@ -29,6 +32,7 @@ class CommStatsModel : public QAbstractTableModel {
   struct Row {
     int rank = 0;
     EventKind kind = EventKind::AllReduce;
+    bool tensor_parallel = false;  // a TP group's collectives (apart from the data-parallel axis)
     int ops = 0;
     int unsized = 0;       // of the ops, how many an imported trace gives no size for
     int64_t sent = 0;      // bytes this rank sent in the step (the sized ops')
@@ -57,7 +61,7 @@ class CommStatsModel : public QAbstractTableModel {
   const std::vector<Row>& statRows() const { return m_rows; }
   const std::vector<RankTiming>& timing() const { return m_timing; }
   int rankCount() const { return static_cast<int>(m_timing.size()); }
-  // Sum over kinds of one rank's sent / expected bytes.
+  // Sum over kinds of one rank's sent bytes on the data-parallel axis (the formula's), and the formula's.
   int64_t sentTotal(int rank) const;
   int64_t expectedTotal() const { return m_expectedTotal; }
 

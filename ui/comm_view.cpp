@@ -10,7 +10,10 @@
 
 #include "theme.h"
 #include "inspect/collective_exposure.h"
+#include "common/units.h"
 #include "inspect/event_store.h"
+#include "inspect/run_prediction.h"
+#include "prediction_text.h"
 #include "palette.h"
 #include "plot_style.h"
 
@@ -18,7 +21,6 @@ namespace shardscope {
 
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kBarWidth = 0.36;
 // Hidden vs exposed time: neutral light and dark, none of the collectives'
 // colours (all-gather green, reduce-scatter vermillion): each colour of the
@@ -81,11 +83,12 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   m_bytes->yAxis->setLabel(tr("MiB sent per step"));
   PlotStyle::styleCategoryAxis(m_bytes->xAxis);
   m_bytesTitle = addTitle(m_bytes, tr("bytes each rank sent in the step, by collective, beside the predicted bytes (ZeRO paper)"), font());
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k <= kCommViewKindCount; ++k) {
     auto* bars = new QCPBars(m_bytes->xAxis, m_bytes->yAxis);
-    const QColor c = Palette::kind(kCommViewKinds[k]);
-    bars->setName(Palette::kindTitle(kCommViewKinds[k]));
-    bars->setBrush(c);
+    const bool tp = k == kCommViewKindCount;
+    const QColor c = tp ? Palette::kind(EventKind::AllReduce).lighter(150) : Palette::kind(kCommViewKinds[k]);
+    bars->setName(tp ? tr("tensor-parallel group (activation all-reduces)") : Palette::kindTitle(kCommViewKinds[k]));
+    bars->setBrush(tp ? QBrush(c, Qt::BDiagPattern) : QBrush(c));
     bars->setPen(QPen(c.darker(125), 0.8));
     bars->setWidth(kBarWidth);
     bars->setStackingGap(0);
@@ -183,12 +186,8 @@ QString CommView::sourceText() const {
                           "HTA leaves it out too) · %2.").arg(m_model->step()).arg(how)
                      : tr("Step %1, the last every rank completed · %2.").arg(m_model->step()).arg(how);
   if (m_store->meta().imported) text += importedOrderText();
-  if (m_model->expectedTotal() > 0 && m_store->meta().params > 0) {
-    const double two_n = 2.0 * static_cast<double>(m_store->meta().params);
-    text += tr(" Formula: %1 MiB per rank = %2 × 2N.")
-                .arg(static_cast<double>(m_model->expectedTotal()) / kMiB, 0, 'f', 2)
-                .arg(static_cast<double>(m_model->expectedTotal()) / two_n, 0, 'f', 3);
-  }
+  if (const std::optional<RunPrediction> p = m_model->expectedTotal() > 0 ? predictRun(*m_store) : std::nullopt)
+    text += tr(" Formula per rank (data-parallel axis): %1.").arg(trafficFormulaText(p->traffic));
   return text;
 }
 
@@ -257,19 +256,21 @@ void CommView::rebuildPlots() {
     return;
   }
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  bool used[3] = {false, false, false};
+  bool used[kCommViewKindCount + 1] = {};
   double top = static_cast<double>(m_model->expectedTotal()) / kMiB;
   QFont small = font();
   small.setPointSizeF(7);
   for (int r = 0; r < ranks; ++r) {
     double stack = 0;
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k <= kCommViewKindCount; ++k) {
       int64_t sent = 0;
       for (const CommStatsModel::Row& row : m_model->statRows())
-        if (row.rank == r && row.kind == kCommViewKinds[k]) sent = row.sent;
-      m_kindBars[k]->addData(r - 0.19, static_cast<double>(sent) / kMiB);
+        if (row.rank == r && (k == kCommViewKindCount ? row.tensor_parallel
+                                                      : !row.tensor_parallel && row.kind == kCommViewKinds[k]))
+          sent += row.sent;
+      m_kindBars[k]->addData(r - 0.19, toMiB(sent));
       used[k] = used[k] || sent > 0;
-      stack += static_cast<double>(sent) / kMiB;
+      stack += toMiB(sent);
     }
     if (m_model->expectedTotal() > 0) m_expected->addData(r + 0.19, static_cast<double>(m_model->expectedTotal()) / kMiB);
     top = std::max(top, stack);
@@ -286,7 +287,7 @@ void CommView::rebuildPlots() {
       t->setPadding(QMargins(0, 0, 0, 2));
     }
   }
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k <= kCommViewKindCount; ++k) {
     if (used[k])
       m_kindBars[k]->addToLegend();
     else

@@ -50,7 +50,8 @@ class CommView : public QWidget {
   QCustomPlot* m_time;
   QTableView* m_table;
   QLabel* m_empty;
-  QCPBars* m_kindBars[3] = {nullptr, nullptr, nullptr};
+  // One stacked series per collective of the data-parallel axis, then the TP groups' sends.
+  QCPBars* m_kindBars[kCommViewKindCount + 1] = {};
   QCPBars* m_expected = nullptr;
   QCPBars* m_hidden = nullptr;
   QCPBars* m_exposed = nullptr;

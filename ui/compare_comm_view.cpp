@@ -8,6 +8,7 @@
 #include <qcustomplot.h>
 
 #include "comm_stats_model.h"
+#include "common/units.h"
 #include "inspect/event_store.h"
 #include "palette.h"
 #include "plot_style.h"
@@ -16,9 +17,8 @@ namespace shardscope {
 
 namespace {
 
-constexpr double kCommCompareMiB = 1024.0 * 1024.0;
 
-QString commMibText(int64_t bytes) { return QString::number(static_cast<double>(bytes) / kCommCompareMiB, 'f', 2); }
+QString commMibText(int64_t bytes) { return QString::number(toMiB(bytes), 'f', 2); }
 QString commMsText(int64_t ns) { return QString::number(static_cast<double>(ns) * 1e-6, 'f', 3); }
 
 }  // namespace
@@ -38,14 +38,15 @@ CompareCommView::CompareCommView(QWidget* parent) : QWidget(parent) {
   PlotStyle::styleAxes(m_plot);
   m_plot->yAxis->setLabel(tr("MiB rank 0 sent in the step"));
   PlotStyle::styleCategoryAxis(m_plot->xAxis);
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k <= kCommViewKindCount; ++k) {
     auto* bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-    const QColor c = Palette::kind(kCommViewKinds[k]);
-    bars->setBrush(c);
+    const bool tp = k == kCommViewKindCount;
+    const QColor c = tp ? Palette::kind(EventKind::AllReduce).lighter(150) : Palette::kind(kCommViewKinds[k]);
+    bars->setBrush(tp ? QBrush(c, Qt::BDiagPattern) : QBrush(c));
     bars->setPen(QPen(c.darker(130), 0.8));
     bars->setWidth(0.34);
     bars->setStackingGap(0);
-    bars->setName(Palette::kindTitle(kCommViewKinds[k]));
+    bars->setName(tp ? tr("tensor-parallel group") : Palette::kindTitle(kCommViewKinds[k]));
     if (k > 0) bars->moveAbove(m_kindBars[k - 1]);
     m_kindBars[k] = bars;
   }
@@ -77,17 +78,14 @@ QString CompareCommView::figureTitle() const {
 
 void CompareCommView::setRuns(const std::vector<ComparedRun>& runs) {
   m_runs = static_cast<int>(runs.size());
-  const QStringList row_names = {tr("ranks"),
-                                 tr("step (last complete)"),
-                                 tr("all-reduce sent (MiB)"),
-                                 tr("reduce-scatter sent (MiB)"),
-                                 tr("all-gather sent (MiB)"),
-                                 tr("sent / formula"),
-                                 tr("step time (ms)"),
-                                 tr("communication (ms)"),
-                                 tr("exposed (ms)"),
-                                 tr("hidden (ms)"),
-                                 tr("overlap")};
+  // Rows: ranks, step, one per collective of the data-parallel axis and the
+  // TP groups' sends, then the formula's ratio and the times.
+  QStringList row_names = {tr("ranks"), tr("step (last complete)")};
+  for (EventKind k : kCommViewKinds) row_names << tr("%1 sent (MiB)").arg(Palette::kindTitle(k));
+  row_names << tr("tensor-parallel sent (MiB)");
+  const int ratio_row = static_cast<int>(row_names.size());
+  row_names << tr("sent / formula") << tr("step time (ms)") << tr("communication (ms)") << tr("exposed (ms)")
+            << tr("hidden (ms)") << tr("overlap");
   m_table->clear();
   m_table->setRowCount(static_cast<int>(row_names.size()));
   m_table->setColumnCount(m_runs);
@@ -113,19 +111,24 @@ void CompareCommView::setRuns(const std::vector<ComparedRun>& runs) {
     };
     cell(0, QString::number(run.store->meta().ranks));
     cell(1, stats.step() >= 0 ? QString::number(stats.step()) : QStringLiteral("–"));
-    int64_t sent[3] = {0, 0, 0};
+    int64_t sent[kCommViewKindCount + 1] = {};  // the last: the TP groups'
     for (const CommStatsModel::Row& r : stats.statRows()) {
       if (r.rank != 0) continue;
-      for (int k = 0; k < 3; ++k)
-        if (r.kind == kCommViewKinds[k]) sent[k] = r.sent;
+      if (r.tensor_parallel) {
+        sent[kCommViewKindCount] += r.sent;
+        continue;
+      }
+      for (int k = 0; k < kCommViewKindCount; ++k)
+        if (r.kind == kCommViewKinds[k]) sent[k] += r.sent;
     }
     double stacked = 0;
-    for (int k = 0; k < 3; ++k) {
+    int64_t total = 0;
+    for (int k = 0; k <= kCommViewKindCount; ++k) {
       cell(2 + k, commMibText(sent[k]));
-      m_kindBars[k]->addData(i - 0.18, static_cast<double>(sent[k]) / kCommCompareMiB);
-      stacked += static_cast<double>(sent[k]) / kCommCompareMiB;
+      m_kindBars[k]->addData(i - 0.18, toMiB(sent[k]));
+      stacked += toMiB(sent[k]);
+      total += sent[k];
     }
-    const int64_t total = stats.sentTotal(0);
     if (first_sent < 0) first_sent = total;
     auto* text = new QCPItemText(m_plot);
     text->position->setCoords(i - 0.18, stacked);
@@ -143,24 +146,24 @@ void CompareCommView::setRuns(const std::vector<ComparedRun>& runs) {
     text->setPadding(QMargins(0, 0, 0, 3));
     text->setClipToAxisRect(false);
     const int64_t expected = stats.expectedTotal();
-    cell(5, expected > 0 ? QString::number(static_cast<double>(stats.sentTotal(0)) / static_cast<double>(expected), 'f', 3) +
+    cell(ratio_row, expected > 0 ? QString::number(static_cast<double>(stats.sentTotal(0)) / static_cast<double>(expected), 'f', 3) +
                                QStringLiteral("×")
                          : QStringLiteral("–"));
     if (expected > 0) {
-      m_expected->addData(i + 0.18, static_cast<double>(expected) / kCommCompareMiB);
+      m_expected->addData(i + 0.18, toMiB(expected));
       any_expected = true;
     }
-    top = std::max({top, stacked, static_cast<double>(expected) / kCommCompareMiB});
+    top = std::max({top, stacked, toMiB(expected)});
     const auto timing = std::find_if(stats.timing().begin(), stats.timing().end(),
                                      [](const CommStatsModel::RankTiming& t) { return t.rank == 0; });
     if (timing != stats.timing().end()) {
-      cell(6, commMsText(timing->step_ns));
-      cell(7, commMsText(timing->comm_ns));
-      cell(8, commMsText(timing->exposed_ns));
-      cell(9, commMsText(timing->comm_ns - timing->exposed_ns));
-      cell(10, QString::number(timing->overlap, 'f', 0) + QStringLiteral(" %"));
+      cell(ratio_row + 1, commMsText(timing->step_ns));
+      cell(ratio_row + 2, commMsText(timing->comm_ns));
+      cell(ratio_row + 3, commMsText(timing->exposed_ns));
+      cell(ratio_row + 4, commMsText(timing->comm_ns - timing->exposed_ns));
+      cell(ratio_row + 5, QString::number(timing->overlap, 'f', 0) + QStringLiteral(" %"));
     } else {
-      for (int row = 6; row <= 10; ++row) cell(row, QStringLiteral("–"));
+      for (int row = ratio_row + 1; row <= ratio_row + 5; ++row) cell(row, QStringLiteral("–"));
     }
   }
   for (QCPBars* b : m_kindBars) {

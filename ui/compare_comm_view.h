@@ -7,6 +7,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "comm_stats_model.h"
 #include "inspect/run_comparison.h"
 
 class QCustomPlot;
@@ -29,7 +30,7 @@ class CompareCommView : public QWidget {
  private:
   QTableWidget* m_table;
   QCustomPlot* m_plot;
-  QCPBars* m_kindBars[3] = {nullptr, nullptr, nullptr};
+  QCPBars* m_kindBars[kCommViewKindCount + 1] = {};  // the data-parallel collectives, then the TP groups
   QCPBars* m_expected = nullptr;
   int m_runs = 0;
 };

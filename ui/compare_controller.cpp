@@ -1,4 +1,5 @@
 #include "compare_controller.h"
+#include "common/units.h"
 
 #include <QAction>
 #include <QItemSelectionModel>
@@ -16,7 +17,7 @@ namespace {
 
 QString readoutValueText(double v, FigureRatio::Unit unit) {
   if (unit == FigureRatio::Unit::Ns) return QString::number(v * 1e-6, 'f', 3) + QStringLiteral(" ms");
-  return QString::number(v / (1024.0 * 1024.0), 'f', 2) + QStringLiteral(" MiB");
+  return QString::number(toMiB(v), 'f', 2) + QStringLiteral(" MiB");
 }
 
 }  // namespace

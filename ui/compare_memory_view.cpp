@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <qcustomplot.h>
 
-#include "analysis/formulas.h"
+#include "common/units.h"
+#include "inspect/run_prediction.h"
 #include "inspect/event_store.h"
 #include "inspect/memory_series.h"
 #include "memory/memory_ledger.h"
@@ -16,7 +17,6 @@ namespace shardscope {
 
 namespace {
 
-constexpr double kCompareMiB = 1024.0 * 1024.0;
 constexpr double kCompareBarWidth = 0.34;
 constexpr double kCompareMeasuredOffset = -0.18;
 constexpr double kComparePredictedOffset = 0.18;
@@ -91,7 +91,7 @@ CompareMemoryView::CompareMemoryView(QWidget* parent) : QWidget(parent) {
 }
 
 QString CompareMemoryView::figureTitle() const {
-  const QString psi = m_params > 0 ? tr(", Ψ = %1 M parameters").arg(static_cast<double>(m_params) * 1e-6, 0, 'f', 2) : QString();
+  const QString psi = m_params > 0 ? tr(", N = %1 M parameters").arg(static_cast<double>(m_params) * 1e-6, 0, 'f', 2) : QString();
   return tr("Model state per rank, measured beside the ZeRO paper's formula (%1 runs%2)").arg(m_measured.size()).arg(psi);
 }
 
@@ -108,7 +108,7 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs) {
   QStringList lines;
   m_params = runs.empty() ? 0 : runs.front().store->meta().params;
   for (const ComparedRun& run : runs)
-    if (run.store->meta().params != m_params) m_params = 0;  // different models: no one Ψ to name
+    if (run.store->meta().params != m_params) m_params = 0;  // different models: no one N to name
   for (size_t i = 0; i < runs.size(); ++i) {
     const ComparedRun& run = runs[i];
     const EventStore& store = *run.store;
@@ -123,43 +123,40 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs) {
     for (int c = 0; c < kCategoryCount; ++c) {
       const auto cat = static_cast<Category>(c);
       const int64_t b = isModelState(cat) ? bytes[static_cast<size_t>(c)] : 0;
-      m_stack[static_cast<size_t>(c)]->addData(x + kCompareMeasuredOffset, static_cast<double>(b) / kCompareMiB);
+      m_stack[static_cast<size_t>(c)]->addData(x + kCompareMeasuredOffset, static_cast<double>(b) / kMiB);
       used[static_cast<size_t>(c)] = used[static_cast<size_t>(c)] || b > 0;
       state += b;
     }
     m_measured.push_back(state);
     const int64_t params = store.meta().params;
-    const std::optional<Strategy> strategy = store.strategy();
-    const bool tp = store.config() && store.config()->tp > 1;  // no Ψ formula for a TP slice here
     double predicted = 0;
     QString formula;
-    if (strategy && params > 0 && store.meta().ranks > 0 && !tp) {
-      const double per_param = expectedModelStateBytesPerParam(*strategy, store.meta().ranks, store.shardGroup());
-      predicted = per_param * static_cast<double>(params);
+    if (const std::optional<RunPrediction> p = predictRun(store)) {
+      predicted = p->model_state_bytes;
       formula = QStringLiteral("%1\n= %2 B/param")
-                    .arg(QString::fromStdString(modelStateFormula(*strategy)))
-                    .arg(per_param, 0, 'g', 4);
-      m_predictedBars->addData(x + kComparePredictedOffset, predicted / kCompareMiB);
+                    .arg(QString::fromStdString(p->model_state_formula))
+                    .arg(p->bytes_per_param, 0, 'g', 4);
+      m_predictedBars->addData(x + kComparePredictedOffset, toMiB(predicted));
     }
     m_predicted.push_back(predicted);
     m_formulas << formula;
     // Over the pair, centred (narrow docks have no room for a label per bar):
     // the formula, and above it the measurement.
-    const double pair_top = std::max(static_cast<double>(state), predicted) / kCompareMiB;
+    const double pair_top = std::max(static_cast<double>(state), predicted) / kMiB;
     QCPItemText* formula_text = compareBarLabel(m_plot, x, pair_top, formula.isEmpty() ? tr("no formula") : formula, false);
     const QString measured = params > 0 ? QStringLiteral("%1 MiB\n%2 B/param")
-                                              .arg(static_cast<double>(state) / kCompareMiB, 0, 'f', 2)
+                                              .arg(static_cast<double>(state) / kMiB, 0, 'f', 2)
                                               .arg(static_cast<double>(state) / static_cast<double>(params), 0, 'f', 2)
-                                        : QStringLiteral("%1 MiB").arg(static_cast<double>(state) / kCompareMiB, 0, 'f', 2);
+                                        : QStringLiteral("%1 MiB").arg(static_cast<double>(state) / kMiB, 0, 'f', 2);
     QCPItemText* measured_text = compareBarLabel(m_plot, 0, 0, measured, true);
     measured_text->position->setType(QCPItemPosition::ptAbsolute);
     measured_text->position->setParentAnchor(formula_text->top);
     measured_text->position->setCoords(0, 0);
-    top = std::max({top, static_cast<double>(state) / kCompareMiB, predicted / kCompareMiB});
-    const QString ranks = store.meta().ranks > 0 ? tr("N = %1 ranks").arg(store.meta().ranks) : QString();
+    top = std::max({top, static_cast<double>(state) / kMiB, predicted / kMiB});
+    const QString ranks = store.meta().ranks > 0 ? tr("P = %1 ranks").arg(store.meta().ranks) : QString();
     ticker->addTick(x, QString::fromStdString(run.label) + (ranks.isEmpty() ? QString() : QStringLiteral("\n") + ranks));
     lines << tr("<b>%1</b> %2 MiB").arg(QString::fromStdString(run.label).toHtmlEscaped())
-                 .arg(static_cast<double>(state) / kCompareMiB, 0, 'f', 2);
+                 .arg(static_cast<double>(state) / kMiB, 0, 'f', 2);
   }
   for (int c = 0; c < kCategoryCount; ++c) {
     if (used[static_cast<size_t>(c)])
@@ -177,7 +174,7 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs) {
   m_plot->xAxis->setRange(-0.6, std::max(0.6, n - 0.4));
   // Headroom for the two-line labels above the bars.
   m_plot->yAxis->setRange(0, top > 0 ? top * 1.45 : 1.0);
-  m_summary->setText(tr("Rank 0's model state at its peak, per run (Ψ parameters, N ranks): ") +
+  m_summary->setText(tr("Rank 0's model state at its peak, per run (N parameters, P ranks): ") +
                      lines.join(QStringLiteral(" · ")) +
                      tr(". Buckets, gathered parameters and activations are left out; unpin to see them."));
   m_plot->replot(QCustomPlot::rpQueuedReplot);

@@ -1,7 +1,7 @@
 // The memory page in compare mode: the classic ZeRO figure. One stacked bar
 // per pinned run — rank 0's model state (param, grad, master, Adam m and v) at
 // its peak, measured by the allocator — beside an outlined bar with the ZeRO
-// paper's prediction and its formula (16Ψ, 4Ψ+12Ψ/N, 2Ψ+14Ψ/N, 16Ψ/N).
+// paper's prediction and its formula in bytes per parameter (16, 4 + 12/P, 2 + 14/P, 16/P).
 #pragma once
 
 #include <QStringList>
@@ -29,7 +29,7 @@ class CompareMemoryView : public QWidget {
   // Per run, as drawn: the measured bar's height (bytes) and the prediction (bytes, 0: none).
   const std::vector<int64_t>& measuredBytes() const { return m_measured; }
   const std::vector<double>& predictedBytes() const { return m_predicted; }
-  // Per run: the formula written above its predicted bar ("4Ψ+12Ψ/N = 7 B/param").
+  // Per run: the formula written above its predicted bar ("4 + 12/P = 7 B/param").
   const QStringList& formulaLabels() const { return m_formulas; }
   QString figureTitle() const;
 
@@ -41,7 +41,7 @@ class CompareMemoryView : public QWidget {
   std::vector<int64_t> m_measured;
   std::vector<double> m_predicted;
   QStringList m_formulas;
-  int64_t m_params = 0;  // Ψ, when every run has the same model
+  int64_t m_params = 0;  // N, when every run has the same model
 };
 
 }  // namespace shardscope

@@ -22,6 +22,8 @@
 #include "analysis/formulas.h"
 #include "backend/device_runtime.h"
 #include "analysis/run_summary.h"
+#include "common/units.h"
+#include "prediction_text.h"
 #include "common/errors.h"
 #include "model/hardware_profile.h"
 #include "config/model_presets.h"
@@ -508,13 +510,18 @@ void ExperimentPanel::revalidate() {
   m_errorLabel->setVisible(!m_error.isEmpty());
   if (m_error.isEmpty()) {
     // What this configuration means, from the core's own tables and formulas.
-    const ModelSpec spec(c.model);
-    const double n = static_cast<double>(spec.numParams());
-    QString text = tr("%1 M parameters · %2 samples per rank").arg(n * 1e-6, 0, 'f', 2).arg(c.batch / c.ranks);
-    const double per_param = expectedModelStateBytesPerParam(c.strategy, c.ranks, c.shardGroupSize());
-    text += tr("<br>predicted (ZeRO paper): %1 B/param → %2 MiB model state per rank")
-                .arg(per_param, 0, 'g', 4)
-                .arg(per_param * n / (1024.0 * 1024.0), 0, 'f', 1);
+    const double n = static_cast<double>(modelParams(c));
+    QString text = tr("%1 M parameters · %2 samples per data-parallel rank").arg(n * 1e-6, 0, 'f', 2).arg(c.batch / c.dataParallelSize());
+    text += tr("<br>predicted (ZeRO paper): %1 = %2 B/param → %3 MiB model state per rank")
+                .arg(QString::fromStdString(modelStateFormulaText(c)))
+                .arg(expectedBytesPerParam(c), 0, 'g', 4)
+                .arg(toMiB(expectedModelStateBytes(c)), 0, 'f', 1);
+    const ExpectedTraffic traffic = expectedTraffic(c);
+    if (traffic.ring_ranks > 1) text += tr("<br>traffic per rank per step: %1").arg(trafficFormulaText(traffic));
+    if (traffic.tp_per_layer > 0)
+      text += tr("<br>tensor-parallel all-reduces (Megatron-LM): %1 = %2 MiB per layer, forward and again backward")
+                  .arg(QString::fromStdString(traffic.tp_notation))
+                  .arg(toMiB(traffic.tp_per_layer), 0, 'f', 2);
     if (c.strategy == Strategy::Zero3 || c.strategy == Strategy::Fsdp)
       text += tr("<br>zero3 and fsdp are the same algorithm (ZeRO stage 3 is what PyTorch calls FSDP): "
                  "both names run the same steps.");

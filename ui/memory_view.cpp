@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <qcustomplot.h>
 
-#include "analysis/formulas.h"
+#include "common/units.h"
+#include "inspect/run_prediction.h"
+#include "prediction_text.h"
 #include "inspect/event_store.h"
 #include "memory/memory_ledger.h"
 #include "palette.h"
@@ -21,7 +23,6 @@ namespace shardscope {
 
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kBarWidth = 0.36;
 constexpr double kMeasuredOffset = -0.19;  // measured bar left of the rank tick,
 constexpr double kPredictedOffset = 0.19;  // the ZeRO paper's prediction right of it
@@ -281,11 +282,8 @@ bool MemoryView::showsPrediction() const {
 }
 
 double MemoryView::predictedBytes() const {
-  const RunTrace& meta = m_store->meta();
-  const std::optional<Strategy> strategy = m_store->strategy();
-  if (!strategy || meta.params <= 0 || meta.ranks <= 0) return 0;  // an unknown strategy: no prediction bar
-  return expectedModelStateBytesPerParam(*strategy, meta.ranks, m_store->shardGroup()) *
-         static_cast<double>(meta.params);
+  const std::optional<RunPrediction> p = predictRun(*m_store);
+  return p ? p->model_state_bytes : 0.0;  // an unknown strategy: no prediction bar
 }
 
 void MemoryView::rebuild() {
@@ -348,10 +346,8 @@ void MemoryView::rebuildBars() {
       t->setPadding(QMargins(0, 0, 0, 2));
     }
   }
-  if (predicted > 0) {
-    const double per_param = predicted / static_cast<double>(m_store->meta().params);
-    m_predicted->setName(tr("predicted (ZeRO paper): %1 B/param × N (model state)").arg(per_param, 0, 'g', 4));
-  }
+  const std::optional<RunPrediction> prediction = predicted > 0 ? predictRun(*m_store) : std::nullopt;
+  if (prediction) m_predicted->setName(predictionLegend(*prediction));
   for (int c = 0; c < kCategoryCount; ++c) {
     QCPBars* b = m_stack[static_cast<size_t>(c)];
     if (used[static_cast<size_t>(c)])
@@ -392,9 +388,12 @@ void MemoryView::rebuildBars() {
     if (params > 0)
       text += tr(" = <b>%1 B/param</b> × %2 M").arg(static_cast<double>(state) / static_cast<double>(params), 0, 'f', 2)
                   .arg(static_cast<double>(params) * 1e-6, 0, 'f', 2);
-    if (predicted > 0 && params > 0)
-      text += tr(" · predicted (ZeRO paper, %1): %2 B/param").arg(QString::fromStdString(m_store->meta().strategy))
-                  .arg(predicted / static_cast<double>(params), 0, 'g', 4);
+    if (prediction)
+      text += tr(" · predicted (ZeRO paper, %1): %2 = %3 B/param, %4 MiB")
+                  .arg(QString::fromStdString(strategyName(prediction->config.strategy)))
+                  .arg(QString::fromStdString(prediction->model_state_formula))
+                  .arg(prediction->bytes_per_param, 0, 'g', 4)
+                  .arg(toMiB(prediction->model_state_bytes), 0, 'f', 2);
     text += tr(" · all categories %1 MiB").arg(static_cast<double>(total) / kMiB, 0, 'f', 2);
     if (const auto& imported = m_store->meta().imported) text = importedSummary(*imported, r, bytes);
     if (!m_shown.showsAll())

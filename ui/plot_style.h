@@ -7,10 +7,9 @@ class QCPAxis;
 class QLabel;
 class QString;
 
-namespace shardscope {
+#include "common/units.h"  // kNsPerMs: trace times are ns, every plot's time axis is ms
 
-// Trace times are ns; every plot's time axis is in ms.
-inline constexpr double kNsPerMs = 1e6;
+namespace shardscope {
 
 class PlotStyle {
  public:

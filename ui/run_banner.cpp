@@ -1,4 +1,5 @@
 #include "run_banner.h"
+#include "common/units.h"
 
 #include "inspect/event_store.h"
 #include "stepping_controls.h"
@@ -25,7 +26,7 @@ void RunBanner::showGateStop(const EngineBridge::GateStop& stop, const EventStor
                              const std::array<int64_t, kCategoryCount>& rank0, StepMode granularity) {
   const GatePoint& p = stop.points.front();
   QString html = tr("<b>Paused</b> — %1.").arg(SteppingControls::describe(stop.points, stop.lockstep, store).toHtmlEscaped());
-  const auto mib = [](int64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); };
+  const auto mib = [](int64_t b) { return toMiB(b); };
   const int64_t gathered = rank0[static_cast<size_t>(Category::Gathered)];
   const int64_t grad_full = rank0[static_cast<size_t>(Category::GradFull)];
   if (gathered > 0 || p.unit >= 0 || store.shardGroup() > 0)  // sharded runs: always what is gathered

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analysis/run_summary.h"
+#include "common/units.h"
 
 namespace shardscope {
 
@@ -77,20 +78,20 @@ RunHistoryModel::Figures RunHistoryModel::figuresOf(const RunRecord& r) {
   if (res->params > 0) {
     const RankResult& rank0 = res->ranks.front();
     f.state_bpp = modelStateBytesPerParam(rank0, res->params);
-    // Traffic in units of DDP's (a ring all-reduce of 2N bytes: 2(P-1)/P x 2N
-    // sent per rank), so the ZeRO paper's 2N vs 3N reads as 1.0 vs 1.5.
-    const int p = r.config.ranks;
-    const double ddp = p > 1 ? 2.0 * (p - 1) / p * 2.0 * static_cast<double>(res->params) : 0.0;
+    // Traffic in the reference texts' notation: bytes in units of N·(P−1)/P
+    // (N: the model's, or one TP slice's, bf16 gradient bytes), so DDP's
+    // all-reduce reads 2 and ZeRO-3's gathers and reduce-scatter 3.
+    const ExpectedTraffic traffic = expectedTraffic(r.config);
     const CommBytes& sent = rank0.comm_bytes;
-    if (ddp > 0) f.sent_vs_ddp = static_cast<double>(sent.all_reduce + sent.reduce_scatter + sent.all_gather) / ddp;
-    try {
-      f.formula_bpp = expectedBytesPerParam(r.config);
-      // Under tensor parallelism the strategy's formula moves one TP slice.
-      const CommBytes formula = expectedComm(r.config, r.config.tp > 1 ? res->slice_params : res->params);
-      if (ddp > 0) f.formula_vs_ddp = static_cast<double>(formula.all_reduce + formula.reduce_scatter + formula.all_gather) / ddp;
-    } catch (const std::exception&) {
-      // No formula for this strategy: measured figures only.
+    if (traffic.n_bytes > 0 && traffic.ring_ranks > 1) {
+      f.sent_in_n = traffic.inUnitsOfN(static_cast<double>(sent.all_reduce + sent.reduce_scatter + sent.all_gather));
+      f.formula_in_n = traffic.inUnitsOfN(static_cast<double>(traffic.dataParallelTotal()));
     }
+    if (r.config.tp > 1) {
+      const CommBytes& tp = rank0.tp_comm_bytes;
+      f.tp_sent_mib = toMiB(tp.all_reduce + tp.reduce_scatter + tp.all_gather);
+    }
+    f.formula_bpp = expectedBytesPerParam(r.config);
   }
   return f;
 }
@@ -134,8 +135,10 @@ QVariant RunHistoryModel::data(const QModelIndex& index, int role) const {
                                 : tr("opened from %1; double-click to show it in every view").arg(r.source);
     if (index.column() == StateBytes) return tr("rank 0's peak model state / N, measured by the allocator; the formula in brackets");
     if (index.column() == Sent)
-      return tr("bytes rank 0 sent in the last step, in units of DDP's all-reduce (2(P−1)/P × 2N): the predicted 2N "
-                "is 1.0, ZeRO-3's 3N is 1.5; the formula in brackets");
+      return tr("bytes rank 0 sent on the data-parallel axis in the last step, in units of N·(P−1)/P (N: the model's "
+                "bf16 gradient bytes): DDP's 2N reads 2, ZeRO-3's 3N reads 3; the formula in brackets");
+    if (index.column() == TpSent)
+      return tr("bytes rank 0 sent in its tensor-parallel group in the last step (activation all-reduces, Megatron-LM)");
     return {};
   }
   if (role == Qt::ForegroundRole && index.column() == Status && !r.ok) return QBrush(QColor(0xB0, 0x00, 0x20));
@@ -153,7 +156,8 @@ QVariant RunHistoryModel::data(const QModelIndex& index, int role) const {
     case Exposed: return num(f.exposed_ms, 3);
     case Overlap: return f.overlap ? QVariant(QString::number(*f.overlap, 'f', 1) + QStringLiteral(" %")) : QVariant(QStringLiteral("–"));
     case StateBytes: return pair(f.state_bpp, f.formula_bpp, 2);
-    case Sent: return pair(f.sent_vs_ddp, f.formula_vs_ddp, 3);
+    case Sent: return pair(f.sent_in_n, f.formula_in_n, 3);
+    case TpSent: return num(f.tp_sent_mib, 2);
     case FinalLoss: return num(f.loss, 4);
     case Status: return r.ok ? (r.trace ? tr("finished") : tr("finished (trace dropped)")) : tr("stopped: %1").arg(r.error.left(80));
     default: return {};
@@ -169,7 +173,8 @@ QVariant RunHistoryModel::headerData(int section, Qt::Orientation orientation, i
     case Exposed: return tr("exposed comm (ms)");
     case Overlap: return tr("comm hidden");
     case StateBytes: return tr("model state (B/param)");
-    case Sent: return tr("traffic vs DDP");
+    case Sent: return tr("traffic (N·(P−1)/P)");
+    case TpSent: return tr("TP traffic (MiB)");
     case FinalLoss: return tr("final loss");
     case Status: return tr("status");
     default: return {};

@@ -1,4 +1,5 @@
 #include "timeline_view.h"
+#include "common/units.h"
 
 #include <QFontMetricsF>
 #include <QKeyEvent>
@@ -90,7 +91,7 @@ class FoldLegendEntry : public QCPBars {
   }
 };
 
-QString mib(int64_t bytes) { return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 2) + " MiB"; }
+QString mib(int64_t bytes) { return QString::number(toMiB(bytes), 'f', 2) + " MiB"; }
 
 QString duration(int64_t ns) {
   if (ns < 10'000) return QStringLiteral("%1 ns").arg(ns);

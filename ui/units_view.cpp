@@ -1,4 +1,5 @@
 #include "units_view.h"
+#include "common/units.h"
 
 #include <QHBoxLayout>
 #include <QHelpEvent>
@@ -378,7 +379,7 @@ QString UnitsView::infoText() const {
   // Two lines: the dock is narrow, and the busy list grows with prefetch. The
   // bytes are the ledger's gathered bytes, the units' own allocations.
   text += QStringLiteral("\n") + tr("rank 0: ") + (busy.isEmpty() ? tr("every unit sharded or freed") : busy.join(QStringLiteral("; ")));
-  text += tr(" · %1 MiB gathered").arg(static_cast<double>(held) / (1024.0 * 1024.0), 0, 'f', 2);
+  text += tr(" · %1 MiB gathered").arg(toMiB(held), 0, 'f', 2);
   return text;
 }
 

@@ -98,6 +98,17 @@ Algorithm WalkthroughModel::algorithm(Strategy strategy) {
   return a;
 }
 
+void WalkthroughModel::withTensorParallel(Algorithm& a, const RunConfig& c) {
+  // The strategy's lines run along the data-parallel axis; inside each block
+  // the TP group all-reduces activations (Megatron-LM), which the lines do not show.
+  a.title += QStringLiteral(" on %1 data-parallel ranks, each a tensor-parallel group of %2").arg(c.dataParallelSize()).arg(c.tp);
+  const QString tp = QStringLiteral("Tensor parallelism (--tp %1): each block's matrices are split over the %1 ranks of a TP "
+                                    "group, which all-reduce activations in every block's forward and input gradients in "
+                                    "its backward, on the compute lane; the lines above are the data-parallel strategy's.")
+                         .arg(c.tp);
+  a.note = a.note.isEmpty() ? tp : a.note + QStringLiteral(" ") + tp;
+}
+
 void WalkthroughModel::sync(const EventStore& store) {
   if (m_store != &store || m_generation != store.generation()) {
     m_store = &store;
@@ -116,6 +127,7 @@ void WalkthroughModel::sync(const EventStore& store) {
     m_strategy = strategy;
     m_algorithm = algorithm(m_strategy);
     m_family = isSharded(m_strategy) ? Family::Fsdp : zeroStage(m_strategy) > 0 ? Family::Zero : Family::Ddp;
+    if (const RunConfig* c = store.config(); c && c->tp > 1) withTensorParallel(m_algorithm, *c);
   }
   if (store.meta().imported) {
     // A profiler trace names kernels, not the algorithm's steps: nothing to light.

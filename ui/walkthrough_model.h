@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/kinds.h"
+#include "config/run_config.h"
 #include "trace/event.h"
 
 namespace shardscope {
@@ -36,6 +37,8 @@ class WalkthroughModel {
  public:
   // Each strategy's own lines: FSDP's for zero3/fsdp, HSDP's, ZeRO-1's, ZeRO-2's, DDP's.
   static Algorithm algorithm(Strategy strategy);
+  // A run under --tp: the title and note say the lines are the data-parallel axis's.
+  static void withTensorParallel(Algorithm& a, const RunConfig& c);
 
   void sync(const EventStore& store);
   const Algorithm& current() const { return m_algorithm; }

@@ -47,21 +47,6 @@ int64_t parseParamCount(const std::string& flag, const std::string& text) {
   return static_cast<int64_t>(whole);
 }
 
-int64_t modelStateBytesPerRank(Strategy stage, int64_t params, int ranks, int shard_group) {
-  // Replicated bytes/param x N plus sharded bytes/param x one shard; the split
-  // is the ZeRO paper's: bf16 param 2, bf16 grad 2, fp32 master 4, Adam m 4, Adam v 4.
-  const int64_t n = params, shard = ceilDiv(params, ranks);
-  switch (stage) {
-    case Strategy::Ddp: return 16 * n;
-    case Strategy::Zero1: return 4 * n + 12 * shard;
-    case Strategy::Zero2: return 2 * n + 14 * shard;
-    case Strategy::Zero3:
-    case Strategy::Fsdp: return 16 * shard;
-    case Strategy::Hsdp: return 16 * ceilDiv(params, shard_group > 0 ? shard_group : ranks);
-  }
-  return 16 * n;
-}
-
 CapacityReport computeCapacity(const CapacityInput& in) {
   if (in.params < 1 || in.params > kMaxParams) {
     std::ostringstream os;
@@ -91,8 +76,9 @@ CapacityReport computeCapacity(const CapacityInput& in) {
   for (Strategy stage : order) {
     StageCapacity s;
     s.stage = stage;
-    s.bytes_per_param = expectedModelStateBytesPerParam(stage, in.ranks, in.shard_group);
-    s.bytes_per_rank = modelStateBytesPerRank(stage, in.params, in.ranks, in.shard_group);
+    const RunConfig stage_run = formulaConfig(stage, in.ranks, in.shard_group);
+    s.bytes_per_param = expectedBytesPerParam(stage_run);
+    s.bytes_per_rank = expectedModelStateBytesRoundedUp(stage_run, in.params);
     s.fits = static_cast<double>(s.bytes_per_rank) <= in.capacity_bytes;
     if (s.fits && !r.smallest_fitting_stage) r.smallest_fitting_stage = stage;
     r.stages.push_back(s);

@@ -49,7 +49,4 @@ CapacityReport computeCapacity(const CapacityInput& input);
 // ConfigError naming `flag` otherwise.
 int64_t parseParamCount(const std::string& flag, const std::string& text);
 
-// Model-state bytes on one rank for `stage` (ddp, zero1, zero2, zero3, fsdp, hsdp).
-int64_t modelStateBytesPerRank(Strategy stage, int64_t params, int ranks, int shard_group = 0);
-
 }  // namespace shardscope

@@ -1,77 +1,186 @@
 #include "analysis/formulas.h"
 
+#include <cstdio>
+
+#include "common/checked_math.h"
+#include "common/collective.h"
+#include "common/units.h"
+#include "model/model_spec.h"
 
 namespace shardscope {
 
-double expectedModelStateBytesPerParam(Strategy strategy, int ranks, int shard_group) {
-  const double p = ranks;
-  switch (strategy) {
-    case Strategy::Ddp: return 16.0;
-    case Strategy::Zero1: return 4.0 + 12.0 / p;
-    case Strategy::Zero2: return 2.0 + 14.0 / p;
+namespace {
+
+// The ZeRO paper's split of the 16 bytes: replicated bytes per parameter, and
+// the bytes sharded over `shard_ranks` (bf16 param 2, bf16 grad 2, fp32 master
+// 4, Adam m 4, Adam v 4).
+struct StateSplit {
+  int replicated = 16;
+  int sharded = 0;
+  int shard_ranks = 1;
+};
+
+StateSplit stateSplit(const RunConfig& c) {
+  const int p = c.dataParallelSize();
+  switch (c.strategy) {
+    case Strategy::Ddp: return {16, 0, 1};
+    case Strategy::Zero1: return {4, 12, p};
+    case Strategy::Zero2: return {2, 14, p};
     case Strategy::Zero3:
-    case Strategy::Fsdp: return 16.0 / p;
-    case Strategy::Hsdp: return 16.0 / (shard_group > 0 ? shard_group : ranks);
+    case Strategy::Fsdp: return {0, 16, p};
+    case Strategy::Hsdp: return {0, 16, c.shardGroupSize()};
   }
-  return 16.0;
+  return {};
 }
 
-double expectedTpActivationBytesPerLayer(int tp, int64_t tokens, int hidden, int all_reduces_per_layer) {
-  if (tp <= 1) return 0.0;
-  return all_reduces_per_layer * 2.0 * (tp - 1) / tp * double(tokens) * hidden * 2.0;
+// Bytes per parameter of the slice a rank holds (16, 4 + 12/P, …).
+double strategyBytesPerParam(const RunConfig& c) {
+  const StateSplit s = stateSplit(c);
+  return s.replicated + static_cast<double>(s.sharded) / (s.shard_ranks > 0 ? s.shard_ranks : 1);
 }
 
-CommBytes expectedCommBytes(Strategy strategy, int64_t params, int ranks, int shard_group,
-                            bool reshard_after_forward) {
-  CommBytes b;
-  if (ranks <= 1) return b;
-  const double two_n = 2.0 * static_cast<double>(params);
-  const double gathers = reshard_after_forward ? 2.0 : 1.0;
-  if (isHybrid(strategy)) {
-    const int g = shard_group > 0 ? shard_group : ranks;
-    const int replicas = ranks / g;
-    const double in_group = (g - 1.0) / g * two_n;
-    b.all_gather = static_cast<int64_t>(gathers * in_group);
-    b.reduce_scatter = static_cast<int64_t>(in_group);
-    b.all_reduce = static_cast<int64_t>(2.0 * (replicas - 1.0) / replicas * two_n / g);
-    return b;
-  }
-  const double half = (ranks - 1.0) / ranks * two_n;  // one reduce-scatter or all-gather
-  if (reducesByAllReduce(strategy)) {
-    b.all_reduce = static_cast<int64_t>(2.0 * half);
-  } else if (!isSharded(strategy)) {  // zero1, zero2
-    b.reduce_scatter = static_cast<int64_t>(half);
-    b.all_gather = static_cast<int64_t>(half);
-  } else {  // zero3, fsdp
-    b.reduce_scatter = static_cast<int64_t>(half);
-    b.all_gather = static_cast<int64_t>(gathers * half);
-  }
-  return b;
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
 }
 
-double expectedActivationBytesPerLayer(const ActivationLayerShape& m) {
-  const double s = double(m.seq), b = double(m.batch), h = double(m.hidden), a = double(m.heads), t = m.tp;
+}  // namespace
+
+RunConfig formulaConfig(Strategy strategy, int ranks, int shard_group) {
+  RunConfig c;
+  c.strategy = strategy;
+  c.ranks = ranks;
+  c.tp = 1;
+  if (isHybrid(strategy) && shard_group > 0) c.shard_group = shard_group;
+  return c;
+}
+
+int64_t modelParams(const RunConfig& c) { return ModelSpec(c.model).numParams(); }
+
+int64_t sliceParams(const RunConfig& c) { return c.tp > 1 ? ModelSpec(c.model, c.tp).numParams() : modelParams(c); }
+
+double expectedBytesPerParam(const RunConfig& c) { return strategyBytesPerParam(c) / (c.tp > 1 ? c.tp : 1); }
+
+std::string modelStateFormulaText(const RunConfig& c) {
+  std::string f;
+  switch (c.strategy) {
+    case Strategy::Ddp: f = "16"; break;
+    case Strategy::Zero1: f = "4 + 12/P"; break;
+    case Strategy::Zero2: f = "2 + 14/P"; break;
+    case Strategy::Zero3:
+    case Strategy::Fsdp: f = "16/P"; break;
+    case Strategy::Hsdp: f = "16/G"; break;
+  }
+  if (c.tp > 1) f = "(" + f + ")/T";
+  return f;
+}
+
+double expectedModelStateBytes(const RunConfig& c, int64_t params) {
+  if (params < 0) params = sliceParams(c);
+  return strategyBytesPerParam(c) * static_cast<double>(params);
+}
+
+int64_t expectedModelStateBytesRoundedUp(const RunConfig& c, int64_t params) {
+  const StateSplit s = stateSplit(c);
+  const int64_t shard = ceilDiv(params, static_cast<int64_t>(s.shard_ranks > 0 ? s.shard_ranks : 1));
+  return s.replicated * params + s.sharded * shard;
+}
+
+ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params) {
+  ExpectedTraffic t;
+  if (params < 0) params = sliceParams(c);
+  t.n_bytes = 2.0 * static_cast<double>(params);
+  const int p = c.dataParallelSize();
+  const double n = t.n_bytes;
+  // One reduce-scatter or all-gather of the whole gradient moves N·(P−1)/P per rank.
+  const auto cast = [](double v) { return static_cast<int64_t>(v); };
+  const bool sharded = c.isSharded();
+  // FSDP MixedPrecision: fp32 moves 4 bytes per element where the formula counts bf16's 2.
+  const double reduce_scale = sharded && c.reduceDType() == CommDType::Fp32 ? 2.0 : 1.0;
+  const double gather_scale = sharded && c.paramDType() == CommDType::Fp32 ? 2.0 : 1.0;
+  const double gathers = c.reshardAfterForward() ? 2.0 : 1.0;
+  if (isHybrid(c.strategy)) {
+    const int g = c.shardGroupSize();
+    const int replicas = g > 0 ? p / g : 1;
+    t.ring_ranks = g;
+    t.data_parallel.all_gather = cast(gather_scale * gathers * ringBytesPerRank(Collective::AllGather, n, g));
+    t.data_parallel.reduce_scatter = cast(reduce_scale * ringBytesPerRank(Collective::ReduceScatter, n, g));
+    // The replicas all-reduce the reduced shard, N/G.
+    t.data_parallel.all_reduce = cast(reduce_scale * ringBytesPerRank(Collective::AllReduce, n / g, replicas));
+    t.notation = (gathers > 1 ? std::string("3N·(G−1)/G") : std::string("2N·(G−1)/G")) + " + 2(N/G)·(R−1)/R";
+  } else {
+    t.ring_ranks = p;
+    if (reducesByAllReduce(c.strategy)) {
+      t.data_parallel.all_reduce = cast(ringBytesPerRank(Collective::AllReduce, n, p));
+    } else if (!sharded) {  // zero1, zero2: reduce-scatter the grads, all-gather the updated params
+      t.data_parallel.reduce_scatter = cast(ringBytesPerRank(Collective::ReduceScatter, n, p));
+      t.data_parallel.all_gather = cast(ringBytesPerRank(Collective::AllGather, n, p));
+    } else {  // zero3, fsdp: all-gather in forward (and again in backward), reduce-scatter the grads
+      t.data_parallel.reduce_scatter = cast(reduce_scale * ringBytesPerRank(Collective::ReduceScatter, n, p));
+      t.data_parallel.all_gather = cast(gather_scale * gathers * ringBytesPerRank(Collective::AllGather, n, p));
+    }
+    // In units of N·(P−1)/P: an all-reduce is two, each reduce-scatter or all-gather one.
+    t.coefficient = !sharded ? 2.0 : reduce_scale + gather_scale * gathers;
+    t.notation = fmt("%g", t.coefficient) + "N·(P−1)/P";
+  }
+  if (c.tp > 1) {
+    // Megatron-LM: a ring all-reduce of the (B·S, D) activation in bf16 per
+    // row-parallel layer (attention's and the MLP's in a GPT block; one in the
+    // residual MLP block); backward all-reduces the column-parallel layers'
+    // input gradients, as many bytes.
+    const bool sequence = hasTokenBlocks(c);
+    const int64_t tokens = int64_t(c.batch / c.dataParallelSize()) * (sequence ? c.model.seq : 1);
+    t.tp_all_reduces_per_layer = sequence ? 2 : 1;
+    t.tp_per_layer = cast(t.tp_all_reduces_per_layer *
+                          ringBytesPerRank(Collective::AllReduce, double(tokens) * c.model.hidden * 2.0, c.tp));
+    t.tp_notation = std::to_string(t.tp_all_reduces_per_layer) + " × 2(T−1)/T × " + (sequence ? "B·S·D" : "B·D") +
+                    " × 2 B";
+  }
+  return t;
+}
+
+double ExpectedTraffic::inUnitsOfN(double bytes) const {
+  const double unit = ringBytesPerRank(Collective::AllGather, n_bytes, ring_ranks);
+  return unit > 0 ? bytes / unit : 0.0;
+}
+
+std::string ExpectedTraffic::valueText() const {
+  const double total = static_cast<double>(dataParallelTotal());
+  std::string s = notation;
+  if (coefficient > 0 && ring_ranks > 1)
+    s += " = " + fmt("%.3f", coefficient * (ring_ranks - 1.0) / ring_ranks) + " N at P = " + std::to_string(ring_ranks);
+  return s + " (" + fmt("%.2f", toMiB(total)) + " MiB, N = " + fmt("%.2f", toMiB(n_bytes)) + " MiB)";
+}
+
+bool hasTokenBlocks(const RunConfig& c) { return c.model.kind == ModelKind::Gpt || !c.model.preset.empty(); }
+
+double expectedActivationBytesPerLayer(const RunConfig& c) {
+  const double s = double(c.model.seq), b = double(c.batch / c.dataParallelSize()), h = double(c.model.hidden),
+               a = double(c.model.heads), t = c.tp > 1 ? c.tp : 1;
   const double sbh = s * b * h;
-  if (m.checkpointing == Checkpointing::Full) return 2.0 * sbh;  // the layer's input
-  const double kv = m.kv_heads > 0 ? double(m.kv_heads) / a : 1.0;  // K/V width over h
-  const double f = (m.ffn > 0 ? double(m.ffn) : 4.0 * h) / h;       // MLP width over h
+  if (c.model.checkpointing == Checkpointing::Full) return 2.0 * sbh;  // the layer's input
+  const double kv = c.model.kv_heads > 0 ? double(c.model.kv_heads) / a : 1.0;  // K/V width over h
+  const double f = (c.model.ffn > 0 ? double(c.model.ffn) : 4.0 * h) / h;      // MLP width over h
+  // The published shapes without biases use RMSNorm.
+  const bool rms_norm = !c.model.preset.empty() && !c.model.biases;
   // Korthikanti's 34·s·b·h term by term (bytes per s·b·h):
-  const double norm_inputs = 4.0;                   // 2 + 2: both norms' inputs (whole: no sequence parallelism)
-  const double qkv_input = 2.0;                     // norm1's output (whole)
-  const double qkv = 2.0 * (1.0 + 2.0 * kv) / t;    // Q, K (their 4) and V (2); grouped K/V narrower
-  const double proj_input = 2.0 / t;                // the heads' output
-  const double mlp_input = 2.0;                     // norm2's output (whole)
-  const double mlp_inner = 2.0 * f * (m.gated_mlp ? 3.0 : 2.0) / t;  // GELU in and out (8 + 8); gated: 3 of f·h
+  const double norm_inputs = 4.0;                 // 2 + 2: both norms' inputs (whole: no sequence parallelism)
+  const double qkv_input = 2.0;                   // norm1's output (whole)
+  const double qkv = 2.0 * (1.0 + 2.0 * kv) / t;  // Q, K (their 4) and V (2); grouped K/V narrower
+  const double proj_input = 2.0 / t;              // the heads' output
+  const double mlp_input = 2.0;                   // norm2's output (whole)
+  const double mlp_inner = 2.0 * f * (c.model.gated_mlp ? 3.0 : 2.0) / t;  // GELU in and out (8 + 8); gated: 3 of f·h
   // Their dropout masks (sbh after attention, sbh after the MLP) and the
   // softmax dropout's mask and output: no dropout here, none of them.
   // Not in their count: the norms' fp32 statistics per token (mean and rstd; RMSNorm rstd).
-  const double norm_stats = 2.0 * (m.rms_norm ? 4.0 : 8.0) / h;
+  const double norm_stats = 2.0 * (rms_norm ? 4.0 : 8.0) / h;
   double bytes = sbh * (norm_inputs + qkv_input + qkv + proj_input + mlp_input + mlp_inner + norm_stats);
-  if (m.checkpointing == Checkpointing::None) {
+  if (c.model.checkpointing == Checkpointing::None) {
     // The attention core: their 5·a·s²·b is the softmax (2), its dropout mask
     // (1) and output (2); here only the softmax, 2·a·s²·b/t. Flash keeps one
     // fp32 statistic per row instead: 4·a·s·b/t.
-    bytes += m.attention == Attention::Naive ? 2.0 * a * s * s * b / t : 4.0 * a * s * b / t;
+    bytes += c.model.attention == Attention::Naive ? 2.0 * a * s * s * b / t : 4.0 * a * s * b / t;
   }
   return bytes;
 }

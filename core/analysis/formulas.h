@@ -1,62 +1,92 @@
-// The ZeRO paper's formulas (and the FSDP reference text's), the predictions every measured figure is shown beside:
-// model-state bytes per parameter (mixed precision + Adam: 2 + 2 + 4 + 4 + 4)
-// and bytes each rank sends per step under ring collectives.
+// The formulas every measured figure is shown beside, in one place and taking
+// the run's RunConfig, so tensor parallelism, the communication dtypes,
+// resharding and the shard group are applied once: the CLI summary, the
+// memory, communication and compare views, the Runs table, the capacity page,
+// the experiment form and figure legends all call these and nothing else.
+//  - model state (ZeRO paper, mixed precision + Adam: 2 + 2 + 4 + 4 + 4 bytes
+//    per parameter): ddp 16, zero1 4 + 12/P, zero2 2 + 14/P, zero3/fsdp 16/P,
+//    hsdp 16/G; under --tp T the strategy runs on the P/T data-parallel ranks
+//    and each holds one TP slice.
+//  - traffic per rank per step in the reference texts' notation, N = the
+//    model's (one TP slice's) gradient bytes in bf16: 2N·(P−1)/P for ddp,
+//    zero1, zero2; 3N·(P−1)/P for zero3/fsdp (2N without resharding); a
+//    reduce or gather in fp32 moves twice its bytes.
+//  - tensor parallelism (Megatron-LM): the activation all-reduces per layer.
+//  - activations (Korthikanti et al. 2022) per layer.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "config/run_config.h"
 #include "rank/comm_bytes.h"
-#include "config/kinds.h"
 
 namespace shardscope {
 
-// ddp 16, zero1 4 + 12/P, zero2 2 + 14/P, zero3/fsdp 16/P, hsdp 16/G.
-double expectedModelStateBytesPerParam(Strategy strategy, int ranks, int shard_group = 0);
+// A config for a run described by less than a RunConfig (the capacity page's
+// stages, a trace that names only its strategy): `strategy` on `ranks`
+// data-parallel ranks, hsdp's shard group `shard_group` (0: all ranks), the
+// defaults for the rest.
+RunConfig formulaConfig(Strategy strategy, int ranks, int shard_group = 0);
 
-// Bytes one rank sends per step for N parameters in bf16 (2N bytes):
-// ddp, zero1, zero2: 2(P-1)/P x 2N (all-reduce, or reduce-scatter + all-gather);
-// zero3: 3(P-1)/P x 2N (all-gather fwd + all-gather bwd + reduce-scatter).
-// hsdp (shard group G, R = P/G replicas): 2 all-gathers and a reduce-scatter
-// of (G-1)/G x 2N inside the group, plus an all-reduce of the 2N/G shard
-// across replicas, 2(R-1)/R x 2N/G. Without resharding after forward
-// (SHARD_GRAD_OP) the backward all-gather disappears: 2N instead of 3N.
-CommBytes expectedCommBytes(Strategy strategy, int64_t params, int ranks, int shard_group = 0,
-                            bool reshard_after_forward = true);
+// --- model state -----------------------------------------------------------
 
-// Tensor parallelism (Megatron-LM): bytes one rank sends in its TP group's
-// activation all-reduces per layer per forward: a ring all-reduce of the
-// (B·S, D) activation in bf16, 2(T-1)/T x B·S·D x 2 bytes, once per
-// row-parallel layer (a GPT block has two, attention's and the MLP's; the
-// residual MLP block one). Backward sends as much (the column-parallel
-// layers' input gradients). tokens: B·S on one data-parallel rank (B for the MLP).
-double expectedTpActivationBytesPerLayer(int tp, int64_t tokens, int hidden, int all_reduces_per_layer);
+// Parameters of the whole model and of one TP rank's slice (the whole ones —
+// norms, row-parallel biases — included), as the run builds them.
+int64_t modelParams(const RunConfig& c);
+int64_t sliceParams(const RunConfig& c);
 
-// Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
-// Transformer Models": the bytes one transformer layer keeps for backward,
-// s·b·h·(34 + 5·a·s/h) for their GPT block (16-bit activations, 1-byte dropout
-// masks), 34·s·b·h with selective recomputation, 2·s·b·h with full
-// checkpointing; under tensor parallelism without sequence parallelism
-// s·b·h·(10 + 24/t + 5·a·s/(h·t)). Adapted term by term to the block built
-// here (README, "Activation memory"): no dropout (its masks and outputs
-// vanish), grouped-query K/V, a gated MLP's third inner tensor, fp32
-// norm statistics, flash attention's fp32 row statistics instead of the
-// softmax; no sequence parallelism, so the norms' tensors stay whole.
-struct ActivationLayerShape {
-  int64_t seq = 0, batch = 0;  // s, b: one data-parallel rank's samples
-  int64_t hidden = 0, heads = 0;
-  int64_t kv_heads = 0;  // 0: as heads
-  int64_t ffn = 0;       // 0: 4h
-  int tp = 1;
-  bool gated_mlp = false, rms_norm = false;
-  Attention attention = Attention::Flash;
-  Checkpointing checkpointing = Checkpointing::None;
+// Model-state bytes per parameter of the whole model on one rank:
+// the strategy's figure on the data-parallel ranks, divided by T (zero3 under
+// --tp 2 on 8 ranks: 16/(2·4) = 2).
+double expectedBytesPerParam(const RunConfig& c);
+// The same as text: "16", "4 + 12/P", "2 + 14/P", "16/P", "16/G", and under
+// tensor parallelism "(16/P)/T" (P: data-parallel ranks).
+std::string modelStateFormulaText(const RunConfig& c);
+// Model-state bytes one rank holds: the strategy's bytes per parameter on the
+// data-parallel ranks × the parameters of its TP slice (the whole model
+// without --tp). `params` < 0: the config's model.
+double expectedModelStateBytes(const RunConfig& c, int64_t params = -1);
+// The same in whole bytes with every shard rounded up (ceil(N/P) elements per
+// shard), as a planner sizes it: the capacity page's figure.
+int64_t expectedModelStateBytesRoundedUp(const RunConfig& c, int64_t params);
+
+// --- traffic ---------------------------------------------------------------
+
+struct ExpectedTraffic {
+  // Bytes one rank sends per step on the data-parallel axis, by collective.
+  CommBytes data_parallel;
+  double n_bytes = 0;          // N: one TP slice's parameters × 2 bytes (bf16 gradients)
+  int ring_ranks = 1;          // P of (P−1)/P: the data-parallel ranks (hsdp: the shard group)
+  double coefficient = 0;      // k in kN·(P−1)/P: 2 ddp/zero1/zero2, 3 zero3 (hsdp: none, 0)
+  std::string notation;        // "2N·(P−1)/P", "3N·(P−1)/P", hsdp's sum
+  // Tensor parallelism: one rank's activation all-reduce bytes per layer,
+  // forward (backward sends as much); 0 without --tp.
+  int64_t tp_per_layer = 0;
+  int tp_all_reduces_per_layer = 0;  // row-parallel layers per block: 2 (gpt), 1 (mlp)
+  std::string tp_notation;           // "2 × 2(T−1)/T × B·S·D × 2 B"
+
+  int64_t dataParallelTotal() const {
+    return data_parallel.all_reduce + data_parallel.reduce_scatter + data_parallel.all_gather;
+  }
+  // The measured bytes in units of N·(P−1)/P: 2 reads "2N", 3 reads "3N".
+  double inUnitsOfN(double bytes) const;
+  // "3N·(P−1)/P = 2.250 N at P = 4 (20.00 MiB)": the formula and its value here.
+  std::string valueText() const;
 };
-double expectedActivationBytesPerLayer(const ActivationLayerShape& shape);
+// `params` < 0: the config's model (one TP slice under --tp).
+ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params = -1);
 
-// Ring all-reduce of `bytes` on P ranks: each rank sends 2(P-1)/P x bytes.
-inline double ringAllReduceBytes(double bytes, int ranks) {
-  return ranks <= 1 ? 0.0 : 2.0 * (ranks - 1) / ranks * bytes;
-}
+// --- activations -----------------------------------------------------------
+
+// The runs whose blocks see sequences of tokens (gpt, published shapes).
+bool hasTokenBlocks(const RunConfig& c);
+// Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+// Transformer Models": s·b·h·(34 + 5·a·s/h) per layer for their GPT block,
+// adapted term by term to the block built here (docs: "Activation memory"):
+// no dropout, grouped-query K/V, a gated MLP's third inner tensor, fp32 norm
+// statistics, flash attention's row statistics instead of the softmax; 2·s·b·h
+// under full checkpointing; TP splits the heads' and the MLP's tensors.
+double expectedActivationBytesPerLayer(const RunConfig& c);
 
 }  // namespace shardscope

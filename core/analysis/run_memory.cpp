@@ -8,8 +8,10 @@
 #include <sstream>
 #include <thread>
 
+#include "analysis/formulas.h"
 #include "common/checked_math.h"
 #include "common/errors.h"
+#include "common/units.h"
 #include "memory/memory_ledger.h"
 #include "model/meta_model.h"
 #include "model/model_spec.h"
@@ -20,29 +22,16 @@ namespace shardscope {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kMiBytes = 1024.0 * 1024.0;
-
 // "26 GiB", "3.4 GiB", "512 MiB", "under 1 MiB".
 std::string gib(int64_t bytes) {
   char text[32];
   const double b = static_cast<double>(bytes);
-  if (b < kMiBytes) return "under 1 MiB";
-  if (b < kGiB) std::snprintf(text, sizeof text, "%.0f MiB", b / kMiBytes);
+  if (b < kMiB) return "under 1 MiB";
+  if (b < kGiB) std::snprintf(text, sizeof text, "%.0f MiB", b / kMiB);
   else std::snprintf(text, sizeof text, b >= 10 * kGiB ? "%.0f GiB" : "%.1f GiB", b / kGiB);
   return text;
 }
 
-// Model state per rank, in bytes: bf16 params and grads, fp32 master, m and v.
-int64_t modelStateBytes(const RunConfig& c, int64_t n) {
-  const int64_t p = c.ranks;
-  switch (c.strategy) {
-    case Strategy::Ddp: return 16 * n;
-    case Strategy::Zero1: return 4 * n + 12 * ceilDiv(n, p);
-    case Strategy::Zero2: return 2 * n + 14 * ceilDiv(n, p);
-    default: return 16 * ceilDiv(n, c.shardGroupSize());  // zero3, fsdp, hsdp
-  }
-}
 
 // Communication buffers per rank: DDP/ZeRO-1/2 buckets (and ZeRO-1's
 // reduce-scattered shards, ZeRO-2's full gradients of a bucket in flight);
@@ -50,11 +39,10 @@ int64_t modelStateBytes(const RunConfig& c, int64_t n) {
 int64_t commBufferBytes(const RunConfig& c, const ModelSpec& spec) {
   const int64_t n = spec.numParams();
   if (!c.isSharded()) {
-    const std::vector<Bucket> buckets = planBuckets(spec, static_cast<int64_t>(c.bucket_mb * kMiBytes),
-                                                    static_cast<int64_t>(c.first_bucket_mb * kMiBytes), 2);
+    const std::vector<Bucket> buckets = planBuckets(c, spec);
     int64_t largest = 0;
     for (const Bucket& b : buckets) largest = std::max(largest, b.elements);
-    if (c.strategy == Strategy::Zero1) return 2 * n + 2 * ceilDiv(n, c.ranks);
+    if (c.strategy == Strategy::Zero1) return 2 * n + 2 * ceilDiv(n, static_cast<int64_t>(c.dataParallelSize()));
     if (c.strategy == Strategy::Zero2) return 2 * n + 2 * largest;
     return 2 * n;
   }
@@ -120,7 +108,7 @@ std::string drivers(const RunConfig& c, const RunMemoryEstimate& e, int64_t para
     std::snprintf(text, sizeof text, "%.3g B parameters from ", n / 1e9);
     os << "most of it is the model: " << text << joinAnd(shape);
     std::snprintf(text, sizeof text, ", %.1f bytes each of model state on a rank (%.1f with buffers and workspace)",
-                  static_cast<double>(modelStateBytes(c, params)) / n, static_cast<double>(e.model_bytes_per_rank) / n);
+                  static_cast<double>(expectedModelStateBytesRoundedUp(c, params)) / n, static_cast<double>(e.model_bytes_per_rank) / n);
     os << text << " under --strategy " << strategyName(c.strategy) << " with --ranks " << c.ranks;
   } else {
     std::vector<std::string> shape = {flag("--batch", c.batch)};
@@ -167,7 +155,7 @@ RunMemoryEstimate estimateRunMemory(const RunConfig& c) {
   e.blas_threads = c.ranks;
   const ModelSpec spec(c.model);
   const int64_t n = spec.numParams();
-  e.model_bytes_per_rank = modelStateBytes(c, n) + commBufferBytes(c, spec) + weightWorkspaceBytes(spec);
+  e.model_bytes_per_rank = expectedModelStateBytesRoundedUp(c, n) + commBufferBytes(c, spec) + weightWorkspaceBytes(spec);
   e.activation_bytes_per_rank = activationBytes(c, spec);
   e.run_bytes = 4 * n;
   return e;

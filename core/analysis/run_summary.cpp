@@ -10,6 +10,7 @@
 #include "analysis/formulas.h"
 #include "common/errors.h"
 #include "common/json_tree.h"
+#include "common/units.h"
 #include "config/config_json.h"
 
 namespace shardscope {
@@ -34,52 +35,13 @@ std::string dumpJson(const Json& j, int indent) { return j.dump(indent, ' ', fal
 
 std::string mib(int64_t bytes) {
   std::ostringstream os;
-  os << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1024.0 * 1024.0);
+  os << std::fixed << std::setprecision(2) << toMiB(bytes);
   return os.str();
 }
 
 int64_t total(const CommBytes& b) { return b.all_reduce + b.reduce_scatter + b.all_gather; }
 
 }  // namespace
-
-double expectedBytesPerParam(const RunConfig& c) {
-  return expectedModelStateBytesPerParam(c.strategy, c.dataParallelSize(), c.shardGroupSize()) / c.tp;
-}
-
-CommBytes expectedComm(const RunConfig& c, int64_t params) {
-  CommBytes b = expectedCommBytes(c.strategy, params, c.dataParallelSize(), c.shardGroupSize(), c.reshardAfterForward());
-  // FSDP MixedPrecision: fp32 moves 4 bytes per element where the formula counts bf16's 2.
-  if (c.isSharded() && c.reduceDType() == CommDType::Fp32) {
-    b.reduce_scatter *= 2;
-    b.all_reduce *= 2;  // hsdp's replica all-reduce of the reduced shard
-  }
-  if (c.isSharded() && c.paramDType() == CommDType::Fp32) b.all_gather *= 2;
-  return b;
-}
-
-double expectedTpBytesPerLayer(const RunConfig& c) {
-  const bool sequence = c.model.kind == ModelKind::Gpt || !c.model.preset.empty();
-  const int64_t tokens = int64_t(c.batch / c.dataParallelSize()) * (sequence ? c.model.seq : 1);
-  return expectedTpActivationBytesPerLayer(c.tp, tokens, c.model.hidden, sequence ? 2 : 1);
-}
-
-bool hasTokenBlocks(const RunConfig& c) { return c.model.kind == ModelKind::Gpt || !c.model.preset.empty(); }
-
-double expectedActivationBytesPerLayer(const RunConfig& c) {
-  ActivationLayerShape a;
-  a.seq = c.model.seq;
-  a.batch = c.batch / c.dataParallelSize();
-  a.hidden = c.model.hidden;
-  a.heads = c.model.heads;
-  a.kv_heads = c.model.kv_heads;
-  a.ffn = c.model.ffn;
-  a.tp = c.tp;
-  a.gated_mlp = c.model.gated_mlp;
-  a.rms_norm = !c.model.preset.empty() && !c.model.biases;  // the published shapes without biases use RMSNorm
-  a.attention = c.model.attention;
-  a.checkpointing = c.model.checkpointing;
-  return expectedActivationBytesPerLayer(a);
-}
 
 double modelStateBytesPerParam(const RankResult& rank, int64_t params) {
   return params > 0 ? static_cast<double>(rank.ledger.model_state_peak) / static_cast<double>(params)
@@ -131,7 +93,8 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
   const double expected_bpp = expectedBytesPerParam(c);
   const double expected_activation = hasTokenBlocks(c) ? expectedActivationBytesPerLayer(c) : 0.0;
   const bool tp = c.tp > 1;
-  const CommBytes expected_comm = expectedComm(c, tp ? r.slice_params : r.params);
+  const ExpectedTraffic traffic = expectedTraffic(c);
+  const CommBytes& expected_comm = traffic.data_parallel;
   if (tp) {
     // Megatron-LM's split: what each TP rank holds, and the formulas' inputs.
     Json& t = w["tensor_parallel"];
@@ -139,7 +102,7 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     t["data_parallel_ranks"] = c.dataParallelSize();
     t["slice_params"] = r.slice_params;
     t["whole_params"] = r.tp_whole_params;
-    const bool sequence = c.model.kind == ModelKind::Gpt || !c.model.preset.empty();
+    const bool sequence = hasTokenBlocks(c);
     t["embedding_and_head"] = sequence ? "vocab-parallel" : "replicated";
     t["all_reduces_per_layer"] = sequence ? 2 : 1;
   }
@@ -182,9 +145,7 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     if (tp) {
       // The slice's exact share: the strategy's bytes/param on its P/T ranks
       // over the parameters a TP rank holds (the whole ones included).
-      j["expected_model_state_bytes_per_param_slice"] =
-          expectedModelStateBytesPerParam(c.strategy, c.dataParallelSize(), c.shardGroupSize()) *
-          double(r.slice_params) / double(r.params);
+      j["expected_model_state_bytes_per_param_slice"] = expectedModelStateBytes(c) / double(r.params);
       j["tp_comm_bytes"] = commBytesJson(rank.tp_comm_bytes);
       // The peak over blocks (every block sends the same).
       int64_t fwd = 0, bwd = 0;
@@ -192,7 +153,7 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
         fwd = std::max(fwd, rank.tp_forward_bytes[size_t(b)]);
         bwd = std::max(bwd, rank.tp_backward_bytes[size_t(b)]);
       }
-      const auto expected_layer = static_cast<int64_t>(expectedTpBytesPerLayer(c));
+      const int64_t expected_layer = traffic.tp_per_layer;
       j["tp_activation_all_reduce_bytes_per_layer"] = {{"forward", fwd}, {"backward", bwd}};
       j["expected_tp_activation_all_reduce_bytes_per_layer"] = {{"forward", expected_layer},
                                                                 {"backward", expected_layer}};
@@ -296,14 +257,17 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     }
   }
   const double expected_bpp = expectedBytesPerParam(c);
-  const int64_t expected_total = total(expectedComm(c, r.params));
-  const int64_t ddp_total = total(expectedCommBytes(Strategy::Ddp, r.params, c.ranks));
+  const ExpectedTraffic traffic = expectedTraffic(c);
+  const int64_t expected_total = traffic.dataParallelTotal();
   out << "\nmodel state (param+grad+master+adam_m+adam_v) and bytes sent per rank per step, measured vs the formula\n";
-  out << "  rank  strategy  bytes/param  expected  padding(B)   bytes sent/step    expected  vs ddp 2N\n";
+  out << "  model state: " << modelStateFormulaText(c) << " bytes/param (ZeRO paper); traffic: "
+      << traffic.valueText() << "\n";
+  out << "  rank  strategy  bytes/param  expected  padding(B)   bytes sent/step    expected  in N(P-1)/P\n";
   for (const RankResult& rank : r.ranks) {
     const int64_t sent = total(rank.comm_bytes);
     char ratio[32] = "-";
-    if (ddp_total > 0) std::snprintf(ratio, sizeof ratio, "%.3fx", static_cast<double>(sent) / ddp_total);
+    if (traffic.n_bytes > 0 && traffic.ring_ranks > 1)
+      std::snprintf(ratio, sizeof ratio, "%.3fN", traffic.inUnitsOfN(static_cast<double>(sent)));
     std::snprintf(line, sizeof line, "  %4d  %8s  %11.3f  %8.3f  %10lld   %15lld  %10lld  %9s\n", rank.rank,
                   strategyName(c.strategy).c_str(), modelStateBytesPerParam(rank, r.params), expected_bpp,
                   static_cast<long long>(rank.padding_state_bytes), static_cast<long long>(sent),
@@ -326,7 +290,7 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
       fwd = std::max(fwd, r0.tp_forward_bytes[size_t(b)]);
       bwd = std::max(bwd, r0.tp_backward_bytes[size_t(b)]);
     }
-    const bool sequence = c.model.kind == ModelKind::Gpt || !c.model.preset.empty();
+    const bool sequence = hasTokenBlocks(c);
     out << "\ntensor parallel: " << c.tp << " ranks per TP group (consecutive ranks) x " << c.dataParallelSize()
         << " data-parallel ranks; each TP rank holds " << r.slice_params << " params ("
         << r.tp_whole_params << " whole: norms, row-parallel biases"
@@ -334,9 +298,9 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
         << "; embedding and head " << (sequence ? "vocab-parallel" : "replicated") << ")\n";
     std::snprintf(line, sizeof line,
                   "  activation all-reduce bytes per layer (rank 0): forward %lld, backward %lld; formula "
-                  "%d x 2(T-1)/T x B*S*D*2 = %lld\n",
-                  static_cast<long long>(fwd), static_cast<long long>(bwd), sequence ? 2 : 1,
-                  static_cast<long long>(expectedTpBytesPerLayer(c)));
+                  "(Megatron-LM) %s = %lld each way\n",
+                  static_cast<long long>(fwd), static_cast<long long>(bwd), traffic.tp_notation.c_str(),
+                  static_cast<long long>(traffic.tp_per_layer));
     out << line;
     std::snprintf(line, sizeof line, "  TP group bytes sent per step (rank 0): all-reduce %lld, all-gather %lld\n",
                   static_cast<long long>(r0.tp_comm_bytes.all_reduce),

@@ -1,4 +1,5 @@
 #include "cli/cli.h"
+#include "common/units.h"
 
 #include <chrono>
 #include <cstdio>
@@ -120,7 +121,7 @@ void printBreaks(Run& run, std::ostream& out) {
         out << " [rank " << r << ": " << eventKindName(points[r].kind) << " step " << points[r].step << " block "
             << points[r].block << " unit " << points[r].unit << "]";
     const LedgerSnapshot l = run.ledger(0);
-    const auto mib = [](int64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); };
+    const auto mib = [](int64_t b) { return toMiB(b); };
     char line[160];
     std::snprintf(line, sizeof line, "; rank 0 holds gathered %.2f MiB, grad_full %.2f MiB, activations %.2f MiB\n",
                   mib(l.current[size_t(Category::Gathered)]), mib(l.current[size_t(Category::GradFull)]),

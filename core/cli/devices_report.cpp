@@ -1,6 +1,7 @@
 // Text and JSON forms of a CudaInventory. The runtime's error text is kept
 // verbatim: on a machine without a GPU it is the whole answer to "why not".
 #include "cli/devices_report.h"
+#include "common/units.h"
 
 #include <cstdio>
 #include <sstream>
@@ -16,7 +17,7 @@ constexpr const char* kNoCuda =
 std::string gib(size_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f GiB",
-                static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+                toGiB(bytes));
   return buf;
 }
 

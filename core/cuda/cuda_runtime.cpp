@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -356,11 +357,12 @@ class NcclExecutor final : public CollectiveExecutor {
         NcclCommunicator& comm = *m_comms[q];
         comm.setStream(p.stream);
         switch (p.op) {
-          case CollectiveOp::AllReduce: comm.allReduce(p.output, p.count, p.dtype); break;
-          case CollectiveOp::ReduceScatter: comm.reduceScatter(p.input, p.output, p.count, p.dtype); break;
-          case CollectiveOp::AllGather: comm.allGather(p.input, p.output, p.count, p.dtype); break;
-          case CollectiveOp::Broadcast: comm.broadcast(p.output, p.count, p.dtype, p.root); break;
-          case CollectiveOp::Barrier: break;  // the rendezvous already met every rank on the host
+          case Collective::AllReduce: comm.allReduce(p.output, p.count, p.dtype); break;
+          case Collective::ReduceScatter: comm.reduceScatter(p.input, p.output, p.count, p.dtype); break;
+          case Collective::AllGather: comm.allGather(p.input, p.output, p.count, p.dtype); break;
+          case Collective::Broadcast: comm.broadcast(p.output, p.count, p.dtype, p.root); break;
+          case Collective::Barrier: break;  // the rendezvous already met every rank on the host
+          default: throw std::logic_error("NCCL launch of " + std::string(collectiveName(p.op)) + ": not a GpuCommunicator call");
         }
       }
     } catch (...) {

@@ -54,15 +54,15 @@ class CudaCollectiveExecutor final : public CollectiveExecutor {
       out[static_cast<size_t>(q)] = posts[static_cast<size_t>(q)].output;
     }
     switch (mine.op) {
-      case CollectiveOp::AllReduce:
+      case Collective::AllReduce:
         detail::reduceAcrossRanks(detail::ReduceLayout::AllReduce, in.data(), out.data(), P,
                                   mine.count, mine.dtype, s);
         break;
-      case CollectiveOp::ReduceScatter:
+      case Collective::ReduceScatter:
         detail::reduceAcrossRanks(detail::ReduceLayout::ReduceScatter, in.data(), out.data(), P,
                                   mine.count, mine.dtype, s);
         break;
-      case CollectiveOp::AllGather:
+      case Collective::AllGather:
         // Rank r's input lands in chunk r of every output; an in-place rank's own
         // chunk already holds it. Copies only read inputs and write output chunks.
         for (int dst = 0; dst < P && bytes > 0; ++dst) {
@@ -75,7 +75,7 @@ class CudaCollectiveExecutor final : public CollectiveExecutor {
           }
         }
         break;
-      case CollectiveOp::Broadcast: {
+      case Collective::Broadcast: {
         const void* root = in[static_cast<size_t>(mine.root)];
         for (int dst = 0; dst < P && bytes > 0; ++dst) {
           if (out[static_cast<size_t>(dst)] == root) continue;
@@ -84,8 +84,10 @@ class CudaCollectiveExecutor final : public CollectiveExecutor {
         }
         break;
       }
-      case CollectiveOp::Barrier:
+      case Collective::Barrier:
         break;
+      default:
+        throw std::logic_error("cuda-emulated " + std::string(collectiveName(mine.op)) + ": not a GpuCommunicator call");
     }
     m_done.record(s);
   }

@@ -17,7 +17,7 @@ const char* dtypeName(DType t) { return t == DType::F32 ? "f32" : "bf16"; }
 std::string describe(const CollectivePost& p) {
   std::string s = std::string(collectiveName(p.op)) + "(count " + std::to_string(p.count) + ", " +
                   dtypeName(p.dtype);
-  if (p.op == CollectiveOp::Broadcast) s += ", root " + std::to_string(p.root);
+  if (p.op == Collective::Broadcast) s += ", root " + std::to_string(p.root);
   return s + ")";
 }
 
@@ -66,7 +66,7 @@ void EmulatedGroup::run(int rank, const CollectivePost& post) {
       try {
         m_executor->launch(m_posts, rank);
       } catch (const std::exception& e) {
-        error = std::string("cuda-emulated ") + collectiveName(post.op) + " launch failed: " +
+        error = "cuda-emulated " + std::string(collectiveName(post.op)) + " launch failed: " +
                 e.what();
       }
     }
@@ -105,7 +105,7 @@ EmulatedCommunicator::EmulatedCommunicator(std::shared_ptr<EmulatedGroup> group,
     : m_group(std::move(group)), m_rank(rank), m_device(device), m_stream(default_stream),
       m_backend(std::move(backend)) {}
 
-void EmulatedCommunicator::run(CollectiveOp op, size_t count, DType dtype, int root,
+void EmulatedCommunicator::run(Collective op, size_t count, DType dtype, int root,
                                const void* input, void* output) {
   CollectivePost post;
   post.op = op;
@@ -116,20 +116,20 @@ void EmulatedCommunicator::run(CollectiveOp op, size_t count, DType dtype, int r
   post.output = output;
   post.stream = m_stream;
   m_group->run(m_rank, post);
-  m_sent += ringBytesSent(op, m_rank, size(), count, dtype, root < 0 ? 0 : root);
+  m_sent += ringBytesSent(op, m_rank, size(), count, dtypeSize(dtype), root < 0 ? 0 : root);
 }
 
 void EmulatedCommunicator::allReduce(void* data, size_t count, DType dtype) {
-  run(CollectiveOp::AllReduce, count, dtype, -1, data, data);
+  run(Collective::AllReduce, count, dtype, -1, data, data);
 }
 
 void EmulatedCommunicator::reduceScatter(const void* input, void* output, size_t count,
                                          DType dtype) {
-  run(CollectiveOp::ReduceScatter, count, dtype, -1, input, output);
+  run(Collective::ReduceScatter, count, dtype, -1, input, output);
 }
 
 void EmulatedCommunicator::allGather(const void* input, void* output, size_t count, DType dtype) {
-  run(CollectiveOp::AllGather, count, dtype, -1, input, output);
+  run(Collective::AllGather, count, dtype, -1, input, output);
 }
 
 void EmulatedCommunicator::broadcast(void* data, size_t count, DType dtype, int root) {
@@ -137,10 +137,10 @@ void EmulatedCommunicator::broadcast(void* data, size_t count, DType dtype, int 
     throw std::invalid_argument("cuda-emulated broadcast: root " + std::to_string(root) +
                                 " outside [0, " + std::to_string(size()) + ")");
   }
-  run(CollectiveOp::Broadcast, count, dtype, root, data, data);
+  run(Collective::Broadcast, count, dtype, root, data, data);
 }
 
-void EmulatedCommunicator::barrier() { run(CollectiveOp::Barrier, 0, DType::F32, -1, nullptr, nullptr); }
+void EmulatedCommunicator::barrier() { run(Collective::Barrier, 0, DType::F32, -1, nullptr, nullptr); }
 
 std::vector<std::unique_ptr<GpuCommunicator>> createEmulatedGroup(
     int size, std::unique_ptr<CollectiveExecutor> executor, int device,

@@ -19,7 +19,7 @@
 namespace shardscope::gpu {
 
 struct CollectivePost {
-  CollectiveOp op = CollectiveOp::Barrier;
+  Collective op = Collective::Barrier;
   size_t count = 0;    // elements, as the Communicator call's count
   DType dtype = DType::F32;
   int root = -1;       // broadcast only
@@ -93,7 +93,7 @@ class EmulatedCommunicator final : public GpuCommunicator {
   int device() const override { return m_device; }
 
  private:
-  void run(CollectiveOp op, size_t count, DType dtype, int root, const void* input, void* output);
+  void run(Collective op, size_t count, DType dtype, int root, const void* input, void* output);
 
   std::shared_ptr<EmulatedGroup> m_group;
   int m_rank;

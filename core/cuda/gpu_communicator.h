@@ -2,25 +2,18 @@
 // enqueues the collective on the rank's stream and returns (as NCCL does); the
 // result is ready for later work on that stream, or after stream sync. Every rank
 // must issue the same collectives in the same order, each from its own thread.
+// Bytes sent are counted with common/collective.h's ringBytesSent, so GPU runs
+// report the same traffic as CPU runs.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "comm/communicator.h"
+#include "common/collective.h"
 #include "cuda/stream_handle.h"
 
 namespace shardscope::gpu {
-
-enum class CollectiveOp : uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Barrier };
-const char* collectiveName(CollectiveOp op);
-
-// Bytes `rank` puts on the wire for one collective under the ring algorithms of
-// GlooCommunicator / MetaCommunicator (all-reduce in P chunks of count / P, the
-// first count % P one element longer; broadcast as a chain from the root), so GPU
-// runs report the same traffic as CPU runs.
-uint64_t ringBytesSent(CollectiveOp op, int rank, int size, size_t count, DType dtype,
-                       int root = 0);
 
 class GpuCommunicator : public Communicator {
  public:

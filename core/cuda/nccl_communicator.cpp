@@ -73,21 +73,21 @@ void NcclCommunicator::allReduce(void* data, size_t count, DType dtype) {
   enqueue("allReduce", [&](ncclComm_t c) {
     return ncclAllReduce(data, data, count, ncclType(dtype), ncclSum, c, m_stream);
   });
-  m_sent += ringBytesSent(CollectiveOp::AllReduce, m_rank, m_size, count, dtype);
+  m_sent += ringBytesSent(Collective::AllReduce, m_rank, m_size, count, dtypeSize(dtype));
 }
 
 void NcclCommunicator::reduceScatter(const void* input, void* output, size_t count, DType dtype) {
   enqueue("reduceScatter", [&](ncclComm_t c) {
     return ncclReduceScatter(input, output, count, ncclType(dtype), ncclSum, c, m_stream);
   });
-  m_sent += ringBytesSent(CollectiveOp::ReduceScatter, m_rank, m_size, count, dtype);
+  m_sent += ringBytesSent(Collective::ReduceScatter, m_rank, m_size, count, dtypeSize(dtype));
 }
 
 void NcclCommunicator::allGather(const void* input, void* output, size_t count, DType dtype) {
   enqueue("allGather", [&](ncclComm_t c) {
     return ncclAllGather(input, output, count, ncclType(dtype), c, m_stream);
   });
-  m_sent += ringBytesSent(CollectiveOp::AllGather, m_rank, m_size, count, dtype);
+  m_sent += ringBytesSent(Collective::AllGather, m_rank, m_size, count, dtypeSize(dtype));
 }
 
 void NcclCommunicator::broadcast(void* data, size_t count, DType dtype, int root) {
@@ -98,7 +98,7 @@ void NcclCommunicator::broadcast(void* data, size_t count, DType dtype, int root
   enqueue("broadcast", [&](ncclComm_t c) {
     return ncclBroadcast(data, data, count, ncclType(dtype), root, c, m_stream);
   });
-  m_sent += ringBytesSent(CollectiveOp::Broadcast, m_rank, m_size, count, dtype, root);
+  m_sent += ringBytesSent(Collective::Broadcast, m_rank, m_size, count, dtypeSize(dtype), root);
 }
 
 void NcclCommunicator::barrier() {

@@ -27,7 +27,6 @@
 namespace shardscope {
 
 namespace {
-constexpr double kMiB = 1024.0 * 1024.0;
 
 void logSetup(const RunConfig& c, int64_t params, int simulated) {
   spdlog::logger& log = logger(LogComponent::Engine);
@@ -59,9 +58,7 @@ Run::Run(RunConfig config, RanksElsewhere)
     const FsdpUnits units(m_sliceSpec, m_config.unitBlocks(), m_config.shardGroupSize());
     for (const FsdpUnit& u : units.units()) m_units.push_back({u.index, u.blocks, u.elements});
   } else {
-    m_buckets = planBuckets(m_sliceSpec, static_cast<int64_t>(m_config.bucket_mb * kMiB),
-                            static_cast<int64_t>(m_config.first_bucket_mb * kMiB),
-                            static_cast<int>(sizeof(bf16)));
+    m_buckets = planBuckets(m_config, m_sliceSpec);
   }
   for (int r = 0; r < m_config.ranks; ++r)
     m_contexts.push_back(std::make_unique<RankContext>(r, m_config.ranks, m_clock, m_control, m_board,
@@ -301,6 +298,7 @@ void Run::rankMain(int rank) {
     env->dp_size = m_config.ranks / tp;
     env->tensor = tp_group.get();
     env->tp_layout = tp_layout.get();
+    env->buckets = &m_buckets;
     if (m_config.isSharded()) {
       gather_stream = std::make_unique<CpuStream>(prefix + ".gather", m_control, 3, queue("gather", -1));
       reduce_stream = std::make_unique<CpuStream>(prefix + ".reduce", m_control, 4, queue("reduce", -1));

@@ -179,16 +179,4 @@ StepAlignment alignAtStep(const std::vector<ComparedRun>& runs, int step) {
   return a;
 }
 
-std::string modelStateFormula(Strategy strategy) {
-  switch (strategy) {
-    case Strategy::Ddp: return "16Ψ";
-    case Strategy::Zero1: return "4Ψ+12Ψ/N";
-    case Strategy::Zero2: return "2Ψ+14Ψ/N";
-    case Strategy::Zero3:
-    case Strategy::Fsdp: return "16Ψ/N";
-    case Strategy::Hsdp: return "16Ψ/G";
-  }
-  return {};
-}
-
 }  // namespace shardscope

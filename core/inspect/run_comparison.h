@@ -62,8 +62,4 @@ std::vector<int> commonSteps(const std::vector<ComparedRun>& runs);
 // step < 0: the last common step (the steady state, as the summaries' last_step).
 StepAlignment alignAtStep(const std::vector<ComparedRun>& runs, int step = -1);
 
-// The ZeRO paper's model-state bytes in Ψ (parameters) and N (ranks; G for
-// hsdp's shard group): "16Ψ", "4Ψ+12Ψ/N", "2Ψ+14Ψ/N", "16Ψ/N", "16Ψ/G".
-std::string modelStateFormula(Strategy strategy);
-
 }  // namespace shardscope

@@ -19,9 +19,9 @@ int64_t coveredTime(const std::vector<Interval>& merged, int64_t ts, int64_t end
 
 CommSummary summarizeCommunication(const RankTrace& t, const TraceIndex& idx, const HtaSelection& sel, size_t top) {
   CommSummary out;
-  std::map<CollectiveKind, CollectiveKindSummary> kinds;
-  std::map<CollectiveKind, double> weighted;  // sum of bytes x bus factor
-  const auto add = [&](const Collective& c, int64_t dur) {
+  std::map<Collective, CollectiveKindSummary> kinds;
+  std::map<Collective, double> weighted;  // sum of bytes x bus factor
+  const auto add = [&](const TraceCollective& c, int64_t dur) {
     CollectiveKindSummary& k = kinds[c.kind];
     if (k.count == 0) k.group_size = c.group_size;
     else if (k.group_size != c.group_size) k.group_size = -2;
@@ -35,14 +35,14 @@ CommSummary summarizeCommunication(const RankTrace& t, const TraceIndex& idx, co
       weighted[c.kind] += double(c.bytes) * busBandwidthFactor(c.kind, c.group_size);
     }
   };
-  std::map<CollectiveKind, int64_t> sized_time;
+  std::map<Collective, int64_t> sized_time;
   const std::vector<Interval> comp = mergedOfType(sel, HtaKernelType::Computation);
   bool any_kernel = false;
   for (const HtaKernel& k : sel.kernels) {
     const uint32_t ci = idx.collective_of_event.empty() ? kNone : idx.collective_of_event[k.event];
     if (ci == kNone) continue;
     any_kernel = true;
-    const Collective& c = idx.collectives[ci];
+    const TraceCollective& c = idx.collectives[ci];
     const int64_t dur = k.end_ns - k.ts_ns;
     add(c, dur);
     if (c.bytes >= 0) sized_time[c.kind] += dur;
@@ -50,7 +50,7 @@ CommSummary summarizeCommunication(const RankTrace& t, const TraceIndex& idx, co
       out.longest_exposed.push_back({k.event, c.kind, k.ts_ns, dur, dur - coveredTime(comp, k.ts_ns, k.end_ns), c.bytes});
   }
   if (!any_kernel) {  // host-only collectives (Gloo): their op spans, all of the trace
-    for (const Collective& c : idx.collectives) {
+    for (const TraceCollective& c : idx.collectives) {
       if (c.kernel != kNone) continue;
       add(c, c.dur_ns);
       if (c.bytes >= 0) sized_time[c.kind] += c.dur_ns;

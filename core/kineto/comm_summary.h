@@ -14,7 +14,7 @@
 namespace shardscope::kineto {
 
 struct CollectiveKindSummary {
-  CollectiveKind kind = CollectiveKind::Unknown;
+  Collective kind = Collective::Unknown;
   int64_t count = 0;
   int64_t sized = 0;      // how many had a known size (elements and dtype)
   int64_t sized_from_dims = 0;  // of those, sized from Input Dims x Input type (older traces)
@@ -27,7 +27,7 @@ struct CollectiveKindSummary {
 
 struct ExposedComm {
   uint32_t event = kNone;
-  CollectiveKind kind = CollectiveKind::Unknown;
+  Collective kind = Collective::Unknown;
   int64_t ts_ns = 0, dur_ns = 0, exposed_ns = 0;
   int64_t bytes = -1;
 };

@@ -7,7 +7,8 @@
 #include <unordered_map>
 
 #include "common/errors.h"
-#include "kineto/collective_kind.h"
+#include "common/collective.h"
+#include "kineto/torch_dtype.h"
 #include "kineto/hta_rules.h"
 
 namespace shardscope::kineto {
@@ -73,14 +74,14 @@ std::vector<int> parseRankList(std::string_view s) {
   return out;
 }
 
-RunKind runKindOf(CollectiveKind k) {
+RunKind runKindOf(Collective k) {
   switch (k) {
-    case CollectiveKind::AllReduce: return RunKind::AllReduce;
-    case CollectiveKind::ReduceScatter: return RunKind::ReduceScatter;
-    case CollectiveKind::AllGather: return RunKind::AllGather;
-    case CollectiveKind::AllToAll:
-    case CollectiveKind::SendRecv: return RunKind::AllToAll;  // all-to-all runs as SendRecv kernels
-    case CollectiveKind::Broadcast: return RunKind::Broadcast;
+    case Collective::AllReduce: return RunKind::AllReduce;
+    case Collective::ReduceScatter: return RunKind::ReduceScatter;
+    case Collective::AllGather: return RunKind::AllGather;
+    case Collective::AllToAll:
+    case Collective::SendRecv: return RunKind::AllToAll;  // all-to-all runs as SendRecv kernels
+    case Collective::Broadcast: return RunKind::Broadcast;
     default: return RunKind::Kernel;  // reduce, barrier, unknown: drawn as a kernel on its stream
   }
 }
@@ -340,7 +341,7 @@ shardscope::RunTrace importedRunTrace(TraceSet set) {
       }
       ev.step = stepAt(launch_ns);
       if (const uint32_t c = idx.collective_of_event[i]; c != kNone) {
-        const Collective& col = idx.collectives[c];
+        const TraceCollective& col = idx.collectives[c];
         ev.kind = runKindOf(col.kind);
         ev.bytes = std::max<int64_t>(col.bytes, 0);
         if (col.bytes < 0) ev.flags |= kEventSizeUnknown;

@@ -105,7 +105,7 @@ void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream
       for (const CollectiveKindSummary& k : a.comm.kinds) {
         char line[256];
         std::snprintf(line, sizeof line, "    %-16s %5lld  %12s  %12.3f  %10s  %10s  %5s\n",
-                      std::string(collectiveKindName(k.kind)).c_str(), static_cast<long long>(k.count),
+                      std::string(collectiveName(k.kind)).c_str(), static_cast<long long>(k.count),
                       k.sized ? mib(k.bytes).c_str() : "unknown", us(k.time_ns),
                       k.sized ? fmt("%.3f", k.algbw_gbps).c_str() : "n/a",
                       k.sized ? fmt("%.3f", k.busbw_gbps).c_str() : "n/a",
@@ -128,7 +128,7 @@ void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream
       out << "  longest exposed communications (exposed us / dur us / kind / name):\n";
       for (const ExposedComm& x : a.comm.longest_exposed)
         out << "    " << fmt("%10.3f", us(x.exposed_ns)) << "  " << fmt("%10.3f", us(x.dur_ns)) << "  "
-            << collectiveKindName(x.kind) << "  " << t.str(t.events[x.event].name).substr(0, 80) << "\n";
+            << collectiveName(x.kind) << "  " << t.str(t.events[x.event].name).substr(0, 80) << "\n";
     }
     if (a.memory_samples > 0)
       out << "  memory: " << a.memory_samples << " samples, allocated before the window " << mib(a.memory_baseline)
@@ -164,7 +164,7 @@ void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream
     out << "},\n     \"collectives\": [";
     for (size_t k = 0; k < a.comm.kinds.size(); ++k) {
       const CollectiveKindSummary& c = a.comm.kinds[k];
-      out << (k ? ",\n       " : "\n       ") << "{\"kind\": \"" << collectiveKindName(c.kind) << "\", \"count\": " << c.count
+      out << (k ? ",\n       " : "\n       ") << "{\"kind\": \"" << collectiveName(c.kind) << "\", \"count\": " << c.count
           << ", \"sized\": " << c.sized << ", \"sized_from_input_dims\": " << c.sized_from_dims
           << ", \"bytes\": " << c.bytes << ", \"time_us\": " << jsonNum(us(c.time_ns))
           << ", \"algbw_gbps\": " << (c.sized ? jsonNum(c.algbw_gbps) : "null")
@@ -176,7 +176,7 @@ void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream
       const ExposedComm& x = a.comm.longest_exposed[k];
       out << (k ? ",\n       " : "\n       ") << "{\"name\": ";
       jsonString(out, t.str(t.events[x.event].name));
-      out << ", \"kind\": \"" << collectiveKindName(x.kind) << "\", \"ts_us\": " << jsonNum(us(x.ts_ns))
+      out << ", \"kind\": \"" << collectiveName(x.kind) << "\", \"ts_us\": " << jsonNum(us(x.ts_ns))
           << ", \"dur_us\": " << jsonNum(us(x.dur_ns)) << ", \"exposed_us\": " << jsonNum(us(x.exposed_ns))
           << ", \"bytes\": " << x.bytes << "}";
     }

@@ -71,19 +71,19 @@ int32_t countRanks(std::string_view ranks_json) {
 }
 
 // Fills kind, size and group from a CollectiveArgs record.
-void applyArgs(const RankTrace& t, const CollectiveArgs& a, Collective& c) {
+void applyArgs(const RankTrace& t, const CollectiveArgs& a, TraceCollective& c) {
   const std::string_view name = t.str(a.collective_name);
   if (!name.empty()) {
-    const CollectiveKind k = collectiveKindFromName(name);
-    if (k != CollectiveKind::Unknown) c.kind = k;
+    const Collective k = collectiveFromName(name);
+    if (k != Collective::Unknown) c.kind = k;
     c.from_args = true;
   }
   c.group_size = a.group_size > 0 ? a.group_size : countRanks(t.str(a.pg_ranks));
   c.pg_name = a.pg_name;
   const int elem = dtypeBytes(t.str(a.dtype));
   int64_t nelems = std::max(a.in_nelems, a.out_nelems);
-  if (c.kind == CollectiveKind::AllGather && a.out_nelems >= 0) nelems = a.out_nelems;
-  if (c.kind == CollectiveKind::ReduceScatter && a.in_nelems >= 0) nelems = a.in_nelems;
+  if (c.kind == Collective::AllGather && a.out_nelems >= 0) nelems = a.out_nelems;
+  if (c.kind == Collective::ReduceScatter && a.in_nelems >= 0) nelems = a.in_nelems;
   if (elem > 0 && nelems >= 0) {
     c.bytes = nelems * elem;
   } else if (nelems < 0 && a.input_dims != StringTable::kEmpty) {
@@ -91,8 +91,8 @@ void applyArgs(const RankTrace& t, const CollectiveArgs& a, Collective& c) {
     // all-gather's input is this rank's part, its output the group's.
     const int64_t in = bytesOfInputs(t.str(a.input_dims), t.str(a.input_types));
     const int32_t group = c.group_size > 0 ? c.group_size : t.world_size;
-    if (in >= 0 && (c.kind != CollectiveKind::AllGather || (group > 0 && in <= INT64_MAX / group))) {
-      c.bytes = c.kind == CollectiveKind::AllGather ? in * group : in;
+    if (in >= 0 && (c.kind != Collective::AllGather || (group > 0 && in <= INT64_MAX / group))) {
+      c.bytes = c.kind == Collective::AllGather ? in * group : in;
       c.bytes_from_dims = true;
     }
   }
@@ -151,18 +151,18 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
     const bool comm_kernel = e.kind == EventKind::Kernel && (htaKernelType(t.str(e.name)) == HtaKernelType::Communication ||
                                                              e.extra != kNone);
     if (!comm_kernel) continue;
-    Collective c;
+    TraceCollective c;
     c.kernel = i;
     c.ts_ns = e.ts_ns;
     c.dur_ns = e.dur_ns;
-    c.kind = collectiveKindFromName(t.str(e.name));
+    c.kind = collectiveFromName(t.str(e.name));
     if (e.correlation >= 0) {
       const auto launch = idx.launch_of_correlation.find(e.correlation);
       if (launch != idx.launch_of_correlation.end()) c.op = enclosingOp(ev[launch->second]);
     }
     if (c.op != kNone) {
-      const CollectiveKind from_op = collectiveKindFromName(t.str(ev[c.op].name));
-      if (from_op != CollectiveKind::Unknown) c.kind = from_op;
+      const Collective from_op = collectiveFromName(t.str(ev[c.op].name));
+      if (from_op != Collective::Unknown) c.kind = from_op;
       if (ev[c.op].extra != kNone) applyArgs(t, t.collective_args[ev[c.op].extra], c);
     }
     if (!c.from_args && e.extra != kNone) applyArgs(t, t.collective_args[e.extra], c);
@@ -184,11 +184,11 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
         if (any_backend_op && t.str(e.name).rfind("gloo:", 0) != 0) continue;
         if (e.ts_ns < covered_until) continue;  // nested in the previous one
         covered_until = e.endNs();
-        Collective c;
+        TraceCollective c;
         c.op = i;
         c.ts_ns = e.ts_ns;
         c.dur_ns = e.dur_ns;
-        c.kind = collectiveKindFromName(t.str(e.name));
+        c.kind = collectiveFromName(t.str(e.name));
         if (e.extra != kNone) applyArgs(t, t.collective_args[e.extra], c);
         if (c.group_size <= 0) c.group_size = t.world_size;
         idx.collective_of_event[i] = static_cast<uint32_t>(idx.collectives.size());
@@ -196,7 +196,7 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
       }
     }
     std::sort(idx.collectives.begin(), idx.collectives.end(),
-              [](const Collective& a, const Collective& b) { return a.ts_ns < b.ts_ns; });
+              [](const TraceCollective& a, const TraceCollective& b) { return a.ts_ns < b.ts_ns; });
     for (uint32_t k = 0; k < idx.collectives.size(); ++k) idx.collective_of_event[idx.collectives[k].op] = k;
   }
 

@@ -9,7 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kineto/collective_kind.h"
+#include "common/collective.h"
+#include "kineto/torch_dtype.h"
 #include "kineto/kineto_trace.h"
 
 namespace shardscope::kineto {
@@ -19,10 +20,10 @@ struct ProfilerStep {
   uint32_t event = kNone;
 };
 
-struct Collective {
+struct TraceCollective {
   uint32_t kernel = kNone;  // the GPU event (kNone: a host-only collective, e.g. Gloo)
   uint32_t op = kNone;      // the CPU op carrying the args, kNone when none was found
-  CollectiveKind kind = CollectiveKind::Unknown;
+  Collective kind = Collective::Unknown;
   bool from_args = false;   // kind and size from "Collective name" etc., not from names
   bool bytes_from_dims = false;  // sized from "Input Dims" x "Input type" (older traces)
   int64_t bytes = -1;       // elements x dtype size; -1 when the trace does not say
@@ -33,7 +34,7 @@ struct Collective {
 
 struct TraceIndex {
   std::vector<ProfilerStep> steps;  // by start time
-  std::vector<Collective> collectives;  // by start time
+  std::vector<TraceCollective> collectives;  // by start time
   std::unordered_map<int64_t, uint32_t> launch_of_correlation;  // cuda_runtime / cuda_driver event
   std::vector<uint32_t> collective_of_event;  // event -> index into collectives, kNone; GPU events only when sized
   int64_t memory_baseline = 0;  // allocated before the window: first total minus first delta

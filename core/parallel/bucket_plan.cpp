@@ -1,5 +1,8 @@
 #include "parallel/bucket_plan.h"
 
+#include "common/units.h"
+#include "tensor/bf16.h"
+
 namespace shardscope {
 
 std::vector<Bucket> planBuckets(const ModelSpec& spec, int64_t cap_bytes, int64_t first_cap_bytes,
@@ -22,6 +25,10 @@ std::vector<Bucket> planBuckets(const ModelSpec& spec, int64_t cap_bytes, int64_
     buckets.push_back(std::move(current));
   }
   return buckets;
+}
+
+std::vector<Bucket> planBuckets(const RunConfig& c, const ModelSpec& spec) {
+  return planBuckets(spec, mibToBytes(c.bucket_mb), mibToBytes(c.first_bucket_mb), static_cast<int>(sizeof(bf16)));
 }
 
 }  // namespace shardscope

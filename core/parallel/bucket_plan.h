@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "config/run_config.h"
 #include "model/model_spec.h"
 
 namespace shardscope {
@@ -26,5 +27,9 @@ struct Bucket {
 // cap and first_cap in bytes; elem_bytes: gradient element size (2 for bf16).
 std::vector<Bucket> planBuckets(const ModelSpec& spec, int64_t cap_bytes, int64_t first_cap_bytes,
                                 int elem_bytes);
+// A run's plan: --bucket-mb and --first-bucket-mb (MiB) over the bf16
+// gradients of `spec` (the run's model, or its TP slice). The engine plans
+// once per run and hands the plan to every rank (RankEnv::buckets).
+std::vector<Bucket> planBuckets(const RunConfig& c, const ModelSpec& spec);
 
 }  // namespace shardscope

@@ -5,17 +5,11 @@
 
 namespace shardscope {
 
-namespace {
-constexpr double kMiB = 1024.0 * 1024.0;
-}
-
 BucketedStrategy::BucketedStrategy(RankEnv& env, int pad_multiple, bool persistent_buckets)
     : m_env(env),
       m_model(makeRankModel(env)) {
-  auto plan = planBuckets(env.spec, static_cast<int64_t>(env.config.bucket_mb * kMiB),
-                          static_cast<int64_t>(env.config.first_bucket_mb * kMiB),
-                          static_cast<int>(sizeof(bf16)));
-  m_reducer = std::make_unique<GradReducer>(env, std::move(plan), pad_multiple, persistent_buckets,
+  m_reducer = std::make_unique<GradReducer>(env, env.buckets ? *env.buckets : planBuckets(env.config, env.spec),
+                                            pad_multiple, persistent_buckets,
                                             [this](int b, int32_t op) { launchBucket(b, op); });
   if (env.config.inject_branch && env.config.inject_branch->rank == env.ctx.rank) {
     m_skipHere = true;

@@ -16,6 +16,7 @@
 #include "model/model.h"
 #include "model/model_spec.h"
 #include "model/tensor_parallel_comm.h"
+#include "parallel/bucket_plan.h"
 
 namespace shardscope {
 
@@ -46,6 +47,8 @@ struct RankEnv {
   // sits in the full model.
   int dp_rank = 0;
   int dp_size = 1;
+  // DDP, ZeRO-1/2: the run's bucket plan (planned once, for every rank).
+  const std::vector<Bucket>* buckets = nullptr;
   TensorParallelComm* tensor = nullptr;
   const TensorParallelLayout* tp_layout = nullptr;
 };

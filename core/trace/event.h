@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <type_traits>
+
+#include "common/collective.h"
 
 namespace shardscope {
 
@@ -85,6 +88,22 @@ constexpr bool isCollective(EventKind k) {
 // Any collective a trace can hold: the data-parallel ones, broadcast and (imported) all-to-all.
 constexpr bool isAnyCollective(EventKind k) {
   return isCollective(k) || k == EventKind::Broadcast || k == EventKind::AllToAll;
+}
+// The collective an event kind records (its bytes and busbw factor live there); none for other kinds.
+constexpr std::optional<Collective> collectiveOf(EventKind k) {
+  switch (k) {
+    case EventKind::AllReduce: return Collective::AllReduce;
+    case EventKind::ReduceScatter: return Collective::ReduceScatter;
+    case EventKind::AllGather: return Collective::AllGather;
+    case EventKind::Broadcast: return Collective::Broadcast;
+    case EventKind::AllToAll: return Collective::AllToAll;
+    default: return std::nullopt;
+  }
+}
+// nccl-tests' busbw factor of a collective event on a group of n ranks; 0 for other kinds.
+inline double busBandwidthFactor(EventKind k, int n) {
+  const std::optional<Collective> c = collectiveOf(k);
+  return c ? busBandwidthFactor(*c, n) : 0.0;
 }
 
 }  // namespace shardscope

@@ -54,6 +54,10 @@ std::vector<CommGroup> tensorParallelMesh(int ranks, int shard_group, int tp) {
 
 }  // namespace
 
+bool isTensorParallelGroup(const CommGroup& g) {
+  return g.name.size() > 2 && g.name.compare(0, 2, "tp") == 0 && g.name[2] >= '0' && g.name[2] <= '9';
+}
+
 std::vector<CommGroup> meshGroups(int ranks, int shard_group, int tp) {
   if (tp > 1 && ranks > 0 && ranks % tp == 0) return tensorParallelMesh(ranks, shard_group, tp);
   std::vector<CommGroup> groups;
@@ -84,16 +88,6 @@ std::vector<CommGroup> meshGroups(int ranks, int shard_group, int tp) {
     }
   }
   return groups;
-}
-
-double busBandwidthFactor(EventKind kind, int n) {
-  if (n <= 1) return 0;
-  switch (kind) {
-    case EventKind::AllReduce: return 2.0 * (n - 1) / n;
-    case EventKind::AllGather:
-    case EventKind::ReduceScatter: return static_cast<double>(n - 1) / n;
-    default: return 0;
-  }
 }
 
 std::vector<CommGroup> meshGroups(const RunConfig& c) {

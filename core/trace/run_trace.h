@@ -39,6 +39,9 @@ struct CommGroup {
   int size = 0;  // ranks in the group when its members are not known (an imported trace's group size)
 };
 
+// A tensor-parallel group of meshGroups ("tp0", "tp1", …).
+bool isTensorParallelGroup(const CommGroup& g);
+
 // The groups a run of P ranks builds: "world" (id 0), then for a shard group
 // of G < P ranks (hsdp), per replica a gather and a reduce group, then one
 // replicate group per shard; G == P (zero3/fsdp) adds world.gather and
@@ -85,10 +88,6 @@ struct ImportedSource {
     return rank >= 0 && r < tracks.size() && l < tracks[r].size() ? &tracks[r][l] : nullptr;
   }
 };
-
-// nccl-tests' bus bandwidth factor for a collective on a group of n ranks:
-// all-reduce 2(n-1)/n, all-gather and reduce-scatter (n-1)/n; 0 otherwise.
-double busBandwidthFactor(EventKind kind, int n);
 
 struct RunTrace {
   std::string strategy;

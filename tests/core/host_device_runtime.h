@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "common/collective.h"
 #include "common/errors.h"
 #include "common/run_clock.h"
 #include "backend/device_runtime.h"
@@ -558,28 +559,6 @@ class HostFakeModel final : public Model {
 
 // ---- collectives -------------------------------------------------------------
 
-// Bytes `rank` sends for one collective under GlooCommunicator's rings
-// (the same formulas as core/cuda/ring_bytes.cpp, which tests cannot link).
-enum class FakeCollective { AllReduce, ReduceScatter, AllGather, Broadcast };
-inline uint64_t hostFakeRingBytes(FakeCollective op, int rank, int size, size_t count, DType dtype, int root = 0) {
-  if (size <= 1 || count == 0) return 0;
-  const uint64_t e = dtypeSize(dtype);
-  auto wrap = [&](int a) { return static_cast<size_t>(((a % size) + size) % size); };
-  switch (op) {
-    case FakeCollective::AllReduce: {
-      const size_t base = count / static_cast<size_t>(size), extra = count % static_cast<size_t>(size);
-      auto chunk = [&](size_t c) { return base + (c < extra ? 1 : 0); };
-      uint64_t elems = 0;  // sends chunks r, r-1, ..., r-2P+3 over the 2(P-1) steps
-      for (int j = 0; j < 2 * (size - 1); ++j) elems += chunk(wrap(rank - j));
-      return elems * e;
-    }
-    case FakeCollective::ReduceScatter:
-    case FakeCollective::AllGather: return static_cast<uint64_t>(size - 1) * count * e;
-    case FakeCollective::Broadcast: return static_cast<size_t>(rank) == wrap(root - 1) ? 0 : count * e;
-  }
-  return 0;
-}
-
 class HostDeviceRuntime;
 
 // A Gloo communicator whose work runs on the caller's queue, as NCCL's does:
@@ -599,29 +578,29 @@ class HostFakeCommunicator final : public Communicator {
 
   void allReduce(void* data, size_t count, DType dtype) override {
     checkDevice(data, count * dtypeSize(dtype), "allReduce data");
-    launch(hostFakeRingBytes(FakeCollective::AllReduce, rank(), size(), count, dtype), "allReduce",
+    launch(ringBytesSent(Collective::AllReduce, rank(), size(), count, dtypeSize(dtype)), "allReduce",
            [=](Communicator& g) { g.allReduce(data, count, dtype); });
   }
   void reduceScatter(const void* input, void* output, size_t count, DType dtype) override {
     checkDevice(input, count * static_cast<size_t>(size()) * dtypeSize(dtype), "reduceScatter input");
     checkDevice(output, count * dtypeSize(dtype), "reduceScatter output");
-    launch(hostFakeRingBytes(FakeCollective::ReduceScatter, rank(), size(), count, dtype), "reduceScatter",
+    launch(ringBytesSent(Collective::ReduceScatter, rank(), size(), count, dtypeSize(dtype)), "reduceScatter",
            [=](Communicator& g) { g.reduceScatter(input, output, count, dtype); });
   }
   void allGather(const void* input, void* output, size_t count, DType dtype) override {
     checkDevice(input, count * dtypeSize(dtype), "allGather input");
     checkDevice(output, count * static_cast<size_t>(size()) * dtypeSize(dtype), "allGather output");
-    launch(hostFakeRingBytes(FakeCollective::AllGather, rank(), size(), count, dtype), "allGather",
+    launch(ringBytesSent(Collective::AllGather, rank(), size(), count, dtypeSize(dtype)), "allGather",
            [=](Communicator& g) { g.allGather(input, output, count, dtype); });
   }
   void broadcast(void* data, size_t count, DType dtype, int root) override {
     checkDevice(data, count * dtypeSize(dtype), "broadcast data");
-    launch(hostFakeRingBytes(FakeCollective::Broadcast, rank(), size(), count, dtype, root), "broadcast",
+    launch(ringBytesSent(Collective::Broadcast, rank(), size(), count, dtypeSize(dtype), root), "broadcast",
            [=](Communicator& g) { g.broadcast(data, count, dtype, root); });
   }
   void barrier() override {
     // Gloo's barrier is a one-float all-reduce.
-    launch(hostFakeRingBytes(FakeCollective::AllReduce, rank(), size(), 1, DType::F32), "barrier",
+    launch(ringBytesSent(Collective::AllReduce, rank(), size(), 1, dtypeSize(DType::F32)), "barrier",
            [](Communicator& g) { g.barrier(); });
   }
   uint64_t bytesSent() const override { return m_bytes.load(std::memory_order_relaxed); }

@@ -61,7 +61,7 @@ class TestCapacity : public QObject {
     const CapacityReport r = report(1'000'000, 8, 80, 4);
     QCOMPARE(r.stages.size(), size_t{5});
     for (const StageCapacity& s : r.stages)
-      QCOMPARE(s.bytes_per_param, expectedModelStateBytesPerParam(s.stage, 8, 4));
+      QCOMPARE(s.bytes_per_param, expectedBytesPerParam(formulaConfig(s.stage, 8, 4)));
     QCOMPARE(stage(r, "zero1").bytes_per_param, 4.0 + 12.0 / 8);
     QCOMPARE(stage(r, "zero2").bytes_per_param, 2.0 + 14.0 / 8);
     QCOMPARE(stage(r, "hsdp").bytes_per_param, 4.0);
@@ -74,11 +74,14 @@ class TestCapacity : public QObject {
 
   // A shard holds ceil(N/P) params, as a padded flat shard does.
   void paddedShards() {
-    QCOMPARE(modelStateBytesPerRank(Strategy::Zero3, 10, 4), int64_t{16 * 3});
-    QCOMPARE(modelStateBytesPerRank(Strategy::Zero1, 10, 4), int64_t{4 * 10 + 12 * 3});
-    QCOMPARE(modelStateBytesPerRank(Strategy::Zero2, 10, 4), int64_t{2 * 10 + 14 * 3});
-    QCOMPARE(modelStateBytesPerRank(Strategy::Hsdp, 10, 8, 4), int64_t{16 * 3});
-    QCOMPARE(modelStateBytesPerRank(Strategy::Ddp, 10, 4), int64_t{160});
+    const auto bytes = [](Strategy s, int ranks, int group = 0) {
+      return expectedModelStateBytesRoundedUp(formulaConfig(s, ranks, group), 10);
+    };
+    QCOMPARE(bytes(Strategy::Zero3, 4), int64_t{16 * 3});
+    QCOMPARE(bytes(Strategy::Zero1, 4), int64_t{4 * 10 + 12 * 3});
+    QCOMPARE(bytes(Strategy::Zero2, 4), int64_t{2 * 10 + 14 * 3});
+    QCOMPARE(bytes(Strategy::Hsdp, 8, 4), int64_t{16 * 3});
+    QCOMPARE(bytes(Strategy::Ddp, 4), int64_t{160});
   }
 
   void smallestStage_data() {

@@ -108,8 +108,8 @@ class TestDdp : public QObject {
       QCOMPARE(peak[size_t(Category::Bucket)], 2 * n);  // buckets hold every gradient once
       QVERIFY(peak[size_t(Category::Activation)] > 0);
       // Every bucket's element count is a multiple of P here, so the ring sends exactly 2(P-1)/P x 2N.
-      QCOMPARE(rank.comm_bytes.all_reduce, int64_t(std::llround(ringAllReduceBytes(2.0 * n, ranks))));
-      QCOMPARE(rank.comm_bytes.all_reduce, expectedCommBytes(Strategy::Ddp, n, ranks).all_reduce);
+      QCOMPARE(rank.comm_bytes.all_reduce, int64_t(std::llround(2.0 * (ranks - 1) / ranks * 2.0 * double(n))));
+      QCOMPARE(rank.comm_bytes.all_reduce, expectedTraffic(r.config, n).data_parallel.all_reduce);
       QCOMPARE(rank.comm_bytes.reduce_scatter, int64_t(0));
     }
   }

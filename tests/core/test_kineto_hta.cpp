@@ -16,6 +16,7 @@
 #include "kineto/trace_set.h"
 
 using namespace shardscope::kineto;
+using shardscope::Collective;
 
 namespace {
 
@@ -29,7 +30,7 @@ int64_t typeNs(const HtaRankMetrics& m, const std::string& label) {
   return -1;
 }
 
-const CollectiveKindSummary* kind(const CommSummary& c, CollectiveKind k) {
+const CollectiveKindSummary* kind(const CommSummary& c, Collective k) {
   for (const auto& s : c.kinds)
     if (s.kind == k) return &s;
   return nullptr;
@@ -99,7 +100,7 @@ class TestKinetoHta : public QObject {
     const TraceSet set = loadTraceSet({kDir});
     const RankAnalysis r = analyzeTraceSet(set, {}).ranks[0];
     // all-reduce: 1048576 Float = 4 MiB in 80 µs: algbw 52.4288 GB/s, busbw x 2(2-1)/2 = 1.
-    const auto* ar = kind(r.comm, CollectiveKind::AllReduce);
+    const auto* ar = kind(r.comm, Collective::AllReduce);
     QVERIFY(ar);
     QCOMPARE(ar->count, 1);
     QCOMPARE(ar->bytes, 4194304);
@@ -108,16 +109,16 @@ class TestKinetoHta : public QObject {
     QCOMPARE(std::round(ar->busbw_gbps * 1e4) / 1e4, 52.4288);
     // all-gather, found only through correlation 4 -> launch -> nccl:all_gather:
     // out 2048 BFloat16 = 4096 bytes in 40 µs: algbw 0.1024, busbw x (2-1)/2.
-    const auto* ag = kind(r.comm, CollectiveKind::AllGather);
+    const auto* ag = kind(r.comm, Collective::AllGather);
     QVERIFY(ag);
     QCOMPARE(ag->bytes, 4096);
     QCOMPARE(std::round(ag->algbw_gbps * 1e4) / 1e4, 0.1024);
     QCOMPARE(std::round(ag->busbw_gbps * 1e4) / 1e4, 0.0512);
     // Exposed: all-reduce 80 - 50 = 30, all-gather 40 - 10 = 30; ties by start time.
     QCOMPARE(r.comm.longest_exposed.size(), size_t(2));
-    QCOMPARE(r.comm.longest_exposed[0].kind, CollectiveKind::AllReduce);
+    QCOMPARE(r.comm.longest_exposed[0].kind, Collective::AllReduce);
     QCOMPARE(r.comm.longest_exposed[0].exposed_ns, 30000);
-    QCOMPARE(r.comm.longest_exposed[1].kind, CollectiveKind::AllGather);
+    QCOMPARE(r.comm.longest_exposed[1].kind, Collective::AllGather);
     QCOMPARE(r.comm.longest_exposed[1].exposed_ns, 30000);
   }
 
@@ -145,7 +146,7 @@ class TestKinetoHta : public QObject {
     QCOMPARE(typeNs(r.hta, "COMPUTATION overlapping COMMUNICATION"), 29000);
     QCOMPARE(typeNs(r.hta, "COMMUNICATION"), 29000);
     // reduce-scatter from the kernel's own args: in 4096 Float = 16384 bytes in 59 µs.
-    const auto* rs = kind(r.comm, CollectiveKind::ReduceScatter);
+    const auto* rs = kind(r.comm, Collective::ReduceScatter);
     QVERIFY(rs);
     QCOMPARE(rs->bytes, 16384);
     QCOMPARE(rs->time_ns, 59000);

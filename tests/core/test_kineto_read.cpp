@@ -209,11 +209,11 @@ class TestKinetoRead : public QObject {
     const RankTrace& t = set.ranks[0];
     const TraceIndex& idx = set.indexes[0];
     QCOMPARE(idx.collectives.size(), size_t(2));
-    const Collective& ag = idx.collectives[1];
+    const TraceCollective& ag = idx.collectives[1];
     QCOMPARE(t.str(t.events[ag.kernel].name).substr(0, 13), std::string_view("ncclDevKernel"));
     QVERIFY(ag.op != kNone);
     QCOMPARE(t.str(t.events[ag.op].name), std::string_view("nccl:all_gather"));
-    QCOMPARE(ag.kind, CollectiveKind::AllGather);
+    QCOMPARE(ag.kind, Collective::AllGather);
     QCOMPARE(ag.bytes, 4096);
     QCOMPARE(t.str(t.events[idx.collectives[0].op].name), std::string_view("record_param_comms"));
     QCOMPARE(idx.steps.size(), size_t(3));
@@ -228,16 +228,16 @@ class TestKinetoRead : public QObject {
     const TraceIndex& idx = set.indexes[0];
     QCOMPARE(t.collective_args.size(), size_t(4));
     QCOMPARE(idx.collectives.size(), size_t(4));
-    const Collective& ar = idx.collectives[0];
-    QCOMPARE(ar.kind, CollectiveKind::AllReduce);
+    const TraceCollective& ar = idx.collectives[0];
+    QCOMPARE(ar.kind, Collective::AllReduce);
     QCOMPARE(ar.bytes, int64_t(2049000) * 4);
     QVERIFY(ar.bytes_from_dims);
-    const Collective& ag = idx.collectives[1];
-    QCOMPARE(ag.kind, CollectiveKind::AllGather);
+    const TraceCollective& ag = idx.collectives[1];
+    QCOMPARE(ag.kind, Collective::AllGather);
     QCOMPARE(ag.bytes, int64_t(10 * 50 * 2) * 2);  // bf16 input, x world size 2 for the output; the Int scalar adds nothing
-    QCOMPARE(idx.collectives[2].kind, CollectiveKind::Broadcast);
+    QCOMPARE(idx.collectives[2].kind, Collective::Broadcast);
     QCOMPARE(idx.collectives[2].bytes, int64_t(-1));  // a tensor list: its shapes are not given apart
-    QCOMPARE(idx.collectives[3].kind, CollectiveKind::ReduceScatter);
+    QCOMPARE(idx.collectives[3].kind, Collective::ReduceScatter);
     QCOMPARE(idx.collectives[3].bytes, int64_t(-1));  // a dtype of unknown size
     QVERIFY(!idx.collectives[3].bytes_from_dims);
     std::ostringstream text;
@@ -264,7 +264,7 @@ class TestKinetoRead : public QObject {
       for (const TraceEvent& e : t.events) ops += e.kind == kineto::EventKind::CpuOp;
       QCOMPARE(ops, t.events.size());
       size_t all_reduce = 0;
-      for (const Collective& c : set.indexes[r].collectives) all_reduce += c.kind == CollectiveKind::AllReduce;
+      for (const TraceCollective& c : set.indexes[r].collectives) all_reduce += c.kind == Collective::AllReduce;
       QVERIFY(all_reduce >= 1);
       QVERIFY(t.strings.find("DistributedDataParallel.forward").has_value());
     }

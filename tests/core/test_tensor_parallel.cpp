@@ -163,13 +163,13 @@ class TestTensorParallel : public QObject {
       QVERIFY2(std::abs(per_param - formula) <= formula * (whole_share * tp + 0.01),
                qPrintable(QString("%1 B/param vs 16/(T·P_dp) = %2").arg(per_param).arg(formula)));
       // Activation all-reduces: per layer, forward and backward, exactly the formula.
-      const auto per_layer = static_cast<int64_t>(expectedTpBytesPerLayer(c));
+      const int64_t per_layer = expectedTraffic(c).tp_per_layer;
       QVERIFY(per_layer > 0);
       QCOMPARE(maxBlockBytes(rank.tp_forward_bytes, c.model.layers), per_layer);
       QCOMPARE(maxBlockBytes(rank.tp_backward_bytes, c.model.layers), per_layer);
       for (int b = 1; b <= c.model.layers; ++b) QCOMPARE(rank.tp_forward_bytes[size_t(b)], per_layer);
       // The data-parallel axis moves the slice, 3(P_dp-1)/P_dp x 2 N_slice.
-      const CommBytes dp_formula = expectedComm(c, r.slice_params + r.padding_elements);
+      const CommBytes dp_formula = expectedTraffic(c, r.slice_params + r.padding_elements).data_parallel;
       QCOMPARE(rank.comm_bytes.reduce_scatter, dp_formula.reduce_scatter);
       QCOMPARE(rank.comm_bytes.all_gather, dp_formula.all_gather);
       QCOMPARE(rank.comm_bytes.all_reduce, int64_t(0));

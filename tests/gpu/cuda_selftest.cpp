@@ -945,27 +945,27 @@ std::string collectivesRound(std::vector<std::unique_ptr<GpuCommunicator>>& comm
     // all-reduce
     stage(buf, rankInput<T>(r, count));
     c.allReduce(buf, count, dt);
-    expected += ringBytesSent(CollectiveOp::AllReduce, r, P, count, dt);
+    expected += ringBytesSent(Collective::AllReduce, r, P, count, dtypeSize(dt));
     check("allReduce", downloadF32(buf, count, s), [&](size_t i) { return total5[i % 5]; });
     // reduce-scatter: input chunk k of rank q holds rankValue(q, k*count + i)
     stage(in, rankInput<T>(r, count * P));
     T* rsOut = inPlace ? in + static_cast<size_t>(r) * count : out;
     c.reduceScatter(in, rsOut, count, dt);
-    expected += ringBytesSent(CollectiveOp::ReduceScatter, r, P, count, dt);
+    expected += ringBytesSent(Collective::ReduceScatter, r, P, count, dtypeSize(dt));
     check("reduceScatter", downloadF32(rsOut, count, s),
           [&](size_t i) { return total5[(static_cast<size_t>(r) * count + i) % 5]; });
     // all-gather
     T* agIn = inPlace ? buf + static_cast<size_t>(r) * count : out;
     stage(agIn, rankInput<T>(r, count));
     c.allGather(agIn, buf, count, dt);
-    expected += ringBytesSent(CollectiveOp::AllGather, r, P, count, dt);
+    expected += ringBytesSent(Collective::AllGather, r, P, count, dtypeSize(dt));
     check("allGather", downloadF32(buf, count * P, s),
           [&](size_t i) { return rankValue(static_cast<int>(i / count), i % count); });
     // broadcast from the last rank
     const int root = P - 1;
     stage(buf, rankInput<T>(r, count));
     c.broadcast(buf, count, dt, root);
-    expected += ringBytesSent(CollectiveOp::Broadcast, r, P, count, dt, root);
+    expected += ringBytesSent(Collective::Broadcast, r, P, count, dtypeSize(dt), root);
     check("broadcast", downloadF32(buf, count, s), [&](size_t i) { return rankValue(root, i); });
     c.barrier();
     CUDA_CHECK(cudaStreamSynchronize(s));

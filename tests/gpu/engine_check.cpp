@@ -174,7 +174,7 @@ int runEngineChecks(const EngineCheckOptions& o, int& failed) {
   }
   for (auto& [name, r] : gpu) {
     const RunConfig& c = r.config;
-    const double expected = expectedModelStateBytesPerParam(c.strategy, c.ranks, c.shard_group.value_or(0));
+    const double expected = expectedBytesPerParam(c);
     double worst = 0;
     bool memory_ok = true;
     for (const RankResult& rank : r.ranks) {

@@ -94,9 +94,9 @@ class HostExecutor final : public CollectiveExecutor {
       else static_cast<bf16*>(base)[i] = toBf16(v);
     };
     switch (p.op) {
-      case CollectiveOp::AllReduce:
-      case CollectiveOp::ReduceScatter: {
-        const bool scatter = p.op == CollectiveOp::ReduceScatter;
+      case Collective::AllReduce:
+      case Collective::ReduceScatter: {
+        const bool scatter = p.op == Collective::ReduceScatter;
         for (size_t j = 0; j < (scatter ? n * P : n); ++j) {
           float sum = 0.0f;
           for (size_t q = 0; q < P; ++q) sum += get(posts[q].input, j);
@@ -105,7 +105,7 @@ class HostExecutor final : public CollectiveExecutor {
         }
         break;
       }
-      case CollectiveOp::AllGather:
+      case Collective::AllGather:
         for (size_t d = 0; d < P; ++d) {
           for (size_t s = 0; s < P; ++s) {
             char* chunk = static_cast<char*>(posts[d].output) + s * n * e;
@@ -113,15 +113,17 @@ class HostExecutor final : public CollectiveExecutor {
           }
         }
         break;
-      case CollectiveOp::Broadcast:
+      case Collective::Broadcast:
         for (size_t d = 0; d < P; ++d) {
           if (posts[d].output != posts[static_cast<size_t>(p.root)].input) {
             std::memcpy(posts[d].output, posts[static_cast<size_t>(p.root)].input, n * e);
           }
         }
         break;
-      case CollectiveOp::Barrier:
+      case Collective::Barrier:
         break;
+      default:
+        QFAIL("not a GpuCommunicator collective");
     }
   }
 };
@@ -318,24 +320,24 @@ class TestCudaHostLogic : public QObject {
         for (DType dt : {DType::F32, DType::BF16}) {
           for (int r = 0; r < P; ++r) {
             Communicator& m = *meta[static_cast<size_t>(r)];
-            auto check = [&](CollectiveOp op, int root, const std::function<void()>& call) {
+            auto check = [&](Collective op, int root, const std::function<void()>& call) {
               const uint64_t before = m.bytesSent();
               call();
-              QCOMPARE(ringBytesSent(op, r, P, count, dt, root), m.bytesSent() - before);
+              QCOMPARE(ringBytesSent(op, r, P, count, dtypeSize(dt), root), m.bytesSent() - before);
             };
-            check(CollectiveOp::AllReduce, 0, [&] { m.allReduce(nullptr, count, dt); });
-            check(CollectiveOp::ReduceScatter, 0, [&] { m.reduceScatter(nullptr, nullptr, count, dt); });
-            check(CollectiveOp::AllGather, 0, [&] { m.allGather(nullptr, nullptr, count, dt); });
+            check(Collective::AllReduce, 0, [&] { m.allReduce(nullptr, count, dt); });
+            check(Collective::ReduceScatter, 0, [&] { m.reduceScatter(nullptr, nullptr, count, dt); });
+            check(Collective::AllGather, 0, [&] { m.allGather(nullptr, nullptr, count, dt); });
             for (int root = 0; root < P; ++root) {
-              check(CollectiveOp::Broadcast, root, [&] { m.broadcast(nullptr, count, dt, root); });
+              check(Collective::Broadcast, root, [&] { m.broadcast(nullptr, count, dt, root); });
             }
           }
         }
       }
     }
     // A 4-rank all-reduce of 1000 f32 moves 2 (P-1)/P of the buffer per rank.
-    QCOMPARE(ringBytesSent(CollectiveOp::AllReduce, 0, 4, 1000, DType::F32), uint64_t{6000});
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ringBytesSent(CollectiveOp::AllGather, 4, 4, 1, DType::F32));
+    QCOMPARE(ringBytesSent(Collective::AllReduce, 0, 4, 1000, dtypeSize(DType::F32)), uint64_t{6000});
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ringBytesSent(Collective::AllGather, 4, 4, 1, dtypeSize(DType::F32)));
   }
 
   void emulatedCollectivesExact_data() {
@@ -404,10 +406,10 @@ class TestCudaHostLogic : public QObject {
       c.broadcast(b.data(), n, dt, 2);
       expect("broadcast", b, 0, n, [&](size_t i) { return value(2, i); });
       c.barrier();
-      const uint64_t want = ringBytesSent(CollectiveOp::AllReduce, r, P, n, dt) +
-                            ringBytesSent(CollectiveOp::ReduceScatter, r, P, n, dt) +
-                            ringBytesSent(CollectiveOp::AllGather, r, P, n, dt) +
-                            ringBytesSent(CollectiveOp::Broadcast, r, P, n, dt, 2);
+      const uint64_t want = ringBytesSent(Collective::AllReduce, r, P, n, dtypeSize(dt)) +
+                            ringBytesSent(Collective::ReduceScatter, r, P, n, dtypeSize(dt)) +
+                            ringBytesSent(Collective::AllGather, r, P, n, dtypeSize(dt)) +
+                            ringBytesSent(Collective::Broadcast, r, P, n, dtypeSize(dt), 2);
       if (why.empty() && c.bytesSent() != want) why = "bytesSent " + std::to_string(c.bytesSent());
     });
     for (int r = 0; r < P; ++r) {
@@ -428,7 +430,7 @@ class TestCudaHostLogic : public QObject {
       else c.allReduce(buf.data() + 16 * r, 4, DType::F32);
     });
     for (int r = 0; r < P; ++r) {
-      QVERIFY2(QString::fromStdString(errors[r]).contains("rank 0 called allReduce(count 4, f32), rank 2 called allGather(count 4, f32)"),
+      QVERIFY2(QString::fromStdString(errors[r]).contains("rank 0 called all_reduce(count 4, f32), rank 2 called all_gather(count 4, f32)"),
                errors[r].c_str());
     }
     QCOMPARE(g.executor->launches.load(), 0);
@@ -440,7 +442,7 @@ class TestCudaHostLogic : public QObject {
     g.executor->failLaunch = [] { throw std::runtime_error("cudaErrorIllegalAddress (simulated)"); };
     float x[4] = {};
     const auto errors = onThreads(P, [&](int r) { g.comms[static_cast<size_t>(r)]->allReduce(x, 1, DType::F32); });
-    for (const auto& e : errors) QVERIFY2(QString::fromStdString(e).contains("allReduce launch failed: cudaErrorIllegalAddress"), e.c_str());
+    for (const auto& e : errors) QVERIFY2(QString::fromStdString(e).contains("all_reduce launch failed: cudaErrorIllegalAddress"), e.c_str());
   }
 
   void emulatedAbortWakesWaiters() {

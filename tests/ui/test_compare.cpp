@@ -128,8 +128,8 @@ class TestCompare : public QObject {
     QCOMPARE(stackOf(memory)->currentWidget(), static_cast<QWidget*>(memory->compareView()));
     const CompareMemoryView* view = memory->compareView();
     QCOMPARE(view->measuredBytes().size(), size_t(4));
-    const QStringList formulas = {QStringLiteral("16Ψ"), QStringLiteral("4Ψ+12Ψ/N"), QStringLiteral("2Ψ+14Ψ/N"),
-                                  QStringLiteral("16Ψ/N")};
+    const QStringList formulas = {QStringLiteral("16"), QStringLiteral("4 + 12/P"), QStringLiteral("2 + 14/P"),
+                                  QStringLiteral("16/P")};
     const double expected_bpp[] = {16.0, 7.0, 5.5, 4.0};  // P = 4
     for (int i = 0; i < 4; ++i) {
       const json s = summaryOf(w.history()->run(i));

@@ -372,7 +372,7 @@ class TestUi : public QObject {
     MemoryView view(&store);
     view.refresh(true);
     const double n = static_cast<double>(result.params);
-    QCOMPARE(view.predictedBytes(), expectedModelStateBytesPerParam(Strategy::Ddp, 2) * n);
+    QCOMPARE(view.predictedBytes(), expectedBytesPerParam(formulaConfig(Strategy::Ddp, 2)) * n);
     QCOMPARE(view.predictedBytes(), 16.0 * n);
     // Read back what the plot holds: the model-state segments of each rank's stack.
     for (int r = 0; r < 2; ++r) {

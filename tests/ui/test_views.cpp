@@ -392,7 +392,7 @@ class TestViews : public QObject {
       QCOMPARE(model->step(), 1);
       QVERIFY(model->measuredAtSends());
       QCOMPARE(model->rankCount(), 4);
-      const CommBytes seed = expectedComm(result.config, result.params);
+      const CommBytes seed = expectedTraffic(result.config).data_parallel;
       QCOMPARE(model->expectedTotal(), seed.all_reduce + seed.reduce_scatter + seed.all_gather);
       for (int r = 0; r < 4; ++r) {
         const CommBytes& sent = result.ranks[static_cast<size_t>(r)].comm_bytes;

@@ -1,0 +1,221 @@
+// Every view states the same number: for every shipped preset and for runs that
+// exercise tensor parallelism, fp32 reduction, hybrid sharding and 512 meta
+// ranks, the CLI summary (JSON and text), the memory view's prediction, the
+// communication view's formula column, the Runs table, the capacity page's
+// answer and the exported memory figure's legend state the same predicted
+// numbers, and the measured ones where a view shows them. The summary JSON is
+// the reference; each check names the view that disagrees.
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analysis/run_summary.h"
+#include "cli/calc_command.h"
+#include "comm_stats_model.h"
+#include "config/run_config.h"
+#include "experiment_panel.h"
+#include "figure_export.h"
+#include "inspect/event_store.h"
+#include "main_window.h"
+#include "memory_view.h"
+#include "preset.h"
+#include "preset_run.h"
+#include "run_history_model.h"
+
+using namespace shardscope;
+using nlohmann::json;
+
+namespace {
+
+json summaryOf(const RunResult& result) {
+  std::ostringstream out;
+  writeSummaryJson(result, out);
+  return json::parse(out.str());
+}
+
+bool near(double a, double b, double tolerance = 0.5) { return std::abs(a - b) <= tolerance; }
+
+int64_t jsonTotal(const json& bytes) {
+  return bytes["all_reduce"].get<int64_t>() + bytes["reduce_scatter"].get<int64_t>() + bytes["all_gather"].get<int64_t>();
+}
+
+void runArgs(MainWindow& w, const std::vector<std::string>& args) {
+  w.experimentPanel()->setConfig(parseRunArgs(args));
+  QSignalSpy finished(&w, &MainWindow::runFinished);
+  QString error;
+  QVERIFY2(w.startRun(&error), qPrintable(error));
+  QVERIFY(finished.wait(240000));
+  QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(finished.at(0).at(1).toString()));
+}
+
+// The checks of one finished run (record `row` of the Runs table).
+void checkRun(MainWindow& w, int row, const QString& where) {
+  const RunRecord& record = w.history()->run(row);
+  if (!record.ok || !record.result || !record.trace) return;  // a run that stopped (the hang) has no summary
+  const RunResult& result = *record.result;
+  const RunConfig& c = result.config;
+  const json s = summaryOf(result);
+  const json& rank0 = s["per_rank"][0];
+  const QString tag = where + QStringLiteral(" (") + record.label + QStringLiteral(")");
+
+  // The formulas' inputs are the run's: the model the config describes is the one that ran.
+  QVERIFY2(modelParams(c) == result.params, qPrintable(tag + ": params"));
+  if (c.tp > 1) QVERIFY2(sliceParams(c) == result.slice_params, qPrintable(tag + ": slice params"));
+
+  // Model state: the summary's formula, the memory view's prediction bar and the Runs table.
+  const double bpp = rank0["expected_model_state_bytes_per_param"].get<double>();
+  QVERIFY2(near(bpp, expectedBytesPerParam(c), 1e-12), qPrintable(tag + ": summary bytes/param"));
+  const double per_rank = c.tp > 1 ? rank0["expected_model_state_bytes_per_param_slice"].get<double>() * double(result.params)
+                                   : bpp * double(result.params);
+  EventStore store;
+  store.setFromTrace(*record.trace);
+  MemoryView memory(&store);
+  memory.refresh(true);
+  QVERIFY2(near(memory.predictedBytes(), per_rank, std::max(1.0, 1e-9 * per_rank)),
+           qPrintable(tag + QStringLiteral(": memory view predicts %1 B, the summary %2 B").arg(memory.predictedBytes()).arg(per_rank)));
+  const QString state_cell = w.history()->data(w.history()->index(row, RunHistoryModel::StateBytes)).toString();
+  QVERIFY2(state_cell.contains(QStringLiteral("(formula %1)").arg(QString::number(bpp, 'g', 4))),
+           qPrintable(tag + ": Runs table model state '" + state_cell + "'"));
+
+  // Traffic: the summary's expected bytes, the communication view's formula column, the CLI text and the Runs table.
+  const ExpectedTraffic traffic = expectedTraffic(c);
+  const int64_t expected_total = jsonTotal(rank0["expected_comm_bytes"]);
+  QCOMPARE(expected_total, traffic.dataParallelTotal());
+  CommStatsModel comm;
+  comm.setRun(store, &result);
+  QVERIFY2(comm.expectedTotal() == expected_total,
+           qPrintable(tag + QStringLiteral(": comm view formula %1 B, summary %2 B").arg(comm.expectedTotal()).arg(expected_total)));
+  const std::pair<EventKind, const char*> kinds[] = {
+      {EventKind::AllReduce, "all_reduce"}, {EventKind::ReduceScatter, "reduce_scatter"}, {EventKind::AllGather, "all_gather"}};
+  for (const CommStatsModel::Row& r : comm.statRows()) {
+    if (r.tensor_parallel) {
+      QCOMPARE(r.expected, int64_t{0});  // the ZeRO formulas predict the data-parallel axis only
+      continue;
+    }
+    for (const auto& [kind, key] : kinds)
+      if (r.kind == kind)
+        QVERIFY2(r.expected == rank0["expected_comm_bytes"][key].get<int64_t>(), qPrintable(tag + ": comm view " + key));
+  }
+  std::ostringstream text;
+  printSummaryText(result, text);
+  const QString cli = QString::fromStdString(text.str());
+  QVERIFY2(cli.contains(QString::fromStdString(traffic.valueText())), qPrintable(tag + ": CLI traffic line"));
+  QVERIFY2(cli.contains(QString::fromStdString(modelStateFormulaText(c))), qPrintable(tag + ": CLI formula"));
+  QVERIFY2(cli.contains(QStringLiteral(" %1 ").arg(expected_total)), qPrintable(tag + ": CLI expected bytes"));
+  if (traffic.ring_ranks > 1) {
+    const QString sent_cell = w.history()->data(w.history()->index(row, RunHistoryModel::Sent)).toString();
+    const double k = traffic.inUnitsOfN(double(expected_total));
+    QVERIFY2(sent_cell.contains(QStringLiteral("(formula %1)").arg(QString::number(k, 'g', 4))),
+             qPrintable(tag + ": Runs table traffic '" + sent_cell + "'"));
+    // The texts' notation: 2N for ddp, zero1, zero2; 3N for zero3 with resharding, in bf16.
+    if (!isHybrid(c.strategy) && c.reduceDType() == CommDType::Bf16 && c.paramDType() == CommDType::Bf16)
+      QVERIFY2(near(k, c.isSharded() && c.reshardAfterForward() ? 3.0 : 2.0, 1e-6), qPrintable(tag + QStringLiteral(": k = %1").arg(k, 0, 'g', 12)));
+  }
+  if (c.tp > 1) {
+    const int64_t per_layer = rank0["expected_tp_activation_all_reduce_bytes_per_layer"]["forward"].get<int64_t>();
+    QCOMPARE(per_layer, traffic.tp_per_layer);
+    QCOMPARE(rank0["tp_activation_all_reduce_bytes_per_layer"]["forward"].get<int64_t>(), per_layer);
+  }
+
+  // The capacity page answers from the same formula (per TP slice parameter under --tp).
+  CalcRequest calc;
+  calc.params = result.params;
+  calc.ranks = c.ranks;
+  calc.tp = c.tp;
+  if (isHybrid(c.strategy)) calc.shard_group = c.shardGroupSize();
+  const CalcAnswer answer = answerCalc(calc);
+  const Strategy stage = c.strategy == Strategy::Fsdp ? Strategy::Zero3 : c.strategy;
+  bool found = false;
+  for (const StageCapacity& st : answer.report.stages)
+    if (st.stage == stage) {
+      found = true;
+      QVERIFY2(near(st.bytes_per_param, bpp * c.tp, 1e-9),
+               qPrintable(tag + QStringLiteral(": capacity page %1 B/param, summary %2").arg(st.bytes_per_param).arg(bpp * c.tp)));
+    }
+  QVERIFY2(found, qPrintable(tag + ": capacity page has no row for the strategy"));
+}
+
+// The run on screen: its exported memory figure's legend states the summary's formula.
+void checkFigure(MainWindow& w, const QString& where) {
+  const int row = w.history()->runCount() - 1;
+  const RunRecord& record = w.history()->run(row);
+  if (!record.ok || !record.result) return;
+  const json s = summaryOf(*record.result);
+  const double bpp = s["per_rank"][0]["expected_model_state_bytes_per_param"].get<double>();
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("memory.svg"));
+  QString error;
+  QVERIFY2(w.exportViewFigure(QStringLiteral("memory"), path, 1920, 1080, &error, FigureOptions{}), qPrintable(error));
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  const QString svg = QString::fromUtf8(f.readAll());
+  const QString legend = QStringLiteral("%1 = %2 B/param")
+                             .arg(QString::fromStdString(modelStateFormulaText(record.result->config)))
+                             .arg(QString::number(bpp, 'g', 4));
+  QVERIFY2(svg.contains(legend.toHtmlEscaped()), qPrintable(where + ": memory figure legend lacks '" + legend + "'"));
+}
+
+}  // namespace
+
+class TestConsistency : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void everyPreset_data() {
+    QTest::addColumn<QString>("preset");
+    for (const Preset& p : builtinPresets()) QTest::newRow(qPrintable(p.name)) << p.name;
+  }
+
+  void everyPreset() {
+    QFETCH(QString, preset);
+    MainWindow w;
+    w.resize(1280, 720);
+    const int before = w.history()->runCount();
+    const QByteArray name = preset.toLatin1();
+    runPreset(w, name.constData());
+    if (QTest::currentTestFailed()) return;
+    QVERIFY(w.history()->runCount() > before);
+    for (int row = before; row < w.history()->runCount(); ++row) {
+      checkRun(w, row, preset);
+      if (QTest::currentTestFailed()) return;
+    }
+    checkFigure(w, preset);
+  }
+
+  // Runs whose numbers depend on more than strategy and ranks.
+  void configurations_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::newRow("zero3 --tp 2") << QStringList{"--strategy", "zero3", "--ranks", "4", "--tp", "2", "--model", "gpt",
+                                                 "--layers", "2", "--hidden", "64", "--heads", "4", "--seq", "16",
+                                                 "--batch", "8", "--steps", "2"};
+    QTest::newRow("ddp --tp 2") << QStringList{"--strategy", "ddp", "--ranks", "4", "--tp", "2", "--layers", "2",
+                                               "--hidden", "64", "--batch", "8", "--steps", "2"};
+    QTest::newRow("zero3 --reduce-dtype fp32") << QStringList{"--strategy", "zero3", "--ranks", "4", "--reduce-dtype",
+                                                              "fp32", "--layers", "3", "--hidden", "64", "--batch", "8",
+                                                              "--steps", "2"};
+    QTest::newRow("hsdp 2x2") << QStringList{"--strategy", "hsdp", "--ranks", "4", "--shard-group", "2", "--layers", "3",
+                                             "--hidden", "64", "--batch", "8", "--steps", "2"};
+    QTest::newRow("zero3 meta 512") << QStringList{"--backend", "meta", "--clock", "modeled", "--strategy", "zero3",
+                                                   "--ranks", "512", "--batch", "512", "--layers", "4", "--hidden",
+                                                   "256", "--steps", "1"};
+  }
+
+  void configurations() {
+    QFETCH(QStringList, args);
+    std::vector<std::string> flags;
+    for (const QString& a : args) flags.push_back(a.toStdString());
+    MainWindow w;
+    w.resize(1280, 720);
+    runArgs(w, flags);
+    if (QTest::currentTestFailed()) return;
+    const QString where = args.join(QLatin1Char(' '));
+    checkRun(w, w.history()->runCount() - 1, where);
+    if (QTest::currentTestFailed()) return;
+    checkFigure(w, where);
+  }
+};
+
+QTEST_MAIN(TestConsistency)
+#include "test_consistency.moc"
