@@ -395,6 +395,14 @@ void MemoryView::rebuildBars() {
                   .arg(prediction->bytes_per_param, 0, 'g', 4)
                   .arg(toMiB(prediction->model_state_bytes), 0, 'f', 2);
     text += tr(" · all categories %1 MiB").arg(static_cast<double>(total) / kMiB, 0, 'f', 2);
+    if (prediction && prediction->gathered.bytes > 0) {
+      int64_t gathered_peak = 0;
+      for (const MemorySample& s : m_series.samples(r))
+        gathered_peak = std::max(gathered_peak, s.bytes[static_cast<size_t>(Category::Gathered)]);
+      text += tr("<br>gathered parameters at their peak <b>%1 MiB</b>; formula: %2")
+                  .arg(toMiB(gathered_peak), 0, 'f', 2)
+                  .arg(QString::fromStdString(prediction->gathered.text));
+    }
     if (const auto& imported = m_store->meta().imported) text = importedSummary(*imported, r, bytes);
     if (!m_shown.showsAll())
       text += tr(" · <span style='color:#777'>drawn: %1 only</span>").arg(QString::fromStdString(m_shown.describe()));

@@ -101,7 +101,8 @@ Algorithm WalkthroughModel::algorithm(Strategy strategy) {
 void WalkthroughModel::withTensorParallel(Algorithm& a, const RunConfig& c) {
   // The strategy's lines run along the data-parallel axis; inside each block
   // the TP group all-reduces activations (Megatron-LM), which the lines do not show.
-  a.title += QStringLiteral(" on %1 data-parallel ranks, each a tensor-parallel group of %2").arg(c.dataParallelSize()).arg(c.tp);
+  a.title += c.dataParallelSize() == 1 ? QStringLiteral(" on 1 data-parallel rank, a tensor-parallel group of %1").arg(c.tp)
+                                       : QStringLiteral(" on %1 data-parallel ranks, each a tensor-parallel group of %2").arg(c.dataParallelSize()).arg(c.tp);
   const QString tp = QStringLiteral("Tensor parallelism (--tp %1): each block's matrices are split over the %1 ranks of a TP "
                                     "group, which all-reduce activations in every block's forward and input gradients in "
                                     "its backward, on the compute lane; the lines above are the data-parallel strategy's.")

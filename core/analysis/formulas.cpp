@@ -1,11 +1,15 @@
 #include "analysis/formulas.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <vector>
 
 #include "common/checked_math.h"
 #include "common/collective.h"
 #include "common/units.h"
 #include "model/model_spec.h"
+#include "parallel/fsdp_units.h"
 
 namespace shardscope {
 
@@ -151,6 +155,40 @@ std::string ExpectedTraffic::valueText() const {
   if (coefficient > 0 && ring_ranks > 1)
     s += " = " + fmt("%.3f", coefficient * (ring_ranks - 1.0) / ring_ranks) + " N at P = " + std::to_string(ring_ranks);
   return s + " (" + fmt("%.2f", toMiB(total)) + " MiB, N = " + fmt("%.2f", toMiB(n_bytes)) + " MiB)";
+}
+
+GatheredPeak expectedGatheredPeak(const RunConfig& c) {
+  GatheredPeak g;
+  if (!c.isSharded()) return g;
+  const ModelSpec spec(c.model, c.tp);
+  const FsdpUnits units(spec, c.unitBlocks(), c.shardGroupSize(), c.wrapPolicy());
+  const int64_t element = c.paramDType() == CommDType::Fp32 ? 4 : 2;
+  std::vector<int64_t> blocks;  // gathered bytes of each block unit
+  int64_t all = 0;
+  for (const FsdpUnit& u : units.units()) {
+    const int64_t bytes = u.gatheredElements() * element;
+    all += bytes;
+    if (u.index == 0) g.root_bytes = bytes;
+    else blocks.push_back(bytes);
+  }
+  std::sort(blocks.begin(), blocks.end(), std::greater<>());
+  g.unit_bytes = blocks.empty() ? 0 : blocks.front();
+  const bool prefetch = c.prefetchMode() != Prefetch::None;
+  g.units_held = std::min<int>(prefetch ? 2 : 1, static_cast<int>(blocks.size()));
+  g.whole_model = !c.reshardAfterForward() || g.units_held == static_cast<int>(blocks.size());
+  const auto mib = [](int64_t b) { return fmt("%.2f", toMiB(b)) + " MiB"; };
+  if (!c.reshardAfterForward()) {
+    g.bytes = all;
+    g.text = "every unit stays gathered from its forward to its backward (no resharding after forward): the whole model, " +
+             mib(all);
+    return g;
+  }
+  g.bytes = g.root_bytes;
+  for (int i = 0; i < g.units_held; ++i) g.bytes += blocks[static_cast<size_t>(i)];
+  g.text = "root " + mib(g.root_bytes) + " + " + std::to_string(g.units_held) + (g.units_held == 1 ? " unit" : " units") +
+           " × " + mib(g.unit_bytes) + (prefetch ? " (one computing, one prefetched)" : " (the one computing)") + " = " +
+           mib(g.bytes) + (g.whole_model ? ": the whole model" : "");
+  return g;
 }
 
 bool hasTokenBlocks(const RunConfig& c) { return c.model.kind == ModelKind::Gpt || !c.model.preset.empty(); }

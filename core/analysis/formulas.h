@@ -77,6 +77,25 @@ struct ExpectedTraffic {
 // `params` < 0: the config's model (one TP slice under --tp).
 ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params = -1);
 
+// --- FSDP's gathered parameters ----------------------------------------------
+
+// The peak of a rank's gathered (unsharded) parameters under zero3/fsdp/hsdp:
+// the root unit (input and head, used at both ends, kept gathered through the
+// step) plus the unit computing plus, with any prefetch, the next unit already
+// gathering — the largest units, at most every unit. Without resharding after
+// forward every unit stays gathered from its forward to its backward: the
+// whole model. Bytes in the gather dtype (bf16, or fp32 with --param-dtype
+// fp32). Beside it each rank keeps its N/P shard (param category).
+struct GatheredPeak {
+  int64_t bytes = 0;        // 0: not a sharded strategy
+  int64_t root_bytes = 0;
+  int64_t unit_bytes = 0;   // the largest block unit
+  int units_held = 0;       // block units gathered at once (1 computing + prefetched)
+  bool whole_model = false; // every unit at once (no resharding, or units that many)
+  std::string text;         // "root 0.02 MiB + 2 units × 0.06 MiB (one computing, one prefetched) = 0.14 MiB"
+};
+GatheredPeak expectedGatheredPeak(const RunConfig& c);
+
 // --- activations -----------------------------------------------------------
 
 // The runs whose blocks see sequences of tokens (gpt, published shapes).

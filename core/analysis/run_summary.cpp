@@ -95,6 +95,7 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
   const bool tp = c.tp > 1;
   const ExpectedTraffic traffic = expectedTraffic(c);
   const CommBytes& expected_comm = traffic.data_parallel;
+  const GatheredPeak gathered = expectedGatheredPeak(c);
   if (tp) {
     // Megatron-LM's split: what each TP rank holds, and the formulas' inputs.
     Json& t = w["tensor_parallel"];
@@ -119,6 +120,7 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     j["model_state_bytes_per_param"] = modelStateBytesPerParam(rank, r.params);
     j["expected_model_state_bytes_per_param"] = expected_bpp;
     j["padding_bytes"] = rank.padding_state_bytes;
+    if (gathered.bytes > 0) j["expected_gathered_peak_bytes"] = gathered.bytes;
     if (hasTokenBlocks(c)) {
       j["activation_bytes_per_layer"] = rank.activation_bytes_per_layer;
       j["expected_activation_bytes_per_layer"] = static_cast<int64_t>(expected_activation);
@@ -322,6 +324,10 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
       }
       out << "\n";
     }
+    const GatheredPeak gathered = expectedGatheredPeak(c);
+    if (!r.ranks.empty() && gathered.bytes > 0)
+      out << "gathered parameters at their peak (rank 0): " << mib(r.ranks[0].ledger.peak[static_cast<size_t>(Category::Gathered)])
+          << " MiB measured; formula: " << gathered.text << "\n";
     if (!r.ranks.empty()) {
       out << "issue order on rank 0 (last step):";
       for (const auto& [op, unit] : r.ranks[0].unit_order) out << ' ' << op << '(' << unit << ')';

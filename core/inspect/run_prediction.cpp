@@ -14,6 +14,7 @@ std::optional<RunPrediction> predictRun(const EventStore& store) {
     p.config = *c;
     p.model_state_bytes = expectedModelStateBytes(p.config);
     p.traffic = expectedTraffic(p.config);
+    p.gathered = expectedGatheredPeak(p.config);
   } else {
     // An older trace: its strategy and ranks, no model shape; the trace's own parameter count.
     p.config = formulaConfig(*strategy, meta.ranks, store.shardGroup());

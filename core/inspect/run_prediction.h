@@ -20,6 +20,7 @@ struct RunPrediction {
   double model_state_bytes = 0;     // per rank (expectedModelStateBytes)
   std::string model_state_formula;  // "4 + 12/P", "(16/P)/T"
   ExpectedTraffic traffic;
+  GatheredPeak gathered;            // zero3/fsdp/hsdp with a config (bytes 0 otherwise)
 };
 
 // None for a trace without a strategy ShardScope knows (an imported PyTorch

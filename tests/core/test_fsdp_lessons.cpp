@@ -15,6 +15,7 @@
 
 #include <QTemporaryDir>
 
+#include "analysis/formulas.h"
 #include "common/errors.h"
 #include "config/preset_file.h"
 #include "engine/run.h"
@@ -125,6 +126,48 @@ class TestFsdpLessons : public QObject {
   Q_OBJECT
 
  private slots:
+  // The gathered parameters' peak is the formula's: the root unit plus the unit
+  // computing plus one prefetched (none without prefetch), the whole model
+  // without resharding after forward; hsdp and linear wrapping as well. The
+  // meta backend books the same ledger as the CPU ranks.
+  void gatheredPeakMatchesFormula_data() {
+    QTest::addColumn<QString>("strategy");
+    QTest::addColumn<QString>("prefetch");
+    QTest::addColumn<int>("unit_blocks");
+    QTest::addColumn<bool>("reshard");
+    QTest::addColumn<bool>("linear");
+    for (const char* pf : {"none", "forward", "backward", "both"})
+      for (int ub : {1, 2, 3})
+        for (bool rs : {true, false})
+          QTest::addRow("zero3 %s ub%d reshard %s", pf, ub, rs ? "on" : "off") << "zero3" << pf << ub << rs << false;
+    QTest::newRow("hsdp both ub1") << "hsdp" << "both" << 1 << true << false;
+    QTest::newRow("fsdp linear wrap") << "fsdp" << "both" << 1 << true << true;
+  }
+  void gatheredPeakMatchesFormula() {
+    QFETCH(QString, strategy);
+    QFETCH(QString, prefetch);
+    QFETCH(int, unit_blocks);
+    QFETCH(bool, reshard);
+    QFETCH(bool, linear);
+    RunConfig c = cpuConfig("mlp", strategy, 4);
+    c.model.layers = 6;
+    c.steps = 2;
+    c.backend = Backend::Meta;
+    c.clock = ClockKind::Modeled;
+    c.prefetch = parsePrefetch(prefetch.toStdString());
+    c.unit_blocks = unit_blocks;
+    c.reshard_after_forward = reshard;
+    if (strategy == "hsdp") c.shard_group = 2;
+    if (linear) c.wrap = Wrap::Linear;
+    const RunResult r = Run(c).execute();
+    const GatheredPeak g = expectedGatheredPeak(c);
+    QVERIFY(g.bytes > 0);
+    QVERIFY(!g.text.empty());
+    for (const RankResult& rank : r.ranks)
+      QCOMPARE(rank.ledger.peak[static_cast<size_t>(Category::Gathered)], g.bytes);
+    if (!reshard) QVERIFY(g.whole_model);
+  }
+
   // Every Linear its own flat parameter: a GPT block's qkv, proj, fc1 and fc2;
   // the root's embeddings and its head; a block's norms ride with the Linear after them.
   void linearWrappingSplitsUnits() {
