@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/errors.h"
@@ -80,15 +79,17 @@ std::string outputPath(const Setting& s, const std::string& v) {
 
 namespace {
 
-// runArgs' order (and usage's): the order old traces recorded their "args" in,
-// kept so a rewritten trace keeps its bytes. Flags not listed are not written
-// (they say where ranks run, not what runs); a listed flag must have a row.
+// runArgs' order (and usage's and the form's): the order old traces recorded
+// their "args" in, kept so a rewritten trace keeps its bytes. --model comes
+// first: a published shape resets the shape flags given before it. Flags not
+// listed are not written (they say where ranks run, not what runs).
 constexpr const char* kArgsOrder[] = {
-    "--model", "--layers", "--hidden", "--heads", "--seq", "--vocab",                       // the model first: a
-    "--strategy", "--ranks", "--tp", "--shard-group",                                       // published shape resets
-    "--batch", "--steps", "--lr", "--seed", "--bucket-mb", "--first-bucket-mb",              // the shape flags
-    "--timeout-ms", "--unit-blocks", "--prefetch", "--reshard-after-forward",                // given before it
-    "--backend", "--clock", "--profile", "--inject-branch", "--replicate", "--break-on", "--break-unit",
+    "--model", "--layers", "--hidden", "--heads", "--seq", "--vocab",
+    "--strategy", "--ranks", "--tp", "--shard-group",
+    "--batch", "--steps", "--lr", "--seed", "--bucket-mb", "--first-bucket-mb", "--timeout-ms",
+    "--unit-blocks", "--prefetch", "--reshard-after-forward",
+    "--backend", "--clock", "--profile",
+    "--inject-branch", "--replicate", "--break-on", "--break-unit",
     "--attention", "--activation-checkpointing", "--wrap", "--reduce-dtype", "--param-dtype",
 };
 
@@ -148,8 +149,8 @@ const std::vector<Setting>& settings() {
 const std::vector<const Setting*>& argsOrder() {
   static const std::vector<const Setting*> order = [] {
     std::vector<const Setting*> out;
-    for (const char* flag : kArgsOrder) out.push_back(findSetting(flag));  // a missing row: nullptr, caught by tests
-    std::erase(out, nullptr);
+    for (const char* flag : kArgsOrder)
+      if (const Setting* row = findSetting(flag)) out.push_back(row);
     return out;
   }();
   return order;
