@@ -1,9 +1,7 @@
 #include "experiment_panel.h"
 
 #include <algorithm>
-#include <QCheckBox>
 #include <QComboBox>
-#include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QRegularExpression>
@@ -11,10 +9,8 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSettings>
-#include <QSpinBox>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
-#include <limits>
 #include <map>
 
 #include "theme.h"
@@ -29,33 +25,23 @@
 #include "config/model_presets.h"
 #include "model/model_spec.h"
 #include "config/settings.h"
+#include "setting_field.h"
 
 namespace shardscope {
 
 namespace {
 
-QSpinBox* intBox(int lo, int hi, const QString& tip, QWidget* parent) {
-  auto* box = new QSpinBox(parent);
-  box->setRange(lo, hi);
-  box->setToolTip(tip);
-  box->setAccelerated(true);
-  return box;
-}
-
-QDoubleSpinBox* doubleBox(double lo, double hi, int decimals, double step, const QString& tip, QWidget* parent) {
-  auto* box = new QDoubleSpinBox(parent);
-  box->setRange(lo, hi);
-  box->setDecimals(decimals);
-  box->setSingleStep(step);
-  box->setToolTip(tip);
-  return box;
-}
-
-QComboBox* comboBox(const QStringList& items, const QString& tip, QWidget* parent) {
-  auto* box = new QComboBox(parent);
-  box->addItems(items);
-  box->setToolTip(tip);
-  return box;
+// The installation's lists a Text row may suggest (FormRow::suggestions).
+QStringList fieldSuggestions(const char* name) {
+  QStringList items;
+  if (name != std::string_view("profiles")) return items;
+  try {
+    for (const std::string& profile : listProfiles()) items << QString::fromStdString(profile);
+  } catch (const std::exception&) {
+    // No profiles directory: the modeled clock keeps its default profile.
+  }
+  if (!items.contains(QStringLiteral("h100-sxm"))) items.prepend(QStringLiteral("h100-sxm"));
+  return items;
 }
 
 QGroupBox* group(const QString& title, QFormLayout** form, QWidget* parent) {
@@ -90,9 +76,9 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   m_presetText->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_presetText->setStyleSheet(QStringLiteral(
       "QLabel { color: #1F2D3A; background: #EEF5FB; border: 1px solid #C9DDEE; border-radius: 3px; padding: 5px; }"));
-  // One row per setting of the table that has a place in the form: its type
-  // picks the widget, its flag names it (tests and style sheets find fields by
-  // it) and gives the tooltip.
+  // One field per row of the table that has a place in the form, bound to
+  // it (setting_field.h), in the CLI's order within its group; its flag names
+  // the widget (tests and style sheets find fields by it).
   std::map<std::string, QFormLayout*> forms;
   std::vector<QGroupBox*> boxes;
   for (const char* title : {"Strategy", "Model", "Training", "Communication", "FSDP units", "Clock and backend",
@@ -100,111 +86,43 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     QFormLayout* form = nullptr;
     boxes.push_back(group(tr(title), &form, this));
     forms[title] = form;
+    m_groups.push_back({boxes.back(), {}});
   }
-  for (const Setting& s : settings()) {
-    if (!s.form.group) continue;
-    const QString key = QString::fromStdString(s.presetKey());
-    const QString tip = QStringLiteral("%1: %2").arg(QString::fromLatin1(s.flag), QString::fromLatin1(s.help));
-    QFormLayout* form = forms.at(s.form.group);
-    QWidget* widget = nullptr;
-    switch (s.type) {
-      case SettingType::Int:
-      case SettingType::RngState: {
-        auto* box = intBox(0, static_cast<int>(s.form.max), tip, this);
-        if (*s.form.suffix) box->setSuffix(tr(s.form.suffix));
-        widget = box;
-        break;
-      }
-      case SettingType::Real: {
-        auto* box = doubleBox(0, s.form.max, s.form.decimals, s.form.step, tip, this);
-        if (*s.form.suffix) box->setSuffix(tr(s.form.suffix));
-        widget = box;
-        break;
-      }
-      case SettingType::Choice:
-      case SettingType::Text: {
-        QStringList items;
-        if (s.choices)
-          for (const std::string& name : s.choices()) items << QString::fromStdString(name);
-        widget = comboBox(items, tip, this);
-        break;
-      }
-      case SettingType::Switch:
-      case SettingType::RankBlock: {
-        auto* check = new QCheckBox(tr(s.form.label), this);
-        check->setToolTip(tip);
-        widget = check;
-        break;
-      }
+  for (const Setting* row : flagOrder()) {
+    if (!row->inForm()) continue;
+    std::unique_ptr<SettingField> field = SettingField::create(*row, this);
+    if (row->form.suggestions) field->setItems(fieldSuggestions(row->form.suggestions));
+    const auto form = forms.find(row->form.group);
+    if (form == forms.end()) {  // a group the form has no box for yet: one more at the end
+      QFormLayout* layout = nullptr;
+      boxes.push_back(group(tr(row->form.group), &layout, this));
+      m_groups.push_back({boxes.back(), {}});
+      forms[row->form.group] = layout;
     }
-    widget->setObjectName(key);
-    if (qobject_cast<QCheckBox*>(widget)) form->addRow(widget);
-    else form->addRow(tr(s.form.label), widget);
-    m_fields.push_back({&s, widget});
+    field->addTo(forms.at(row->form.group));
+    for (auto& [box, fields] : m_groups)
+      if (box->layout() == forms.at(row->form.group)) fields.push_back(field.get());
+    m_fields.push_back(std::move(field));
   }
-  m_strategyForm = forms.at("Strategy");
-  m_modelForm = forms.at("Model");
-  m_commForm = forms.at("Communication");
-  m_clockForm = forms.at("Clock and backend");
-  m_faultForm = forms.at("Fault injection");
-  m_unitsBox = boxes[4];
-  m_strategy = field<QComboBox>("strategy");
-  m_ranks = field<QSpinBox>("ranks");
-  m_shardGroup = field<QSpinBox>("shard-group");
-  m_tp = field<QSpinBox>("tp");
-  m_tp->setMinimum(1);
-  m_model = field<QComboBox>("model");
-  m_layers = field<QSpinBox>("layers");
-  m_hidden = field<QSpinBox>("hidden");
-  m_heads = field<QSpinBox>("heads");
-  m_seq = field<QSpinBox>("seq");
-  m_vocab = field<QSpinBox>("vocab");
-  m_batch = field<QSpinBox>("batch");
-  m_steps = field<QSpinBox>("steps");
-  m_lr = field<QDoubleSpinBox>("lr");
-  m_seed = field<QSpinBox>("seed");
-  m_bucketMb = field<QDoubleSpinBox>("bucket-mb");
-  m_firstBucketMb = field<QDoubleSpinBox>("first-bucket-mb");
-  m_timeoutMs = field<QSpinBox>("timeout-ms");
-  m_unitBlocks = field<QSpinBox>("unit-blocks");
-  m_prefetch = field<QComboBox>("prefetch");
-  m_reshard = field<QCheckBox>("reshard-after-forward");
-  m_clock = field<QComboBox>("clock");
-  m_profile = field<QComboBox>("profile");
-  m_backend = field<QComboBox>("backend");
-  m_replicate = field<QCheckBox>("replicate");
-  m_inject = field<QCheckBox>("inject-branch");
-  for (const char* name : {"zero3", "fsdp"})
-    if (const int i = m_strategy->findText(QLatin1String(name)); i >= 0)
-      m_strategy->setItemData(i, tr("zero3 and fsdp are the same algorithm: ZeRO stage 3 is what PyTorch calls FSDP "
-                                    "(full sharding of parameters, gradients and optimizer state)"),
-                              Qt::ToolTipRole);
-
-  // The profile list is this installation's, not the table's.
-  QStringList profiles;
-  try {
-    for (const std::string& name : listProfiles()) profiles << QString::fromStdString(name);
-  } catch (const std::exception&) {
-    // No profiles directory: the modeled clock keeps its default profile.
-  }
-  if (!profiles.contains(QStringLiteral("h100-sxm"))) profiles.prepend(QStringLiteral("h100-sxm"));
-  m_profile->addItems(profiles);
-  if (!deviceRuntimeRegistered()) {
+  if (SettingField* strategy = this->field("strategy"))
+    if (auto* combo = qobject_cast<QComboBox*>(strategy->widget()))
+      for (const char* name : {"zero3", "fsdp"})
+        if (const int i = combo->findText(QLatin1String(name)); i >= 0)
+          combo->setItemData(i, tr("zero3 and fsdp are the same algorithm: ZeRO stage 3 is what PyTorch calls FSDP "
+                                   "(full sharding of parameters, gradients and optimizer state)"),
+                             Qt::ToolTipRole);
+  if (SettingField* backend = this->field("backend"); backend && !deviceRuntimeRegistered()) {
     // Shown, so the option is known, but not selectable in a build without CUDA.
-    if (auto* items = qobject_cast<QStandardItemModel*>(m_backend->model())) {
+    auto* combo = qobject_cast<QComboBox*>(backend->widget());
+    if (auto* items = combo ? qobject_cast<QStandardItemModel*>(combo->model()) : nullptr) {
       for (Backend b : allBackends()) {
         if (!isGpuBackend(b)) continue;
-        QStandardItem* item = items->item(m_backend->findText(QString::fromStdString(backendName(b))));
+        QStandardItem* item = items->item(combo->findText(QString::fromStdString(backendName(b))));
         item->setEnabled(false);
         item->setToolTip(tr("this build has no CUDA backend (nvcc, cuBLAS or NCCL were not found when it was built)"));
       }
     }
   }
-  // --inject-branch R:L: its check box is the table's row, R and L sit under it.
-  m_injectRank = intBox(0, 1024, tr("rank that takes the branch"), this);
-  m_injectBlock = intBox(0, 4096, tr("block it skips"), this);
-  m_faultForm->addRow(tr("rank"), m_injectRank);
-  m_faultForm->addRow(tr("skips block"), m_injectBlock);
 
   m_errorLabel = new QLabel(this);
   m_errorLabel->setObjectName(QStringLiteral("configError"));
@@ -253,13 +171,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     revalidate();
     if (!m_loading) emit edited();
   };
-  for (const auto& [setting, widget] : m_fields) {
-    if (auto* c = qobject_cast<QComboBox*>(widget)) connect(c, &QComboBox::currentIndexChanged, this, changed);
-    if (auto* b = qobject_cast<QSpinBox*>(widget)) connect(b, &QSpinBox::valueChanged, this, changed);
-    if (auto* d = qobject_cast<QDoubleSpinBox*>(widget)) connect(d, &QDoubleSpinBox::valueChanged, this, changed);
-    if (auto* k = qobject_cast<QCheckBox*>(widget)) connect(k, &QCheckBox::toggled, this, changed);
-  }
-  for (QSpinBox* b : {m_injectRank, m_injectBlock}) connect(b, &QSpinBox::valueChanged, this, changed);
+  for (const std::unique_ptr<SettingField>& field : m_fields) field->onEdited(changed);
   connect(m_preset, &QComboBox::activated, this, [this](int index) {
     if (index <= 0) {
       m_active.reset();
@@ -302,85 +214,44 @@ RunConfig ExperimentPanel::defaultConfig() {
   return c;
 }
 
-RunConfig ExperimentPanel::config() const {
-  RunConfig c;
-  c.strategy = allStrategies()[static_cast<size_t>(std::clamp(m_strategy->currentIndex(), 0, 5))];
-  c.ranks = m_ranks->value();
-  if (m_model->currentIndex() >= 2) {
-    // A published shape: its table fixes layers, width, heads and sequence.
-    c.model = presetShape(m_model->currentText().toStdString());
-  } else {
-    c.model.kind = m_model->currentIndex() == 1 ? ModelKind::Gpt : ModelKind::Mlp;
-    c.model.layers = m_layers->value();
-    c.model.hidden = m_hidden->value();
-    if (c.model.kind == ModelKind::Gpt) {
-      c.model.heads = m_heads->value();
-      c.model.seq = m_seq->value();
-      c.model.vocab = m_vocab->value();
+SettingField* ExperimentPanel::field(std::string_view key) const {
+  for (const std::unique_ptr<SettingField>& f : m_fields)
+    if (f->row().presetKey() == key) return f.get();
+  return nullptr;
+}
+
+RunConfig ExperimentPanel::readForm(std::string* error) const {
+  // Which rows apply depends on the strategy, backend, model and clock the
+  // form shows: a first pass reads every field, the second only those that
+  // apply to that run (a hidden field is not part of the config).
+  RunConfig draft;
+  for (const std::unique_ptr<SettingField>& f : m_fields) {
+    try {
+      if (const QString text = f->text(); !text.isEmpty()) f->row().set(draft, text.toStdString());
+    } catch (const ConfigError&) {
     }
   }
-  c.batch = m_batch->value();
-  c.steps = m_steps->value();
-  c.bucket_mb = m_bucketMb->value();
-  c.first_bucket_mb = m_firstBucketMb->value();
-  c.lr = m_lr->value();
-  c.seed = static_cast<uint64_t>(m_seed->value());
-  c.timeout_ms = m_timeoutMs->value();
-  // Sharding knobs only where they apply: validate() names a knob given to a
-  // strategy that has no use for it.
-  if (c.isSharded()) {
-    c.unit_blocks = m_unitBlocks->value();
-    c.prefetch = static_cast<Prefetch>(m_prefetch->currentIndex());
-    c.reshard_after_forward = m_reshard->isChecked();
+  RunConfig c;
+  for (const std::unique_ptr<SettingField>& f : m_fields) {
+    const QString text = f->text();
+    if (text.isEmpty() || !f->row().applies.appliesTo(draft)) continue;
+    try {
+      f->row().set(c, text.toStdString());
+    } catch (const ConfigError& e) {
+      if (error && error->empty()) *error = e.what();
+    }
   }
-  if (isHybrid(c.strategy)) c.shard_group = m_shardGroup->value();
-  c.backend = parseBackend(m_backend->currentText().toStdString()).value_or(Backend::Cpu);
-  // As the CLI: the meta backend has no other clock than the modeled one.
-  // GPU backends measure the device (CUDA events).
-  c.clock = (m_clock->currentIndex() == 1 && !isGpuBackend(c.backend)) || c.backend == Backend::Meta
-                ? ClockKind::Modeled
-                : ClockKind::Measured;
-  if (c.clock == ClockKind::Modeled) c.profile = m_profile->currentText().toStdString();
-  if (m_inject->isChecked()) c.inject_branch = InjectBranch{m_injectRank->value(), m_injectBlock->value()};
-  c.replicate = c.backend != Backend::Meta || m_replicate->isChecked();
-  // Where the row applies (the table's applicability): the GPU backends have no TP path.
-  const Setting* tp_row = findSetting("--tp");
-  c.tp = tp_row && tp_row->applies.appliesTo(c) ? m_tp->value() : 1;
   return c;
 }
 
+RunConfig ExperimentPanel::config() const { return readForm(nullptr); }
+
 void ExperimentPanel::setConfig(const RunConfig& c) {
   m_loading = true;
-  const int strategy = m_strategy->findText(QString::fromStdString(strategyName(c.strategy)));
-  m_strategy->setCurrentIndex(strategy >= 0 ? strategy : 0);
-  m_ranks->setValue(c.ranks);
-  m_shardGroup->setValue(c.shardGroupSize());
-  m_tp->setValue(c.tp);
-  const int preset_model = c.model.preset.empty() ? -1 : m_model->findText(QString::fromStdString(c.model.preset));
-  m_model->setCurrentIndex(preset_model >= 0 ? preset_model : c.model.kind == ModelKind::Gpt ? 1 : 0);
-  m_backend->setCurrentIndex(std::max(0, m_backend->findText(QString::fromStdString(backendName(c.backend)))));
-  m_layers->setValue(c.model.layers);
-  m_hidden->setValue(c.model.hidden);
-  m_heads->setValue(c.model.heads);
-  m_seq->setValue(c.model.seq);
-  m_vocab->setValue(c.model.vocab);
-  m_batch->setValue(c.batch);
-  m_steps->setValue(c.steps);
-  m_bucketMb->setValue(c.bucket_mb);
-  m_firstBucketMb->setValue(c.first_bucket_mb);
-  m_lr->setValue(c.lr);
-  m_seed->setValue(static_cast<int>(std::min<uint64_t>(c.seed, static_cast<uint64_t>(std::numeric_limits<int>::max()))));
-  m_timeoutMs->setValue(c.timeout_ms);
-  m_unitBlocks->setValue(c.unitBlocks());
-  m_prefetch->setCurrentIndex(static_cast<int>(c.prefetchMode()));
-  m_reshard->setChecked(c.reshardAfterForward());
-  m_clock->setCurrentIndex(c.clock == ClockKind::Modeled ? 1 : 0);
-  const int profile = m_profile->findText(QString::fromStdString(c.profileName()));
-  if (profile >= 0) m_profile->setCurrentIndex(profile);
-  m_inject->setChecked(c.inject_branch.has_value());
-  m_replicate->setChecked(c.replicate);
-  m_injectRank->setValue(c.inject_branch ? c.inject_branch->rank : 0);
-  m_injectBlock->setValue(c.inject_branch ? c.inject_branch->block : 0);
+  for (const std::unique_ptr<SettingField>& f : m_fields) {
+    const std::optional<std::string> text = f->row().get(c);
+    f->setText(text ? QString::fromStdString(*text) : QString());
+  }
   m_loading = false;
   revalidate();
 }
@@ -460,34 +331,39 @@ void ExperimentPanel::updateRunButton() {
 
 void ExperimentPanel::updateVisibility() {
   // The clock follows the backend first: meta has only the modeled clock, GPUs only the measured one.
-  const Backend backend = parseBackend(m_backend->currentText().toStdString()).value_or(Backend::Cpu);
-  const bool meta = backend == Backend::Meta;
-  const bool gpu = isGpuBackend(backend);
-  m_clock->setEnabled(!meta && !gpu);
-  const int forced = m_clock->findText(QString::fromStdString(clockName(meta ? ClockKind::Modeled : ClockKind::Measured)));
-  if ((meta || gpu) && m_clock->currentIndex() != forced) {
-    const QSignalBlocker block(m_clock);
-    m_clock->setCurrentIndex(forced);
+  SettingField* backend_field = field("backend");
+  SettingField* clock_field = field("clock");
+  if (backend_field && clock_field) {
+    const Backend backend = parseBackend(backend_field->text().toStdString()).value_or(Backend::Cpu);
+    const bool meta = backend == Backend::Meta;
+    const bool gpu = isGpuBackend(backend);
+    clock_field->widget()->setEnabled(!meta && !gpu);
+    const QString forced = QString::fromStdString(clockName(meta ? ClockKind::Modeled : ClockKind::Measured));
+    if ((meta || gpu) && clock_field->text() != forced) {
+      const QSignalBlocker block(clock_field->widget());
+      clock_field->setText(forced);
+    }
   }
-  // Each row where its setting applies to the run the form describes (the table's applicability).
+  // Each row where its setting applies to the run the form describes (the
+  // table's applicability); a group with no such row is hidden.
   const RunConfig draft = config();
-  bool any_unit_row = false;
-  for (const auto& [setting, widget] : m_fields) {
-    const bool applies = setting->applies.appliesTo(draft);
-    if (auto* form = qobject_cast<QFormLayout*>(widget->parentWidget() ? widget->parentWidget()->layout() : nullptr))
-      form->setRowVisible(widget, applies);
-    if (setting->form.group == std::string("FSDP units")) any_unit_row = any_unit_row || applies;
+  for (const auto& [box, fields] : m_groups) {
+    bool any = false;
+    for (SettingField* f : fields) {
+      const bool applies = f->row().applies.appliesTo(draft);
+      f->setShown(applies);
+      any = any || applies;
+    }
+    box->setVisible(any);
   }
-  m_unitsBox->setVisible(any_unit_row);
-  m_faultForm->setRowVisible(m_injectRank, m_inject->isChecked());
-  m_faultForm->setRowVisible(m_injectBlock, m_inject->isChecked());
 }
 
 void ExperimentPanel::revalidate() {
   if (m_loading) return;
   updateVisibility();
   const bool was_valid = isValid();
-  const RunConfig c = config();
+  std::string read_error;
+  const RunConfig c = readForm(&read_error);
   if (m_active && configKey(c) != m_activeKey) {
     // Edited: the form is a custom experiment now (the preset's other runs no longer apply).
     m_active.reset();
@@ -500,6 +376,7 @@ void ExperimentPanel::revalidate() {
     emit presetChanged();
   }
   try {
+    if (!read_error.empty()) throw ConfigError(read_error);
     validate(c);
     m_error.clear();
   } catch (const ConfigError& e) {
@@ -560,39 +437,25 @@ void ExperimentPanel::placeError() {
   field->setStyleSheet(QStringLiteral("border: 1px solid #B00020; border-radius: 2px;"));
 }
 
+// Each field as its flag's text under the row's settings key. Widgets
+// directly, not through RunConfig: hidden knobs keep what the user typed for
+// when they apply again.
 void ExperimentPanel::saveSettings(QSettings& s) const {
   s.beginGroup(QStringLiteral("experiment"));
-  for (const auto& [setting, widget] : m_fields) {
-    const QString key = QString::fromStdString(setting->settingsKey());
-    if (auto* c = qobject_cast<QComboBox*>(widget)) s.setValue(key, c->currentText());
-    if (auto* b = qobject_cast<QSpinBox*>(widget)) s.setValue(key, b->value());
-    if (auto* d = qobject_cast<QDoubleSpinBox*>(widget)) s.setValue(key, d->value());
-    if (auto* k = qobject_cast<QCheckBox*>(widget)) s.setValue(key, k->isChecked());
-  }
-  s.setValue("inject_rank", m_injectRank->value());
-  s.setValue("inject_block", m_injectBlock->value());
+  for (const std::unique_ptr<SettingField>& f : m_fields)
+    s.setValue(QString::fromStdString(f->row().settingsKey()), f->text());
   s.endGroup();
 }
 
 void ExperimentPanel::restoreSettings(const QSettings& s) {
   const QString g = QStringLiteral("experiment/");
   if (!s.contains(g + "strategy")) return;
-  // Widgets directly, not through RunConfig: hidden knobs keep what the user
-  // typed for when they apply again. Unknown text leaves a combo as it was.
+  // Text a field cannot show (a choice this build lacks) leaves it as it was.
   m_loading = true;
-  for (const auto& [setting, widget] : m_fields) {
-    const QString key = g + QString::fromStdString(setting->settingsKey());
-    if (!s.contains(key)) continue;
-    if (auto* c = qobject_cast<QComboBox*>(widget)) {
-      const int i = c->findText(s.value(key).toString());
-      if (i >= 0) c->setCurrentIndex(i);
-    }
-    if (auto* b = qobject_cast<QSpinBox*>(widget)) b->setValue(s.value(key).toInt());
-    if (auto* d = qobject_cast<QDoubleSpinBox*>(widget)) d->setValue(s.value(key).toDouble());
-    if (auto* k = qobject_cast<QCheckBox*>(widget)) k->setChecked(s.value(key).toBool());
+  for (const std::unique_ptr<SettingField>& f : m_fields) {
+    const QString key = g + QString::fromStdString(f->row().settingsKey());
+    if (s.contains(key)) f->setText(s.value(key).toString());
   }
-  m_injectRank->setValue(s.value(g + "inject_rank", m_injectRank->value()).toInt());
-  m_injectBlock->setValue(s.value(g + "inject_block", m_injectBlock->value()).toInt());
   m_loading = false;
   revalidate();
 }

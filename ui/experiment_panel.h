@@ -8,21 +8,21 @@
 #pragma once
 
 #include <QWidget>
+#include <memory>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "config/run_config.h"
 #include "preset.h"
 #include "config/settings.h"
+#include "setting_field.h"
 
-class QCheckBox;
 class QComboBox;
-class QDoubleSpinBox;
-class QFormLayout;
 class QGroupBox;
 class QLabel;
 class QPushButton;
 class QSettings;
-class QSpinBox;
 class QVBoxLayout;
 
 namespace shardscope {
@@ -77,50 +77,16 @@ class ExperimentPanel : public QWidget {
   void updateRunButton();
   void placeError();  // under the field the message names (its first --flag), else at the bottom
   std::string configKey(const RunConfig& c) const;
-  // The generated field of a setting, by its preset key ("shard-group").
-  template <class W>
-  W* field(const char* key) const {
-    for (const auto& [setting, widget] : m_fields)
-      if (setting->presetKey() == key) return qobject_cast<W*>(widget);
-    return nullptr;
-  }
+  // The form's run: the CLI's defaults, then each field's text set through its
+  // row where the row applies; *error: a field's text its row refused.
+  RunConfig readForm(std::string* error) const;
+  // The field of a row, by its preset key ("shard-group"); nullptr if none.
+  SettingField* field(std::string_view key) const;
 
-  std::vector<std::pair<const Setting*, QWidget*>> m_fields;  // one per settings-table row in the form
+  std::vector<std::unique_ptr<SettingField>> m_fields;  // one per settings-table row in the form, in the CLI's order
+  std::vector<std::pair<QGroupBox*, std::vector<SettingField*>>> m_groups;  // each box, with its fields
   QComboBox* m_preset;
   QLabel* m_presetText;
-  QComboBox* m_strategy;
-  QSpinBox* m_ranks;
-  QSpinBox* m_shardGroup;
-  QSpinBox* m_tp;
-  QComboBox* m_model;
-  QSpinBox* m_layers;
-  QSpinBox* m_hidden;
-  QSpinBox* m_heads;
-  QSpinBox* m_seq;
-  QSpinBox* m_vocab;
-  QSpinBox* m_batch;
-  QSpinBox* m_steps;
-  QDoubleSpinBox* m_lr;
-  QSpinBox* m_seed;
-  QDoubleSpinBox* m_bucketMb;
-  QDoubleSpinBox* m_firstBucketMb;
-  QSpinBox* m_timeoutMs;
-  QSpinBox* m_unitBlocks;
-  QComboBox* m_prefetch;
-  QCheckBox* m_reshard;
-  QComboBox* m_clock;
-  QComboBox* m_backend;
-  QComboBox* m_profile;
-  QCheckBox* m_replicate;
-  QCheckBox* m_inject;
-  QSpinBox* m_injectRank;
-  QSpinBox* m_injectBlock;
-  QFormLayout* m_strategyForm = nullptr;
-  QFormLayout* m_modelForm = nullptr;
-  QFormLayout* m_clockForm = nullptr;
-  QFormLayout* m_commForm = nullptr;
-  QFormLayout* m_faultForm = nullptr;
-  QGroupBox* m_unitsBox = nullptr;
   QLabel* m_errorLabel;
   QVBoxLayout* m_box = nullptr;  // the panel's column, whose bottom holds an unplaced error
   QWidget* m_errorField = nullptr;     // the field marked invalid, if any

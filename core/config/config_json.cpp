@@ -10,13 +10,10 @@ namespace shardscope {
 using Json = nlohmann::ordered_json;
 
 Json configToJson(const RunConfig& c) {
-  std::vector<const Setting*> rows;
-  for (const Setting& s : settings())
-    if (s.json && s.json_order > 0) rows.push_back(&s);
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const Setting* a, const Setting* b) { return a->json_order < b->json_order; });
+  // Members in row order (the table's order is the JSON's).
   Json j = Json::object();
-  for (const Setting* s : rows) s->json(c, j);
+  for (const Setting& s : settings())
+    if (s.json) s.json(c, j);
   // The flags that run this config again (an opened trace restores its form from them).
   j["args"] = runArgs(c);
   j["command"] = runCommandLine(c);
@@ -76,7 +73,7 @@ RunConfig configFromJson(const Json& j) {
     args.insert(args.end(), {"--model", preset->get<std::string>()});
   }
   for (const Setting& row : settings()) {
-    if (!row.flag || !row.json_key || !row.set) continue;
+    if (!row.parses() || !row.json_key) continue;
     const auto it = j.find(row.json_key);
     if (it == j.end()) continue;
     if (row.json_key == std::string("model") && j.contains("model_preset")) continue;

@@ -11,15 +11,6 @@ namespace shardscope {
 
 namespace {
 
-// Rows in another order (runArgs' or usage's), by a column.
-std::vector<const Setting*> sortedBy(int Setting::*column) {
-  std::vector<const Setting*> rows;
-  for (const Setting& s : settings())
-    if (s.*column > 0) rows.push_back(&s);
-  std::stable_sort(rows.begin(), rows.end(), [column](const Setting* a, const Setting* b) { return a->*column < b->*column; });
-  return rows;
-}
-
 void checkRange(const Setting& s, const RunConfig& c) {
   if (!s.number) return;
   const std::optional<double> v = s.number(c);
@@ -101,8 +92,8 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
     if (i + 1 >= args.size()) throw ConfigError(flag + " needs a value (see --help)");
     const std::string& v = args[++i];
     const Setting* s = findSetting(flag);
-    if (!s || !s->set || flag != s->flag) throw ConfigError("unknown flag " + flag + " (see --help)");
-    s->set(c, *s, v);
+    if (!s || !s->parses() || flag != s->flag) throw ConfigError("unknown flag " + flag + " (see --help)");
+    s->set(c, v);
     given.push_back(s);
     batch_given = batch_given || flag == "--batch";
   }
@@ -121,10 +112,7 @@ std::string runUsage() {
   std::ostringstream os;
   os << "usage: shardscope-cli run [flags]\n";
   // Help order is runArgs' (model, training, sharding, clock, faults), then the output files.
-  std::vector<const Setting*> rows = sortedBy(&Setting::args_order);
-  for (const Setting& s : settings())
-    if (s.flag && s.args_order == 0) rows.push_back(&s);
-  for (const Setting* row : rows) {
+  for (const Setting* row : flagOrder()) {
     const Setting& s = *row;
     std::string text = s.help;
     if (!s.range.empty() && !s.range_for) text += ", " + s.range.text();
@@ -180,9 +168,8 @@ const char* exitCodesText() {
 
 std::vector<std::string> runArgs(const RunConfig& c) {
   std::vector<std::string> a;
-  // --model first (its args_order): a published shape resets the shape flags given before it.
-  for (const Setting* s : sortedBy(&Setting::args_order)) {
-    if (!s->args) continue;
+  // --model first (argsOrder()): a published shape resets the shape flags given before it.
+  for (const Setting* s : argsOrder()) {
     for (std::string& value : s->args(c)) {
       a.emplace_back(s->flag);
       a.push_back(std::move(value));

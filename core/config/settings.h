@@ -1,14 +1,17 @@
 // The settings table: one row per run setting, with everything each consumer
-// needs — the CLI flag, the key in trace/summary config JSON, the preset key,
-// its type, default, the runs it applies to, its allowed range, help text and
-// the accessors into RunConfig. parseRunArgs, runUsage, validate, runArgs,
-// the config JSON, preset files and the GUI's experiment form are generated
-// from it, so a new setting is one row here (plus its use).
+// needs — the CLI flag, the key in trace/summary config JSON, its type,
+// default, the runs it applies to, its allowed range, help text, its place in
+// the experiment form and the accessors into RunConfig. parseRunArgs,
+// runUsage, validate, runArgs, the config JSON, preset files, QSettings and
+// the GUI's experiment form all go through a row's set()/get(), so a new
+// setting is one row in a settings_*.cpp file (plus its use).
+// Row order is the config JSON's member order (and validation order).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/run_config.h"
@@ -55,17 +58,20 @@ struct FormRow {
   double step = 1;              // Real: single step
   const char* suffix = "";      // " ms", " MiB"
   const char* settings_key = nullptr;  // QSettings key; nullptr: the JSON key, else the preset key
+  double min = 0;               // spin box minimum
+  const char* suggestions = nullptr;  // Text: a list the GUI offers ("profiles": this installation's)
 };
 
 struct Setting {
   const char* flag = nullptr;      // "--first-bucket-mb"; nullptr: no flag (written, never parsed)
   const char* json_key = nullptr;  // the key in config JSON ("first_bucket_mb"); nullptr: none
-  int json_order = 0;              // position of json_key among the config JSON's members
-  int args_order = 0;              // position among runArgs' flags
   SettingType type = SettingType::Int;
   const char* metavar = "";        // usage: "--ranks P"
   const char* default_text = nullptr;  // usage's [default]; nullptr: none shown
+  const char* help = "";               // usage's text after the flag
   std::vector<std::string> (*choices)() = nullptr;  // Choice: the accepted names
+  bool one_of = false;                 // Choice: "must be one of a, b; got 'x'" instead of "must be a or b, got 'x'"
+  const char* choice_hint = "";        // Choice: after the names in the parse error
   Applicability applies;
   const char* applies_text = nullptr;  // "--strategy zero3, fsdp or hsdp (FSDP units)": refused elsewhere
   const char* not_applies_hint = "";   // after "…, not ddp"
@@ -73,17 +79,20 @@ struct Setting {
   // A range that depends on the rest of the config (hint: the text after "got v").
   Range (*range_for)(const RunConfig& c, std::string& hint) = nullptr;
   const char* range_hint = "";         // after "got v" for the fixed range
-  const char* help = "";               // usage's text after the flag
   bool repeatable = false;             // may be given more than once (a list)
   bool in_presets = true;              // a preset file's config may name it
-  bool one_of = false;                 // Choice: "must be one of a, b; got 'x'" instead of "must be a or b, got 'x'"
-  const char* choice_hint = "";        // Choice: after the names in the parse error
   FormRow form;
 
-  // The value as its flag's argument(s), as runArgs writes them; empty: not given.
-  std::vector<std::string> (*args)(const RunConfig& c) = nullptr;
+  // Accessors; use set(), get() and args() below rather than these.
   // Sets the value from the flag's argument (throws ConfigError naming the flag).
-  void (*set)(RunConfig& c, const Setting& s, const std::string& text) = nullptr;
+  void (*parse)(RunConfig& c, const Setting& s, const std::string& text) = nullptr;
+  // The value as its flag's argument, as the form shows it: the effective
+  // value (a default included); nullopt: none (no file, no injected branch).
+  std::optional<std::string> (*text)(const RunConfig& c) = nullptr;
+  // Whether runArgs writes the flag (nullptr: whenever text() has a value).
+  bool (*written)(const RunConfig& c) = nullptr;
+  // A repeatable setting's arguments, one per time it is given.
+  std::vector<std::string> (*values)(const RunConfig& c) = nullptr;
   // The number validate() checks against the range; nullopt: unset (not checked).
   std::optional<double> (*number)(const RunConfig& c) = nullptr;
   // Whether the user gave it (validate refuses a given setting that does not apply).
@@ -93,16 +102,31 @@ struct Setting {
   // Adds its member(s) to the config JSON.
   void (*json)(const RunConfig& c, nlohmann::ordered_json& out) = nullptr;
 
+  // The row's API, which every consumer (CLI, JSON, presets, QSettings, the form) uses.
+  // Parses text as the flag's argument into c; throws ConfigError naming the flag.
+  void set(RunConfig& c, std::string_view text) const;
+  // The value as the CLI takes it ("zero3", "0.0001", "on", "1:3"); nullopt: none.
+  std::optional<std::string> get(const RunConfig& c) const;
+  // The flag's arguments runArgs writes for c (empty: left to its default).
+  std::vector<std::string> args(const RunConfig& c) const;
+  bool parses() const { return flag && parse; }
+  bool inForm() const { return form.group != nullptr && parses() && text; }
+
   std::string presetKey() const { return flag ? std::string(flag).substr(2) : std::string(); }
   std::string settingsKey() const {
     return form.settings_key ? form.settings_key : json_key ? json_key : presetKey();
   }
 };
 
-// Every setting, in validation order.
+// Every setting, in row order: the config JSON's member order and validation order.
 const std::vector<Setting>& settings();
+// The rows runArgs writes, in its order.
+const std::vector<const Setting*>& argsOrder();
+// Every row with a flag: argsOrder(), then the rest in row order. Usage and the
+// form list rows in this order (the CLI's: model, training, sharding, clock, faults).
+const std::vector<const Setting*>& flagOrder();
 // The row of a flag ("--ranks") or preset key ("ranks"); nullptr if none.
-const Setting* findSetting(const std::string& flag_or_key);
+const Setting* findSetting(std::string_view flag_or_key);
 
 // ConfigError "--flag must be in lo..hi, got v<hint>" when v is outside.
 void requireRange(const char* flag, long long v, long long lo, long long hi, const std::string& hint = "");
