@@ -127,6 +127,34 @@ class TestLaunchProcesses : public QObject {
     QVERIFY2(error_on_rank1, "no error event for the killed rank");
   }
 
+  // A worker killed while the ranks still rendezvous: the others wait in the
+  // store for it; the run used to end only after the collective timeout, a
+  // SIGTERM grace and a wait for late messages (8 s). A death is known at
+  // once: the run ends within 2 s, naming it.
+  void aWorkerKilledDuringSetupEndsTheRunWithinTwoSeconds() {
+    QProcess p;
+    QByteArray err;
+    const QRegularExpressionMatch m = startAndWaitFor(
+        p,
+        {"--log-level", "debug", "run", "--strategy", "zero3", "--ranks", "4", "--layers", "2", "--hidden", "32",
+         "--batch", "8", "--steps", "100000", "--launch", "processes"},
+        QRegularExpression("rank 3: worker pid (\\d+)"), err, QProcess::StandardError);
+    QVERIFY2(m.hasMatch(), err.constData());
+    const pid_t worker = static_cast<pid_t>(m.captured(1).toLongLong());
+    QElapsedTimer timer;
+    timer.start();
+    QCOMPARE(::kill(worker, SIGKILL), 0);
+    QVERIFY2(p.waitForFinished(30000), "the run did not end after a worker was killed");
+    const qint64 ms = timer.elapsed();
+    err += p.readAllStandardError();
+    qInfo() << "ended" << ms << "ms after the kill";
+    QCOMPARE(p.exitCode(), 3);
+    QVERIFY2(QString::fromUtf8(err).contains(
+                 QStringLiteral("error: run stopped: rank 3 (worker pid %1) was killed by signal 9 (SIGKILL)").arg(worker)),
+             err.right(2000).constData());
+    QVERIFY2(ms < 2000, qPrintable(QString::number(ms)));
+  }
+
   void sigintStopsEveryWorkerAndKeepsWhatRan() {
     QTemporaryDir dir;
     const QString summary = dir.filePath("s.json");
