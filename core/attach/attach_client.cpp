@@ -19,6 +19,12 @@ namespace shardscope {
 
 namespace {
 constexpr std::chrono::milliseconds kAttachPoll{10};
+// Every send is bounded: a DEALER with no live connection (the server went
+// away) would otherwise block in send forever, and so would Ctrl-C's detach.
+constexpr int kAttachSendTimeoutMs = 2000;
+// Heartbeats both ways: a server that stops answering (gone without a reset,
+// frozen) is a lost connection after this long.
+constexpr int kHeartbeatIvlMs = 1000, kHeartbeatTimeoutMs = 5000;
 
 // One connection to a served run; the attached Run's thread owns it after attachToRun.
 struct AttachConnection {
@@ -29,19 +35,33 @@ struct AttachConnection {
   uint64_t run_id = 0;
   int ranks = 0;
 
-  void send(WireKind kind, uint32_t count, const std::vector<uint8_t>& payload) {
-    dealer.send(zmq::buffer(wireHeader(kind, -1, count, run_id)), zmq::send_flags::sndmore);
-    dealer.send(zmq::buffer(payload), zmq::send_flags::none);
+  // False when the server took nothing within the send timeout (it is gone).
+  bool send(WireKind kind, uint32_t count, const std::vector<uint8_t>& payload,
+            zmq::send_flags flags = zmq::send_flags::none) {
+    if (!dealer.send(zmq::buffer(wireHeader(kind, -1, count, run_id)), zmq::send_flags::sndmore | flags)) return false;
+    // The first part is queued, so the second is too (the pipe takes a whole message).
+    return dealer.send(zmq::buffer(payload), flags).has_value();
+  }
+  void sendOrThrow(WireKind kind, uint32_t count, const std::vector<uint8_t>& payload) {
+    if (!send(kind, count, payload))
+      throw RunError("lost the connection to the run at " + endpoint + ": it took no message for " +
+                     std::to_string(kAttachSendTimeoutMs / 1000) + " s");
   }
 
   // The next message, if one came; a malformed one is dropped with a log line.
+  // The server sends each as one frame (header then payload): a multipart
+  // message cut off by the server's death trips an assertion in libzmq 4.3's
+  // receiving side (fq.cpp: !_more) that aborts the inspector.
   std::optional<WireMessage> receive(zmq::message_t& header, zmq::message_t& payload, int ranks_known) {
     const size_t parts = receiveWireParts(dealer, header, payload);
     if (parts == 0) return std::nullopt;
     try {
-      if (parts != 2) throw WireError("a message must have two parts, it had " + std::to_string(parts));
-      return decodeWireMessage({header.data<uint8_t>(), header.size()}, {payload.data<uint8_t>(), payload.size()},
-                               run_id, ranks_known);
+      if (parts != 1) throw WireError("a message must have one part, it had " + std::to_string(parts));
+      if (header.size() < sizeof(WireHeader))
+        throw WireError("a message of " + std::to_string(header.size()) + " bytes is shorter than its header");
+      const uint8_t* bytes = header.data<uint8_t>();
+      return decodeWireMessage({bytes, sizeof(WireHeader)},
+                               {bytes + sizeof(WireHeader), header.size() - sizeof(WireHeader)}, run_id, ranks_known);
     } catch (const WireError& e) {
       SPDLOG_LOGGER_WARN(&logger(LogComponent::Engine), "attach: dropped a message from {}: {}", endpoint, e.what());
       WireMessage none;
@@ -94,10 +114,13 @@ AttachedRun attachToRun(const AttachOptions& options) {
   auto c = std::make_shared<AttachConnection>();
   c->endpoint = options.address.endpoint();
   c->dealer.set(zmq::sockopt::linger, 200);
+  c->dealer.set(zmq::sockopt::sndtimeo, kAttachSendTimeoutMs);
+  c->dealer.set(zmq::sockopt::rcvtimeo, kAttachSendTimeoutMs);  // reads are non-blocking; a bound all the same
   c->dealer.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kWireMaxPayload + sizeof(WireHeader)));
   c->dealer.set(zmq::sockopt::rcvhwm, 0);  // what the server sent is kept: it bounds itself
-  c->dealer.set(zmq::sockopt::heartbeat_ivl, 1000);
-  c->dealer.set(zmq::sockopt::heartbeat_timeout, 5000);
+  c->dealer.set(zmq::sockopt::heartbeat_ivl, kHeartbeatIvlMs);
+  c->dealer.set(zmq::sockopt::heartbeat_timeout, kHeartbeatTimeoutMs);
+  c->monitor.set(zmq::sockopt::linger, 0);
   c->dealer.set(zmq::sockopt::reconnect_ivl, -1);  // a new connection would be a stranger to the server
   if (options.address.secured) {
     if (!isCurveKey(options.server_key))
@@ -117,6 +140,7 @@ AttachedRun attachToRun(const AttachOptions& options) {
     throw RunError(std::string("attach: cannot watch the connection: ") + zmq_strerror(zmq_errno()));
   c->monitor.connect(monitor_endpoint);
   c->dealer.connect(c->endpoint);
+  // Queued until the connection is up; a server that never comes is the timeout below.
   c->send(WireKind::AttachHello, 0, attachHelloPayload(options.name.empty() ? defaultInspectorName() : options.name));
 
   // The first message is the run's description.
@@ -165,18 +189,19 @@ AttachedRun attachToRun(const AttachOptions& options) {
     zmq::message_t header, payload;
     while (true) {
       if (feed.control().isAborted()) {  // detached here: the served run goes on
-        c->send(WireKind::Bye, 0, {});
+        c->send(WireKind::Bye, 0, {}, zmq::send_flags::dontwait);  // a courtesy: a gone server is not waited for
         return;
       }
       for (const StepCommand& command : gate->takeCommands()) {
         const std::vector<uint8_t> p = commandPayload(command);
-        c->send(WireKind::Command, static_cast<uint32_t>(p.size()), p);
+        c->sendOrThrow(WireKind::Command, static_cast<uint32_t>(p.size()), p);
       }
       if (const std::string problem = c->connectionProblem(secured); !problem.empty())
         throw RunError(problem + " (the served run may go on; attach again to catch up)");
       zmq::pollitem_t item{c->dealer.handle(), 0, ZMQ_POLLIN, 0};
       zmq::poll(&item, 1, kAttachPoll);
       while (auto m = c->receive(header, payload, c->ranks)) {
+        if (feed.control().isAborted()) break;  // a long catch-up does not delay a detach
         switch (m->kind) {
           case WireKind::Events:
             feed.events(m->rank, m->events.data(), m->events.size());
@@ -203,7 +228,7 @@ AttachedRun attachToRun(const AttachOptions& options) {
             gate->notice(m->text);
             break;
           case WireKind::Ended:
-            c->send(WireKind::Bye, 0, {});
+            c->send(WireKind::Bye, 0, {}, zmq::send_flags::dontwait);
             gate->update({});
             if (!m->text.empty()) feed.control().fail(m->text);
             else if (!m->finished) feed.control().cancel();

@@ -93,6 +93,9 @@ RunServer::RunServer(Run& run, ServeOptions options)
   s.router.set(zmq::sockopt::sndhwm, kSendQueue);
   s.router.set(zmq::sockopt::maxmsgsize, kMaxInbound);
   s.router.set(zmq::sockopt::linger, 0);
+  // An inspector that stops answering (gone without a reset) is dropped.
+  s.router.set(zmq::sockopt::heartbeat_ivl, 1000);
+  s.router.set(zmq::sockopt::heartbeat_timeout, 5000);
   if (m_secured) {
     const CurveKeyPair identity = loadOrMakeIdentity(m_options.config_dir);
     m_publicKey = identity.public_key;
@@ -171,6 +174,8 @@ void RunServer::serve() {
   const RunConfig& config = m_run.config();
   const int ranks = config.ranks;
 
+  // One frame a message (header, then payload): see attach_client.cpp, receive().
+  std::vector<uint8_t> frame;
   const auto trySend = [&](Inspector& in, const OutMessage& m) {
     try {
       if (!s.router.send(zmq::buffer(in.id), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return false;
@@ -179,8 +184,9 @@ void RunServer::serve() {
       in.queue.clear();
       return false;
     }
-    s.router.send(zmq::buffer(m.header), zmq::send_flags::sndmore);
-    s.router.send(zmq::buffer(m.payload), zmq::send_flags::none);
+    frame.assign(m.header.begin(), m.header.end());
+    frame.insert(frame.end(), m.payload.begin(), m.payload.end());
+    s.router.send(zmq::buffer(frame), zmq::send_flags::none);
     return true;
   };
   const auto flush = [&](Inspector& in) {
