@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <ostream>
 
 #include "common/exit_codes.h"
@@ -81,6 +82,10 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
   } catch (const ConfigError& e) {
     err << "error: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const std::bad_alloc&) {  // the readers name the file and the size where they can
+    err << "error: out of memory reading the traces: they need more than this process can get (free memory, or "
+           "its limit: ulimit -v); analyze fewer files at once\n";
+    return kExitRunFailed;
   }
   return kExitOk;
 }
