@@ -10,6 +10,7 @@
 #include "analysis/formulas.h"
 #include "common/errors.h"
 #include "common/json_tree.h"
+#include "common/output_file.h"
 #include "config/config_json.h"
 
 namespace shardscope {
@@ -237,11 +238,7 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
 }
 
 void writeSummaryFile(const RunResult& result, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw RunError("cannot write summary file '" + path + "'");
-  writeSummaryJson(result, out);
-  out.flush();
-  if (!out) throw RunError("failed writing summary file '" + path + "'");
+  writeOutputFile(path, [&](std::ostream& out) { writeSummaryJson(result, out); });  // whole or not at all
 }
 
 void printSummaryText(const RunResult& r, std::ostream& out) {

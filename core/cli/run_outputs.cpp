@@ -20,7 +20,7 @@ bool writeOutputs(const Run& run, const RunResult* result, const RunConfig& conf
       if (result) out << "trace written to " << config.trace_path << " (open in ui.perfetto.dev or shardscope)\n";
       else err << "trace of the stopped run written to " << config.trace_path << "\n";
     } catch (const std::exception& e) {
-      err << "error: --trace " << config.trace_path << ": " << failureText(e) << "\n";
+      err << "error: --trace " << failureText(e) << "\n";  // "PATH: what failed"
       ok = false;
     }
   }
@@ -29,7 +29,7 @@ bool writeOutputs(const Run& run, const RunResult* result, const RunConfig& conf
       writeSummaryFile(*result, config.summary_path);
       out << "summary written to " << config.summary_path << "\n";
     } catch (const std::exception& e) {
-      err << "error: --summary " << config.summary_path << ": " << failureText(e) << "\n";
+      err << "error: --summary " << failureText(e) << "\n";
       ok = false;
     }
   }
