@@ -233,6 +233,10 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     stop["at_step"] = r.interrupted->at_step;
     stop["steps_done"] = static_cast<int64_t>(r.losses.size());
     stop["steps_asked"] = c.steps;
+    if (!r.interrupted->error.empty()) {  // a failed run: what completed, and why it stopped
+      stop["error"] = r.interrupted->error;
+      w["failed"] = true;
+    }
   }
   out << dumpJson(w, 2) << '\n';
 }

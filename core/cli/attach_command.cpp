@@ -144,7 +144,8 @@ int commandAttach(const std::vector<std::string>& args, std::ostream& out, std::
     result = run.execute();
   } catch (const RunError& e) {
     err << "error: the served run stopped: " << e.what() << "\n";
-    writeOutputs(run, nullptr, written, out, err);
+    const std::optional<RunResult> partial = resultOfFailedRun(run, e.what());
+    writeOutputs(run, partial ? &*partial : nullptr, written, out, err);
     return kExitRunFailed;
   } catch (const RunAborted&) {
     result = run.resultSoFar();

@@ -217,7 +217,9 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
     }
   } catch (const RunError& e) {
     err << "error: run stopped: " << e.what() << "\n";
-    writeOutputs(*run, nullptr, config, out, err);
+    // What completed is kept: the summary of those steps, marked failed.
+    const std::optional<RunResult> partial = resultOfFailedRun(*run, e.what());
+    writeOutputs(*run, partial ? &*partial : nullptr, config, out, err);
     endServing(nullptr, e.what());
     return kExitRunFailed;
   } catch (const RunAborted&) {

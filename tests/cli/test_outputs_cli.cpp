@@ -2,14 +2,20 @@
 // file on /dev/full, analyze --json to /dev/full, and a run under ulimit -f
 // (SIGXFSZ ignored: the write fails with EFBIG and is reported) which leaves
 // no half trace under its name, no temporary file, and still writes the
-// summary that fits.
+// summary that fits. A run that fails writes the summary of what completed.
 #include <QtTest>
 
 #include <QDir>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
+
+#include <csignal>
+
+#include <unistd.h>
 
 #include "cli_process.h"
 
@@ -54,6 +60,36 @@ class TestOutputsCli : public QObject {
     QVERIFY2(!QFile::exists(trace), "half a trace under the final name");
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{"s.json"});  // no temporary file left
     QVERIFY(QJsonDocument::fromJson(readFileBytes(summary)).object().contains("per_rank"));
+  }
+
+  // A run that stops on an error (a worker killed after a few steps) keeps
+  // what completed: the summary of those steps, marked failed, with the error.
+  void aFailedRunWritesTheSummaryOfWhatCompleted() {
+    QTemporaryDir dir;
+    const QString summary = dir.filePath("s.json");
+    QProcess p;
+    QByteArray err;
+    const QRegularExpressionMatch m = startAndWaitFor(
+        p,
+        {"--log-level", "debug", "run", "--strategy", "zero2", "--ranks", "2", "--layers", "2", "--hidden", "32",
+         "--batch", "4", "--steps", "100000", "--launch", "processes", "--summary", summary},
+        QRegularExpression("rank 1: worker pid (\\d+)(?:.|\\n)*step 3 done"), err, QProcess::StandardError);
+    QVERIFY2(m.hasMatch(), err.constData());
+    QCOMPARE(::kill(static_cast<pid_t>(m.captured(1).toLongLong()), SIGKILL), 0);
+    QVERIFY(p.waitForFinished(60000));
+    err += p.readAllStandardError();
+    QCOMPARE(p.exitCode(), 3);
+    QVERIFY2(err.contains("completed steps written to " + summary.toUtf8()), err.right(2000).constData());
+    const QJsonObject s = QJsonDocument::fromJson(readFileBytes(summary)).object();
+    QVERIFY2(s.value("failed").toBool(), readFileBytes(summary).left(500).constData());
+    const QJsonObject stop = s.value("interrupted").toObject();
+    QCOMPARE(stop.value("by").toString(), QStringLiteral("error"));
+    QVERIFY2(stop.value("error").toString().contains(QStringLiteral("rank 1 (worker pid %1) was killed by signal 9")
+                                                         .arg(m.captured(1))),
+             qPrintable(stop.value("error").toString()));
+    QVERIFY(stop.value("steps_done").toInt() >= 3);
+    QCOMPARE(s.value("steps").toArray().size(), stop.value("steps_done").toInt());
+    QCOMPARE(s.value("per_rank").toArray().size(), 2);
   }
 };
 
