@@ -71,7 +71,7 @@ struct AttachConnection {
   }
 
   // A failed handshake or a lost connection, as the monitor reports it ("" if none).
-  std::string connectionProblem(bool secured) {
+  std::string connectionProblem(bool own_key) {
     zmq::message_t event, where;
     if (!monitor.recv(event, zmq::recv_flags::dontwait)) return {};
     if (monitor.get(zmq::sockopt::rcvmore)) (void)monitor.recv(where, zmq::recv_flags::none);
@@ -86,17 +86,19 @@ struct AttachConnection {
              "): its key is not authorized there";
     if (id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
       return "the handshake with " + endpoint + " failed" +
-             (secured ? std::string(": is --server-key the key `shardscope-cli keys` prints on the serving machine?")
-                      : std::string(": the run there is served with keys (CURVE); attach to its address with --server-key"));
+             (own_key ? std::string(": the run there is not served under your identity (another account's, or "
+                                    "another config directory): ask its owner for --server-key (`shardscope-cli "
+                                    "keys`) and to authorize your key")
+                      : std::string(": is --server-key the key `shardscope-cli keys` prints on the serving machine?"));
     if (id == ZMQ_EVENT_DISCONNECTED) return "lost the connection to the run at " + endpoint;
     return {};
   }
 };
 
-std::string refusalHint(const AttachOptions& options) {
+std::string refusalHint(const std::filesystem::path& config_dir) {
   try {
     return " (on the serving machine: shardscope-cli keys --authorize '" +
-           loadOrMakeIdentity(options.config_dir).public_key + "')";
+           loadOrMakeIdentity(config_dir).public_key + "')";
   } catch (const std::exception&) {
     return "";
   }
@@ -122,16 +124,19 @@ AttachedRun attachToRun(const AttachOptions& options) {
   c->dealer.set(zmq::sockopt::heartbeat_timeout, kHeartbeatTimeoutMs);
   c->monitor.set(zmq::sockopt::linger, 0);
   c->dealer.set(zmq::sockopt::reconnect_ivl, -1);  // a new connection would be a stranger to the server
-  if (options.address.secured) {
-    if (!isCurveKey(options.server_key))
-      throw ConfigError("attaching to " + options.address.host +
-                        " needs --server-key KEY: the served run's public key (40 Z85 characters, as "
-                        "`shardscope-cli keys` prints it on the serving machine)");
-    const CurveKeyPair identity = loadOrMakeIdentity(options.config_dir);
-    c->dealer.set(zmq::sockopt::curve_serverkey, options.server_key);
-    c->dealer.set(zmq::sockopt::curve_publickey, identity.public_key);
-    c->dealer.set(zmq::sockopt::curve_secretkey, identity.secret_key);
-  }
+  // Every served run speaks CURVE. On 127.0.0.1 the server's key defaults to
+  // this user's own (a run this user serves); elsewhere it must be given.
+  const std::filesystem::path config_dir = options.config_dir.empty() ? shardscopeConfigDir() : options.config_dir;
+  const CurveKeyPair identity = loadOrMakeIdentity(config_dir);
+  const bool own_key = !options.address.secured && options.server_key.empty();
+  const std::string server_key = own_key ? identity.public_key : options.server_key;
+  if (!isCurveKey(server_key))
+    throw ConfigError("attaching to " + options.address.host +
+                      " needs --server-key KEY: the served run's public key (40 Z85 characters, as "
+                      "`shardscope-cli keys` prints it on the serving machine)");
+  c->dealer.set(zmq::sockopt::curve_serverkey, server_key);
+  c->dealer.set(zmq::sockopt::curve_publickey, identity.public_key);
+  c->dealer.set(zmq::sockopt::curve_secretkey, identity.secret_key);
   static std::atomic<int> monitors{0};
   const std::string monitor_endpoint = "inproc://shardscope-attach-monitor-" + std::to_string(monitors++);
   if (zmq_socket_monitor(c->dealer.handle(), monitor_endpoint.c_str(),
@@ -148,13 +153,15 @@ AttachedRun attachToRun(const AttachOptions& options) {
   std::optional<WireMessage> info;
   zmq::message_t header, payload;
   while (!info) {
-    if (const std::string problem = c->connectionProblem(options.address.secured); !problem.empty())
-      throw RunError(problem + (problem.find("refused") != std::string::npos ? refusalHint(options) : ""));
+    if (const std::string problem = c->connectionProblem(own_key); !problem.empty())
+      throw RunError(problem + (problem.find("refused") != std::string::npos ? refusalHint(config_dir) : ""));
     if (std::chrono::steady_clock::now() >= deadline)
       throw RunError("no run answered at " + c->endpoint + " within " +
                      std::to_string(options.connect_timeout.count() / 1000.0).substr(0, 3) +
                      " s: is `shardscope-cli run ... --serve` running there" +
-                     (options.address.secured ? ", and is --server-key its key?" : "?"));
+                     (own_key ? " (as this user? another account's run needs --server-key and your key "
+                                "authorized)?"
+                              : ", and is --server-key its key?"));
     zmq::pollitem_t item{c->dealer.handle(), 0, ZMQ_POLLIN, 0};
     zmq::poll(&item, 1, kAttachPoll);
     // The run's rank count is not known yet: a RunInfo names no rank.
@@ -184,8 +191,7 @@ AttachedRun attachToRun(const AttachOptions& options) {
   out.run = std::make_unique<Run>(config, kRanksElsewhere);
   out.gate = std::make_shared<RemoteGate>();
   out.run->setStepControl(out.gate);
-  const bool secured = options.address.secured;
-  out.run->setRemoteRanks([c, gate = out.gate, secured](RemoteRankFeed& feed) {
+  out.run->setRemoteRanks([c, gate = out.gate, own_key](RemoteRankFeed& feed) {
     zmq::message_t header, payload;
     while (true) {
       if (feed.control().isAborted()) {  // detached here: the served run goes on
@@ -196,7 +202,7 @@ AttachedRun attachToRun(const AttachOptions& options) {
         const std::vector<uint8_t> p = commandPayload(command);
         c->sendOrThrow(WireKind::Command, static_cast<uint32_t>(p.size()), p);
       }
-      if (const std::string problem = c->connectionProblem(secured); !problem.empty())
+      if (const std::string problem = c->connectionProblem(own_key); !problem.empty())
         throw RunError(problem + " (the served run may go on; attach again to catch up)");
       zmq::pollitem_t item{c->dealer.handle(), 0, ZMQ_POLLIN, 0};
       zmq::poll(&item, 1, kAttachPoll);

@@ -82,6 +82,9 @@ RunServer::RunServer(Run& run, ServeOptions options)
   Impl& s = *m_impl;
   const RunConfig& config = run.config();
   m_secured = m_options.address.secured;
+  // Every address is served with CURVE, loopback too: on a shared machine any
+  // local account could otherwise watch and stop the run.
+  if (m_options.config_dir.empty()) m_options.config_dir = shardscopeConfigDir();
   // Threads or processes: the run's gate is in this process (a processes
   // run's ranks pass it through the launcher's gate relay).
   m_steppable = true;
@@ -96,7 +99,7 @@ RunServer::RunServer(Run& run, ServeOptions options)
   // An inspector that stops answering (gone without a reset) is dropped.
   s.router.set(zmq::sockopt::heartbeat_ivl, 1000);
   s.router.set(zmq::sockopt::heartbeat_timeout, 5000);
-  if (m_secured) {
+  {
     const CurveKeyPair identity = loadOrMakeIdentity(m_options.config_dir);
     m_publicKey = identity.public_key;
     for (const AuthorizedKey& k : loadAuthorizedKeys(m_options.config_dir)) {
@@ -104,6 +107,9 @@ RunServer::RunServer(Run& run, ServeOptions options)
       s.authorized_names[k.key] = k.name;
     }
     m_authorized = s.authorized.size();
+    // The serving user's own identity: the same user attaches with no setup.
+    s.authorized.insert(identity.public_key);
+    if (s.authorized_names[identity.public_key].empty()) s.authorized_names[identity.public_key] = "this user";
     // The handler must be bound before the socket that uses it.
     s.zap.emplace(s.context, zmq::socket_type::rep);
     s.zap->bind("inproc://zeromq.zap.01");

@@ -184,8 +184,8 @@ class TestAttachCli : public QObject {
     QVERIFY2(m.hasMatch(), out.constData());
     const QString address = m.captured(1);
     QVERIFY(address.startsWith("127.0.0.2:"));
-    QVERIFY(out.contains("with CURVE keys (0 inspector keys authorized"));
-    QVERIFY(out.contains("no inspector's key is authorized yet"));
+    QVERIFY(out.contains("with CURVE keys (yours and 0 inspector keys authorized"));
+    QVERIFY(out.contains("only your own identity is authorized"));
     const QString server_key = QRegularExpression("--server-key '([^']+)'").match(QString::fromUtf8(out)).captured(1);
     QCOMPARE(server_key.size(), 40);
 
@@ -220,6 +220,38 @@ class TestAttachCli : public QObject {
     QVERIFY(served.waitForFinished(30000));
     const QByteArray log = served.readAllStandardError();
     QVERIFY2(log.contains("serve: refused an inspector at 127.0.0.1: its key " + client_key.toUtf8()), log.constData());
+  }
+
+  // 127.0.0.1 is served with CURVE too: the serving user attaches with no
+  // key given; another account (another HOME, so another identity) is refused,
+  // with and without the server's key, until it is authorized.
+  void loopbackRefusesAnotherAccount() {
+    QTemporaryDir dir, owner_home, other_home;
+    const QProcessEnvironment owner = withConfigDir(owner_home.path()), other = withConfigDir(other_home.path());
+    QProcess served;
+    served.setProcessEnvironment(owner);
+    QByteArray out;
+    const QRegularExpressionMatch m = startAndWaitForOut(
+        served, QStringList{"run", "--serve", "127.0.0.1:0", "--serve-wait", "60", "--strategy", "zero3", "--ranks",
+                            "2", "--steps", "3"} + kSmall,
+        kServing, out);
+    QVERIFY2(m.hasMatch(), out.constData());
+    QVERIFY2(out.contains("with CURVE keys"), out.constData());
+    const QString server_key = QRegularExpression("--server-key '([^']+)'").match(QString::fromUtf8(out)).captured(1);
+    QCOMPARE(server_key.size(), 40);
+    const CliResult guessed = runCli({"attach", m.captured(1), "--timeout", "3"}, other);
+    QCOMPARE(guessed.exit_code, 3);
+    QVERIFY2(guessed.err.contains("not served under your identity") || guessed.err.contains("no run answered"),
+             qPrintable(guessed.err));
+    const CliResult refused = runCli({"attach", m.captured(1), "--server-key", server_key, "--timeout", "3"}, other);
+    QCOMPARE(refused.exit_code, 3);
+    QVERIFY2(refused.err.contains("refused this inspector"), qPrintable(refused.err));
+    const QString trace = dir.filePath("owner.json");
+    const CliResult mine = runCli({"attach", m.captured(1), "--trace", trace}, owner);
+    QVERIFY2(mine.exit_code == 0, qPrintable(mine.err));
+    QVERIFY(served.waitForFinished(60000));
+    QCOMPARE(served.exitCode(), 0);
+    QVERIFY(!QJsonDocument::fromJson(readFileBytes(trace)).object().value("traceEvents").toArray().isEmpty());
   }
 
   void badServeAndAttachFlags() {
