@@ -1,6 +1,7 @@
 #include "launch/process_launcher.h"
 
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -111,6 +114,34 @@ pid_t spawn(const std::string& program, const std::vector<std::string>& args) {
 
 std::vector<char> bytesOf(const std::string& s) { return {s.begin(), s.end()}; }
 
+// A run's own rendezvous directory names its launcher, so a later run can
+// tell one left behind (its launcher killed with SIGKILL) from a live one.
+constexpr const char* kRdzvPrefix = "shardscope-rdzv-";
+constexpr const char* kRdzvOwnerFile = ".shardscope-launcher-pid";
+
+// Removes this user's rendezvous directories in /tmp whose launcher is gone
+// (its pid no longer runs). A directory whose launcher runs, or that names
+// none, is left alone.
+void removeStaleRendezvousDirs() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/tmp", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kRdzvPrefix, 0) != 0) continue;
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) continue;
+    std::FILE* f = std::fopen((entry.path() / kRdzvOwnerFile).c_str(), "r");
+    if (!f) continue;
+    long long pid = 0;
+    const bool read = std::fscanf(f, "%lld", &pid) == 1;
+    std::fclose(f);
+    if (!read || pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    std::filesystem::remove_all(entry.path(), ignored);
+    SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Engine), "removed {} (its launcher, pid {}, is gone)",
+                        entry.path().string(), pid);
+  }
+}
+
 // This node's workers: started, stopped once on request, reaped.
 class LocalWorkers {
  public:
@@ -198,10 +229,15 @@ class Collector {
     w.collector = endpoint;
     if (config.rdzv.empty()) {
       // A fresh store per run: a stale key of an earlier run can never match.
+      removeStaleRendezvousDirs();
       char dir_template[] = "/tmp/shardscope-rdzv-XXXXXX";
       if (!mkdtemp(dir_template))
         throw RunError(std::string("cannot make a rendezvous directory: ") + std::strerror(errno));
       m_storeDir = dir_template;
+      if (std::FILE* owner = std::fopen((m_storeDir + "/" + kRdzvOwnerFile).c_str(), "w")) {
+        std::fprintf(owner, "%lld\n", static_cast<long long>(getpid()));
+        std::fclose(owner);
+      }
       w.rdzv = "file://" + m_storeDir;
       std::random_device entropy;
       m_runId = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();

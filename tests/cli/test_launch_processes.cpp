@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -153,6 +154,36 @@ class TestLaunchProcesses : public QObject {
                  QStringLiteral("error: run stopped: rank 3 (worker pid %1) was killed by signal 9 (SIGKILL)").arg(worker)),
              err.right(2000).constData());
     QVERIFY2(ms < 2000, qPrintable(QString::number(ms)));
+  }
+
+  // A launcher killed with SIGKILL cannot remove its rendezvous directory;
+  // the next processes run removes it (its launcher's pid is gone), and
+  // leaves a live run's alone.
+  void aKilledLaunchersRendezvousDirIsRemovedByTheNextRun() {
+    QProcess p;
+    QByteArray err;
+    const QRegularExpressionMatch m = startAndWaitFor(
+        p,
+        {"--log-level", "info", "run", "--strategy", "ddp", "--ranks", "2", "--layers", "2", "--hidden", "32",
+         "--batch", "4", "--steps", "100000", "--launch", "processes"},
+        QRegularExpression("rendezvous file://(/tmp/shardscope-rdzv-[A-Za-z0-9]+)"), err, QProcess::StandardError);
+    QVERIFY2(m.hasMatch(), err.constData());
+    const QString stale = m.captured(1);
+    p.kill();  // SIGKILL: no cleanup
+    QVERIFY(p.waitForFinished(10000));
+    QVERIFY2(QFileInfo(stale).isDir(), qPrintable(stale));
+    QTemporaryDir live_dir("/tmp/shardscope-rdzv-liveXXXXXX");  // a live launcher's (this test's pid)
+    {
+      QFile owner(live_dir.filePath(".shardscope-launcher-pid"));
+      QVERIFY(owner.open(QIODevice::WriteOnly));
+      owner.write(QByteArray::number(static_cast<qint64>(::getpid())) + "\n");
+    }
+    const CliResult next = runCli({"run", "--strategy", "ddp", "--ranks", "2", "--layers", "2", "--hidden", "32",
+                                   "--batch", "4", "--steps", "1", "--launch", "processes"},
+                                  60000);
+    QVERIFY2(next.exit_code == 0, qPrintable(next.err));
+    QVERIFY2(!QFileInfo::exists(stale), qPrintable(stale + " is still there"));
+    QVERIFY(QFileInfo(live_dir.path()).isDir());
   }
 
   void sigintStopsEveryWorkerAndKeepsWhatRan() {
