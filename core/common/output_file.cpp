@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <streambuf>
 #include <utility>
@@ -124,18 +125,28 @@ struct OutputFile::Impl {
 OutputFile::OutputFile(const std::string& path) : m_impl(std::make_unique<Impl>()) {
   Impl& f = *m_impl;
   f.path = path;
+  // A symlink's target is what gets replaced (the link stays a link).
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    if (char* target = ::realpath(path.c_str(), nullptr)) {
+      f.path = target;
+      std::free(target);
+    }
+  }
   struct stat st {};
-  const bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  const bool exists = ::stat(f.path.c_str(), &st) == 0;
+  const bool special = exists && !S_ISREG(st.st_mode);
   if (special) {
-    f.fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+    f.fd = ::open(f.path.c_str(), O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
     if (f.fd < 0) f.fail("cannot open", errno);
   } else {
     // Beside the path: the rename stays in one filesystem.
-    std::string temp = path + ".tmp-XXXXXX";
+    std::string temp = f.path + ".tmp-XXXXXX";
     f.fd = ::mkostemp(temp.data(), O_CLOEXEC);
     if (f.fd < 0) f.fail("cannot create a temporary file beside it", errno);
     f.temp = std::move(temp);
-    ::fchmod(f.fd, 0644);  // as a plain create would (mkstemp makes 0600)
+    // The old file's mode, else what a plain create gives (mkstemp makes 0600).
+    ::fchmod(f.fd, exists ? (st.st_mode & 07777) : 0644);
   }
   f.buf = std::make_unique<FdBuf>(f.fd);
   f.stream = std::make_unique<std::ostream>(f.buf.get());

@@ -5,7 +5,10 @@
 #include <QtTest>
 
 #include <QDir>
+#include <QFileInfo>
 #include <QTemporaryDir>
+
+#include <sys/stat.h>
 
 #include <fstream>
 #include <stdexcept>
@@ -50,6 +53,21 @@ class TestOutputFile : public QObject {
     }));
     QCOMPARE(readAll(path), std::string("old"));
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{"out.json"});
+  }
+
+  // A symlink stays a link to the new content; an existing file keeps its mode.
+  void aSymlinkAndAModeAreKept() {
+    QTemporaryDir dir;
+    const std::string target = dir.filePath("target.json").toStdString(), link = dir.filePath("link.json").toStdString();
+    { std::ofstream(target) << "old"; }
+    QVERIFY(QFile::setPermissions(QString::fromStdString(target), QFile::ReadOwner | QFile::WriteOwner));
+    QVERIFY(QFile::link(QString::fromStdString(target), QString::fromStdString(link)));
+    writeOutputFile(link, [](std::ostream& out) { out << "new"; });
+    QVERIFY(QFileInfo(QString::fromStdString(link)).isSymLink());
+    QCOMPARE(readAll(target), std::string("new"));
+    struct stat st {};
+    QCOMPARE(::stat(target.c_str(), &st), 0);
+    QCOMPARE(st.st_mode & 0777, mode_t{0600});
   }
 
   void aFullDeviceIsAnErrorNamingIt() {
