@@ -1,4 +1,5 @@
 // shardscope-cli: the headless front end. All logic lives in core/cli.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -15,6 +16,10 @@
 int main(int argc, char** argv) {
   // First, before any thread: a stop signal stops a run and keeps what it measured.
   shardscope::installStopSignals();
+  // A file-size limit (ulimit -f) makes a write fail with EFBIG, reported with
+  // the file's name like any write error, instead of killing the process
+  // (exit 153, no message, half a file). Inherited by the workers it starts.
+  std::signal(SIGXFSZ, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
 #if SHARDSCOPE_HAVE_CUDA
   shardscope::gpu::registerCudaRuntime();  // --backend cuda, cuda-emulated

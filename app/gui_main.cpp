@@ -17,6 +17,7 @@
 #include <QPixmap>
 #include <QSettings>
 #include <QTimer>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -74,6 +75,7 @@ bool parseCursor(const QString& text, bool* is_auto, double* ms) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::signal(SIGXFSZ, SIG_IGN);  // ulimit -f: a write fails with EFBIG and says so, as in the CLI
 #if SHARDSCOPE_HAVE_CUDA
   shardscope::gpu::registerCudaRuntime();  // --backend cuda, cuda-emulated
 #endif

@@ -10,6 +10,7 @@
 #include "analysis/formulas.h"
 #include "common/errors.h"
 #include "common/json_tree.h"
+#include "common/output_file.h"
 #include "common/units.h"
 #include "config/config_json.h"
 
@@ -195,16 +196,16 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     stop["at_step"] = r.interrupted->at_step;
     stop["steps_done"] = static_cast<int64_t>(r.losses.size());
     stop["steps_asked"] = c.steps;
+    if (!r.interrupted->error.empty()) {  // a failed run: what completed, and why it stopped
+      stop["error"] = r.interrupted->error;
+      w["failed"] = true;
+    }
   }
   out << dumpJson(w, 2) << '\n';
 }
 
 void writeSummaryFile(const RunResult& result, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw RunError("cannot write summary file '" + path + "'");
-  writeSummaryJson(result, out);
-  out.flush();
-  if (!out) throw RunError("failed writing summary file '" + path + "'");
+  writeOutputFile(path, [&](std::ostream& out) { writeSummaryJson(result, out); });  // whole or not at all
 }
 
 void printSummaryText(const RunResult& r, std::ostream& out) {

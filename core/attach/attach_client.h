@@ -20,8 +20,8 @@ namespace shardscope {
 
 struct AttachOptions {
   ServeAddress address;
-  std::string server_key;             // secured addresses: the server's public key (Z85)
-  std::filesystem::path config_dir;   // this user's CURVE identity (secured addresses)
+  std::string server_key;             // the server's public key (Z85); on 127.0.0.1 "" is this user's own
+  std::filesystem::path config_dir;   // this user's CURVE identity (empty: shardscopeConfigDir())
   std::string name;                   // how the served run's log names this inspector
   std::chrono::milliseconds connect_timeout{5000};
 };

@@ -82,6 +82,9 @@ RunServer::RunServer(Run& run, ServeOptions options)
   Impl& s = *m_impl;
   const RunConfig& config = run.config();
   m_secured = m_options.address.secured;
+  // Every address is served with CURVE, loopback too: on a shared machine any
+  // local account could otherwise watch and stop the run.
+  if (m_options.config_dir.empty()) m_options.config_dir = shardscopeConfigDir();
   // Threads or processes: the run's gate is in this process (a processes
   // run's ranks pass it through the launcher's gate relay).
   m_steppable = true;
@@ -93,7 +96,10 @@ RunServer::RunServer(Run& run, ServeOptions options)
   s.router.set(zmq::sockopt::sndhwm, kSendQueue);
   s.router.set(zmq::sockopt::maxmsgsize, kMaxInbound);
   s.router.set(zmq::sockopt::linger, 0);
-  if (m_secured) {
+  // An inspector that stops answering (gone without a reset) is dropped.
+  s.router.set(zmq::sockopt::heartbeat_ivl, 1000);
+  s.router.set(zmq::sockopt::heartbeat_timeout, 5000);
+  {
     const CurveKeyPair identity = loadOrMakeIdentity(m_options.config_dir);
     m_publicKey = identity.public_key;
     for (const AuthorizedKey& k : loadAuthorizedKeys(m_options.config_dir)) {
@@ -101,6 +107,9 @@ RunServer::RunServer(Run& run, ServeOptions options)
       s.authorized_names[k.key] = k.name;
     }
     m_authorized = s.authorized.size();
+    // The serving user's own identity: the same user attaches with no setup.
+    s.authorized.insert(identity.public_key);
+    if (s.authorized_names[identity.public_key].empty()) s.authorized_names[identity.public_key] = "this user";
     // The handler must be bound before the socket that uses it.
     s.zap.emplace(s.context, zmq::socket_type::rep);
     s.zap->bind("inproc://zeromq.zap.01");
@@ -171,6 +180,8 @@ void RunServer::serve() {
   const RunConfig& config = m_run.config();
   const int ranks = config.ranks;
 
+  // One frame a message (header, then payload): see attach_client.cpp, receive().
+  std::vector<uint8_t> frame;
   const auto trySend = [&](Inspector& in, const OutMessage& m) {
     try {
       if (!s.router.send(zmq::buffer(in.id), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return false;
@@ -179,8 +190,9 @@ void RunServer::serve() {
       in.queue.clear();
       return false;
     }
-    s.router.send(zmq::buffer(m.header), zmq::send_flags::sndmore);
-    s.router.send(zmq::buffer(m.payload), zmq::send_flags::none);
+    frame.assign(m.header.begin(), m.header.end());
+    frame.insert(frame.end(), m.payload.begin(), m.payload.end());
+    s.router.send(zmq::buffer(frame), zmq::send_flags::none);
     return true;
   };
   const auto flush = [&](Inspector& in) {

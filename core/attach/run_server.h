@@ -29,7 +29,7 @@ namespace shardscope {
 
 struct ServeOptions {
   ServeAddress address;
-  std::filesystem::path config_dir;  // where the CURVE keys are (secured addresses)
+  std::filesystem::path config_dir;  // where the CURVE keys are (empty: shardscopeConfigDir())
   // After the run: how long inspectors still receiving get to finish.
   std::chrono::milliseconds end_linger{10000};
 };
@@ -49,9 +49,9 @@ class RunServer {
   RunServer& operator=(const RunServer&) = delete;
 
   std::string endpoint() const { return m_endpoint; }  // as bound (the port chosen for port 0)
-  bool secured() const { return m_secured; }
-  const std::string& publicKey() const { return m_publicKey; }  // secured: what inspectors pass as --server-key
-  size_t authorizedKeys() const { return m_authorized; }
+  bool secured() const { return m_secured; }  // not loopback: inspectors need --server-key
+  const std::string& publicKey() const { return m_publicKey; }  // the serving user's: what inspectors pass as --server-key
+  size_t authorizedKeys() const { return m_authorized; }  // in authorized_keys (the user's own key is authorized besides)
   // Whether inspectors can step the run: always (a processes run's ranks
   // pass its gate through the launcher); kept in the run's description for
   // inspectors that still read it.

@@ -2,10 +2,12 @@
 
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <ostream>
 
 #include "common/exit_codes.h"
 #include "common/errors.h"
+#include "common/output_file.h"
 #include "kineto/trace_analysis.h"
 
 namespace shardscope {
@@ -70,17 +72,21 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
     const kineto::JobAnalysis job = kineto::analyzeTraceSet(set, hta);
     kineto::printAnalysisText(job, set, out);
     if (!json_path.empty()) {
-      std::ofstream f(json_path);
-      if (!f) {
-        err << "error: --json " << json_path << ": cannot write the file\n";
-        return kExitBadInput;
+      try {
+        writeOutputFile(json_path, [&](std::ostream& f) { kineto::writeAnalysisJson(job, set, f); });
+      } catch (const RunError& e) {
+        err << "error: --json " << e.what() << "\n";
+        return kExitOutputFailed;
       }
-      kineto::writeAnalysisJson(job, set, f);
       out << "figures written to " << json_path << "\n";
     }
   } catch (const ConfigError& e) {
     err << "error: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const std::bad_alloc&) {  // the readers name the file and the size where they can
+    err << "error: out of memory reading the traces: they need more than this process can get (free memory, or "
+           "its limit: ulimit -v); analyze fewer files at once\n";
+    return kExitRunFailed;
   }
   return kExitOk;
 }

@@ -21,15 +21,16 @@ the run itself would. Ctrl-C detaches (the run goes on) and writes what came so 
   ADDR              PORT, HOST:PORT or tcp://HOST:PORT (a bare port is 127.0.0.1's)
   --trace FILE      write the run's Chrome/Perfetto trace (JSON)
   --summary FILE    write the run's summary (JSON)
-  --server-key KEY  the serving machine's public key (`shardscope-cli keys` there); needed
-                    for any address but 127.0.0.1, which are served with CURVE
+  --server-key KEY  the serving user's public key (`shardscope-cli keys` there); needed
+                    for any address but 127.0.0.1, where your own key is the default (every
+                    address is served with CURVE: another account must be authorized)
   --name NAME       how the serving run's log names this inspector [user@host (pid N)]
   --timeout S       seconds to wait for the run to answer [5]
 )";
 
 const char* const kKeysUsage = R"(usage: shardscope-cli keys [--authorize KEY [NAME]] [--list]
-This user's CURVE identity (made on first use, readable by you alone), for serving runs on
-addresses other than 127.0.0.1 and for attaching to them:
+This user's CURVE identity (made on first use, readable by you alone), for serving runs (on
+every address, 127.0.0.1 too) and for attaching to them:
   (no flag)               print the public key: give it to whoever serves runs you attach to,
                           or pass it as --server-key to attach to runs you serve
   --authorize KEY [NAME]  let the inspector with public key KEY attach to the runs you serve
@@ -45,23 +46,24 @@ std::string takeValue(const std::vector<std::string>& args, size_t& i) {
 std::unique_ptr<RunServer> serveRun(Run& run, std::ostream& out) {
   ServeOptions options;
   options.address = parseServeAddress(run.config().serve, "--serve", true);
-  if (options.address.secured) options.config_dir = shardscopeConfigDir();
+  options.config_dir = shardscopeConfigDir();
   auto server = std::make_unique<RunServer>(run, options);
   if (server->steppable()) run.gate().enable();  // Pause must work whenever an inspector asks
   std::string where = server->endpoint();
   if (where.rfind("tcp://", 0) == 0) where = where.substr(6);
-  out << "serving the run at " << server->endpoint();
+  // Every address is served with CURVE; the serving user's own key is authorized.
+  out << "serving the run at " << server->endpoint() << " with CURVE keys (yours and " << server->authorizedKeys()
+      << " inspector key" << (server->authorizedKeys() == 1 ? "" : "s") << " authorized in "
+      << authorizedKeysPath(options.config_dir).string() << ")";
   if (server->secured()) {
-    out << " with CURVE keys (" << server->authorizedKeys() << " inspector key"
-        << (server->authorizedKeys() == 1 ? "" : "s") << " authorized in "
-        << authorizedKeysPath(options.config_dir).string() << "): attach with `shardscope --attach " << where
-        << " --server-key '" << server->publicKey() << "'`\n";
+    out << ": attach with `shardscope --attach " << where << " --server-key '" << server->publicKey() << "'`\n";
     if (server->authorizedKeys() == 0)
-      out << "no inspector's key is authorized yet, so every inspector is refused: authorize one with "
+      out << "only your own identity is authorized: authorize another inspector with "
              "`shardscope-cli keys --authorize 'KEY'` (KEY: `shardscope-cli keys` on the inspector's machine; quote it, Z85 has shell characters)\n";
   } else {
-    out << ": attach with `shardscope --attach " << where << "` or `shardscope-cli attach " << where
-        << " --trace FILE`\n";
+    out << ": attach as this user with `shardscope --attach " << where << "` or `shardscope-cli attach " << where
+        << " --trace FILE`; other accounts need their key authorized and --server-key '" << server->publicKey()
+        << "'\n";
   }
   out << std::flush;
   server->start();
@@ -114,7 +116,7 @@ int commandAttach(const std::vector<std::string>& args, std::ostream& out, std::
     }
     if (address.empty()) throw ConfigError("attach needs the address of a served run (attach --help)");
     options.address = parseServeAddress(address, "attach ADDR", false);
-    if (options.address.secured) options.config_dir = shardscopeConfigDir();
+    options.config_dir = shardscopeConfigDir();
     if (options.address.secured && options.server_key.empty())
       throw ConfigError("attaching to " + options.address.host +
                         " needs --server-key KEY: the serving machine's public key (`shardscope-cli keys` there)");
@@ -144,7 +146,8 @@ int commandAttach(const std::vector<std::string>& args, std::ostream& out, std::
     result = run.execute();
   } catch (const RunError& e) {
     err << "error: the served run stopped: " << e.what() << "\n";
-    writeOutputs(run, nullptr, written, out, err);
+    const std::optional<RunResult> partial = resultOfFailedRun(run, e.what());
+    writeOutputs(run, partial ? &*partial : nullptr, written, out, err);
     return kExitRunFailed;
   } catch (const RunAborted&) {
     result = run.resultSoFar();

@@ -218,7 +218,9 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
     }
   } catch (const RunError& e) {
     err << "error: run stopped: " << e.what() << "\n";
-    writeOutputs(*run, nullptr, config, out, err);
+    // What completed is kept: the summary of those steps, marked failed.
+    const std::optional<RunResult> partial = resultOfFailedRun(*run, e.what());
+    writeOutputs(*run, partial ? &*partial : nullptr, config, out, err);
     endServing(nullptr, e.what());
     return kExitRunFailed;
   } catch (const RunAborted&) {
@@ -279,6 +281,10 @@ int commandDevices(const std::vector<std::string>& args, std::ostream& out, std:
 
 }  // namespace
 
+namespace {
+int runCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const CliHooks& hooks);
+}  // namespace
+
 int runCli(const std::vector<std::string>& cli_args, std::ostream& out, std::ostream& err,
            const CliHooks& hooks) {
   std::vector<std::string> args = cli_args;
@@ -294,6 +300,20 @@ int runCli(const std::vector<std::string>& cli_args, std::ostream& out, std::ost
     err << "error: --log-file " << e.what() << "\n";
     return kExitBadInput;
   }
+  const int code = runCommand(args, out, err, hooks);
+  // The log file's writes are checked as they go; the first failure is the
+  // command's too (the log is an output: a command whose log was lost did not succeed).
+  flushLog();
+  if (const std::string failure = logFileFailure(); !failure.empty()) {
+    err << "error: --log-file " << failure << "\n";
+    return code == kExitOk ? kExitOutputFailed : code;
+  }
+  return code;
+}
+
+namespace {
+
+int runCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const CliHooks& hooks) {
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     out << kUsage << exitCodesText();
     return args.empty() ? kExitBadInput : kExitOk;
@@ -327,5 +347,7 @@ int runCli(const std::vector<std::string>& cli_args, std::ostream& out, std::ost
   err << "error: unknown command '" << args[0] << "'; commands: run, devices, calc, profiles, analyze, inspect, attach, keys, help\n";
   return kExitBadInput;
 }
+
+}  // namespace
 
 }  // namespace shardscope

@@ -9,31 +9,46 @@ namespace shardscope {
 bool writeOutputs(const Run& run, const RunResult* result, const RunConfig& config, std::ostream& out,
                   std::ostream& err) {
   bool ok = true;
+  const bool failed = result && result->interrupted && !result->interrupted->error.empty();
   if (!config.trace_path.empty()) {
     try {
       RunTrace trace = run.trace();
-      if (result && result->interrupted) {
+      if (result && result->interrupted && !failed) {  // a failed run's trace ends in its error events
         trace.interrupted_by = result->interrupted->by;
         trace.interrupted_at_step = result->interrupted->at_step;
       }
       writeChromeTraceFile(trace, config.trace_path);
-      if (result) out << "trace written to " << config.trace_path << " (open in ui.perfetto.dev or shardscope)\n";
+      if (result && !failed) out << "trace written to " << config.trace_path << " (open in ui.perfetto.dev or shardscope)\n";
       else err << "trace of the stopped run written to " << config.trace_path << "\n";
     } catch (const std::exception& e) {
-      err << "error: --trace " << config.trace_path << ": " << failureText(e) << "\n";
+      err << "error: --trace " << failureText(e) << "\n";  // "PATH: what failed"
       ok = false;
     }
   }
   if (result && !config.summary_path.empty()) {
     try {
       writeSummaryFile(*result, config.summary_path);
-      out << "summary written to " << config.summary_path << "\n";
+      if (failed)
+        err << "summary of the " << result->losses.size() << " completed steps written to " << config.summary_path
+            << " (marked failed, with the error)\n";
+      else
+        out << "summary written to " << config.summary_path << "\n";
     } catch (const std::exception& e) {
-      err << "error: --summary " << config.summary_path << ": " << failureText(e) << "\n";
+      err << "error: --summary " << failureText(e) << "\n";
       ok = false;
     }
   }
   return ok;
+}
+
+std::optional<RunResult> resultOfFailedRun(Run& run, const std::string& error) {
+  try {
+    RunResult result = run.resultSoFar();
+    result.interrupted = RunInterruption{"error", static_cast<int>(result.losses.size()), error};
+    return result;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace shardscope

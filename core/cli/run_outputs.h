@@ -2,7 +2,9 @@
 // result) the summary that were asked for.
 #pragma once
 
+#include <optional>
 #include <ostream>
+#include <string>
 
 #include "config/run_config.h"
 #include "engine/run.h"
@@ -11,8 +13,13 @@ namespace shardscope {
 
 // Writes the trace and (with a result) the summary that were asked for, each
 // on its own, so one that fails does not keep the other from being written.
-// False when any failed.
+// False when any failed. A result marked failed (resultOfFailedRun) is the
+// summary of the steps that completed before the error.
 bool writeOutputs(const Run& run, const RunResult* result, const RunConfig& config, std::ostream& out,
                   std::ostream& err);
+
+// What a run that stopped on `error` completed (its losses, ledgers, traffic),
+// marked failed with the error; nullopt when even that cannot be gathered.
+std::optional<RunResult> resultOfFailedRun(Run& run, const std::string& error);
 
 }  // namespace shardscope

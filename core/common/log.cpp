@@ -7,7 +7,13 @@
 #include <stdexcept>
 #include <vector>
 
-#include <spdlog/sinks/basic_file_sink.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/dist_sink.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -113,14 +119,75 @@ spdlog::sink_ptr makeLogStreamSink(std::ostream& out) {
   return sink;
 }
 
-spdlog::sink_ptr makeLogFileSink(const std::string& path) {
-  try {
-    auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, true);
-    sink->set_pattern(kPattern);
-    return sink;
-  } catch (const spdlog::spdlog_ex& e) {
-    throw std::runtime_error("cannot write the log file '" + path + "': " + e.what());
+namespace {
+// The log file, written line by line in place (a journal: what a killed
+// process logged stays), each write checked: the first failure (a full disk,
+// /dev/full, ulimit -f) is kept for logFileFailure(); spdlog's own file sink
+// reports it to stderr and carries on, and the command exited 0.
+class CheckedFileSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit CheckedFileSink(const std::string& path) : m_path(path) {
+    m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC, 0644);
+    if (m_fd < 0) throw std::runtime_error("cannot write the log file '" + path + "': " + std::strerror(errno));
+    // A zero-byte write changes nothing, yet a device that takes no data (/dev/full) refuses it.
+    if (::write(m_fd, "", 0) < 0) {
+      const int error = errno;
+      ::close(m_fd);
+      throw std::runtime_error("cannot write the log file '" + path + "': " + std::strerror(error));
+    }
   }
+  ~CheckedFileSink() override {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  std::string failure() {
+    std::lock_guard lock(mutex_);
+    return m_failure;
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    if (!m_failure.empty()) return;
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    const char* p = line.data();
+    size_t left = line.size();
+    while (left > 0) {
+      const ssize_t n = ::write(m_fd, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        m_failure = m_path + ": cannot write: " + std::strerror(n < 0 ? errno : EIO);
+        return;
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+  void flush_() override {}
+
+ private:
+  std::string m_path;
+  int m_fd = -1;
+  std::string m_failure;
+};
+
+std::mutex g_fileSinksMutex;
+std::vector<std::weak_ptr<CheckedFileSink>> g_fileSinks;  // for logFileFailure
+}  // namespace
+
+spdlog::sink_ptr makeLogFileSink(const std::string& path) {
+  auto sink = std::make_shared<CheckedFileSink>(path);
+  sink->set_pattern(kPattern);
+  std::lock_guard lock(g_fileSinksMutex);
+  g_fileSinks.push_back(sink);
+  return sink;
+}
+
+std::string logFileFailure() {
+  std::lock_guard lock(g_fileSinksMutex);
+  for (const auto& weak : g_fileSinks)
+    if (const auto sink = weak.lock())
+      if (std::string f = sink->failure(); !f.empty()) return f;
+  return {};
 }
 
 void flushLog() { state().sinks->flush(); }

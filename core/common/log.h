@@ -53,7 +53,10 @@ spdlog::sink_ptr stderrLogSink();
 // A sink writing to `out` (flushed after each line), as stderr's looks.
 spdlog::sink_ptr makeLogStreamSink(std::ostream& out);
 // A file sink (truncates FILE); throws std::runtime_error naming the file.
+// Written in place, line by line; a failed write is kept, not thrown.
 spdlog::sink_ptr makeLogFileSink(const std::string& path);
+// "PATH: cannot write: <errno text>" for the first log file sink (alive) whose write failed; "" if none.
+std::string logFileFailure();
 void flushLog();
 
 }  // namespace shardscope

@@ -5,7 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <streambuf>
+#include <utility>
+#include <vector>
 
 #include "common/errors.h"
 
@@ -60,6 +65,118 @@ void checkOutputFile(const std::string& flag, const std::string& path) {
   }
   ::close(fd);
   ::unlink(path.c_str());
+}
+
+}  // namespace shardscope
+
+namespace shardscope {
+
+namespace {
+
+// A stream buffer over a file descriptor that keeps the first write error's
+// errno (an ofstream only says "failed").
+class FdBuf final : public std::streambuf {
+ public:
+  explicit FdBuf(int fd) : m_fd(fd), m_buf(1 << 16) { setp(m_buf.data(), m_buf.data() + m_buf.size()); }
+  int error() const { return m_error; }
+  bool drain() {
+    const char* p = pbase();
+    while (p < pptr() && m_error == 0) {
+      const ssize_t n = ::write(m_fd, p, static_cast<size_t>(pptr() - p));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) m_error = n < 0 ? errno : EIO;
+      else p += n;
+    }
+    setp(m_buf.data(), m_buf.data() + m_buf.size());
+    return m_error == 0;
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  int m_fd;
+  std::vector<char> m_buf;
+  int m_error = 0;
+};
+
+}  // namespace
+
+struct OutputFile::Impl {
+  std::string path, temp;  // temp empty: written in place (a device, a FIFO)
+  int fd = -1;
+  std::unique_ptr<FdBuf> buf;
+  std::unique_ptr<std::ostream> stream;
+  bool committed = false;
+
+  [[noreturn]] void fail(const std::string& what, int error) {
+    throw RunError(path + ": " + what + ": " + std::strerror(error));
+  }
+};
+
+OutputFile::OutputFile(const std::string& path) : m_impl(std::make_unique<Impl>()) {
+  Impl& f = *m_impl;
+  f.path = path;
+  // A symlink's target is what gets replaced (the link stays a link).
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    if (char* target = ::realpath(path.c_str(), nullptr)) {
+      f.path = target;
+      std::free(target);
+    }
+  }
+  struct stat st {};
+  const bool exists = ::stat(f.path.c_str(), &st) == 0;
+  const bool special = exists && !S_ISREG(st.st_mode);
+  if (special) {
+    f.fd = ::open(f.path.c_str(), O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+    if (f.fd < 0) f.fail("cannot open", errno);
+  } else {
+    // Beside the path: the rename stays in one filesystem.
+    std::string temp = f.path + ".tmp-XXXXXX";
+    f.fd = ::mkostemp(temp.data(), O_CLOEXEC);
+    if (f.fd < 0) f.fail("cannot create a temporary file beside it", errno);
+    f.temp = std::move(temp);
+    // The old file's mode, else what a plain create gives (mkstemp makes 0600).
+    ::fchmod(f.fd, exists ? (st.st_mode & 07777) : 0644);
+  }
+  f.buf = std::make_unique<FdBuf>(f.fd);
+  f.stream = std::make_unique<std::ostream>(f.buf.get());
+}
+
+OutputFile::~OutputFile() {
+  Impl& f = *m_impl;
+  if (f.fd >= 0) ::close(f.fd);
+  if (!f.committed && !f.temp.empty()) ::unlink(f.temp.c_str());
+}
+
+std::ostream& OutputFile::stream() { return *m_impl->stream; }
+
+void OutputFile::commit() {
+  Impl& f = *m_impl;
+  f.stream->flush();
+  if (!f.buf->drain()) f.fail("cannot write", f.buf->error());
+  if (!*f.stream) f.fail("cannot write", EIO);
+  // On disk before the rename: a crash leaves the old file or the whole new one.
+  if (!f.temp.empty() && ::fsync(f.fd) != 0) f.fail("cannot write", errno);
+  const int fd = std::exchange(f.fd, -1);
+  if (::close(fd) != 0 && errno != EINTR) f.fail("cannot write", errno);
+  if (!f.temp.empty() && std::rename(f.temp.c_str(), f.path.c_str()) != 0) f.fail("cannot rename the finished temporary file to it", errno);
+  f.committed = true;
+}
+
+void writeOutputFile(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  OutputFile file(path);
+  write(file.stream());
+  file.commit();
 }
 
 }  // namespace shardscope

@@ -1,15 +1,42 @@
-// Checking, before a run, that the files it will write can be written: a
-// missing directory, a directory in the file's place, a read-only file or a
-// device that refuses writes (/dev/full) is found in a millisecond instead of
-// after the whole run. Nothing is changed: an existing file is opened without
-// truncating it, a new one is created and removed again.
+// The files a command writes. Checked before a run (a missing directory, a
+// directory in the file's place, a read-only file or a device that refuses
+// writes, /dev/full, is found in a millisecond instead of after the whole run;
+// nothing is changed by the check), then written whole or not at all: into a
+// temporary file beside the path, synced and renamed over it when complete, so
+// a full disk, a file-size limit or a crash never leaves half a file under the
+// final name. A device or a FIFO (no rename there) is written in place, every
+// write and the close checked.
 #pragma once
 
+#include <functional>
+#include <memory>
+#include <ostream>
 #include <string>
 
 namespace shardscope {
 
 // Throws ConfigError "<flag> PATH: <reason>" when PATH cannot be written.
 void checkOutputFile(const std::string& flag, const std::string& path);
+
+// One output being written. Throws RunError "PATH: cannot write: <errno
+// text>" (ENOSPC, EFBIG under ulimit -f with SIGXFSZ ignored, EIO...). Not
+// committed (an exception while writing): the temporary file is removed.
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& path);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  std::ostream& stream();
+  void commit();  // flush, fsync, close, rename: the file is complete under its name
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+// OutputFile(path), write(stream), commit().
+void writeOutputFile(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace shardscope

@@ -12,7 +12,10 @@ namespace shardscope {
 struct ServeAddress {
   std::string host;  // "127.0.0.1", "10.0.0.5", "*" (all interfaces)
   int port = 0;      // 0: a free port, chosen when bound (serve only)
-  bool secured = false;  // CURVE: not 127.0.0.1
+  // Not 127.0.0.1: an inspector must be given the server's public key
+  // (--server-key). Every address is served with CURVE; on 127.0.0.1 the
+  // same user's own identity is the server's key and is authorized by default.
+  bool secured = false;
   std::string endpoint() const { return "tcp://" + host + ":" + std::to_string(port); }
 };
 

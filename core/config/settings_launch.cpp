@@ -120,8 +120,8 @@ const Setting kLaunchRows[] = {
     {
         .flag = "--serve", .type = SettingType::Text, .metavar = "ADDR",
         .help = "let inspectors attach to the live run (shardscope --attach ADDR, shardscope-cli attach ADDR): PORT, "
-                "HOST:PORT (port 0: any free one); 127.0.0.1 is served without keys, any other address with CURVE "
-                "keys (shardscope-cli keys)",
+                "HOST:PORT (port 0: any free one); every address is served with CURVE keys (shardscope-cli keys), and "
+                "on 127.0.0.1 your own key needs no setup",
         .in_presets = false,
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) {
           (void)parseServeAddress(v, s.flag, true);

@@ -49,8 +49,9 @@ struct RankResult {
 
 // A run stopped from outside (a signal) before its last step.
 struct RunInterruption {
-  std::string by;    // what stopped it: "SIGINT", "SIGTERM", "SIGHUP"
+  std::string by;    // what stopped it: "SIGINT", "SIGTERM", "SIGHUP"; "error" for a failed run
   int at_step = 0;   // the step that was running (the steps before it completed)
+  std::string error;  // a failed run's error (empty: stopped from outside)
 };
 
 struct RunResult {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <span>
 #include <vector>
 
@@ -43,7 +44,9 @@ struct File {
 // a huge-page fault compacts memory first, and after reading a large trace
 // (the page cache full of it) that stalled: a 1 GB .gz inflated in 3.4 s
 // advised against 1.8 s not (2-vCPU VM, 2026-12-04).
-void allocate(PaddedBuffer& b, size_t capacity) {
+// An allocation that fails says so, and how much it wanted: never a bare
+// std::bad_alloc, never a JSON error further on.
+void allocate(PaddedBuffer& b, size_t capacity, const std::string& path) {
   // Not zero-filled: the file or the inflater writes every byte, and finish() zeroes the padding.
   const size_t bytes = capacity + simdjson::SIMDJSON_PADDING;
   if (b.data && b.allocated >= bytes) {  // a reused buffer that is large enough
@@ -51,7 +54,13 @@ void allocate(PaddedBuffer& b, size_t capacity) {
     return;
   }
   std::shared_ptr<char[]> grown;
-  grown = std::make_unique_for_overwrite<char[]>(bytes);
+  try {
+    grown = std::make_unique_for_overwrite<char[]>(bytes);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(path + ": out of memory: reading it needs a buffer of " + inputSizeText(bytes) + " (" +
+                        std::to_string(bytes) + " bytes) for its JSON, more than this process can get (free memory, "
+                        "or its limit: ulimit -v)");
+  }
   if (b.size) std::memcpy(grown.get(), b.data.get(), b.size);
   b.data = std::move(grown);
   b.allocated = bytes;
@@ -69,6 +78,16 @@ std::string capReason(uint64_t max_bytes) {
   if (max_bytes == traceFileRule().max_bytes) return traceFileRule().cap_hint;
   return "the importer's cap";
 }
+
+// A .gz whose JSON grows past the cap: refused as the buffer reaches it, so
+// a small file (a gzip bomb) never takes more memory than the cap.
+[[noreturn]] void inflatesPastCap(const std::string& path, uint64_t max_bytes) {
+  throw ConfigError(path + ": inflates to more than the limit (" + gib(max_bytes) + "; " + capReason(max_bytes) + ")");
+}
+
+// Deflate's best ratio (a 258-byte match in about 2 bits): no gzip member
+// inflates to more than this times its compressed size, whatever its trailer says.
+constexpr uint64_t kMaxDeflateRatio = 1032;
 
 struct OpenedTrace {
   File file;
@@ -106,7 +125,7 @@ void checkPlainSize(const std::string& path, uint64_t file_size, uint64_t max_by
 
 PaddedBuffer readPlain(const std::string& path, std::FILE* f, uint64_t file_size, uint64_t max_bytes, PaddedBuffer b) {
   checkPlainSize(path, file_size, max_bytes);
-  allocate(b, file_size);
+  allocate(b, file_size, path);
   b.size = std::fread(b.data.get(), 1, file_size, f);
   if (b.size != file_size) throw ConfigError(path + ": read " + std::to_string(b.size) + " of " +
                                              std::to_string(file_size) + " bytes: " + std::strerror(errno));
@@ -122,7 +141,7 @@ PaddedBuffer readGzip(const std::string& path, std::FILE* f, uint64_t file_size,
     ~End() { inflateEnd(z); }
   } end{&z};
   // The gzip trailer's size is mod 2^32; start from 4x the compressed size and grow.
-  allocate(b, std::min<uint64_t>(max_bytes, std::max<uint64_t>(file_size * 4, 1 << 16)));
+  allocate(b, std::min<uint64_t>(max_bytes, std::max<uint64_t>(file_size * 4, 1 << 16)), path);
   std::vector<unsigned char> in(1 << 20);
   uint64_t consumed = 0;
   int rc = Z_OK;
@@ -140,9 +159,8 @@ PaddedBuffer readGzip(const std::string& path, std::FILE* f, uint64_t file_size,
       member_done = false;
     }
     if (b.size == b.capacity) {
-      if (b.capacity >= max_bytes)
-        throw ConfigError(path + ": inflates to more than the " + gib(max_bytes) + " cap (" + capReason(max_bytes) + ")");
-      allocate(b, std::min<uint64_t>(max_bytes, b.capacity * 2));
+      if (b.capacity >= max_bytes) inflatesPastCap(path, max_bytes);
+      allocate(b, std::min<uint64_t>(max_bytes, b.capacity * 2), path);
     }
     z.next_out = reinterpret_cast<Bytef*>(b.data.get() + b.size);
     const size_t room = std::min<size_t>(b.capacity - b.size, 1u << 30);
@@ -163,7 +181,7 @@ PaddedBuffer readGzip(const std::string& path, std::FILE* f, uint64_t file_size,
     throw ConfigError(path + ": truncated gzip file: the stream ends after " + std::to_string(consumed) +
                       " compressed bytes (" + std::to_string(b.size) +
                       " bytes inflated) without its end marker");
-  if (b.capacity - b.size < 1) allocate(b, b.size + 1);
+  if (b.capacity - b.size < 1) allocate(b, b.size + 1, path);
   finish(b);
   return b;
 }
@@ -184,7 +202,11 @@ bool inflateWhole(const std::string& path, std::FILE* f, uint64_t file_size, uin
                                 uint64_t(in[in.size() - 2]) << 16 | uint64_t(in[in.size() - 1]) << 24;
   // One byte more than the trailer says: the byte after the JSON must be in
   // capacity (below), and an exact fit would be copied whole to grow by one.
-  allocate(b, std::min<uint64_t>(max_bytes, std::max<uint64_t>(trailer_size + 1, 1 << 16)));
+  // The trailer is the file's word only (a truncated file's last bytes are
+  // data): never more than deflate can inflate the file to; the buffer then
+  // grows as the data needs, up to the cap.
+  const uint64_t believable = std::min(trailer_size + 1, file_size * kMaxDeflateRatio + 1);
+  allocate(b, std::min<uint64_t>(max_bytes, std::max<uint64_t>(believable, 1 << 16)), path);
   struct Decompressor {
     libdeflate_decompressor* d = libdeflate_alloc_decompressor();
     ~Decompressor() {
@@ -199,16 +221,15 @@ bool inflateWhole(const std::string& path, std::FILE* f, uint64_t file_size, uin
                                                                b.data.get() + b.size, b.capacity - b.size,
                                                                &used_in, &produced);
     if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
-      if (b.capacity >= max_bytes)
-        throw ConfigError(path + ": inflates to more than the " + gib(max_bytes) + " cap (" + capReason(max_bytes) + ")");
-      allocate(b, std::min<uint64_t>(max_bytes, b.capacity * 2));
+      if (b.capacity >= max_bytes) inflatesPastCap(path, max_bytes);
+      allocate(b, std::min<uint64_t>(max_bytes, b.capacity * 2), path);
       continue;  // the same member again, into the larger buffer
     }
     if (rc != LIBDEFLATE_SUCCESS) return false;
     b.size += produced;
     pos += used_in;
   }
-  if (b.capacity - b.size < 1) allocate(b, b.size + 1);
+  if (b.capacity - b.size < 1) allocate(b, b.size + 1, path);
   finish(b);
   return true;
 }

@@ -1,6 +1,7 @@
 #include "launch/process_launcher.h"
 
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -37,8 +40,15 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kPoll = std::chrono::milliseconds(20);
 // After its process exits, a worker's last messages may still be in flight.
 constexpr auto kLateMessages = std::chrono::milliseconds(2000);
+// A process the kernel killed sends nothing more: what it sent is already in
+// the connection's buffers, read within a few polls.
+constexpr auto kLateMessagesKilled = std::chrono::milliseconds(250);
 // After SIGTERM, a worker that has not exited gets SIGKILL.
 constexpr auto kKillGrace = std::chrono::milliseconds(3000);
+// After a worker dies, the others are stopped (SIGTERM) this soon: the death
+// is the run's error whatever they then meet, and a rank held at a stop, or in
+// its rendezvous, would otherwise wait on the dead one.
+constexpr auto kDeathGrace = std::chrono::milliseconds(250);
 // Nodes may start minutes apart (torchrun waits as long).
 constexpr auto kNodeWait = std::chrono::minutes(5);
 // The store's gate key when the run's gate is off (a store value is never empty).
@@ -58,7 +68,16 @@ struct Worker {
   int64_t last_ns = 0;     // end of the last event it sent
 };
 
+// The stop signal a worker exited on: killed by it, or exited 128 + it after
+// stopping its rank (a worker's own SIGTERM or SIGINT handler); 0 otherwise.
+int exitSignal(int status) {
+  if (WIFSIGNALED(status)) return WTERMSIG(status);
+  if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 65) return WEXITSTATUS(status) - 128;
+  return 0;
+}
+
 std::string exitText(int status) {
+  if (WIFEXITED(status) && exitSignal(status) != 0) return "exited (" + signalName(exitSignal(status)) + ")";
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     const char* name = sigabbrev_np(sig);
@@ -94,6 +113,34 @@ pid_t spawn(const std::string& program, const std::vector<std::string>& args) {
 }
 
 std::vector<char> bytesOf(const std::string& s) { return {s.begin(), s.end()}; }
+
+// A run's own rendezvous directory names its launcher, so a later run can
+// tell one left behind (its launcher killed with SIGKILL) from a live one.
+constexpr const char* kRdzvPrefix = "shardscope-rdzv-";
+constexpr const char* kRdzvOwnerFile = ".shardscope-launcher-pid";
+
+// Removes this user's rendezvous directories in /tmp whose launcher is gone
+// (its pid no longer runs). A directory whose launcher runs, or that names
+// none, is left alone.
+void removeStaleRendezvousDirs() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/tmp", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kRdzvPrefix, 0) != 0) continue;
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) continue;
+    std::FILE* f = std::fopen((entry.path() / kRdzvOwnerFile).c_str(), "r");
+    if (!f) continue;
+    long long pid = 0;
+    const bool read = std::fscanf(f, "%lld", &pid) == 1;
+    std::fclose(f);
+    if (!read || pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    std::filesystem::remove_all(entry.path(), ignored);
+    SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Engine), "removed {} (its launcher, pid {}, is gone)",
+                        entry.path().string(), pid);
+  }
+}
 
 // This node's workers: started, stopped once on request, reaped.
 class LocalWorkers {
@@ -138,10 +185,10 @@ class LocalWorkers {
     return gone;
   }
 
-  static void signalAll(std::vector<Worker>& workers, int signal, bool ours) {
+  static void signalAll(std::vector<Worker>& workers, int signal) {
     for (Worker& w : workers)
       if (!w.remote && !w.exited && w.pid > 0) {
-        w.signalled_by_us |= ours;
+        w.signalled_by_us = true;
         kill(w.pid, signal);
       }
   }
@@ -182,10 +229,15 @@ class Collector {
     w.collector = endpoint;
     if (config.rdzv.empty()) {
       // A fresh store per run: a stale key of an earlier run can never match.
+      removeStaleRendezvousDirs();
       char dir_template[] = "/tmp/shardscope-rdzv-XXXXXX";
       if (!mkdtemp(dir_template))
         throw RunError(std::string("cannot make a rendezvous directory: ") + std::strerror(errno));
       m_storeDir = dir_template;
+      if (std::FILE* owner = std::fopen((m_storeDir + "/" + kRdzvOwnerFile).c_str(), "w")) {
+        std::fprintf(owner, "%lld\n", static_cast<long long>(getpid()));
+        std::fclose(owner);
+      }
       w.rdzv = "file://" + m_storeDir;
       std::random_device entropy;
       m_runId = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
@@ -225,7 +277,7 @@ class Collector {
     const std::string start_error = workers.start(m_workers, 0, local);
     if (!start_error.empty()) {
       m_failures.push_back(start_error);
-      LocalWorkers::signalAll(m_workers, SIGTERM, true);
+      LocalWorkers::signalAll(m_workers, SIGTERM);
     }
     loop(pull);
     m_relay.reset();  // every worker is gone
@@ -259,38 +311,47 @@ class Collector {
       LocalWorkers::reap(m_workers, now);
       if (m_stopRequested.load() && !stop_forwarded) {
         stop_forwarded = true;
-        LocalWorkers::signalAll(m_workers, SIGINT, false);
+        LocalWorkers::signalAll(m_workers, SIGINT);  // their exits on it are the run's stop, not deaths
       }
-      // The first failure or death: the others get the collective timeout to
-      // stop on their own (they see the broken connections), then a SIGTERM.
-      if (!grace_until && (!m_failures.empty() || anyDeath())) {
-        grace_until = now + std::chrono::milliseconds(config.timeout_ms);
+      // The first failure: the others get the collective timeout to stop on
+      // their own (they see the broken connections), then a SIGTERM. A death
+      // (a rank that will never arrive): a SIGTERM at once, after which every
+      // rank forwards what it has and stops.
+      const bool death = anyDeath();
+      if (!kill_at && (death || !m_failures.empty())) {
+        const Clock::time_point until = now + (death ? std::chrono::milliseconds(kDeathGrace)
+                                                     : std::chrono::milliseconds(config.timeout_ms));
+        if (!grace_until || until < *grace_until) grace_until = until;
         if (m_relay) m_relay->releaseAll();  // ranks at a stop go on to meet the broken connections
       }
       if (grace_until && now >= *grace_until && !kill_at) {
-        LocalWorkers::signalAll(m_workers, SIGTERM, true);
+        LocalWorkers::signalAll(m_workers, SIGTERM);
         kill_at = now + kKillGrace;
         give_up_at = now + 2 * kKillGrace;  // remote ranks that still say nothing
       }
       if (kill_at && now >= *kill_at) {
-        LocalWorkers::signalAll(m_workers, SIGKILL, true);
+        LocalWorkers::signalAll(m_workers, SIGKILL);
         kill_at = now + std::chrono::hours(1);
       }
       if (!LocalWorkers::allExited(m_workers)) continue;
       const bool waiting = std::any_of(m_workers.begin(), m_workers.end(), [&](const Worker& w) {
         if (w.done || !w.died.empty()) return false;
         if (w.remote) return !give_up_at || now < *give_up_at;
-        return now - w.exited_at < kLateMessages;
+        return now - w.exited_at < (WIFSIGNALED(w.status) ? kLateMessagesKilled : kLateMessages);
       });
       if (!waiting) break;
     }
   }
 
-  bool anyDeath() const {
-    return std::any_of(m_workers.begin(), m_workers.end(), [](const Worker& w) {
-      return !w.died.empty() || (w.exited && !w.done && !w.signalled_by_us);
-    });
+  // A worker that ended on its own without finishing: gone with no word
+  // (killed), or stopped by a signal that was not the launcher's (its Done
+  // then says "stopped early"; the others would wait for it at the next stop
+  // or collective). A worker that stopped on an error reported it (Failed).
+  static bool isDeath(const Worker& w) {
+    if (!w.died.empty()) return true;
+    return !w.remote && w.exited && !w.signalled_by_us && (!w.done || exitSignal(w.status) != 0);
   }
+  bool anyDeath() const { return std::any_of(m_workers.begin(), m_workers.end(), isDeath); }
 
   // One message, if there is one. A bad message is dropped with a log line.
   bool receive(zmq::socket_t& pull) {
@@ -356,7 +417,7 @@ class Collector {
     for (const Worker& w : m_workers) {
       std::string why;
       if (!w.died.empty()) why = w.died;
-      else if (!w.remote && w.exited && !w.done && !w.signalled_by_us)
+      else if (isDeath(w))
         why = "rank " + std::to_string(w.rank) + " (worker pid " + std::to_string(w.pid) + ") " + exitText(w.status) +
               " during step " + std::to_string(std::max(0, w.last_step));
       else if (w.remote && !w.done)
@@ -458,22 +519,23 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
   const StopSignalScope on_signal([&stop] { stop.store(true); });
   LocalWorkers starter(config, options, w);
   std::string failure = starter.start(workers, first, local);
-  if (!failure.empty()) LocalWorkers::signalAll(workers, SIGTERM, true);
+  if (!failure.empty()) LocalWorkers::signalAll(workers, SIGTERM);
   bool forwarded = false;
   while (!LocalWorkers::allExited(workers)) {
     std::this_thread::sleep_for(kPoll);
     if (stop.load() && !forwarded) {
       forwarded = true;
-      LocalWorkers::signalAll(workers, SIGINT, false);
+      LocalWorkers::signalAll(workers, SIGINT);
     }
     for (Worker* gone : LocalWorkers::reap(workers, Clock::now())) {
       if (WIFEXITED(gone->status) && WEXITSTATUS(gone->status) == 0) continue;
       const std::string text = "rank " + std::to_string(gone->rank) + " (worker pid " + std::to_string(gone->pid) +
                                " on node " + std::to_string(config.node_rank) + ") " + exitText(gone->status);
       if (failure.empty()) failure = text;
-      // Only a death the worker could not report itself: a worker that
-      // stopped on an error or a signal said so before it exited.
-      if (!WIFSIGNALED(gone->status) || gone->signalled_by_us) continue;
+      // Only a death the worker did not report as a failure: killed, or
+      // stopped by a signal that was not this launcher's (node 0 would wait
+      // for its rank at the next stop).
+      if (exitSignal(gone->status) == 0 || gone->signalled_by_us) continue;
       const std::vector<uint8_t> header = wireHeader(WireKind::Died, gone->rank, static_cast<uint32_t>(text.size()),
                                                      w.run_id);
       push.send(zmq::buffer(header), zmq::send_flags::sndmore);

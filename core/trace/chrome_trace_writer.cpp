@@ -1,5 +1,7 @@
 #include "trace/chrome_trace_writer.h"
 
+#include "common/output_file.h"
+
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -249,11 +251,8 @@ void writeChromeTrace(const RunTrace& trace, std::ostream& stream) {
 }
 
 void writeChromeTraceFile(const RunTrace& trace, const std::string& path) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw std::runtime_error("cannot open trace file '" + path + "' for writing: " + std::strerror(errno));
-  writeChromeTrace(trace, file);
-  file.close();
-  if (!file) throw std::runtime_error("failed writing trace file '" + path + "' (disk full or I/O error)");
+  // Whole or not at all (common/output_file.h): never half a trace under its name.
+  writeOutputFile(path, [&](std::ostream& out) { writeChromeTrace(trace, out); });
 }
 
 }  // namespace shardscope

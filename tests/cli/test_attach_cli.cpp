@@ -8,6 +8,10 @@
 #include <QtTest>
 
 #include <csignal>
+#include <memory>
+#include <vector>
+
+#include <unistd.h>
 
 #include <QFileInfo>
 #include <QJsonArray>
@@ -73,6 +77,74 @@ class TestAttachCli : public QObject {
     QCOMPARE(summaryWithoutWallTime(summary), summaryWithoutWallTime(served_summary));
   }
 
+  // Inspectors catching up when the server dies (SIGKILL), some of them sent
+  // SIGTERM just after: every one ends within seconds, none aborts (a
+  // multipart message cut off by the death tripped libzmq's receive-side
+  // assertion), none blocks in a send to the gone server (its detach used
+  // to), and each writes the trace of what came. Repeated: where the
+  // death lands in each one's catch-up varies.
+  void inspectorsEndWhenTheServerDiesMidCatchUp() {
+    constexpr int kRounds = 3, kInspectors = 8;
+    for (int round = 0; round < kRounds; ++round) {
+      QTemporaryDir dir;
+      QProcess served;
+      QByteArray out;
+      const QRegularExpressionMatch m = startAndWaitForOut(
+          served, QStringList{"run", "--serve", "127.0.0.1:0", "--strategy", "zero3", "--ranks", "4", "--steps",
+                              "100000"} + kSmall,
+          kServing, out);
+      QVERIFY2(m.hasMatch(), out.constData());
+      QTest::qWait(1500);  // a history to catch up on
+      std::vector<std::unique_ptr<QProcess>> inspectors;
+      for (int i = 0; i < kInspectors; ++i) {
+        inspectors.push_back(std::make_unique<QProcess>());
+        inspectors.back()->start(SHARDSCOPE_CLI_PATH,
+                                 {"attach", m.captured(1), "--trace", dir.filePath(QString("t%1.json").arg(i))});
+      }
+      for (auto& p : inspectors) {
+        QByteArray seen;
+        QElapsedTimer t;
+        t.start();
+        while (!seen.contains("attached to") && t.elapsed() < 30000 && p->state() != QProcess::NotRunning) {
+          p->waitForReadyRead(50);
+          seen += p->readAllStandardOutput();
+        }
+        QVERIFY2(seen.contains("attached to"), seen.constData());
+      }
+      // The SIGTERMs land as the inspectors meet the death: some before they notice it.
+      served.kill();
+      QVERIFY(served.waitForFinished(10000));
+      for (int i = 1; i < kInspectors; i += 2)
+        if (const qint64 pid = inspectors[static_cast<size_t>(i)]->processId(); pid > 0)  // 0: ended (kill(0) is the group)
+          ::kill(static_cast<pid_t>(pid), SIGTERM);
+      QElapsedTimer t;
+      t.start();
+      for (int i = 0; i < kInspectors; ++i) {
+        QProcess& p = *inspectors[static_cast<size_t>(i)];
+        const bool ended = p.waitForFinished(std::max<qint64>(1, 15000 - t.elapsed()));
+        if (!ended) {
+          p.kill();
+          p.waitForFinished();
+        }
+        const QByteArray err = p.readAllStandardError();
+        const QString who = QStringLiteral("round %1 inspector %2: ").arg(round).arg(i);
+        QVERIFY2(ended, qPrintable(who + "still running 15 s after the server died: " + err.right(1000)));
+        // A SIGTERM that lands after the trace is written, as the process
+        // exits, ends it as the signal does (Qt reads the signal as the exit code).
+        const bool terminated = i % 2 == 1;
+        if (p.exitStatus() == QProcess::CrashExit)
+          QVERIFY2(terminated && p.exitCode() == SIGTERM,
+                   qPrintable(who + "crashed (signal " + QString::number(p.exitCode()) + "): " + err.right(1000)));
+        else
+          QVERIFY2(p.exitCode() == 3 || (terminated && p.exitCode() == 128 + SIGTERM), qPrintable(who + err.right(1000)));
+        const QJsonObject trace =
+            QJsonDocument::fromJson(readFileBytes(dir.filePath(QString("t%1.json").arg(i)))).object();
+        QVERIFY2(trace.value("traceEvents").toArray().size() > 0, qPrintable(who + "no trace: " + err.right(1000)));
+      }
+      qInfo() << "round" << round << ": every inspector ended within" << t.elapsed() << "ms";
+    }
+  }
+
   void keysAreMadeOnceAndPrivate() {
     QTemporaryDir home;
     const QProcessEnvironment env = withConfigDir(home.path());
@@ -112,8 +184,8 @@ class TestAttachCli : public QObject {
     QVERIFY2(m.hasMatch(), out.constData());
     const QString address = m.captured(1);
     QVERIFY(address.startsWith("127.0.0.2:"));
-    QVERIFY(out.contains("with CURVE keys (0 inspector keys authorized"));
-    QVERIFY(out.contains("no inspector's key is authorized yet"));
+    QVERIFY(out.contains("with CURVE keys (yours and 0 inspector keys authorized"));
+    QVERIFY(out.contains("only your own identity is authorized"));
     const QString server_key = QRegularExpression("--server-key '([^']+)'").match(QString::fromUtf8(out)).captured(1);
     QCOMPARE(server_key.size(), 40);
 
@@ -148,6 +220,38 @@ class TestAttachCli : public QObject {
     QVERIFY(served.waitForFinished(30000));
     const QByteArray log = served.readAllStandardError();
     QVERIFY2(log.contains("serve: refused an inspector at 127.0.0.1: its key " + client_key.toUtf8()), log.constData());
+  }
+
+  // 127.0.0.1 is served with CURVE too: the serving user attaches with no
+  // key given; another account (another HOME, so another identity) is refused,
+  // with and without the server's key, until it is authorized.
+  void loopbackRefusesAnotherAccount() {
+    QTemporaryDir dir, owner_home, other_home;
+    const QProcessEnvironment owner = withConfigDir(owner_home.path()), other = withConfigDir(other_home.path());
+    QProcess served;
+    served.setProcessEnvironment(owner);
+    QByteArray out;
+    const QRegularExpressionMatch m = startAndWaitForOut(
+        served, QStringList{"run", "--serve", "127.0.0.1:0", "--serve-wait", "60", "--strategy", "zero3", "--ranks",
+                            "2", "--steps", "3"} + kSmall,
+        kServing, out);
+    QVERIFY2(m.hasMatch(), out.constData());
+    QVERIFY2(out.contains("with CURVE keys"), out.constData());
+    const QString server_key = QRegularExpression("--server-key '([^']+)'").match(QString::fromUtf8(out)).captured(1);
+    QCOMPARE(server_key.size(), 40);
+    const CliResult guessed = runCli({"attach", m.captured(1), "--timeout", "3"}, other);
+    QCOMPARE(guessed.exit_code, 3);
+    QVERIFY2(guessed.err.contains("not served under your identity") || guessed.err.contains("no run answered"),
+             qPrintable(guessed.err));
+    const CliResult refused = runCli({"attach", m.captured(1), "--server-key", server_key, "--timeout", "3"}, other);
+    QCOMPARE(refused.exit_code, 3);
+    QVERIFY2(refused.err.contains("refused this inspector"), qPrintable(refused.err));
+    const QString trace = dir.filePath("owner.json");
+    const CliResult mine = runCli({"attach", m.captured(1), "--trace", trace}, owner);
+    QVERIFY2(mine.exit_code == 0, qPrintable(mine.err));
+    QVERIFY(served.waitForFinished(60000));
+    QCOMPARE(served.exitCode(), 0);
+    QVERIFY(!QJsonDocument::fromJson(readFileBytes(trace)).object().value("traceEvents").toArray().isEmpty());
   }
 
   void badServeAndAttachFlags() {

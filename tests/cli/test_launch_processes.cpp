@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -125,6 +126,64 @@ class TestLaunchProcesses : public QObject {
       if (o.value("name").toString() == "error" && o.value("pid").toInt(-1) == 1) error_on_rank1 = true;
     }
     QVERIFY2(error_on_rank1, "no error event for the killed rank");
+  }
+
+  // A worker killed while the ranks still rendezvous: the others wait in the
+  // store for it; the run used to end only after the collective timeout, a
+  // SIGTERM grace and a wait for late messages (8 s). A death is known at
+  // once: the run ends within 2 s, naming it.
+  void aWorkerKilledDuringSetupEndsTheRunWithinTwoSeconds() {
+    QProcess p;
+    QByteArray err;
+    const QRegularExpressionMatch m = startAndWaitFor(
+        p,
+        {"--log-level", "debug", "run", "--strategy", "zero3", "--ranks", "4", "--layers", "2", "--hidden", "32",
+         "--batch", "8", "--steps", "100000", "--launch", "processes"},
+        QRegularExpression("rank 3: worker pid (\\d+)"), err, QProcess::StandardError);
+    QVERIFY2(m.hasMatch(), err.constData());
+    const pid_t worker = static_cast<pid_t>(m.captured(1).toLongLong());
+    QElapsedTimer timer;
+    timer.start();
+    QCOMPARE(::kill(worker, SIGKILL), 0);
+    QVERIFY2(p.waitForFinished(30000), "the run did not end after a worker was killed");
+    const qint64 ms = timer.elapsed();
+    err += p.readAllStandardError();
+    qInfo() << "ended" << ms << "ms after the kill";
+    QCOMPARE(p.exitCode(), 3);
+    QVERIFY2(QString::fromUtf8(err).contains(
+                 QStringLiteral("error: run stopped: rank 3 (worker pid %1) was killed by signal 9 (SIGKILL)").arg(worker)),
+             err.right(2000).constData());
+    QVERIFY2(ms < 2000, qPrintable(QString::number(ms)));
+  }
+
+  // A launcher killed with SIGKILL cannot remove its rendezvous directory;
+  // the next processes run removes it (its launcher's pid is gone), and
+  // leaves a live run's alone.
+  void aKilledLaunchersRendezvousDirIsRemovedByTheNextRun() {
+    QProcess p;
+    QByteArray err;
+    const QRegularExpressionMatch m = startAndWaitFor(
+        p,
+        {"--log-level", "info", "run", "--strategy", "ddp", "--ranks", "2", "--layers", "2", "--hidden", "32",
+         "--batch", "4", "--steps", "100000", "--launch", "processes"},
+        QRegularExpression("rendezvous file://(/tmp/shardscope-rdzv-[A-Za-z0-9]+)"), err, QProcess::StandardError);
+    QVERIFY2(m.hasMatch(), err.constData());
+    const QString stale = m.captured(1);
+    p.kill();  // SIGKILL: no cleanup
+    QVERIFY(p.waitForFinished(10000));
+    QVERIFY2(QFileInfo(stale).isDir(), qPrintable(stale));
+    QTemporaryDir live_dir("/tmp/shardscope-rdzv-liveXXXXXX");  // a live launcher's (this test's pid)
+    {
+      QFile owner(live_dir.filePath(".shardscope-launcher-pid"));
+      QVERIFY(owner.open(QIODevice::WriteOnly));
+      owner.write(QByteArray::number(static_cast<qint64>(::getpid())) + "\n");
+    }
+    const CliResult next = runCli({"run", "--strategy", "ddp", "--ranks", "2", "--layers", "2", "--hidden", "32",
+                                   "--batch", "4", "--steps", "1", "--launch", "processes"},
+                                  60000);
+    QVERIFY2(next.exit_code == 0, qPrintable(next.err));
+    QVERIFY2(!QFileInfo::exists(stale), qPrintable(stale + " is still there"));
+    QVERIFY(QFileInfo(live_dir.path()).isDir());
   }
 
   void sigintStopsEveryWorkerAndKeepsWhatRan() {

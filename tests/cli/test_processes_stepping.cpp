@@ -12,7 +12,9 @@
 
 #include <unistd.h>
 
+#include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
@@ -268,6 +270,62 @@ class TestProcessesStepping : public QObject {
       ended = true;  // the served run's failure reaches the inspector
     }
     QVERIFY(ended);
+  }
+
+  // A worker stopped by SIGTERM or SIGINT (its own handler: it cancels its
+  // rank, forwards what it has and exits 128 + signal) while the ranks pass
+  // --break-on stops: the others used to wait for it at the next stop in the
+  // gate relay forever (4 of 9 tries). Every try must end within seconds,
+  // name the rank and the signal (not a collective hang), and leave the trace
+  // of what ran. Repeated: where the signal lands (at a stop, between stops,
+  // in a collective) varies from try to try.
+  void aWorkerStoppedBySignalAtStopsEndsTheRun() {
+    const int tries = 6;
+    for (int i = 0; i < tries; ++i) {
+      const int sig = i % 2 ? SIGINT : SIGTERM;
+      const QString name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+      QTemporaryDir dir;
+      const QString trace = dir.filePath("t.json");
+      QProcess p;
+      QByteArray seen;
+      p.setProcessChannelMode(QProcess::MergedChannels);
+      const QRegularExpressionMatch m = startAndWaitFor(
+          p,
+          {"--log-level", "debug", "run", "--launch", "processes", "--strategy", "zero3", "--ranks", "4", "--steps",
+           "1000", "--layers", "4", "--hidden", "256", "--batch", "32", "--break-on", "forward", "--trace", trace},
+          QRegularExpression(R"(rank 1: worker pid (\d+)(?:.|\n)*break: step 0)"), seen, QProcess::StandardOutput);
+      QVERIFY2(m.hasMatch(), seen.right(3000).constData());
+      const pid_t worker = static_cast<pid_t>(m.captured(1).toLongLong());
+      QElapsedTimer t;
+      t.start();
+      QCOMPARE(::kill(worker, sig), 0);
+      const bool ended = p.waitForFinished(20000);
+      const qint64 ms = t.elapsed();
+      if (!ended) {
+        p.kill();
+        p.waitForFinished();
+      }
+      seen += p.readAll();
+      QVERIFY2(ended, qPrintable(QStringLiteral("try %1 (%2): the run hung after the worker exited: %3")
+                                     .arg(i).arg(name, QString::fromUtf8(seen.right(2000)))));
+      qInfo() << "try" << i << name << "ended" << ms << "ms after the signal";
+      QCOMPARE(p.exitCode(), 3);
+      // The run's one error line (the ranks' own debug lines may say what they met).
+      const QRegularExpressionMatch error =
+          QRegularExpression("^error: run stopped: .*$", QRegularExpression::MultilineOption).match(QString::fromUtf8(seen));
+      QVERIFY2(error.hasMatch(), seen.right(2000).constData());
+      QCOMPARE(error.captured(0),
+               QStringLiteral("error: run stopped: rank 1 (worker pid %1) exited (%2) during step 0").arg(worker).arg(name));
+      QVERIFY2(ms < 8000, qPrintable(QString::number(ms)));
+      // The partial trace: what ran, and rank 1's end marked as an error.
+      const QJsonObject o = QJsonDocument::fromJson(readFileBytes(trace)).object();
+      const QJsonArray events = o.value("traceEvents").toArray();
+      QVERIFY2(events.size() > 10, qPrintable(QStringLiteral("try %1: %2 events").arg(i).arg(events.size())));
+      bool error_on_rank1 = false;
+      for (const QJsonValue& e : events)
+        error_on_rank1 |= e.toObject().value("name").toString() == "error" && e.toObject().value("pid").toInt(-1) == 1;
+      QVERIFY2(error_on_rank1, "no error event for the stopped rank");
+    }
   }
 };
 

@@ -3,10 +3,13 @@
 // run's byte for byte (modeled clock); Pause / Step / Continue from the
 // inspector stop the served run's ranks in lockstep and the inspector sees
 // the same stop and ledgers; detaching leaves the run going; Stop from the
-// inspector stops the run; a secured server (any address but 127.0.0.1)
+// inspector stops the run; every server (127.0.0.1 too) speaks CURVE: it
 // refuses an inspector whose key is not authorized, and one without CURVE,
-// and logs who it refused; malformed messages are dropped, never fatal.
+// and logs who it refused, while the serving user's own identity attaches to
+// a loopback run with no key given; malformed messages are dropped, never fatal.
 #include <QtTest>
+
+#include <QTemporaryDir>
 
 #include <chrono>
 #include <fstream>
@@ -105,7 +108,61 @@ struct LogCapture {
 class TestAttach : public QObject {
   Q_OBJECT
 
+  QTemporaryDir m_home;  // this user's CURVE identity, for servers and inspectors alike
+
  private slots:
+  void initTestCase() { qputenv("SHARDSCOPE_CONFIG_DIR", m_home.path().toUtf8()); }
+
+  // Loopback is no exception: a plain (no CURVE) client is refused, another
+  // account's identity is refused with or without the server's key, and the
+  // serving user's own identity attaches with no key given.
+  void loopbackIsServedWithCurve() {
+    LogCapture log;
+    Run served(servedConfig(2));
+    RunServer server(served, loopback());
+    QVERIFY(!server.secured());  // no --server-key needed here...
+    server.start();
+    {  // ...yet without CURVE nothing it sends is read
+      zmq::context_t context;
+      zmq::socket_t plain(context, zmq::socket_type::dealer);
+      plain.set(zmq::sockopt::linger, 0);
+      plain.connect(server.endpoint());
+      const std::vector<uint8_t> header = wireHeader(WireKind::AttachHello, -1, 0, 0);
+      const std::vector<uint8_t> hello = attachHelloPayload("plain");
+      plain.send(zmq::buffer(header), zmq::send_flags::sndmore);
+      plain.send(zmq::buffer(hello), zmq::send_flags::none);
+      zmq::pollitem_t item{plain.handle(), 0, ZMQ_POLLIN, 0};
+      QCOMPARE(zmq::poll(&item, 1, std::chrono::milliseconds(700)), 0);
+    }
+    QVERIFY(eventually([&] { return log.str().find("refused a connection") != std::string::npos; }, std::chrono::seconds(5)));
+    QTemporaryDir other_home;  // another account on the same machine
+    AttachOptions other = attachTo(server);
+    other.config_dir = other_home.path().toStdString();
+    other.connect_timeout = std::chrono::seconds(3);
+    try {
+      attachToRun(other);  // its own key taken as the server's: the handshake fails
+      QFAIL("another identity attached to a loopback run");
+    } catch (const RunError& e) {
+      QVERIFY2(std::string(e.what()).find("not served under your identity") != std::string::npos ||
+                   std::string(e.what()).find("no run answered") != std::string::npos,
+               e.what());
+    }
+    other.server_key = server.publicKey();  // the right server key, but not authorized
+    try {
+      attachToRun(other);
+      QFAIL("an unauthorized identity attached to a loopback run");
+    } catch (const RunError& e) {
+      QVERIFY2(std::string(e.what()).find("refused this inspector") != std::string::npos, e.what());
+    }
+    AttachedRun attached = attachToRun(attachTo(server));  // this user: no key, no setup
+    attached.run->start();
+    served.start();
+    RunResult result = served.wait();
+    server.finish(&result, "");
+    attached.run->wait();
+    QCOMPARE(attached.run->losses(), result.losses);
+  }
+
   void attachedTraceIsTheServedRunsBytes() {
     Run served(servedConfig());
     RunServer server(served, loopback());
@@ -334,6 +391,11 @@ class TestAttach : public QObject {
     zmq::context_t context;
     zmq::socket_t rogue(context, zmq::socket_type::dealer);
     rogue.set(zmq::sockopt::linger, 0);
+    // An authorized identity (this user's) that sends garbage once in.
+    const CurveKeyPair me = loadOrMakeIdentity(shardscopeConfigDir());
+    rogue.set(zmq::sockopt::curve_serverkey, server.publicKey());
+    rogue.set(zmq::sockopt::curve_publickey, me.public_key);
+    rogue.set(zmq::sockopt::curve_secretkey, me.secret_key);
     rogue.connect(server.endpoint());
     // One part; a bad magic; a command before hello; a hello of another protocol.
     rogue.send(zmq::str_buffer("x"), zmq::send_flags::none);
