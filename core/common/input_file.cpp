@@ -8,23 +8,24 @@
 #include <cstring>
 
 #include "common/errors.h"
+#include "common/units.h"
 
 namespace shardscope {
 
 namespace {
 
-constexpr uint64_t kMiB = 1024 * 1024;
+constexpr uint64_t kMiBBytesU = static_cast<uint64_t>(kMiBBytes);  // common/units.h, as the caps count it
 
 // The cap from `env` (whole MiB, 1 to 1048576) or `default_mib`; a bad value is an error naming the variable.
 uint64_t capFromEnv(const char* env, uint64_t default_mib) {
   const char* text = std::getenv(env);
-  if (text == nullptr || *text == '\0') return default_mib * kMiB;
+  if (text == nullptr || *text == '\0') return default_mib * kMiBBytesU;
   char* end = nullptr;
   errno = 0;
   const unsigned long long mib = std::strtoull(text, &end, 10);
   if (errno != 0 || end == text || *end != '\0' || mib < 1 || mib > 1048576 || text[0] == '-')
     throw ConfigError(std::string(env) + " must be a whole number of MiB from 1 to 1048576, got '" + text + "'");
-  return mib * kMiB;
+  return mib * kMiBBytesU;
 }
 
 [[noreturn]] void fail(const std::string& path, const InputFileRule& rule, const std::string& reason) {
@@ -43,10 +44,10 @@ InputFileError::InputFileError(const std::string& what, const std::string& path,
     : ConfigError(path.empty() ? what + ": " + reason : what + " " + path + ": " + reason), m_path(path), m_reason(reason) {}
 
 std::string inputSizeText(uint64_t bytes) {
-  if (bytes >= kMiB && bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
-  if (bytes >= kMiB) {
+  if (bytes >= kMiBBytesU && bytes % kMiBBytesU == 0) return std::to_string(bytes / kMiBBytesU) + " MiB";
+  if (bytes >= kMiBBytesU) {
     char text[32];
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / static_cast<double>(kMiB));
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / static_cast<double>(kMiBBytesU));
     return text;
   }
   return std::to_string(bytes) + " bytes";

@@ -1,8 +1,8 @@
 // --serve ADDR (a live run, exposed to inspectors) and `attach ADDR`: PORT,
-// HOST:PORT or tcp://HOST:PORT. A bare port is 127.0.0.1's. Only 127.0.0.1
-// (or "localhost") is served without keys: any other address (another
-// interface, "*" for all of them, even a second loopback address) needs
-// ZeroMQ's CURVE authentication and encryption.
+// HOST:PORT or tcp://HOST:PORT. A bare port is 127.0.0.1's. Every address is
+// served with ZeroMQ's CURVE authentication and encryption; the serving user's
+// own key is always authorized, so on 127.0.0.1 the same user attaches with no
+// setup and another account is refused.
 #pragma once
 
 #include <string>
