@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <set>
+#include <unordered_map>
 
 #include "common/input_file.h"
 #include "postmortem/pickle_reader.h"
@@ -30,16 +31,23 @@ std::string frText(const ValueTree& t, const Value& v) {
   return {};
 }
 
-std::string frCanonical(const ValueTree& t, const Value* v) {
+// Sizes and dtypes as text, cached by container (the memo may share one list among many entries).
+std::string frCanonical(const ValueTree& t, const Value* v, std::unordered_map<uint64_t, std::string>& cache) {
   if (v == nullptr) return "";
-  return t.toJson(*v, 8).dump(-1, ' ', false, Json::error_handler_t::replace);
+  const bool container = t.container(*v) != nullptr;
+  if (container)
+    if (auto it = cache.find(v->index); it != cache.end()) return it->second;
+  std::string s = t.toJson(*v, 8, 1024).dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (container) cache[v->index] = s;
+  return s;
 }
 
 int64_t frOptInt(const ValueTree& t, const Value& d, const char* key) {
   const Value* v = t.get(d, key);
   if (v == nullptr) return 0;
   if (v->kind == ValueKind::Int) return v->i;
-  if (v->kind == ValueKind::Float) return static_cast<int64_t>(v->f);
+  int64_t whole = 0;
+  if (v->kind == ValueKind::Float && wholeFloat(v->f, whole)) return whole;
   return 0;
 }
 
@@ -82,6 +90,12 @@ std::optional<FrFrame> frLastFrame(const FrEntry& e) {
 }
 
 std::string frRankList(const std::vector<int>& ranks) {
+  constexpr size_t kShown = 32;  // a 1024-rank group is summarized, not listed
+  if (ranks.size() > kShown) {
+    std::string s;
+    for (size_t i = 0; i < kShown; ++i) s += std::to_string(ranks[i]) + ", ";
+    return s + "... (" + std::to_string(ranks.size()) + " ranks)";
+  }
   std::string s;
   for (size_t i = 0; i < ranks.size(); ++i) {
     if (i > 0) s += i + 1 == ranks.size() ? " and " : ", ";
@@ -160,6 +174,7 @@ FrRankDump parseFlightRecorderDump(const ValueTree& t, int rank, const std::stri
   if (entries->kind != ValueKind::List) frFieldError(path, "entries", "must be a list", entries);
   const size_t n = t.size(*entries);
   d.entries.reserve(n);
+  std::unordered_map<uint64_t, std::string> text_cache;
   for (size_t i = 0; i < n; ++i) {
     const Value v = t.at(*entries, i);
     const std::string at = "entries[" + std::to_string(i) + "]";
@@ -199,8 +214,8 @@ FrRankDump parseFlightRecorderDump(const ValueTree& t, int rank, const std::stri
     if (const Value* r = t.get(v, "retired"); r != nullptr && r->kind == ValueKind::Bool) e.retired = r->i != 0;
     e.time_created_ns = frOptInt(t, v, "time_created_ns");
     e.time_started_ns = frOptInt(t, v, "time_discovered_started_ns");
-    e.sizes = frCanonical(t, t.get(v, "input_sizes")) + " -> " + frCanonical(t, t.get(v, "output_sizes"));
-    e.dtypes = frCanonical(t, t.get(v, "input_dtypes")) + " -> " + frCanonical(t, t.get(v, "output_dtypes"));
+    e.sizes = frCanonical(t, t.get(v, "input_sizes"), text_cache) + " -> " + frCanonical(t, t.get(v, "output_sizes"), text_cache);
+    e.dtypes = frCanonical(t, t.get(v, "input_dtypes"), text_cache) + " -> " + frCanonical(t, t.get(v, "output_dtypes"), text_cache);
     if (const Value* fr = t.get(v, "frames"); fr != nullptr && t.isSeq(*fr)) {
       for (size_t k = 0; k < t.size(*fr) && e.frames.size() < FrEntry::kMaxFrames; ++k) {
         const Value f = t.at(*fr, k);

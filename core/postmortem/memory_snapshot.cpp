@@ -5,6 +5,7 @@
 #include "postmortem/memory_snapshot.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "common/input_file.h"
@@ -21,18 +22,35 @@ namespace {
   throw PostmortemFormatError("memory snapshot: " + path + " " + rule + ", " + found);
 }
 
-int64_t snapshotInt(const ValueTree& t, const Value& dict, const char* key, const std::string& path, bool required,
+// Where a value sits, for messages only: "device_traces[0]" and an index, joined when an error needs it.
+struct SnapshotPath {
+  SnapshotPath(const std::string& b, size_t i = SIZE_MAX) : base(b), index(i) {}  // NOLINT: strings convert
+  const std::string& base;
+  size_t index;  // SIZE_MAX: base alone
+  std::string str() const { return index == SIZE_MAX ? base : base + "[" + std::to_string(index) + "]"; }
+};
+
+int64_t snapshotInt(const ValueTree& t, const Value& dict, const char* key, const SnapshotPath& path, bool required,
                     int64_t fallback = 0) {
   const Value* v = t.get(dict, key);
   if (v == nullptr && !required) return fallback;
   if (v == nullptr || v->kind != ValueKind::Int || v->i < 0)
-    snapshotFieldError(path + "." + key, "must be an integer >= 0 (below 2^63)", t, v);
+    snapshotFieldError(path.str() + "." + key, "must be an integer >= 0 (below 2^63)", t, v);
   return v->i;
 }
 
-SnapshotCategory snapshotFramesCategory(const ValueTree& t, const Value* frames, bool& any_frame) {
+// Stacks already classified, by container: the memo lets many entries share
+// one frames list, which must not cost its length once per entry.
+using SnapshotFramesCache = std::unordered_map<uint64_t, std::pair<SnapshotCategory, bool>>;
+
+SnapshotCategory snapshotFramesCategory(const ValueTree& t, const Value* frames, bool& any_frame,
+                                        SnapshotFramesCache& cache) {
   any_frame = false;
   if (frames == nullptr || !t.isSeq(*frames)) return SnapshotCategory::Other;
+  if (auto it = cache.find(frames->index); it != cache.end()) {
+    any_frame = it->second.second;
+    return it->second.first;
+  }
   FrameClassifier c;
   const size_t n = t.size(*frames);
   for (size_t i = 0; i < n; ++i) {
@@ -44,6 +62,7 @@ SnapshotCategory snapshotFramesCategory(const ValueTree& t, const Value* frames,
     c.add(ft);
   }
   any_frame = c.anyFrame();
+  cache[frames->index] = {c.result(), any_frame};
   return c.result();
 }
 
@@ -90,7 +109,7 @@ struct SnapshotDeviceInput {
 };
 
 void snapshotReadTrace(const ValueTree& t, const Value& trace, const std::string& path, SnapshotDevice& d,
-                       std::vector<int64_t>& addrs, std::vector<uint8_t>& no_stack) {
+                       std::vector<int64_t>& addrs, std::vector<uint8_t>& no_stack, SnapshotFramesCache& cache) {
   const size_t n = t.size(trace);
   d.actions.reserve(n);
   d.sizes.reserve(n);
@@ -102,14 +121,14 @@ void snapshotReadTrace(const ValueTree& t, const Value& trace, const std::string
   times.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     const Value e = t.at(trace, i);
-    const std::string at = path + "[" + std::to_string(i) + "]";
-    if (e.kind != ValueKind::Dict) snapshotFieldError(at, "must be a dict (a trace entry)", t, &e);
+    const SnapshotPath at{path, i};
+    if (e.kind != ValueKind::Dict) snapshotFieldError(at.str(), "must be a dict (a trace entry)", t, &e);
     const Value* action = t.get(e, "action");
     if (action == nullptr || action->kind != ValueKind::Str)
-      snapshotFieldError(at + ".action", "must be a string", t, action);
+      snapshotFieldError(at.str() + ".action", "must be a string", t, action);
     SnapshotAction a;
     if (!snapshotActionFrom(t.text(*action), a))
-      throw PostmortemFormatError("memory snapshot: " + at + ".action '" + std::string(t.text(*action)).substr(0, 48) +
+      throw PostmortemFormatError("memory snapshot: " + at.str() + ".action '" + std::string(t.text(*action)).substr(0, 48) +
                                   "' is none of alloc, free_requested, free_completed, segment_alloc, segment_free, "
                                   "segment_map, segment_unmap, snapshot, oom");
     const bool sized = a != SnapshotAction::Snapshot;
@@ -127,14 +146,14 @@ void snapshotReadTrace(const ValueTree& t, const Value& trace, const std::string
     const Value* tu = t.get(e, "time_us");
     if (tu != nullptr && tu->kind == ValueKind::Int) {
       times.push_back(tu->i);
-    } else if (tu != nullptr && tu->kind == ValueKind::Float) {
-      times.push_back(static_cast<int64_t>(tu->f));
+    } else if (int64_t whole = 0; tu != nullptr && tu->kind == ValueKind::Float && wholeFloat(std::floor(tu->f), whole)) {
+      times.push_back(whole);
     } else {
       all_time = false;
     }
     bool any_frame = false;
     SnapshotCategory cat = SnapshotCategory::Other;
-    if (a == SnapshotAction::Alloc) cat = snapshotFramesCategory(t, t.get(e, "frames"), any_frame);
+    if (a == SnapshotAction::Alloc) cat = snapshotFramesCategory(t, t.get(e, "frames"), any_frame, cache);
     d.actions.push_back(a);
     d.sizes.push_back(size);
     d.categories.push_back(cat);
@@ -266,6 +285,7 @@ MemorySnapshot buildMemorySnapshot(const ValueTree& t) {
 
   constexpr int64_t kMaxDevices = 4096;
   std::vector<SnapshotDeviceInput> inputs;
+  SnapshotFramesCache frames_cache;
   auto device = [&](int64_t index, const std::string& path) -> SnapshotDeviceInput& {
     if (index >= kMaxDevices)
       throw PostmortemFormatError("memory snapshot: " + path + " is " + std::to_string(index) +
@@ -289,27 +309,29 @@ MemorySnapshot buildMemorySnapshot(const ValueTree& t) {
     if (blocks == nullptr) continue;
     if (blocks->kind != ValueKind::List) snapshotFieldError(at + ".blocks", "must be a list", t, blocks);
     const size_t nb = t.size(*blocks);
+    const std::string blocks_path = at + ".blocks";
     for (size_t b = 0; b < nb; ++b) {
       const Value blk = t.at(*blocks, b);
-      const std::string bat = at + ".blocks[" + std::to_string(b) + "]";
-      if (blk.kind != ValueKind::Dict) snapshotFieldError(bat, "must be a dict (a block)", t, &blk);
+      const SnapshotPath bat{blocks_path, b};
+      if (blk.kind != ValueKind::Dict) snapshotFieldError(bat.str(), "must be a dict (a block)", t, &blk);
       const int64_t size = snapshotInt(t, blk, "size", bat, true);
       const int64_t block_addr = snapshotInt(t, blk, "address", bat, false, addr);
       const Value* state = t.get(blk, "state");
       if (state == nullptr || state->kind != ValueKind::Str)
-        snapshotFieldError(bat + ".state", "must be a string (active_allocated, active_pending_free or inactive)", t, state);
+        snapshotFieldError(bat.str() + ".state", "must be a string (active_allocated, active_pending_free or inactive)", t, state);
       const std::string_view st = t.text(*state);
       if (st == "active_allocated" || st == "active_pending_free") {
         SnapshotBlock sb;
         sb.addr = block_addr;
         sb.size = snapshotInt(t, blk, "requested_size", bat, false, size);
-        sb.category = snapshotFramesCategory(t, t.get(blk, "frames"), sb.any_frame);
+        sb.category = snapshotFramesCategory(t, t.get(blk, "frames"), sb.any_frame, frames_cache);
         in.live_blocks.push_back(sb);
       } else if (st != "inactive") {
-        throw PostmortemFormatError("memory snapshot: " + bat + ".state '" + std::string(st).substr(0, 48) +
+        throw PostmortemFormatError("memory snapshot: " + bat.str() + ".state '" + std::string(st).substr(0, 48) +
                                     "' is none of active_allocated, active_pending_free, inactive");
       }
-      addr = block_addr + size;
+      if (__builtin_add_overflow(block_addr, size, &addr))
+        throw PostmortemFormatError("memory snapshot: " + bat.str() + ": address + size passes 2^63");
     }
   }
   const size_t ntraces = traces == nullptr ? 0 : t.size(*traces);
@@ -331,7 +353,7 @@ MemorySnapshot buildMemorySnapshot(const ValueTree& t) {
     std::vector<int64_t> addrs;
     std::vector<uint8_t> no_stack;
     if (in.trace != nullptr)
-      snapshotReadTrace(t, *in.trace, "device_traces[" + std::to_string(i) + "]", dm, addrs, no_stack);
+      snapshotReadTrace(t, *in.trace, "device_traces[" + std::to_string(i) + "]", dm, addrs, no_stack, frames_cache);
     snapshotReplay(dm, in, addrs, no_stack);
     out.devices.push_back(std::move(dm));
   }

@@ -1,6 +1,7 @@
 // The value tree's building and reading helpers, and its JSON conversions.
 #include "postmortem/value_tree.h"
 
+#include <cmath>
 #include <unordered_set>
 
 namespace shardscope::postmortem {
@@ -54,6 +55,13 @@ const Value* ValueTree::get(const Value& dict, std::string_view key) const {
   return nullptr;
 }
 
+bool wholeFloat(double f, int64_t& out) {
+  // 2^63 is exact as a double; anything at or past it (or NaN) does not fit.
+  if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0) || f != std::floor(f)) return false;
+  out = static_cast<int64_t>(f);
+  return true;
+}
+
 std::string_view valueKindName(ValueKind k) {
   switch (k) {
     case ValueKind::None: return "None";
@@ -72,7 +80,9 @@ std::string_view valueKindName(ValueKind k) {
 
 namespace {
 
-Json valueToJson(const ValueTree& t, const Value& v, int depth, std::unordered_set<uint64_t>& open) {
+Json valueToJson(const ValueTree& t, const Value& v, int depth, std::unordered_set<uint64_t>& open, size_t& budget) {
+  if (budget == 0) return "...";
+  --budget;
   switch (v.kind) {
     case ValueKind::None: return nullptr;
     case ValueKind::Bool: return v.i != 0;
@@ -88,13 +98,16 @@ Json valueToJson(const ValueTree& t, const Value& v, int depth, std::unordered_s
   const Container& c = *t.container(v);
   Json out = v.kind == ValueKind::Dict ? Json::object() : Json::array();
   if (v.kind == ValueKind::Dict) {
-    for (size_t i = 0; i + 1 < c.items.size(); i += 2) {
+    for (size_t i = 0; i + 1 < c.items.size() && budget > 0; i += 2) {
       const Value& k = c.items[i];
-      const std::string key = k.kind == ValueKind::Str ? std::string(t.text(k)) : valueToJson(t, k, 1, open).dump();
-      out[key] = valueToJson(t, c.items[i + 1], depth - 1, open);
+      const std::string key = k.kind == ValueKind::Str ? std::string(t.text(k)) : valueToJson(t, k, 1, open, budget).dump(-1, ' ', false, Json::error_handler_t::replace);
+      out[key] = valueToJson(t, c.items[i + 1], depth - 1, open, budget);
     }
   } else {
-    for (const Value& item : c.items) out.push_back(valueToJson(t, item, depth - 1, open));
+    for (const Value& item : c.items) {
+      out.push_back(valueToJson(t, item, depth - 1, open, budget));
+      if (budget == 0) break;
+    }
   }
   open.erase(v.index);
   return out;
@@ -151,9 +164,9 @@ Value valueFromJson(ValueTree& t, const Json& j) {
 
 }  // namespace
 
-Json ValueTree::toJson(const Value& v, int max_depth) const {
+Json ValueTree::toJson(const Value& v, int max_depth, size_t max_values) const {
   std::unordered_set<uint64_t> open;
-  return valueToJson(*this, v, max_depth, open);
+  return valueToJson(*this, v, max_depth, open, max_values);
 }
 
 ValueTree valueTreeFromJson(const Json& j) {

@@ -54,14 +54,19 @@ class ValueTree {
   const Value* get(const Value& dict, std::string_view key) const;
   bool isSeq(const Value& v) const { return v.kind == ValueKind::List || v.kind == ValueKind::Tuple; }
 
-  // The value as JSON for messages and tests: depth beyond max_depth (or a
-  // container inside itself) prints as "...". Big ints become their digits as a string.
-  Json toJson(const Value& v, int max_depth = 64) const;
+  // The value as JSON for messages, comparisons and tests: depth beyond
+  // max_depth, a container inside itself, or any value past the first
+  // max_values prints as "..." (the memo can share one container so that a
+  // small file unfolds into an exponential tree). Big ints become their digits as a string.
+  Json toJson(const Value& v, int max_depth = 64, size_t max_values = 4096) const;
 
  private:
   std::string m_pool;
   std::vector<Container> m_containers;
 };
+
+// A float that is a whole number inside int64 (JSON writers may print 1e3); false otherwise.
+bool wholeFloat(double f, int64_t& out);
 
 // "None", "bool", "int", "float", "str", "bytes", "list", "tuple", "dict".
 std::string_view valueKindName(ValueKind k);
