@@ -43,6 +43,7 @@ class ValueTree {
   Value addText(ValueKind kind, std::string_view text);
   Value addContainer(ValueKind kind);
   Container& container(const Value& v) { return m_containers[v.index]; }
+  void reserveContainers(size_t n) { m_containers.reserve(n); }
   size_t containerCount() const { return m_containers.size(); }
 
   // Reading. Wrong kinds give empty answers, never a throw: callers name the field.
