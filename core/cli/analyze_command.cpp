@@ -7,6 +7,7 @@
 
 #include "common/exit_codes.h"
 #include "common/errors.h"
+#include "cli/postmortem_analyze.h"
 #include "common/output_file.h"
 #include "kineto/trace_analysis.h"
 
@@ -16,6 +17,8 @@ namespace {
 
 const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... [--json FILE] [--whole-trace] [--rank-of FILE=R]
   TRACE         a PyTorch profiler trace (.json or .json.gz), one per rank; DIR: its *.json, *.json.gz
+                or a memory snapshot (torch.cuda.memory._dump_snapshot, pickle or JSON), or
+                flight-recorder dumps (a DIR of one file per rank, pickle or JSON)
   --json FILE   also write the figures as JSON (stable keys)
   --whole-trace every step and exact timestamps, instead of HTA's conventions (last step left
                 out when there are two or more; float timestamps rounded to whole microseconds)
@@ -63,6 +66,14 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
   }
   if (inputs.empty()) {
     err << "error: analyze needs at least one trace file or folder (see shardscope-cli analyze --help)\n";
+    return kExitBadInput;
+  }
+  // A memory snapshot or flight-recorder dumps (pickle, or JSON with their keys).
+  bool mixed = false;
+  if (postmortemInputs(inputs, mixed)) return analyzePostmortem(inputs, json_path, out, err);
+  if (mixed) {
+    err << "error: analyze takes profiler traces or post-mortem files (memory snapshots, flight-recorder dumps), "
+           "not both at once\n";
     return kExitBadInput;
   }
   load.progress = [&err](const std::string& line) { err << line << "\n"; };

@@ -3,6 +3,7 @@
 // the steps, Holistic Trace Analysis' metrics (kernel time, idle / compute /
 // non-compute %, comm/comp overlap %), bytes and bus bandwidth per collective
 // kind and the ten longest exposed communications; --json writes the same.
+// Memory snapshots and flight-recorder dumps go to cli/postmortem_analyze.h.
 #pragma once
 
 #include <iosfwd>

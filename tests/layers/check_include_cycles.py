@@ -25,7 +25,7 @@ LAYERS = [
     ["common"],
     ["tensor", "config"],
     ["trace"],
-    ["kernels", "kineto"],
+    ["kernels", "kineto", "postmortem"],
     ["memory"],
     ["device"],
     ["rank"],

@@ -1,0 +1,61 @@
+// analyze for post-mortem files: every snapshot gets its own report; all
+// flight-recorder dumps given are one job, diagnosed together.
+#include "cli/postmortem_analyze.h"
+
+#include <ostream>
+
+#include "common/errors.h"
+#include "common/exit_codes.h"
+#include "common/output_file.h"
+#include "postmortem/postmortem_report.h"
+
+namespace shardscope {
+
+bool postmortemInputs(const std::vector<std::string>& inputs, bool& mixed) {
+  size_t found = 0;
+  for (const std::string& in : inputs)
+    if (postmortem::detectPostmortemInput(in) != postmortem::PostmortemInput::None) ++found;
+  mixed = found > 0 && found < inputs.size();
+  return found > 0 && found == inputs.size();
+}
+
+int analyzePostmortem(const std::vector<std::string>& inputs, const std::string& json_path, std::ostream& out,
+                      std::ostream& err) {
+  using namespace postmortem;
+  Json report = Json::object();
+  try {
+    std::vector<std::string> dumps;
+    Json snapshots = Json::array();
+    for (const std::string& in : inputs) {
+      if (detectPostmortemInput(in) == PostmortemInput::FlightRecorder) {
+        dumps.push_back(in);
+        continue;
+      }
+      const MemorySnapshot s = readMemorySnapshotFile(in);
+      printMemorySnapshotText(s, in, out);
+      snapshots.push_back(memorySnapshotJson(s, in));
+    }
+    if (snapshots.size() == 1) report["memory_snapshot"] = snapshots.front();
+    else if (!snapshots.empty()) report["memory_snapshots"] = snapshots;
+    if (!dumps.empty()) {
+      const FrDiagnosis d = diagnoseFlightRecorder(readFlightRecorderDumps(dumps));
+      printFlightRecorderText(d, out);
+      report["flight_recorder"] = flightRecorderJson(d);
+    }
+  } catch (const ConfigError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (!json_path.empty()) {
+    try {
+      writeOutputFile(json_path, [&](std::ostream& f) { f << report.dump(2, ' ', false, Json::error_handler_t::replace) << "\n"; });
+    } catch (const RunError& e) {
+      err << "error: --json " << e.what() << "\n";
+      return kExitOutputFailed;
+    }
+    out << "figures written to " << json_path << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace shardscope

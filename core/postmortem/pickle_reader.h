@@ -1,0 +1,39 @@
+// A read-only reader for the pickles PyTorch's post-mortem files are
+// (protocols 2-5: dicts, lists, tuples, strings, bytes, ints of any size,
+// floats, bools, None, the memo). Nothing that constructs an object is run:
+// GLOBAL, REDUCE, BUILD and their kin are refused by name. Bounded: nesting of
+// MARKs, the size of one string or integer, the memo; every error names the
+// opcode and its byte offset.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/errors.h"
+#include "postmortem/value_tree.h"
+
+namespace shardscope::postmortem {
+
+// A pickle (or post-mortem JSON document) that cannot be read: "byte 42: ...".
+class PostmortemFormatError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
+struct PickleLimits {
+  size_t max_mark_depth = 256;        // open MARKs (tuple/list/dict under construction)
+  size_t max_long_bytes = 4096;       // LONG1/LONG4: a longer integer is refused
+};
+
+// Reads one pickle from `bytes` (the first byte must be PROTO, 0x80). Throws
+// PostmortemFormatError "byte N: <what> (<opcode>)" on anything else.
+ValueTree readPickle(std::string_view bytes, const PickleLimits& limits = {});
+
+// True when the bytes start like a pickle (0x80, a protocol from 2 to 5).
+bool looksLikePickle(std::string_view bytes);
+
+// A pickle, or else JSON (parseJsonTree: strict, nesting-limited); JSON syntax
+// errors are PostmortemFormatErrors with their line and column.
+ValueTree readPostmortemDocument(std::string_view bytes);
+
+}  // namespace shardscope::postmortem

@@ -1,0 +1,199 @@
+// Text and JSON reports of the post-mortem readers. Strings from the files
+// (file names in frames) go into JSON with invalid UTF-8 replaced.
+#include "postmortem/postmortem_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include "postmortem/pickle_reader.h"
+
+namespace shardscope::postmortem {
+
+namespace {
+
+std::string postmortemPeek(const std::string& path, size_t n) {
+  std::ifstream f(path, std::ios::binary);
+  std::string s(n, '\0');
+  f.read(s.data(), static_cast<std::streamsize>(n));
+  s.resize(static_cast<size_t>(f.gcount()));
+  return s;
+}
+
+PostmortemInput postmortemFileKind(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return PostmortemInput::None;
+  const std::string head = postmortemPeek(path, 4096);
+  if (!head.empty() && static_cast<uint8_t>(head[0]) == 0x80) {
+    // A pickle: which kind needs its keys; both kinds name theirs early.
+    if (head.find("device_traces") != std::string::npos || head.find("segments") != std::string::npos)
+      return PostmortemInput::MemorySnapshot;
+    return PostmortemInput::FlightRecorder;
+  }
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || head[first] != '{') return PostmortemInput::None;
+  if (head.find("\"device_traces\"") != std::string::npos || head.find("\"segments\"") != std::string::npos)
+    return PostmortemInput::MemorySnapshot;
+  if (head.find("\"pg_config\"") != std::string::npos || head.find("\"pg_status\"") != std::string::npos ||
+      head.find("\"comm_lib_version\"") != std::string::npos)
+    return PostmortemInput::FlightRecorder;
+  return PostmortemInput::None;
+}
+
+Json frameJson(const FrFrame& f) {
+  Json j = Json::object();
+  j["filename"] = f.filename;
+  j["line"] = f.line;
+  j["name"] = f.name;
+  return j;
+}
+
+}  // namespace
+
+PostmortemInput detectPostmortemInput(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
+      const std::string name = e.path().filename().string();
+      if (!name.empty() && name[0] != '.' && e.is_regular_file(ec)) files.push_back(e.path().string());
+      if (files.size() > 4096) break;
+    }
+    std::sort(files.begin(), files.end());
+    return files.empty() ? PostmortemInput::None : postmortemFileKind(files.front());
+  }
+  return postmortemFileKind(path);
+}
+
+std::string postmortemBytesText(int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  char buf[48];
+  if (bytes < 0) std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+  else if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+  else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
+  else if (b >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+  return buf;
+}
+
+Json memorySnapshotJson(const MemorySnapshot& s, const std::string& path) {
+  Json devices = Json::array();
+  for (const SnapshotDevice& d : s.devices) {
+    Json j = Json::object();
+    j["device"] = d.device;
+    j["peak_allocated_bytes"] = d.peak_allocated;
+    j["peak_reserved_bytes"] = d.peak_reserved;
+    j["final_allocated_bytes"] = d.final_allocated;
+    j["final_reserved_bytes"] = d.final_reserved;
+    j["initial_allocated_bytes"] = d.initial_allocated;
+    j["initial_reserved_bytes"] = d.initial_reserved;
+    j["trace_entries"] = d.entries();
+    j["has_time"] = d.hasTime();
+    j["peak_allocated_entry"] = d.peak_allocated_index;
+    if (d.hasTime() && d.peak_allocated_index >= 0) j["peak_allocated_time_us"] = d.time_us[static_cast<size_t>(d.peak_allocated_index)];
+    Json cats = Json::object();
+    int64_t attributed = 0;
+    for (int c = 0; c < kSnapshotCategoryCount; ++c) {
+      const auto cat = static_cast<SnapshotCategory>(c);
+      cats[std::string(snapshotCategoryKey(cat))] = d.peak_by_category[static_cast<size_t>(c)];
+      if (cat != SnapshotCategory::Other) attributed += d.peak_by_category[static_cast<size_t>(c)];
+    }
+    j["by_category"] = cats;  // live bytes at the allocated peak
+    j["unattributed_bytes"] = d.peak_allocated - attributed;
+    j["unattributed_share"] = d.peak_allocated > 0 ? static_cast<double>(d.peak_allocated - attributed) / static_cast<double>(d.peak_allocated) : 0.0;
+    j["no_stack_bytes"] = d.peak_no_stack_bytes;
+    j["before_trace_bytes"] = d.peak_before_trace_bytes;
+    j["inconsistent_entries"] = d.inconsistent_entries;
+    Json ooms = Json::array();
+    for (const SnapshotOom& o : d.ooms) {
+      Json oj = Json::object();
+      oj["entry"] = o.index;
+      oj["requested_bytes"] = o.requested_bytes;
+      oj["device_free_bytes"] = o.device_free_bytes;
+      oj["allocated_bytes"] = d.allocatedAt(static_cast<int64_t>(o.index));
+      oj["reserved_bytes"] = d.reservedAt(static_cast<int64_t>(o.index));
+      if (o.time_us >= 0) oj["time_us"] = o.time_us;
+      ooms.push_back(oj);
+    }
+    j["oom"] = ooms;
+    devices.push_back(j);
+  }
+  Json out = Json::object();
+  out["file"] = path;
+  out["devices"] = devices;
+  return out;
+}
+
+void printMemorySnapshotText(const MemorySnapshot& s, const std::string& path, std::ostream& out) {
+  out << "memory snapshot " << path << ": " << s.devices.size() << (s.devices.size() == 1 ? " device" : " devices") << "\n";
+  for (const SnapshotDevice& d : s.devices) {
+    out << "device " << d.device << ": " << d.entries() << " trace entries"
+        << (d.hasTime() ? "" : " (no time_us: event order)") << "\n";
+    out << "  allocated  peak " << postmortemBytesText(d.peak_allocated) << "   final " << postmortemBytesText(d.final_allocated)
+        << "   before the trace " << postmortemBytesText(d.initial_allocated) << "\n";
+    out << "  reserved   peak " << postmortemBytesText(d.peak_reserved) << "   final " << postmortemBytesText(d.final_reserved)
+        << "   before the trace " << postmortemBytesText(d.initial_reserved) << "\n";
+    out << "  at the allocated peak (entry " << d.peak_allocated_index << "):";
+    int64_t attributed = 0;
+    for (int c = 0; c < kSnapshotCategoryCount; ++c) {
+      const auto cat = static_cast<SnapshotCategory>(c);
+      const int64_t b = d.peak_by_category[static_cast<size_t>(c)];
+      if (cat != SnapshotCategory::Other) attributed += b;
+      out << (c == 0 ? " " : ", ") << snapshotCategoryLabel(cat) << " " << postmortemBytesText(b);
+    }
+    out << "\n";
+    if (d.peak_allocated > 0) {
+      char pct[16];
+      std::snprintf(pct, sizeof pct, "%.1f",
+                    100.0 * static_cast<double>(d.peak_allocated - attributed) / static_cast<double>(d.peak_allocated));
+      out << "  unattributed: " << pct << " % of the peak (" << postmortemBytesText(d.peak_no_stack_bytes)
+          << " with no stack recorded, " << postmortemBytesText(d.peak_before_trace_bytes) << " allocated before the trace)\n";
+    }
+    for (const SnapshotOom& o : d.ooms)
+      out << "  OOM at entry " << o.index << ": asked for " << postmortemBytesText(o.requested_bytes) << ", CUDA had "
+          << postmortemBytesText(o.device_free_bytes) << " free, " << postmortemBytesText(d.reservedAt(static_cast<int64_t>(o.index)))
+          << " reserved\n";
+    if (d.inconsistent_entries > 0)
+      out << "  warning: the trace and the final segments disagree (" << d.inconsistent_entries
+          << " entries rebuild to below zero bytes); totals follow the segments\n";
+  }
+}
+
+Json flightRecorderJson(const FrDiagnosis& d) {
+  Json out = Json::object();
+  out["ranks"] = d.ranks;
+  out["entries"] = d.entries;
+  if (d.first_mismatch) {
+    const FrMismatch& m = *d.first_mismatch;
+    Json j = Json::object();
+    j["pg"] = m.pg;
+    j["pg_name"] = m.pg_name;
+    j["seq"] = m.seq;
+    j["op"] = m.op;
+    j["kind"] = m.kind;
+    j["ranks"] = m.ranks;
+    j["waiting_ranks"] = m.waiting_ranks;
+    Json frames = Json::object();
+    for (const auto& [rank, f] : m.frames_by_rank) frames[std::to_string(rank)] = frameJson(f);
+    j["frames_by_rank"] = frames;
+    j["since_ns"] = m.since_ns;
+    j["detail"] = m.detail;
+    j["sentence"] = frMismatchSentence(m);
+    out["first_mismatch"] = j;
+  } else {
+    out["first_mismatch"] = nullptr;
+  }
+  out["notes"] = d.notes;
+  return out;
+}
+
+void printFlightRecorderText(const FrDiagnosis& d, std::ostream& out) {
+  out << "flight recorder: " << d.ranks.size() << (d.ranks.size() == 1 ? " rank, " : " ranks, ") << d.entries << " entries\n";
+  if (d.first_mismatch) out << frMismatchSentence(*d.first_mismatch) << "\n";
+  else out << "no collective where the ranks disagree\n";
+  for (const std::string& n : d.notes) out << "note: " << n << "\n";
+}
+
+}  // namespace shardscope::postmortem

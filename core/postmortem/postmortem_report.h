@@ -1,0 +1,31 @@
+// What `shardscope-cli analyze` prints for a memory snapshot or a set of
+// flight-recorder dumps: a short text for people and JSON with stable keys
+// (memory_snapshot.devices[], flight_recorder.first_mismatch).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "common/json_tree.h"
+#include "postmortem/flight_recorder.h"
+#include "postmortem/memory_snapshot.h"
+
+namespace shardscope::postmortem {
+
+// What a file or folder given to analyze holds.
+enum class PostmortemInput { None, MemorySnapshot, FlightRecorder };
+// Looks at the first bytes only: a pickle (0x80), or JSON naming a snapshot's
+// or a dump's keys near its start; a folder by its first file.
+PostmortemInput detectPostmortemInput(const std::string& path);
+
+Json memorySnapshotJson(const MemorySnapshot& s, const std::string& path);
+void printMemorySnapshotText(const MemorySnapshot& s, const std::string& path, std::ostream& out);
+
+Json flightRecorderJson(const FrDiagnosis& d);
+void printFlightRecorderText(const FrDiagnosis& d, std::ostream& out);
+
+// "1.50 GiB", "512.0 MiB", "12 bytes".
+std::string postmortemBytesText(int64_t bytes);
+
+}  // namespace shardscope::postmortem

@@ -1,0 +1,141 @@
+// Flight-recorder dumps diagnosed across ranks: each fixture set of
+// tests/data/postmortem/make_fixtures.py (missing rank, size, dtype and op
+// mismatches, p2p entries, a truncated ring, pickle protocols 2/4/5 and JSON)
+// with its culprit, waiting ranks and frames worked by hand there.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+#include <string>
+
+#include "postmortem/flight_recorder.h"
+#include "postmortem/pickle_reader.h"
+
+using namespace shardscope;
+using namespace shardscope::postmortem;
+
+namespace {
+
+const std::string kData = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/postmortem/";
+
+FrDiagnosis diagnose(const std::string& set) { return diagnoseFlightRecorder(readFlightRecorderDumps({kData + set})); }
+
+}  // namespace
+
+class TestFlightRecorder : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void missingRank() {
+    const FrDiagnosis d = diagnose("fr_missing_rank");
+    QCOMPARE(d.ranks, (std::vector<int>{0, 1, 2, 3}));
+    QVERIFY(d.first_mismatch.has_value());
+    const FrMismatch& m = *d.first_mismatch;
+    QCOMPARE(m.pg, std::string("default_pg"));
+    QCOMPARE(m.seq, int64_t(4));
+    QCOMPARE(m.op, std::string("all_reduce"));
+    QCOMPARE(m.kind, std::string("missing_ranks"));
+    QCOMPARE(m.ranks, std::vector<int>{2});
+    QCOMPARE(m.waiting_ranks, (std::vector<int>{0, 1, 3}));
+    QCOMPARE(m.frames_by_rank.at(2).filename, std::string("train.py"));
+    QCOMPARE(m.frames_by_rank.at(2).line, int64_t(88));
+    QCOMPARE(m.since_ns, int64_t(1700000004001000003));
+    QCOMPARE(frMismatchSentence(m),
+             std::string("rank 2 never joined all_reduce #4 of default_pg; ranks 0, 1 and 3 are waiting in it since "
+                         "2023-11-14 22:13:24 UTC; rank 2 last ran train.py:88 (train_step)"));
+  }
+
+  void sizeMismatchJson() {
+    const FrMismatch m = *diagnose("fr_size_mismatch").first_mismatch;
+    QCOMPARE(m.kind, std::string("size"));
+    QCOMPARE(m.seq, int64_t(2));
+    QCOMPARE(m.ranks, std::vector<int>{1});
+    QCOMPARE(m.waiting_ranks, (std::vector<int>{0, 2}));
+    QVERIFY2(m.detail.find("[[2048]]") != std::string::npos, m.detail.c_str());
+  }
+
+  void dtypeMismatchProtocol2() {
+    const FrMismatch m = *diagnose("fr_dtype_mismatch").first_mismatch;
+    QCOMPARE(m.kind, std::string("dtype"));
+    QCOMPARE(m.op, std::string("broadcast"));
+    QCOMPARE(m.seq, int64_t(3));
+    QCOMPARE(m.ranks, std::vector<int>{1});
+    QVERIFY2(m.detail.find("BFloat16") != std::string::npos, m.detail.c_str());
+  }
+
+  void opMismatchIsTheRankDependentBranch() {
+    const FrMismatch m = *diagnose("fr_op_mismatch").first_mismatch;
+    QCOMPARE(m.kind, std::string("op"));
+    QCOMPARE(m.seq, int64_t(5));
+    QCOMPARE(m.op, std::string("all_reduce"));
+    QCOMPARE(m.ranks, std::vector<int>{2});
+    QCOMPARE(m.waiting_ranks, (std::vector<int>{0, 1, 3}));
+    QCOMPARE(m.frames_by_rank.at(2).line, int64_t(91));
+    QVERIFY2(m.detail.find("_allgather_base") != std::string::npos, m.detail.c_str());
+  }
+
+  void p2pEntriesAreNotCollectives() {
+    const FrMismatch m = *diagnose("fr_p2p").first_mismatch;
+    QCOMPARE(m.kind, std::string("missing_ranks"));
+    QCOMPARE(m.seq, int64_t(2));  // not #1, which the send/recv pair also carries
+    QCOMPARE(m.ranks, std::vector<int>{1});
+    QCOMPARE(m.waiting_ranks, std::vector<int>{0});
+  }
+
+  void truncatedRingIsNotAMismatch() {
+    const FrDiagnosis d = diagnose("fr_truncated_ring");
+    const FrMismatch m = *d.first_mismatch;
+    QCOMPARE(m.seq, int64_t(7));
+    QCOMPARE(m.kind, std::string("missing_ranks"));
+    QCOMPARE(m.ranks, std::vector<int>{1});
+    QCOMPARE(d.notes.size(), size_t(1));
+    QVERIFY2(d.notes[0].find("rank 1's ring starts at record 3") != std::string::npos, d.notes[0].c_str());
+  }
+
+  void allCompleteHasNoMismatch() { QVERIFY(!diagnose("fr_all_complete").first_mismatch.has_value()); }
+
+  void rankFromFileName() {
+    QCOMPARE(frRankFromPath("/tmp/nccl_trace_rank_12"), 12);
+    QCOMPARE(frRankFromPath("dump_rank3.json"), 3);
+    QCOMPARE(frRankFromPath("dump.json"), -1);
+  }
+
+  void badDumpsAreNamed_data() {
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("version") << R"({"version": "1.5", "entries": []})" << "version '1.5' is not read; ShardScope reads versions 2.x";
+    QTest::newRow("no version") << R"({"entries": []})" << "version must be a string";
+    QTest::newRow("seq") << R"({"version": "2.4", "entries": [{"record_id": 0, "pg_id": 0, "profiling_name": "nccl:all_reduce", "state": "started"}]})"
+                         << "entries[0].collective_seq_id must be an integer, it is missing";
+    QTest::newRow("state") << R"({"version": "2.4", "entries": [{"record_id": 0, "pg_id": 0, "collective_seq_id": 1, "profiling_name": "x", "state": "lost"}]})"
+                           << "entries[0].state 'lost' is none of scheduled, started, completed";
+  }
+  void badDumpsAreNamed() {
+    QFETCH(QString, json);
+    QFETCH(QString, expected);
+    std::string error;
+    try {
+      (void)parseFlightRecorderDump(readPostmortemDocument(json.toStdString()), 0, "r0.json");
+    } catch (const PostmortemFormatError& e) {
+      error = e.what();
+    }
+    QVERIFY2(error.find(expected.toStdString()) != std::string::npos, error.c_str());
+  }
+
+  void twoDumpsOfOneRankAreRefused() {
+    QTemporaryDir dir;
+    for (const char* name : {"a_rank_1.json", "b_rank_1.json"}) {
+      std::ofstream f(dir.filePath(name).toStdString());
+      f << R"({"version": "2.10", "pg_config": {}})";
+    }
+    try {
+      (void)readFlightRecorderDumps({dir.path().toStdString()});
+      QFAIL("read two dumps of rank 1");
+    } catch (const PostmortemFormatError& e) {
+      QVERIFY2(std::string(e.what()).find("rank 1 has two dumps") != std::string::npos, e.what());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestFlightRecorder)
+#include "test_flight_recorder.moc"
