@@ -293,6 +293,8 @@ void CommView::rebuildPlots() {
     else
       m_kindBars[k]->removeFromLegend();
   }
+  if (const std::optional<RunPrediction> p = m_model->expectedTotal() > 0 ? predictRun(*m_store) : std::nullopt)
+    m_expected->setName(tr("predicted (ZeRO paper): %1").arg(QString::fromStdString(p->traffic.notation)));
   if (m_model->expectedTotal() > 0)
     m_expected->addToLegend();
   else

@@ -155,6 +155,17 @@ void checkFigure(MainWindow& w, const QString& where) {
                              .arg(QString::fromStdString(modelStateFormulaText(record.result->config)))
                              .arg(QString::number(bpp, 'g', 4));
   QVERIFY2(svg.contains(legend.toHtmlEscaped()), qPrintable(where + ": memory figure legend lacks '" + legend + "'"));
+  // The communication figure's legend names the traffic formula in the texts' notation.
+  const ExpectedTraffic traffic = expectedTraffic(record.result->config);
+  if (traffic.dataParallelTotal() > 0) {
+    const QString comm_path = dir.filePath(QStringLiteral("comm.svg"));
+    QVERIFY2(w.exportViewFigure(QStringLiteral("comm"), comm_path, 1920, 1080, &error, FigureOptions{}), qPrintable(error));
+    QFile c(comm_path);
+    QVERIFY(c.open(QIODevice::ReadOnly));
+    const QString comm_svg = QString::fromUtf8(c.readAll());
+    const QString notation = QString::fromStdString(traffic.notation);
+    QVERIFY2(comm_svg.contains(notation.toHtmlEscaped()), qPrintable(where + ": comm figure legend lacks '" + notation + "'"));
+  }
 }
 
 }  // namespace
