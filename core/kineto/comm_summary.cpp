@@ -32,7 +32,9 @@ CommSummary summarizeCommunication(const RankTrace& t, const TraceIndex& idx, co
       ++k.sized;
       if (c.bytes_from_dims) ++k.sized_from_dims;
       k.bytes += c.bytes;
-      weighted[c.kind] += double(c.bytes) * busBandwidthFactor(c.kind, c.group_size);
+      // A group size the trace does not give: busbw is reported as algbw (factor 1), as before the
+      // factors moved to common/collective.h, whose table knows only real groups.
+      weighted[c.kind] += double(c.bytes) * (c.group_size > 0 ? busBandwidthFactor(c.kind, c.group_size) : 1.0);
     }
   };
   std::map<Collective, int64_t> sized_time;
