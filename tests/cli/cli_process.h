@@ -17,10 +17,11 @@ struct CliResult {
   QString out, err;
 };
 
-inline CliResult runCli(const QStringList& args, const QProcessEnvironment& env, int timeout_ms = 120000) {
+inline CliResult runProcess(const QString& program, const QStringList& args, const QProcessEnvironment& env,
+                            int timeout_ms = 120000) {
   QProcess p;
   p.setProcessEnvironment(env);
-  p.start(SHARDSCOPE_CLI_PATH, args);
+  p.start(program, args);
   CliResult r;
   if (!p.waitForFinished(timeout_ms)) {
     p.kill();
@@ -32,6 +33,10 @@ inline CliResult runCli(const QStringList& args, const QProcessEnvironment& env,
   r.out = QString::fromUtf8(p.readAllStandardOutput());
   r.err = QString::fromUtf8(p.readAllStandardError());
   return r;
+}
+
+inline CliResult runCli(const QStringList& args, const QProcessEnvironment& env, int timeout_ms = 120000) {
+  return runProcess(SHARDSCOPE_CLI_PATH, args, env, timeout_ms);
 }
 
 inline CliResult runCli(const QStringList& args, int timeout_ms = 120000) {

@@ -24,21 +24,9 @@ namespace {
 constexpr int kLimitKiB = 2000000;
 
 CliResult analyzeLimited(const QString& file, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
-  QProcess p;
-  p.setProcessEnvironment(env);
-  p.start("/bin/bash", {"-c", QStringLiteral("ulimit -v %1 && exec \"$0\" analyze \"$1\"").arg(kLimitKiB),
-                        SHARDSCOPE_CLI_PATH, file});
-  CliResult r;
-  if (!p.waitForFinished(120000)) {
-    p.kill();
-    p.waitForFinished();
-    r.err = "timed out";
-    return r;
-  }
-  r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
+  return runProcess("/bin/bash",
+                    {"-c", QStringLiteral("ulimit -v %1 && exec \"$0\" analyze \"$1\"").arg(kLimitKiB), SHARDSCOPE_CLI_PATH, file},
+                    env);
 }
 
 // One gzip member holding `bytes` spaces framed as a trace: {"traceEvents": [   ]}.
