@@ -1,0 +1,83 @@
+// Collective sizes and groups as a trace gives them: an all-gather in a
+// 4-rank group of an 8-rank world (distributedInfo.pg_config, Process Group
+// Ranks, c10d::_allgather_base_'s output dims), sizes on an enclosing
+// record_param_comms, nccl:all_to_all by Input Dims, and record_param_comms'
+// "wait" entries left out. Hand-worked bytes and bandwidths.
+#include <QtTest>
+
+#include <sstream>
+
+#include "kineto/comm_summary.h"
+#include "kineto/trace_analysis.h"
+#include "kineto/trace_set.h"
+
+using namespace shardscope;
+using namespace shardscope::kineto;
+
+namespace {
+const std::string kData = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/";
+}
+
+class TestKinetoGroups : public QObject {
+  Q_OBJECT
+ private slots:
+  void groupOfFourInWorldOfEight() {
+    const TraceSet set = loadTraceSet({kData + "group_of_four.json"});
+    const RankTrace& t = set.ranks[0];
+    QCOMPARE(t.world_size, 8);
+    QCOMPARE(t.process_groups.size(), size_t(2));
+    QCOMPARE(t.process_groups[1].name, std::string("1"));
+    QCOMPARE(t.process_groups[1].size, 4);
+    const TraceIndex& idx = set.indexes[0];
+    QCOMPARE(idx.collectives.size(), size_t(4));  // the "wait" entry is none
+    // 262144 floats in, group "1" of pg_config has 4 ranks: 4 MiB out, not 8 MiB (x world 8).
+    QCOMPARE(idx.collectives[0].kind, Collective::AllGather);
+    QCOMPARE(idx.collectives[0].group_size, 4);
+    QCOMPARE(idx.collectives[0].bytes, int64_t(262144) * 4 * 4);
+    // c10d::_allgather_base_'s first Input Dims is its output: 1048576 floats.
+    QCOMPARE(idx.collectives[1].kind, Collective::AllGather);
+    QCOMPARE(idx.collectives[1].group_size, 4);
+    QCOMPARE(idx.collectives[1].bytes, int64_t(1048576) * 4);
+    // Sizes on the enclosing record_param_comms, none on the nccl:* op inside.
+    QCOMPARE(idx.collectives[2].kind, Collective::ReduceScatter);
+    QCOMPARE(idx.collectives[2].group_size, 4);
+    QCOMPARE(idx.collectives[2].bytes, int64_t(1048576) * 4);
+    QVERIFY(!idx.collectives[2].bytes_from_dims);
+    // nccl:all_to_all over a SendRecv kernel, sized by its Input Dims.
+    QCOMPARE(idx.collectives[3].kind, Collective::AllToAll);
+    QCOMPARE(idx.collectives[3].bytes, int64_t(4096) * 4);
+
+    const JobAnalysis job = analyzeTraceSet(set, HtaOptions{});
+    const CommSummary& comm = job.ranks[0].comm;
+    const CollectiveKindSummary* ag = nullptr;
+    const CollectiveKindSummary* rs = nullptr;
+    for (const auto& k : comm.kinds) {
+      if (k.kind == Collective::AllGather) ag = &k;
+      if (k.kind == Collective::ReduceScatter) rs = &k;
+    }
+    QVERIFY(ag && rs);
+    QCOMPARE(ag->count, int64_t(2));
+    QCOMPARE(ag->bytes, int64_t(8388608));
+    QCOMPARE(ag->group_size, 4);
+    // 8388608 B in 200 us: 41.94304 GB/s; busbw x (4-1)/4 = 31.45728.
+    QVERIFY(qAbs(ag->algbw_gbps - 41.94304) < 1e-9);
+    QVERIFY(qAbs(ag->busbw_gbps - 31.45728) < 1e-9);
+    // 4194304 B in 200 us: 20.97152 GB/s; busbw x 3/4 = 15.72864.
+    QVERIFY(qAbs(rs->algbw_gbps - 20.97152) < 1e-9);
+    QVERIFY(qAbs(rs->busbw_gbps - 15.72864) < 1e-9);
+    std::ostringstream json;
+    writeAnalysisJson(job, set, json);
+    QVERIFY2(json.str().find("\"busbw_gbps\": 31.457") != std::string::npos, json.str().c_str());
+  }
+
+  void hostWaitIsNoCollective() {
+    const TraceSet set = loadTraceSet({kData + "host_wait.json"});
+    const TraceIndex& idx = set.indexes[0];
+    QCOMPARE(idx.collectives.size(), size_t(1));
+    QCOMPARE(idx.collectives[0].kind, Collective::AllReduce);
+    QCOMPARE(idx.collectives[0].bytes, int64_t(4096));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestKinetoGroups)
+#include "test_kineto_groups.moc"
