@@ -2,12 +2,16 @@
 // 4-rank group of an 8-rank world (distributedInfo.pg_config, Process Group
 // Ranks, c10d::_allgather_base_'s output dims), sizes on an enclosing
 // record_param_comms, nccl:all_to_all by Input Dims, and record_param_comms'
-// "wait" entries left out. Hand-worked bytes and bandwidths.
+// "wait" entries left out. Hand-worked bytes and bandwidths. One rank's file
+// of a job (rank 1 of 2) draws no hang waiting for the rank not in it.
 #include <QtTest>
 
 #include <sstream>
 
+#include "inspect/event_store.h"
+#include "inspect/stuck_collectives.h"
 #include "kineto/comm_summary.h"
+#include "kineto/kineto_run_trace.h"
 #include "kineto/trace_analysis.h"
 #include "kineto/trace_set.h"
 
@@ -76,6 +80,19 @@ class TestKinetoGroups : public QObject {
     QCOMPARE(idx.collectives.size(), size_t(1));
     QCOMPARE(idx.collectives[0].kind, Collective::AllReduce);
     QCOMPARE(idx.collectives[0].bytes, int64_t(4096));
+  }
+
+  void oneRankOfTwoIsNoHang() {
+    EventStore store;
+    store.setFromTrace(kineto::importedRunTrace(loadTraceSet({kData + "rank1_of_2.json"})));
+    // Events sit at their rank's index: rank 0 is a row with nothing, rank 1 the file.
+    QCOMPARE(store.rankCount(), 2);
+    QVERIFY(store.events(0).empty());
+    bool all_reduce = false;
+    for (const Event& e : store.events(1)) all_reduce |= e.kind == shardscope::EventKind::AllReduce && e.seq == 0 && e.bytes == 4096;
+    QVERIFY(all_reduce);
+    // Its all-reduce names group [0, 1]; rank 0 is not in the file, which is no hang.
+    QVERIFY(findStuckCollectives(store).empty());
   }
 };
 
