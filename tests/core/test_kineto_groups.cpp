@@ -4,12 +4,16 @@
 // record_param_comms, nccl:all_to_all by Input Dims, and record_param_comms'
 // "wait" entries left out. Hand-worked bytes and bandwidths. One rank's file
 // of a job (rank 1 of 2) draws no hang waiting for the rank not in it.
+#include <QTemporaryDir>
 #include <QtTest>
+
+#include <fstream>
 
 #include <sstream>
 
 #include "inspect/event_store.h"
 #include "inspect/stuck_collectives.h"
+#include "common/errors.h"
 #include "kineto/comm_summary.h"
 #include "kineto/kineto_run_trace.h"
 #include "kineto/trace_analysis.h"
@@ -80,6 +84,24 @@ class TestKinetoGroups : public QObject {
     QCOMPARE(idx.collectives.size(), size_t(1));
     QCOMPARE(idx.collectives[0].kind, Collective::AllReduce);
     QCOMPARE(idx.collectives[0].bytes, int64_t(4096));
+  }
+
+  void groupSizeBeyondInt32IsRefused() {
+    // 4294967297 = 2^32 + 1 would wrap to a group of 1.
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("big_group.json").toStdString();
+    std::ofstream(path) << R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, )"
+                           R"("ts": 1, "dur": 2, "args": {"Collective name": "allreduce", "Group size": 4294967297}}]})";
+    std::string error;
+    try {
+      TraceSetOptions o;
+      o.rank_of[path] = 0;
+      loadTraceSet({path}, o);
+    } catch (const ConfigError& e) {
+      error = e.what();
+    }
+    QVERIFY2(error.find("\"Group size\" as an integer in [1, 2147483647], not '4294967297'") != std::string::npos,
+             error.c_str());
   }
 
   void oneRankOfTwoIsNoHang() {
