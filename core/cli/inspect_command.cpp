@@ -10,6 +10,7 @@
 #include "inspect/event_store.h"
 #include "inspect/memory_series.h"
 #include "inspect/unit_states.h"
+#include "kineto/trace_set.h"
 #include "trace/chrome_trace_reader.h"
 
 namespace shardscope {
@@ -152,6 +153,14 @@ int commandInspect(const std::vector<std::string>& args, std::ostream& out, std:
   try {
     trace = readChromeTraceFile(args[0]);
   } catch (const std::exception& e) {
+    // inspect reads ShardScope's own traces; a PyTorch profiler trace (gzip,
+    // real pids) fails there for reasons that would only mislead: say where it opens.
+    if (kineto::isKinetoTraceInput(args[0])) {
+      err << "error: " << args[0] << " is a PyTorch profiler (Kineto) trace; inspect reads traces of "
+          << "`shardscope-cli run --trace`: use `shardscope-cli analyze " << args[0]
+          << "` or open it in the window (shardscope)\n";
+      return kExitBadInput;
+    }
     err << "error: " << e.what() << "\n";
     return kExitBadInput;
   }

@@ -18,6 +18,12 @@ std::vector<StuckCollective> findStuckCollectives(const EventStore& store) {
       if (isCollective(e.kind) && e.seq >= 0) entered[{e.group, e.seq}].insert(r);
   // The run stopped where its last event ended; a modeled clock does not move
   // while ranks wait, so the stuck span then gets a visible share of the run.
+  // An imported trace holds the ranks its files hold (one rank's file of a
+  // 300-rank job): a rank without a single event is not in the files, which
+  // says nothing of a hang, so nobody waits for it there.
+  const bool imported = store.meta().imported != nullptr;
+  std::vector<bool> present(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) present[static_cast<size_t>(r)] = !store.events(r).empty();
   const int64_t begin = store.beginNs(), end = store.endNs();
   const int64_t margin = std::max<int64_t>(1, (end - begin) / 6);
   for (int r = 0; r < ranks; ++r) {
@@ -40,7 +46,8 @@ std::vector<StuckCollective> findStuckCollectives(const EventStore& store) {
       const std::set<int>& in = entered[{e.group, e.seq}];
       StuckCollective s;
       for (int q : members)
-        if (!in.count(q)) s.waiting_for.push_back(q);
+        if (!in.count(q) && (!imported || (q >= 0 && q < ranks && present[static_cast<size_t>(q)])))
+          s.waiting_for.push_back(q);
       if (s.waiting_for.empty()) continue;
       s.rank = r;
       s.event = static_cast<int32_t>(i);

@@ -3,6 +3,7 @@
 // sequence number) while others never did. Read from the events alone, so an
 // opened trace of a hung run shows them too. A live run's store lacks the
 // collectives still in flight, so callers ask only once the run has ended.
+// In an imported trace, ranks with no events (not in its files) are waited for by no one.
 // No widgets.
 #pragma once
 

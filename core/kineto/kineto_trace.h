@@ -99,11 +99,19 @@ struct BigInteger {
   uint64_t byte_offset = 0;
 };
 
+// One process group of distributedInfo.pg_config: its name (what ops'
+// "Process Group Name" says) and how many ranks it has.
+struct ProcessGroupConfig {
+  std::string name, desc;
+  int32_t size = -1;  // pg_size / group_size / size, else the length of ranks; -1 unknown
+};
+
 struct RankTrace {
   std::string path;
   int rank = -1;  // distributedInfo.rank, or what --rank-of said
   bool rank_from_metadata = false;
   int world_size = -1;
+  std::vector<ProcessGroupConfig> process_groups;  // distributedInfo.pg_config
   std::optional<int64_t> base_time_ns;  // baseTimeNanoseconds
   bool bare_array = false;              // no traceEvents object (older autograd-profiler format)
   bool any_float_ts = false;            // some ts was a float or missing: HTA's rounding rule applies

@@ -38,7 +38,7 @@ namespace {
 // (deeper nesting), a type of unknown size or text that is not such a list
 // leaves the sum unknown (-1). Parsed with nlohmann-json: only collective
 // ops' args get here, a few per step.
-int64_t bytesOfInputs(std::string_view dims_text, std::string_view types_text) {
+int64_t bytesOfInputs(std::string_view dims_text, std::string_view types_text, int only = -1) {
   const nlohmann::json dims = nlohmann::json::parse(dims_text, nullptr, false);
   const nlohmann::json types = nlohmann::json::parse(types_text, nullptr, false);
   if (!dims.is_array() || !types.is_array()) return -1;
@@ -46,6 +46,7 @@ int64_t bytesOfInputs(std::string_view dims_text, std::string_view types_text) {
   int64_t total = 0;
   bool any = false;
   for (size_t i = 0; i < dims.size(); ++i) {
+    if (only >= 0 && i != size_t(only)) continue;
     const nlohmann::json& shape = dims[i];
     if (!shape.is_array()) return -1;
     if (shape.empty()) continue;  // a scalar or a non-tensor argument
@@ -70,7 +71,21 @@ int32_t countRanks(std::string_view ranks_json) {
   return static_cast<int32_t>(std::count(ranks_json.begin(), ranks_json.end(), ',') + 1);
 }
 
-// Fills kind, size and group from a CollectiveArgs record.
+// The group an op's args name: its "Group size", else the length of its
+// "Process Group Ranks", else the size distributedInfo.pg_config gives its
+// "Process Group Name"; -1 when none says (the world size is the last resort).
+int32_t groupOf(const RankTrace& t, const CollectiveArgs& a) {
+  if (a.group_size > 0) return a.group_size;
+  const int32_t listed = countRanks(t.str(a.pg_ranks));
+  if (listed > 0) return listed;
+  const std::string_view name = t.str(a.pg_name);
+  if (!name.empty())
+    for (const ProcessGroupConfig& pg : t.process_groups)
+      if (pg.name == name && pg.size > 0) return pg.size;
+  return -1;
+}
+
+// Kind and group from the op carrying the args (the innermost with args).
 void applyArgs(const RankTrace& t, const CollectiveArgs& a, TraceCollective& c) {
   const std::string_view name = t.str(a.collective_name);
   if (!name.empty()) {
@@ -78,24 +93,65 @@ void applyArgs(const RankTrace& t, const CollectiveArgs& a, TraceCollective& c) 
     if (k != Collective::Unknown) c.kind = k;
     c.from_args = true;
   }
-  c.group_size = a.group_size > 0 ? a.group_size : countRanks(t.str(a.pg_ranks));
+  c.group_size = groupOf(t, a);
   c.pg_name = a.pg_name;
-  const int elem = dtypeBytes(t.str(a.dtype));
-  int64_t nelems = std::max(a.in_nelems, a.out_nelems);
-  if (c.kind == Collective::AllGather && a.out_nelems >= 0) nelems = a.out_nelems;
-  if (c.kind == Collective::ReduceScatter && a.in_nelems >= 0) nelems = a.in_nelems;
-  if (elem > 0 && nelems >= 0) {
+}
+
+// Size from one op's args, at one level of trust: 0, "In/Out msg nelems" x
+// dtype; 1, the output tensor of c10d::_allgather_base_ / the input of
+// c10d::_reduce_scatter_base_ (their first two Input Dims, output first);
+// 2, the inputs' "Input Dims" x "Input type" (an all-gather's input is this
+// rank's part: times the group). False when this op does not size it so.
+bool sizeFromArgs(const RankTrace& t, const CollectiveArgs& a, std::string_view op_name, int level,
+                  TraceCollective& c) {
+  if (level == 0) {
+    const int elem = dtypeBytes(t.str(a.dtype));
+    int64_t nelems = std::max(a.in_nelems, a.out_nelems);
+    if (c.kind == Collective::AllGather && a.out_nelems >= 0) nelems = a.out_nelems;
+    if (c.kind == Collective::ReduceScatter && a.in_nelems >= 0) nelems = a.in_nelems;
+    if (elem <= 0 || nelems < 0 || nelems > INT64_MAX / elem) return false;
     c.bytes = nelems * elem;
-  } else if (nelems < 0 && a.input_dims != StringTable::kEmpty) {
-    // An older trace: the op's input tensors' shapes and types. An
-    // all-gather's input is this rank's part, its output the group's.
-    const int64_t in = bytesOfInputs(t.str(a.input_dims), t.str(a.input_types));
-    const int32_t group = c.group_size > 0 ? c.group_size : t.world_size;
-    if (in >= 0 && (c.kind != Collective::AllGather || (group > 0 && in <= INT64_MAX / group))) {
-      c.bytes = c.kind == Collective::AllGather ? in * group : in;
-      c.bytes_from_dims = true;
-    }
+    return true;
   }
+  if (a.input_dims == StringTable::kEmpty) return false;
+  if (level == 1) {
+    int tensor = -1;
+    if (op_name.rfind("c10d::_allgather_base", 0) == 0) tensor = 0;
+    else if (op_name.rfind("c10d::_reduce_scatter_base", 0) == 0) tensor = 1;
+    if (tensor < 0) return false;
+    const int64_t b = bytesOfInputs(t.str(a.input_dims), t.str(a.input_types), tensor);
+    if (b < 0) return false;
+    c.bytes = b;
+    c.bytes_from_dims = true;
+    return true;
+  }
+  const int64_t in = bytesOfInputs(t.str(a.input_dims), t.str(a.input_types));
+  const int32_t group = c.group_size > 0 ? c.group_size : t.world_size;
+  if (in < 0 || (c.kind == Collective::AllGather && (group <= 0 || in > INT64_MAX / group))) return false;
+  c.bytes = c.kind == Collective::AllGather ? in * group : in;
+  c.bytes_from_dims = true;
+  return true;
+}
+
+// Kind, group and size of a collective from the collective ops enclosing
+// it (innermost first): record_param_comms often carries the sizes while the
+// nccl:* op inside has none, and c10d::_allgather_base_ the output's dims.
+void applyChain(const RankTrace& t, const std::vector<uint32_t>& chain, TraceCollective& c) {
+  const auto& ev = t.events;
+  if (c.op != kNone && ev[c.op].extra != kNone) applyArgs(t, t.collective_args[ev[c.op].extra], c);
+  for (uint32_t op : chain) {
+    if (ev[op].extra == kNone) continue;
+    const CollectiveArgs& a = t.collective_args[ev[op].extra];
+    if (c.kind == Collective::Unknown) {
+      const Collective k = collectiveFromName(t.str(a.collective_name));
+      if (k != Collective::Unknown) c.kind = k;
+    }
+    if (c.group_size <= 0) c.group_size = groupOf(t, a);
+    if (c.pg_name == StringTable::kEmpty) c.pg_name = a.pg_name;
+  }
+  for (int level = 0; level < 3 && c.bytes < 0; ++level)
+    for (uint32_t op : chain)
+      if (ev[op].extra != kNone && sizeFromArgs(t, t.collective_args[ev[op].extra], t.str(ev[op].name), level, c)) break;
 }
 
 struct ThreadOps {
@@ -116,7 +172,9 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
       const std::string_view name = t.str(e.name);
       const int64_t step = profilerStepNumber(name);
       if (step >= 0) idx.steps.push_back({step, i});
-      if (isCollectiveOpName(name) && e.has(kHasDur)) threads[e.track].ops.push_back(i);
+      // record_param_comms also marks work.wait() ("Collective name": "wait"): not a collective.
+      const bool wait = e.extra != kNone && t.str(t.collective_args[e.extra].collective_name) == "wait";
+      if (isCollectiveOpName(name) && e.has(kHasDur) && !wait) threads[e.track].ops.push_back(i);
     }
   }
   const auto byStart = [&](uint32_t a, uint32_t b) { return ev[a].ts_ns < ev[b].ts_ns; };
@@ -124,25 +182,24 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
             [&](const ProfilerStep& a, const ProfilerStep& b) { return ev[a.event].ts_ns < ev[b.event].ts_ns; });
   for (auto& [key, th] : threads) std::stable_sort(th.ops.begin(), th.ops.end(), byStart);
 
-  // The innermost enclosing collective op of a launch, preferring one with args.
-  const auto enclosingOp = [&](const TraceEvent& launch) -> uint32_t {
-    const auto it = threads.find(launch.track);
-    if (it == threads.end()) return kNone;
+  // The collective ops on `track` enclosing time `ts`, innermost first.
+  const auto enclosingOps = [&](uint32_t track, int64_t ts) {
+    std::vector<uint32_t> chain;
+    const auto it = threads.find(track);
+    if (it == threads.end()) return chain;
     const auto& ops = it->second.ops;
-    auto pos = std::upper_bound(ops.begin(), ops.end(), launch.ts_ns,
-                                [&](int64_t ts, uint32_t op) { return ts < ev[op].ts_ns; });
-    uint32_t best = kNone, best_any = kNone;
-    for (int scanned = 0; pos != ops.begin() && scanned < 64; ++scanned) {
+    auto pos = std::upper_bound(ops.begin(), ops.end(), ts, [&](int64_t x, uint32_t op) { return x < ev[op].ts_ns; });
+    for (int scanned = 0; pos != ops.begin() && scanned < 64 && chain.size() < 8; ++scanned) {
       --pos;
-      const TraceEvent& op = ev[*pos];
-      if (op.endNs() < launch.ts_ns) continue;
-      if (best_any == kNone) best_any = *pos;
-      if (op.extra != kNone) {
-        best = *pos;
-        break;
-      }
+      if (ev[*pos].endNs() >= ts) chain.push_back(*pos);
     }
-    return best != kNone ? best : best_any;
+    return chain;
+  };
+  // Of a chain, the innermost op with args, else the innermost.
+  const auto argsOp = [&](const std::vector<uint32_t>& chain) -> uint32_t {
+    for (uint32_t op : chain)
+      if (ev[op].extra != kNone) return op;
+    return chain.empty() ? kNone : chain.front();
   };
 
   idx.collective_of_event.assign(ev.size(), kNone);
@@ -156,16 +213,27 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
     c.ts_ns = e.ts_ns;
     c.dur_ns = e.dur_ns;
     c.kind = collectiveFromName(t.str(e.name));
+    std::vector<uint32_t> chain;
     if (e.correlation >= 0) {
       const auto launch = idx.launch_of_correlation.find(e.correlation);
-      if (launch != idx.launch_of_correlation.end()) c.op = enclosingOp(ev[launch->second]);
+      if (launch != idx.launch_of_correlation.end()) {
+        chain = enclosingOps(ev[launch->second].track, ev[launch->second].ts_ns);
+        c.op = argsOp(chain);
+      }
     }
     if (c.op != kNone) {
       const Collective from_op = collectiveFromName(t.str(ev[c.op].name));
       if (from_op != Collective::Unknown) c.kind = from_op;
-      if (ev[c.op].extra != kNone) applyArgs(t, t.collective_args[ev[c.op].extra], c);
     }
-    if (!c.from_args && e.extra != kNone) applyArgs(t, t.collective_args[e.extra], c);
+    if (e.extra != kNone) chain.insert(chain.begin(), i);  // newer traces copy the args onto the kernel
+    if (c.op != kNone && ev[c.op].extra != kNone) {
+      applyChain(t, chain, c);
+    } else {
+      const uint32_t op = c.op;
+      c.op = e.extra != kNone ? i : kNone;  // let applyChain take the kernel's own args first
+      applyChain(t, chain, c);
+      c.op = op;
+    }
     if (c.group_size <= 0) c.group_size = t.world_size;
     idx.collective_of_event[i] = static_cast<uint32_t>(idx.collectives.size());
     idx.collectives.push_back(c);
@@ -189,7 +257,11 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
         c.ts_ns = e.ts_ns;
         c.dur_ns = e.dur_ns;
         c.kind = collectiveFromName(t.str(e.name));
-        if (e.extra != kNone) applyArgs(t, t.collective_args[e.extra], c);
+        std::vector<uint32_t> chain = enclosingOps(e.track, e.ts_ns);  // e itself and what encloses it
+        const uint32_t op = c.op;
+        c.op = argsOp(chain);
+        applyChain(t, chain, c);
+        c.op = op;
         if (c.group_size <= 0) c.group_size = t.world_size;
         idx.collective_of_event[i] = static_cast<uint32_t>(idx.collectives.size());
         idx.collectives.push_back(c);

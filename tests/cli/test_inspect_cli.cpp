@@ -115,6 +115,19 @@ class TestInspectCli : public QObject {
     QVERIFY2(absent.err.contains(missing) && absent.err.count('\n') == 1, qPrintable(absent.err));
     QVERIFY(absent.out.isEmpty());
   }
+
+  void pytorchTraceSaysWhereItOpens() {
+    // A gzipped trace and one whose pids exceed 32767: one line naming analyze and the window.
+    const QString data = QStringLiteral(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/";
+    for (const QString name : {QString("torch_ddp_gloo_rank1.json.gz"), QString("pid_over_32767.json")}) {
+      const CliResult r = runCli({"inspect", data + name});
+      QCOMPARE(r.exit_code, 2);
+      QVERIFY2(r.err.contains("PyTorch profiler (Kineto) trace") && r.err.contains("shardscope-cli analyze " + data + name) &&
+                   r.err.contains("window") && r.err.count('\n') == 1,
+               qPrintable(r.err));
+      QVERIFY2(!r.err.contains("not valid JSON") && !r.err.contains("expected an integer"), qPrintable(r.err));
+    }
+  }
 };
 
 QTEST_GUILESS_MAIN(TestInspectCli)
