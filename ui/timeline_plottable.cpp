@@ -78,6 +78,11 @@ void TimelinePlottable::draw(QCPPainter* painter) {
   const int last_row = m_layout->rowAt(values.upper);  // -1 without rows: nothing to draw
   m_layout->layout(keys.lower * kNsPerMs, keys.upper * kNsPerMs, clip.width(), first_row, last_row);
   m_lastItems = m_layout->items().size() + m_layout->markers().size();
+  // A new run cleared the store and the view has not synced yet (a repaint
+  // from a tab switch or resize): the rows and stuck boxes are the old run's
+  // and their event indices point into cleared events. Draw nothing until
+  // TimelineView::refresh syncs.
+  if (!m_layout->current(*m_store)) return;
 
   drawBands(painter, clip, first_row, last_row);
   drawGrid(painter, clip);

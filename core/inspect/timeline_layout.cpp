@@ -72,6 +72,10 @@ void TimelineLayout::Lane1D::sortIfNeeded(const std::vector<Event>& events) {
   sorted = true;
 }
 
+bool TimelineLayout::current(const EventStore& store) const {
+  return m_store == &store && m_generation == store.generation();
+}
+
 bool TimelineLayout::sync(const EventStore& store) {
   const bool restart = m_store != &store || m_generation != store.generation();
   if (restart) {
@@ -247,7 +251,7 @@ void TimelineLayout::layout(double t0_ns, double t1_ns, double width_px, int fir
   m_markers.clear();
   m_rowItems.assign(m_rows.size(), {0, 0});
   m_rowMarkers.assign(m_rows.size(), {0, 0});
-  if (!m_store || t1_ns <= t0_ns || width_px <= 0) return;
+  if (!m_store || !current(*m_store) || t1_ns <= t0_ns || width_px <= 0) return;
   m_t0 = t0_ns;
   m_scale = width_px / (t1_ns - t0_ns);
   m_viewWidth = width_px;
@@ -336,7 +340,7 @@ void TimelineLayout::layoutMarkers(int row, const Lane1D& lane) {
 }
 
 std::pair<size_t, size_t> TimelineLayout::rowItems(int row) const {
-  if (row < 0 || static_cast<size_t>(row) >= m_rowItems.size()) return {0, 0};
+  if (!m_store || !current(*m_store) || row < 0 || static_cast<size_t>(row) >= m_rowItems.size()) return {0, 0};
   return m_rowItems[static_cast<size_t>(row)];
 }
 
@@ -353,7 +357,7 @@ const TimelineDrawItem* TimelineLayout::itemAt(int row, double x) const {
 }
 
 const TimelineMarker* TimelineLayout::markerAt(int row, double x, double tolerance_px) const {
-  if (row < 0 || static_cast<size_t>(row) >= m_rowMarkers.size()) return nullptr;
+  if (!m_store || !current(*m_store) || row < 0 || static_cast<size_t>(row) >= m_rowMarkers.size()) return nullptr;
   const auto [first, last] = m_rowMarkers[static_cast<size_t>(row)];
   const TimelineMarker* best = nullptr;
   double best_d = tolerance_px;

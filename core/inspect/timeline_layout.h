@@ -57,6 +57,10 @@ class TimelineLayout {
   // Ingests the store's new events (incremental; rebuilds after a store reset).
   // Returns true when the set of rows changed.
   bool sync(const EventStore& store);
+  // Whether the last sync saw store as it is now. After a reset or clear (a
+  // new run) the lanes still index the old run's events: until the next sync,
+  // layout() yields nothing rather than boxes pointing into cleared events.
+  bool current(const EventStore& store) const;
 
   const std::vector<TimelineRow>& rows() const { return m_rows; }
   // An imported trace's CPU-thread tracks: shown (default) or collapsed away.
