@@ -13,6 +13,7 @@
 #include "cli/analyze_command.h"
 #include "cli/attach_command.h"
 #include "cli/calc_command.h"
+#include "cli/completion_command.h"
 #include "common/exit_codes.h"
 #include "cli/inspect_command.h"
 #include "cli/profiles_command.h"
@@ -333,6 +334,7 @@ int runCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
     if (args[0] == "inspect") return commandInspect(rest, out, err);
     if (args[0] == "attach") return commandAttach(rest, out, err);
     if (args[0] == "keys") return commandKeys(rest, out, err);
+    if (args[0] == "completion") return commandCompletion(rest, out, err);  // hidden: the package's build
     if (args[0] == "--version") {
       out << "shardscope-cli " << SHARDSCOPE_VERSION << "\n";
       return kExitOk;

@@ -273,8 +273,17 @@ HardwareProfile parseProfile(const std::string& json_text, const std::string& fi
 
 std::string profilesDir() {
   const char* env = std::getenv("SHARDSCOPE_RESOURCES");
-  const std::string base = env && *env ? env : SHARDSCOPE_RESOURCE_DIR;
-  return (fs::path(base) / "profiles").string();
+  if (env && *env) return (fs::path(env) / "profiles").string();
+  // Installed (the .deb: /usr/bin and /usr/share/shardscope, or that tree
+  // extracted anywhere): next to the program. A build tree has no such folder
+  // and uses the source tree's resources.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "shardscope" / "profiles";
+    if (fs::is_directory(installed, ec)) return installed.string();
+  }
+  return (fs::path(SHARDSCOPE_RESOURCE_DIR) / "profiles").string();
 }
 
 std::vector<std::string> listProfiles() {

@@ -22,6 +22,11 @@ SHARDSCOPE_DEB_PACKAGES=(
   libdeflate-dev           # and a whole .json.gz inflated about twice as fast as zlib
   xvfb xauth               # xvfb-run, for the GUI on a machine without a display
   fonts-dejavu-core        # offscreen Qt still needs one font to lay out text
+  dpkg-dev                 # the .deb: dpkg-shlibdeps writes its Depends (cpack DEB, SHLIBDEPS ON)
+  help2man                 # the package's man pages, from each program's --help
+  desktop-file-utils       # tests/package: desktop-file-validate on the .desktop entry
+  lintian                  # tests/package: the .deb must have no lintian errors
+  appstream                # tests/package: appstreamcli validate on the AppStream metainfo
 )
 
 shardscope_log() { printf '==> %s\n' "$*" >&2; }
