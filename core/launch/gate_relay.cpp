@@ -100,6 +100,9 @@ void GateRelay::poll() {
     zmq::pollitem_t items[] = {{s.router.handle(), 0, ZMQ_POLLIN, 0}, {s.wake.handle(), 0, ZMQ_POLLIN, 0}};
     zmq::poll(items, 2, kRelayPoll);
     const auto go = [&](int rank, const std::string& id) {
+      // Going away: the ranks are gone, and a go now would let a rank past
+      // a point no controller sees (the threads are released only to return).
+      if (m_stop.load()) return;
       const std::vector<uint8_t> header = wireHeader(WireKind::GateGo, rank, 0, m_runId);
       // A rank that is gone has no socket: ROUTER drops what is sent to it.
       s.router.send(zmq::buffer(id), zmq::send_flags::sndmore);

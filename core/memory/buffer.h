@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "memory/device_memory.h"
+#include "memory/host_allocation.h"
 #include "memory/memory_ledger.h"
 
 namespace shardscope {
@@ -42,7 +43,7 @@ class Buffer {
       m_device = device;
       return;
     } else {
-      m_data = static_cast<T*>(std::aligned_alloc(64, bytes));
+      m_data = static_cast<T*>(hostAllocate(bytes));
       if (!m_data) throw std::bad_alloc();
       std::memset(static_cast<void*>(m_data), 0, count * sizeof(T));
     }
@@ -71,7 +72,7 @@ class Buffer {
         m_device->free(m_data);  // books the free
       } else {
         m_ledger->onFree(m_category, static_cast<int64_t>(m_booked));
-        if (!m_ledger->meta()) std::free(m_data);
+        if (!m_ledger->meta()) hostFree(m_data, (m_count * sizeof(T) + 63) / 64 * 64);
       }
     }
     m_data = nullptr;
