@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 #include "common/units.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "common/log.h"
 #include "common/output_file.h"
 #include "common/stop_signals.h"
+#include "launch/launcher_env.h"
 #include "launch/process_launcher.h"
 #include "launch/worker.h"
 #include "engine/run.h"
@@ -171,10 +173,32 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
     err << "error: " << e.what() << "\n";
     return kExitBadInput;
   }
+  // --launch env: a cluster launcher started this process as one rank; it
+  // takes part as a node of one rank, and rank 0 collects the run.
+  LaunchOptions launch_options;
+  if (config.launch == Launch::Env) {
+    try {
+      const bool ranks_given = std::find(args.begin(), args.end(), "--ranks") != args.end();
+      const bool rdzv_id_given = std::find(args.begin(), args.end(), "--rdzv-id") != args.end();
+      const LauncherEnv env = detectLauncherEnv(processEnvironment(),
+                                                ranks_given ? std::optional<int>(config.ranks) : std::nullopt);
+      placeLauncherRank(config, env, rdzv_id_given);
+      validate(config);
+      launch_options.local_rank = env.local_rank;
+      launch_options.local_size = env.local_world;
+      launch_options.node_word = "rank";
+      out << launcherEnvText(env) << "; run '" << config.rdzv_id << "' meets at " << config.rdzv << "\n"
+          << std::flush;
+    } catch (const ConfigError& e) {
+      err << "error: " << e.what() << "\n";
+      return kExitBadInput;
+    }
+  }
   std::unique_ptr<Run> run;
   try {
     // Another node of a multi-node run only starts its ranks: node 0 collects them.
-    if (config.launch == Launch::Processes && config.node_rank > 0) return runOtherNode(config, out, err);
+    if (config.launch == Launch::Processes && config.node_rank > 0)
+      return runOtherNode(config, out, err, launch_options);
     run = std::make_unique<Run>(config);
   } catch (const ConfigError& e) {
     err << "error: " << e.what() << "\n";
@@ -183,7 +207,7 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
     err << "error: " << failureText(e) << "\n";
     return kExitRunFailed;
   }
-  if (config.launch == Launch::Processes) run->setRemoteRanks(processLauncher());
+  if (config.launch == Launch::Processes) run->setRemoteRanks(processLauncher(launch_options));
   std::unique_ptr<RunServer> server;
   if (!config.serve.empty()) {
     try {

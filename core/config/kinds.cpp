@@ -27,7 +27,7 @@ const Names<ClockKind>& clockTable() {
   return t;
 }
 const Names<Launch>& launchTable() {
-  static const Names<Launch> t = {{Launch::Threads, "threads"}, {Launch::Processes, "processes"}};
+  static const Names<Launch> t = {{Launch::Threads, "threads"}, {Launch::Processes, "processes"}, {Launch::Env, "env"}};
   return t;
 }
 const Names<Prefetch>& prefetchTable() {

@@ -24,8 +24,10 @@ enum class Backend { Cpu, Meta, Cuda, CudaEmulated };
 enum class ClockKind { Measured, Modeled };
 enum class Prefetch { None, Forward, Backward, Both };
 // threads: every rank a thread of this process. processes: one worker process
-// per rank, as torchrun starts them (core/launch).
-enum class Launch { Threads, Processes };
+// per rank, as torchrun starts them (core/launch). env: this process is one
+// rank that a cluster launcher (torchrun, mpirun, srun) started; its rank and
+// the world size come from the environment (launch/launcher_env.h).
+enum class Launch { Threads, Processes, Env };
 enum class ModelKind { Mlp, Gpt };
 // gpt: how attention keeps its softmax for backward. naive: the (B, H, S, S)
 // probabilities; flash: only the per-row softmax statistics (FlashAttention's

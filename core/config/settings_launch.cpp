@@ -15,6 +15,9 @@ namespace {
 
 void nodesRule(const RunConfig& c) {
   if (c.nnodes == 1 && !c.nproc_per_node && c.node_rank == 0) return;
+  if (c.launch == Launch::Env)
+    throw ConfigError("--nnodes, --node-rank and --nproc-per-node do not apply to --launch env: the launcher that "
+                      "started this process places it (its rank and world size are in the environment)");
   if (c.launch != Launch::Processes)
     throw ConfigError("--nnodes, --node-rank and --nproc-per-node place rank processes: they need --launch processes");
   if (c.nnodes * c.procsPerNode() != c.ranks)
@@ -30,8 +33,10 @@ Text nonEmpty(const std::string& v) { return v.empty() ? Text() : Text(v); }
 const Setting kLaunchRows[] = {
     {
         .flag = "--launch", .type = SettingType::Choice, .metavar = "HOW", .default_text = "threads",
-        .help = "threads (every rank a thread of this process) or processes (one worker process per rank, as "
-                "torchrun starts them, streaming their events here; same results)",
+        .help = "threads (every rank a thread of this process), processes (one worker process per rank, as "
+                "torchrun starts them, streaming their events here; same results) or env (this process is one rank "
+                "that torchrun, mpirun or srun started: rank and world size from their environment, meeting the "
+                "others at --rdzv; rank 0 writes the trace and summary)",
         .choices = launchNames,
         // cuda-emulated passes the mask so its rule below can say why it cannot.
         .applies = {.backends = bit(Backend::Cpu) | bit(Backend::Cuda) | bit(Backend::CudaEmulated)},
@@ -42,6 +47,12 @@ const Setting kLaunchRows[] = {
         .text = [](const RunConfig& c) -> Text { return launchName(c.launch); },
         .given = [](const RunConfig& c) { return c.launch != Launch::Threads; },
         .rule = [](const RunConfig& c) {
+          if (c.launch == Launch::Env && c.rdzv.empty())
+            throw ConfigError("--launch env needs --rdzv, a store every rank reaches: file://DIR on a file system "
+                              "every rank shares, or redis://HOST:PORT");
+          if (c.launch == Launch::Env && c.backend == Backend::CudaEmulated)
+            throw ConfigError("--launch env does not apply to --backend cuda-emulated: it emulates all its ranks "
+                              "on GPU 0 inside one process; use --backend cuda (one GPU per rank process)");
           if (c.launch == Launch::Processes && c.backend == Backend::CudaEmulated)
             throw ConfigError("--launch processes does not apply to --backend cuda-emulated: it emulates all its "
                               "ranks on GPU 0 inside one process, so they cannot be processes; use --launch threads, "
@@ -90,8 +101,8 @@ const Setting kLaunchRows[] = {
         },
         .text = [](const RunConfig& c) { return nonEmpty(c.rdzv); },
         .rule = [](const RunConfig& c) {
-          if (!c.rdzv.empty() && c.launch != Launch::Processes)
-            throw ConfigError("--rdzv is where rank processes meet: it needs --launch processes");
+          if (!c.rdzv.empty() && c.launch == Launch::Threads)
+            throw ConfigError("--rdzv is where rank processes meet: it needs --launch processes or env");
         },
     },
     {

@@ -156,6 +156,10 @@ class LocalWorkers {
       m_args.rank = r;
       m_args.local_rank = r - first;  // its GPU, for the GPU backends
       m_args.local_size = count;
+      if (m_options.local_rank >= 0 && m_options.local_size > 0 && count == 1) {
+        m_args.local_rank = m_options.local_rank;
+        m_args.local_size = m_options.local_size;
+      }
       std::vector<std::string> args = {"--log-level", level};
       for (std::string& a : workerArgs(m_args, m_config)) args.push_back(std::move(a));
       try {
@@ -489,8 +493,13 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
     workers[static_cast<size_t>(r)].rank = r;
     workers[static_cast<size_t>(r)].remote = r < first || r >= first + local;
   }
-  out << "node " << config.node_rank << " of " << config.nnodes << ": ranks " << first << ".." << first + local - 1
-      << ", streaming to node 0 at " << endpoint << "\n"
+  const std::string& node = options.node_word;
+  if (local == 1 && node != "node")
+    out << node << " " << first << " of " << config.ranks << ": streaming to " << node << " 0 at " << endpoint << "\n"
+        << std::flush;
+  else
+    out << "node " << config.node_rank << " of " << config.nnodes << ": ranks " << first << ".." << first + local - 1
+        << ", streaming to node 0 at " << endpoint << "\n"
       << std::flush;
   zmq::context_t context;
   zmq::socket_t push(context, zmq::socket_type::push);
@@ -546,8 +555,11 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
     err << "error: node " << config.node_rank << ": " << failure << "\n";
     return kExitRunFailed;
   }
-  out << "node " << config.node_rank << ": ranks " << first << ".." << first + local - 1
-      << " finished; node 0 writes the trace and summary\n";
+  if (local == 1 && node != "node")
+    out << node << " " << first << " finished; " << node << " 0 writes the trace and summary\n";
+  else
+    out << "node " << config.node_rank << ": ranks " << first << ".." << first + local - 1
+        << " finished; node 0 writes the trace and summary\n";
   return stop.load() ? exitCodeForSignal(stopSignalReceived()) : kExitOk;
 }
 

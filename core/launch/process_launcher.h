@@ -18,6 +18,13 @@ namespace shardscope {
 
 struct LaunchOptions {
   std::string worker_program = "/proc/self/exe";  // a binary whose first argument "worker" runs runWorker
+  // --launch env: this process's place on its machine as the cluster launcher
+  // gave it (its GPU), for the one worker it starts; -1: by the node's ranks.
+  int local_rank = -1;
+  int local_size = 0;
+  // What a node is called in the lines it prints: "node", or "rank" when
+  // every process is one rank (--launch env).
+  std::string node_word = "node";
 };
 
 // The host function for Run::setRemoteRanks: node 0 (or the only node).

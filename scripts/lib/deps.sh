@@ -16,6 +16,7 @@ SHARDSCOPE_DEB_PACKAGES=(
   libhiredis-dev           # Gloo's RedisStore header (--rdzv redis://)
   libzmq3-dev cppzmq-dev   # --launch processes: the ranks' events travel to the launcher
   redis-server             # tests: a two-node rendezvous on loopback
+  openmpi-bin              # tests: --launch env under mpirun
   nlohmann-json3-dev       # the one JSON library (traces, profiles, summaries, presets)
   libbenchmark-dev         # tests/bench
   libsimdjson-dev zlib1g-dev # core/kineto: PyTorch profiler traces, .json.gz
