@@ -9,6 +9,8 @@
 #include <QtTest>
 
 #include <csignal>
+#include <memory>
+#include <vector>
 
 #include <unistd.h>
 
@@ -210,7 +212,11 @@ class TestLaunchProcesses : public QObject {
   void badLaunchFlagsAreRefused_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
-    QTest::newRow("unknown") << QStringList{"--launch", "fork"} << "--launch must be threads or processes";
+    QTest::newRow("unknown") << QStringList{"--launch", "fork"} << "--launch must be threads, processes or env";
+    QTest::newRow("env without a store") << QStringList{"--launch", "env"}
+                                         << "--launch env needs --rdzv, a store every rank reaches";
+    QTest::newRow("env placed by hand") << QStringList{"--launch", "env", "--rdzv", "file:///tmp", "--nnodes", "2"}
+                                        << "--nnodes, --node-rank and --nproc-per-node do not apply to --launch env";
     QTest::newRow("meta") << QStringList{"--launch", "processes", "--backend", "meta"}
                           << "--launch applies to --backend cpu (Gloo between processes) or cuda";
     QTest::newRow("cuda-emulated") << QStringList{"--launch", "processes", "--backend", "cuda-emulated"}
@@ -226,6 +232,77 @@ class TestLaunchProcesses : public QObject {
     const CliResult r = runCli(QStringList{"run"} + args);
     QCOMPARE(r.exit_code, 2);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));
+  }
+
+  // --launch env under Debian's Open MPI: four processes mpirun started give
+  // the trace and summary of the same run in threads.
+  void mpirunRanksMatchThreads() {
+    const QString mpirun = QStandardPaths::findExecutable("mpirun");
+    if (mpirun.isEmpty()) QSKIP("mpirun is not installed (Debian package openmpi-bin)");
+    QTemporaryDir dir;
+    const QStringList run = QStringList{"run", "--strategy", "zero3"} + kSmall;
+    const CliResult threads = runCli(run + QStringList{"--ranks", "4", "--trace", dir.filePath("threads.json"),
+                                                       "--summary", dir.filePath("threads.summary.json")});
+    QVERIFY2(threads.exit_code == 0, qPrintable(threads.err));
+    const CliResult env = runProcess(
+        mpirun,
+        QStringList{"-np", "4", "--oversubscribe", "--allow-run-as-root", SHARDSCOPE_CLI_PATH} + run +
+            QStringList{"--launch", "env", "--rdzv", "file://" + dir.filePath("store"), "--trace",
+                        dir.filePath("env.json"), "--summary", dir.filePath("env.summary.json")},
+        QProcessEnvironment::systemEnvironment());
+    QVERIFY2(env.exit_code == 0, qPrintable(env.out + env.err));
+    QVERIFY2(env.out.contains("rank 0 of 4, started by Open MPI (OMPI_COMM_WORLD_RANK=0"), qPrintable(env.out));
+    QVERIFY2(env.out.contains("rank 3 finished; rank 0 writes the trace and summary"), qPrintable(env.out));
+    QVERIFY(readFileBytes(dir.filePath("threads.json")).size() > 1000);
+    QVERIFY2(readFileBytes(dir.filePath("env.json")) == readFileBytes(dir.filePath("threads.json")),
+             "the modeled trace of the mpirun job differs from the threads run's");
+    QCOMPARE(summaryWithoutWallTime(dir.filePath("env.summary.json")),
+             summaryWithoutWallTime(dir.filePath("threads.summary.json")));
+  }
+
+  // The environments srun and torchrun give four processes, set by hand.
+  void srunAndTorchrunEnvironmentsMatchThreads_data() {
+    QTest::addColumn<QString>("rank_var");
+    QTest::addColumn<QString>("size_var");
+    QTest::addColumn<QString>("local_var");
+    QTest::addColumn<QString>("launcher");
+    QTest::newRow("srun") << "SLURM_PROCID" << "SLURM_NTASKS" << "SLURM_LOCALID" << "Slurm";
+    QTest::newRow("torchrun") << "RANK" << "WORLD_SIZE" << "LOCAL_RANK" << "torchrun";
+  }
+
+  void srunAndTorchrunEnvironmentsMatchThreads() {
+    QFETCH(QString, rank_var);
+    QFETCH(QString, size_var);
+    QFETCH(QString, local_var);
+    QFETCH(QString, launcher);
+    QTemporaryDir dir;
+    const QStringList run = QStringList{"run", "--strategy", "zero2"} + kSmall;
+    const CliResult threads = runCli(run + QStringList{"--ranks", "4", "--summary", dir.filePath("threads.json")});
+    QVERIFY2(threads.exit_code == 0, qPrintable(threads.err));
+    std::vector<std::unique_ptr<QProcess>> ranks;
+    for (int r = 0; r < 4; ++r) {
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      for (const char* v : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+                            "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "PMI_RANK", "PMI_SIZE", "PMIX_RANK"})
+        env.remove(v);
+      env.insert(rank_var, QString::number(r));
+      env.insert(size_var, "4");
+      env.insert(local_var, QString::number(r));
+      if (launcher == "torchrun") env.insert("LOCAL_WORLD_SIZE", "4");
+      ranks.push_back(std::make_unique<QProcess>());
+      ranks.back()->setProcessEnvironment(env);
+      QStringList args = run + QStringList{"--launch", "env", "--rdzv", "file://" + dir.filePath("store")};
+      if (r == 0) args << "--summary" << dir.filePath("env.json");
+      ranks.back()->start(SHARDSCOPE_CLI_PATH, args);
+    }
+    for (int r = 0; r < 4; ++r) {
+      QProcess& p = *ranks[static_cast<size_t>(r)];
+      QVERIFY2(p.waitForFinished(60000), "a rank did not finish");
+      const QString out = QString::fromUtf8(p.readAllStandardOutput());
+      QVERIFY2(p.exitCode() == 0, qPrintable(out + p.readAllStandardError()));
+      QVERIFY2(out.contains(QString("rank %1 of 4, started by %2 (").arg(r).arg(launcher)), qPrintable(out));
+    }
+    QCOMPARE(summaryWithoutWallTime(dir.filePath("env.json")), summaryWithoutWallTime(dir.filePath("threads.json")));
   }
 
   // Two "nodes" on one machine (two launchers, their ranks on two loopback addresses),
