@@ -62,6 +62,7 @@ struct Worker {
   Clock::time_point exited_at;
   int status = 0;
   bool done = false;       // sent its last message
+  bool arrived = false;    // sent its hello: its process started and reached the collector
   bool signalled_by_us = false;
   std::string died;        // another node says its process died
   int last_step = -1;
@@ -378,6 +379,7 @@ class Collector {
     Worker& w = m_workers.at(static_cast<size_t>(m.rank));
     switch (m.kind) {
       case WireKind::Hello:
+        w.arrived = true;
         break;
       case WireKind::Events:
         m_feed.events(m.rank, m.events.data(), m.events.size());
@@ -424,6 +426,9 @@ class Collector {
       else if (isDeath(w))
         why = "rank " + std::to_string(w.rank) + " (worker pid " + std::to_string(w.pid) + ") " + exitText(w.status) +
               " during step " + std::to_string(std::max(0, w.last_step));
+      else if (w.remote && !w.arrived)
+        why = "rank " + std::to_string(w.rank) + " (on another node) never arrived: its process did not start, or "
+              "cannot reach this one";
       else if (w.remote && !w.done)
         why = "rank " + std::to_string(w.rank) + " (on another node) sent nothing more after step " +
               std::to_string(std::max(0, w.last_step)) + ": its node may be gone";
