@@ -85,6 +85,9 @@ struct RunConfig {
   std::string rdzv;
   std::string rdzv_id = "shardscope";
   std::string node_addr = "127.0.0.1";
+  // --rdzv-timeout: how long a rank waits at --rdzv for the others (node 0's
+  // collector, then every rank's connection) before it names who is missing.
+  int rdzv_timeout_s = 300;
   // --serve ADDR: inspectors may attach to the live run there (config/serve_address.h).
   std::string serve;
   int serve_wait_s = 0;  // --serve-wait: hold the start until an inspector attaches (at most this long)

@@ -118,6 +118,17 @@ const Setting kLaunchRows[] = {
         .text = [](const RunConfig& c) -> Text { return c.rdzv_id; },
     },
     {
+        .flag = "--rdzv-timeout", .metavar = "S", .default_text = "300",
+        .help = "seconds each rank waits at --rdzv for the others (node 0's collector, then every rank's "
+                "connection); a rank missing by then is named and the run ends",
+        .range = {1, 86400}, .in_presets = false,
+        .parse = [](RunConfig& c, const Setting& s, const std::string& v) {
+          c.rdzv_timeout_s = parseInt32(s.flag, v);
+        },
+        .text = [](const RunConfig& c) { return num(c.rdzv_timeout_s); },
+        .number = [](const RunConfig& c) -> std::optional<double> { return c.rdzv_timeout_s; },
+    },
+    {
         .flag = "--node-addr", .type = SettingType::Text, .metavar = "ADDR", .default_text = "127.0.0.1",
         .help = "this machine's address as the other nodes reach it (its ranks listen there; node 0's collector too)",
         .in_presets = false,

@@ -49,8 +49,6 @@ constexpr auto kKillGrace = std::chrono::milliseconds(3000);
 // is the run's error whatever they then meet, and a rank held at a stop, or in
 // its rendezvous, would otherwise wait on the dead one.
 constexpr auto kDeathGrace = std::chrono::milliseconds(250);
-// Nodes may start minutes apart (torchrun waits as long).
-constexpr auto kNodeWait = std::chrono::minutes(5);
 // The store's gate key when the run's gate is off (a store value is never empty).
 const std::string kNoGate = "off";
 
@@ -213,6 +211,7 @@ WorkerArgs baseWorkerArgs(const RunConfig& config, const RemoteRankFeed* feed) {
   WorkerArgs w;
   w.node_addr = config.node_addr;
   w.launcher_pid = getpid();
+  w.connect_timeout_ms = config.rdzv_timeout_s * 1000;
   if (feed)
     w.clock_origin_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(feed->clock().origin().time_since_epoch()).count();
@@ -473,7 +472,7 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
   try {
     const std::shared_ptr<gloo::rendezvous::Store> store = openRendezvousStore(config.rdzv);
     const std::string key = config.rdzv_id + "/collector", clock_key = config.rdzv_id + "/clock";
-    store->wait({key, clock_key}, std::chrono::duration_cast<std::chrono::milliseconds>(kNodeWait));
+    store->wait({key, clock_key}, std::chrono::milliseconds(int64_t{config.rdzv_timeout_s} * 1000));
     const std::vector<char> value = store->get(key), clock_value = store->get(clock_key);
     endpoint.assign(value.begin(), value.end());
     clock_endpoint.assign(clock_value.begin(), clock_value.end());
@@ -484,7 +483,7 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
     throw;
   } catch (const std::exception& e) {
     err << "error: node " << config.node_rank << ": node 0 of run '" << config.rdzv_id << "' did not appear in "
-        << config.rdzv << " within 5 minutes: " << e.what() << "\n";
+        << config.rdzv << " within " << config.rdzv_timeout_s << " s (--rdzv-timeout): " << e.what() << "\n";
     return kExitRunFailed;
   }
   WorkerArgs w = baseWorkerArgs(config, nullptr);

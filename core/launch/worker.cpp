@@ -205,11 +205,13 @@ WorkerArgs parseWorkerArgs(const std::vector<std::string>& args, RunConfig* conf
     else if (flag == "--launcher-pid") w.launcher_pid = static_cast<int>(parseI64(flag, v));
     else if (flag == "--local-rank") w.local_rank = static_cast<int>(parseI64(flag, v));
     else if (flag == "--local-world-size") w.local_size = static_cast<int>(parseI64(flag, v));
+    else if (flag == "--connect-timeout-ms") w.connect_timeout_ms = static_cast<int>(parseI64(flag, v));
     else
       throw ConfigError("worker: unknown flag '" + flag + "' (worker processes are started by `run --launch "
                         "processes`, not by hand)");
   }
   if (i == args.size()) throw ConfigError("worker: the run's flags must follow '--'");
+  if (w.connect_timeout_ms <= 0) throw ConfigError("worker --connect-timeout-ms must be positive");
   if (w.collector.empty() || w.rdzv.empty() || w.rank < 0)
     throw ConfigError("worker: --rank, --collector and --rdzv are required");
   *config = parseRunArgs({args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end()});
@@ -239,7 +241,8 @@ std::vector<std::string> workerArgs(const WorkerArgs& w, const RunConfig& config
   std::vector<std::string> a = {"worker",          "--rank",        std::to_string(w.rank), "--collector",
                                 w.collector,       "--run-id",      id,                     "--rdzv",
                                 w.rdzv,            "--rdzv-prefix", w.prefix,               "--node-addr",
-                                w.node_addr,       "--launcher-pid", std::to_string(w.launcher_pid)};
+                                w.node_addr,       "--launcher-pid", std::to_string(w.launcher_pid),
+                                "--connect-timeout-ms", std::to_string(w.connect_timeout_ms)};
   if (!w.gate.empty()) {
     a.push_back("--gate");
     a.push_back(w.gate);
@@ -287,6 +290,7 @@ int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err
     place.mesh.hostname = args.node_addr;
     place.mesh.local_rank = args.local_rank;
     place.mesh.store_name = args.rdzv;
+    place.mesh.connect_timeout_ms = args.connect_timeout_ms;
     if (args.clock_origin_ns)
       place.clock_origin = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*args.clock_origin_ns));
     run->setWorker(std::move(place));

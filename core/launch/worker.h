@@ -27,6 +27,7 @@ struct WorkerArgs {
   int launcher_pid = 0;     // ends with its launcher: a worker never outlives it
   int local_rank = -1;      // its index among its node's ranks (torchrun's LOCAL_RANK): its GPU
   int local_size = 0;       // ranks its node starts (LOCAL_WORLD_SIZE)
+  int connect_timeout_ms = 300000;  // every rank must connect within this (--rdzv-timeout)
 };
 
 // `shardscope-cli worker` arguments: the worker flags, "--", then the run's

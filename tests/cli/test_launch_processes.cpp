@@ -305,6 +305,36 @@ class TestLaunchProcesses : public QObject {
     QCOMPARE(summaryWithoutWallTime(dir.filePath("env.json")), summaryWithoutWallTime(dir.filePath("threads.json")));
   }
 
+  // A rank the cluster launcher never started (rank 3 of 4): after
+  // --rdzv-timeout the others name the connection they waited for, and rank 0
+  // names the rank that never arrived; every started rank fails, none hangs.
+  void aRankThatNeverArrivesIsNamedAfterTheRendezvousTimeout() {
+    QTemporaryDir dir;
+    const QStringList run = QStringList{"run", "--strategy", "zero2", "--launch", "env", "--rdzv-timeout", "3",
+                                        "--rdzv", "file://" + dir.filePath("store")} +
+                            kSmall;
+    std::vector<std::unique_ptr<QProcess>> ranks;
+    for (int r = 0; r < 3; ++r) {
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      for (const char* v : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+                            "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "PMI_RANK", "PMI_SIZE", "PMIX_RANK"})
+        env.remove(v);
+      env.insert("OMPI_COMM_WORLD_RANK", QString::number(r));
+      env.insert("OMPI_COMM_WORLD_SIZE", "4");
+      ranks.push_back(std::make_unique<QProcess>());
+      ranks.back()->setProcessEnvironment(env);
+      ranks.back()->start(SHARDSCOPE_CLI_PATH, run);
+    }
+    for (int r = 0; r < 3; ++r) {
+      QProcess& p = *ranks[static_cast<size_t>(r)];
+      QVERIFY2(p.waitForFinished(60000), "a rank did not end after the rendezvous timeout");
+      const QString err = QString::fromUtf8(p.readAllStandardError());
+      QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() != 0, qPrintable(err));
+      QVERIFY2(err.contains("world/3"), qPrintable(QString("rank %1: %2").arg(r).arg(err)));
+      if (r == 0) QVERIFY2(err.contains("rank 3 (on another node) never arrived"), qPrintable(err));
+    }
+  }
+
   // Two "nodes" on one machine (two launchers, their ranks on two loopback addresses),
   // meeting through a redis-server of the test's own: node 0's trace is the
   // 8-rank threads run's, byte for byte (modeled clock), and node 1 says
