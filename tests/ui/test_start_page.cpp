@@ -2,11 +2,13 @@
 // window opens on the lessons — every shipped preset in teaching order, its
 // question from the preset file and a Run button that starts that preset —
 // and File > Lessons and Help > User guide open the lessons and the guide
-// (docs/guide, compiled in). SHARDSCOPE_SCREENSHOT_DIR=DIR also writes the
-// start page at 1280x720 and 1920x1080 there, to be looked at.
+// (docs/guide, compiled in); README lists the same lessons.
+// SHARDSCOPE_SCREENSHOT_DIR=DIR also writes the start page at 1280x720 and
+// 1920x1080 and three guide pages there, to be looked at.
 #include <QtTest>
 
 #include <QAction>
+#include <QFile>
 #include <QLabel>
 #include <QMenuBar>
 #include <QPushButton>
@@ -100,6 +102,17 @@ class TestStartPage : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&again));
     QVERIFY(!again.startPageShown());
     again.setPersistSettings(false);
+  }
+
+  // README's lessons are the start page's: the same order, the same questions.
+  void theReadmeListsTheSameLessons() {
+    QFile file(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/README.md"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QString readme = QString::fromUtf8(file.readAll());
+    for (int i = 0; i < kLessons.size(); ++i) {
+      const QString row = QStringLiteral("| %1 | `%2` | %3 |").arg(i + 1).arg(kLessons[i], findPreset(kLessons[i]).question);
+      QVERIFY2(readme.contains(row), qPrintable("README.md lacks the row " + row));
+    }
   }
 
   void aWindowForTestsOrScreenshotsOpensOnItself() {
