@@ -10,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include "preset.h"
+#include "theme.h"
 
 namespace shardscope {
 
@@ -57,6 +58,7 @@ StartPage::StartPage(QWidget* parent) : QWidget(parent) {
     m_lessons << preset.name;
     auto* number = new QLabel(QString::number(row + 1), column);
     number->setAlignment(Qt::AlignRight | Qt::AlignTop);
+    setTone(number, Tone::Note);
     // The question leads (what the lesson answers); the title and the preset's name follow, smaller.
     auto* text = new QLabel(column);
     text->setObjectName(QStringLiteral("lessonText_") + preset.name);
@@ -113,7 +115,6 @@ void StartPage::restyle() {
                                         0.6 * ink.blueF() + 0.4 * paper.blueF());
   for (const Lesson& row : m_rows) {
     row.number->setFont(number);
-    row.number->setStyleSheet(QStringLiteral("color: %1;").arg(muted.name()));
     row.text->setText(QStringLiteral("<b>%1</b><br><span style=\"color: %2;\">%3</span>")
                           .arg(row.question.toHtmlEscaped(), muted.name(), row.detail.toHtmlEscaped()));
   }

@@ -22,6 +22,7 @@
 #include "main_window.h"
 #include "preset.h"
 #include "start_page.h"
+#include "theme.h"
 #include "user_guide.h"
 
 using namespace shardscope;
@@ -212,6 +213,22 @@ class TestStartPage : public QObject {
       QCOMPARE(shot.size(), size * w.devicePixelRatio());
       if (!dir.isEmpty())
         QVERIFY(shot.save(QStringLiteral("%1/start-page-%2x%3.png").arg(dir).arg(size.width()).arg(size.height())));
+    }
+    // In the dark theme too (the page's muted text follows the palette).
+    {
+      applyTheme(Theme::Dark);
+      MainWindow w;
+      w.setPersistSettings(false);
+      w.resize(1280, 720);
+      w.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      w.showStartPage();
+      QCoreApplication::processEvents();
+      const QImage shot = w.grab().toImage();
+      // The background is the dark theme's, not the light one's.
+      QVERIFY(shot.pixelColor(shot.width() / 2, shot.height() - 10).lightness() < 128);
+      if (!dir.isEmpty()) QVERIFY(shot.save(dir + QStringLiteral("/start-page-dark-1280x720.png")));
+      applyTheme(Theme::Light);
     }
     // The guide as Help > User guide shows it: its contents and the views page.
     MainWindow w;
