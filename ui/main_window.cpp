@@ -6,6 +6,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabBar>
+#include <QMenuBar>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -29,9 +30,11 @@
 #include "run_files.h"
 #include "run_history_model.h"
 #include "run_status.h"
+#include "start_page.h"
 #include "step_walkthrough.h"
 #include "stepping_controls.h"
 #include "timeline_view.h"
+#include "user_guide.h"
 #include "view_pages.h"
 
 namespace {
@@ -80,7 +83,7 @@ MainWindow::MainWindow(QWidget* parent)
                                     [this](int row) { return showHistoryRun(row); }, this);
   m_files = new RunFiles(&m_inspection, m_bridge, m_panel, this);
   createActions();
-  // Every view's "?": the README's paragraph on how to read it.
+  // Every view's "?": the user guide's paragraph on how to read it.
   for (const auto& page : m_pages.pages()) {
     QDockWidget* dock = m_docks.value(page->name());
     addHelpButton(dock ? static_cast<QWidget*>(dock) : page->widget(), page->name(), page->title());
@@ -88,6 +91,14 @@ MainWindow::MainWindow(QWidget* parent)
   if (auto* walk = findChild<QDockWidget*>(QStringLiteral("walkthroughDock")))
     addHelpButton(walk, QStringLiteral("walkthrough"), tr("Step walkthrough"));
   m_status = new RunStatus(&m_inspection, m_bridge, statusBar());
+  m_startPage = new StartPage(this);
+  m_startPage->hide();
+  connect(m_startPage, &StartPage::runRequested, this, [this](const QString& preset) {
+    QString error;
+    if (!runLesson(preset, &error)) m_banner->showMessage(ExperimentPanel::guiWords(error), true);
+  });
+  connect(m_startPage, &StartPage::guideRequested, this, &MainWindow::showUserGuide);
+  connect(m_startPage, &StartPage::closeRequested, this, &MainWindow::hideStartPage);
 
   connect(m_bridge, &EngineBridge::runStarted, this, &MainWindow::onRunStarted);
   connect(m_bridge, &EngineBridge::eventsAppended, this, [this] {
@@ -197,9 +208,63 @@ bool MainWindow::presetRunning() const { return m_runner->running(); }
 
 void MainWindow::requestRun(bool paused) {
   QString error;
+  if (!startActive(paused, &error)) m_banner->showMessage(ExperimentPanel::guiWords(error), true);
+}
+
+bool MainWindow::startActive(bool paused, QString* error) {
   const Preset* preset = m_panel->activePreset();
-  const bool ok = preset && preset->runs.size() > 1 ? runPreset(*preset, &error, paused) : startRun(&error, paused);
-  if (!ok) m_banner->showMessage(ExperimentPanel::guiWords(error), true);
+  return preset && preset->runs.size() > 1 ? runPreset(*preset, error, paused) : startRun(error, paused);
+}
+
+bool MainWindow::runLesson(const QString& name, QString* error) {
+  try {
+    m_panel->showPreset(findPreset(name));
+  } catch (const PresetError& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  hideStartPage();
+  return startActive(false, error);
+}
+
+void MainWindow::showStartPage() {
+  placeStartPage();
+  m_startPage->show();
+  m_startPage->raise();
+  m_startPage->setFocus();
+}
+
+void MainWindow::hideStartPage() { m_startPage->hide(); }
+
+bool MainWindow::startPageShown() const { return !m_startPage->isHidden(); }
+
+void MainWindow::placeStartPage() {
+  // Below the menu bar (File > Lessons and Help stay reachable), over the rest.
+  const int top = menuBar()->isVisible() ? menuBar()->geometry().bottom() + 1 : 0;
+  m_startPage->setGeometry(0, top, width(), height() - top);
+}
+
+UserGuideDialog* MainWindow::showUserGuide() {
+  if (!m_guide) m_guide = new UserGuideDialog(this);
+  m_guide->show();
+  m_guide->raise();
+  m_guide->activateWindow();
+  return m_guide;
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  // First start: the lessons, unless something is already on its way (a
+  // preset or trace from the command line, a run).
+  if (!m_shownOnce && m_firstStart && m_persist && !m_bridge->isRunning() && m_inspection.store().empty() &&
+      !m_panel->activePreset())
+    showStartPage();
+  m_shownOnce = true;
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+  QMainWindow::resizeEvent(event);
+  if (startPageShown()) placeStartPage();
 }
 
 void MainWindow::showView(const QString& view) {
@@ -340,6 +405,7 @@ bool MainWindow::exportViewFigure(const QString& view, const QString& path, int 
 void MainWindow::refreshAll(bool now) { m_inspection.refresh(now); }
 
 void MainWindow::onRunStarted() {
+  hideStartPage();  // a run from anywhere (Ctrl+R, the CLI's --run, an attach) is what to look at
   ShownRun run;
   run.kind = ShownRun::Kind::Live;
   run.config = m_bridge->config();
@@ -354,6 +420,7 @@ void MainWindow::onRunStarted() {
 }
 
 void MainWindow::onRunShown() {
+  hideStartPage();
   const ShownRun& run = m_inspection.run();
   setWindowTitle(tr("ShardScope — %1").arg(run.source));
   if (run.error.isEmpty())
@@ -429,11 +496,13 @@ void MainWindow::updateActions() {
 
 void MainWindow::setPersistSettings(bool persist) {
   m_persist = persist;
+  if (!persist) m_firstStart = false;  // tests and --screenshot open on the window itself
   m_recent->setPersist(persist);
 }
 
 void MainWindow::restoreSettings() {
   QSettings settings;
+  m_firstStart = !settings.contains(QStringLiteral("window/state"));
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
   showWholeDockTabTitles(this);

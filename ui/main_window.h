@@ -5,7 +5,8 @@
 // one Inspection (the run's events, the run on screen, the shared cursor and
 // selection); a live run or an opened trace feeds it. A preset's runs go one
 // after another (PresetRunner); each lands in the Runs table and can be
-// brought back. Run errors appear once, in a banner above the timeline.
+// brought back. Run errors appear once, in a banner above the timeline. On
+// first start (no saved layout) the lessons' start page covers the docks.
 #pragma once
 
 #include <QHash>
@@ -44,7 +45,9 @@ class RunFiles;
 class RunHistoryModel;
 class RunStatus;
 class SteppingControls;
+class StartPage;
 class StepWalkthrough;
+class UserGuideDialog;
 class TimelinePage;
 class TimelineView;
 class UnitsPage;
@@ -94,6 +97,18 @@ class MainWindow : public QMainWindow {
   void setPersistSettings(bool persist);
   RecentFiles* recentFiles() const { return m_recent; }
 
+  // The lessons' start page (File > Lessons), laid over the docks below the
+  // menu bar; it opens by itself on first start (no saved window state).
+  void showStartPage();
+  void hideStartPage();
+  bool startPageShown() const;
+  StartPage* startPage() const { return m_startPage; }
+  // Runs a built-in preset as the start page's Run does: the form takes it,
+  // its runs start, the page closes. False with the message on error.
+  bool runLesson(const QString& preset, QString* error);
+  // Help > User guide: docs/guide from the compiled-in resources.
+  UserGuideDialog* showUserGuide();
+
   Inspection& inspection() { return m_inspection; }
   const PageRegistry& pages() const { return m_pages; }
   EventStore& store() { return m_inspection.store(); }
@@ -121,6 +136,8 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  void showEvent(QShowEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void createPages();
@@ -133,6 +150,8 @@ class MainWindow : public QMainWindow {
   void updateActions();
   void refreshAll(bool now);
   void requestRun(bool paused);
+  bool startActive(bool paused, QString* error);  // the form's experiment or its preset's runs
+  void placeStartPage();
   QString subtitle() const;
   QDockWidget* addPageDock(QWidget* widget, const QString& title, const QString& name, const QString& page,
                            Qt::DockWidgetArea area);
@@ -164,6 +183,10 @@ class MainWindow : public QMainWindow {
   QTableView* m_historyView = nullptr;
   RunBanner* m_banner = nullptr;
   CompareController* m_compare = nullptr;
+  StartPage* m_startPage = nullptr;
+  UserGuideDialog* m_guide = nullptr;
+  bool m_firstStart = false;      // no saved window state: the start page opens on the first show
+  bool m_shownOnce = false;
 
   QAction* m_runAction = nullptr;
   QAction* m_stopAction = nullptr;

@@ -223,6 +223,10 @@ void MainWindow::createActions() {
   connect(m_stepsAction, &QAction::triggered, timeline(), &TimelineView::zoomToSteps);
 
   QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* lessons = file->addAction(tr("&Lessons"), this, &MainWindow::showStartPage);
+  lessons->setObjectName(QStringLiteral("lessonsAction"));
+  lessons->setToolTip(tr("The shipped lessons in teaching order, each with its question and a Run button"));
+  file->addSeparator();
   file->addAction(open_experiment);
   file->addAction(save_experiment);
   file->addSeparator();
@@ -284,6 +288,9 @@ void MainWindow::createActions() {
   QAction* shortcuts = help->addAction(tr("&Keyboard shortcuts"), this, [this] { showShortcutsDialog(this); });
   shortcuts->setObjectName(QStringLiteral("shortcutsAction"));
   shortcuts->setShortcut(QKeySequence(tr("Ctrl+/")));
+  QAction* guide = help->addAction(tr("&User guide"), this, &MainWindow::showUserGuide);
+  guide->setObjectName(QStringLiteral("userGuideAction"));
+  guide->setShortcut(QKeySequence::HelpContents);
   help->addAction(tr("About ShardScope"), this, [this] {
     QMessageBox::about(this, tr("About ShardScope"),
                        tr("<b>ShardScope %1</b><br>A live inspector for data-parallel training: "

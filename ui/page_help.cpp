@@ -3,7 +3,10 @@
 #include <QAbstractButton>
 #include <QDockWidget>
 #include <QEvent>
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
+#include <QRegularExpression>
 #include <QMessageBox>
 #include <QToolButton>
 
@@ -50,10 +53,28 @@ class CornerKeeper : public QObject {
 
 }  // namespace
 
+QHash<QString, QString> helpSections(const QString& markdown) {
+  static const QRegularExpression block(QStringLiteral("<!--\\s*help:\\s*([\\w-]+)\\s*-->(.*?)<!--\\s*/help\\s*-->"),
+                                        QRegularExpression::DotMatchesEverythingOption);
+  QHash<QString, QString> out;
+  for (auto it = block.globalMatch(markdown); it.hasNext();) {
+    const QRegularExpressionMatch m = it.next();
+    out.insert(m.captured(1), m.captured(2).trimmed());
+  }
+  return out;
+}
+
 QString pageHelpText(const QString& page) {
-  QFile file(QStringLiteral(":/help/%1.md").arg(page));
-  if (!file.open(QIODevice::ReadOnly)) return {};
-  return QString::fromUtf8(file.readAll()).trimmed();
+  // Read once: every guide page's help blocks.
+  static const QHash<QString, QString> texts = [] {
+    QHash<QString, QString> all;
+    for (const QFileInfo& info : QDir(QStringLiteral(":/docs/guide")).entryInfoList({QStringLiteral("*.md")}, QDir::Files)) {
+      QFile file(info.filePath());
+      if (file.open(QIODevice::ReadOnly)) all.insert(helpSections(QString::fromUtf8(file.readAll())));
+    }
+    return all;
+  }();
+  return texts.value(page);
 }
 
 QToolButton* addHelpButton(QWidget* host, const QString& page, const QString& title) {

@@ -12,9 +12,12 @@ namespace shardscope {
 
 namespace {
 
-// Teaching order for the picker; presets not listed follow, by name.
-const char* const kOrder[] = {"ddp-basics",        "zero-stages-compared", "fsdp-prefetch-on-off", "unit-size",
-                              "hybrid-2x4",        "slow-interconnect",    "rank-dependent-hang"};
+// Teaching order for the picker and the start page's lessons; presets not
+// listed follow, by name.
+const char* const kOrder[] = {"ddp-basics",          "zero-stages-compared", "fsdp-prefetch-on-off",
+                              "unit-size",           "hybrid-2x4",           "rank-dependent-hang",
+                              "slow-interconnect",   "tp-vs-fsdp",           "tp-x-fsdp-70b",
+                              "activation-checkpointing", "tiny-units",      "reduce-dtype"};
 
 QString text(const std::string& s) { return QString::fromStdString(s); }
 
@@ -22,6 +25,7 @@ Preset fromFile(const PresetFile& file, const QString& name) {
   Preset p;
   p.name = name;
   p.title = text(file.title);
+  p.question = text(file.question);
   p.text = text(file.text);
   p.view = text(file.view);
   p.expectError = file.expect_error;
@@ -111,6 +115,7 @@ Preset findPreset(const QString& name_or_path) {
 QByteArray presetJson(const Preset& preset) {
   PresetFile file;
   file.title = preset.title.toStdString();
+  file.question = preset.question.toStdString();
   file.text = preset.text.toStdString();
   file.view = preset.view.toStdString();
   file.expect_error = preset.expectError;

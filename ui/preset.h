@@ -31,6 +31,7 @@ struct Preset {
   QString name;   // file base name, "ddp-basics"
   QString source; // the file it came from (":/presets/… for the built-in ones)
   QString title;  // one line
+  QString question;  // the lesson's question, one line (the start page shows it); may be ""
   QString text;   // one paragraph: what to look for, tied to the ZeRO paper's claims
   QString view;   // the view that shows the lesson (one of presetViews())
   bool expectError = false;  // the lesson is a run that stops (a hang)

@@ -36,7 +36,7 @@ std::unique_ptr<DeviceRuntime> makeDeviceRuntime(const RunConfig& config) {
   if (!factory)
     throw ConfigError("--backend " + backendName(config.backend) +
                       " needs a build with the CUDA backend: this one was configured without nvcc, cuBLAS "
-                      "or NCCL (see README → GPU runs); use --backend cpu or meta");
+                      "or NCCL (see docs/guide/gpu.md); use --backend cpu or meta");
   return factory(config);
 }
 

@@ -1,4 +1,4 @@
-// shardscope-cli's exit codes, one list for every command (README, Reliability;
+// shardscope-cli's exit codes, one list for every command (docs/reliability.md;
 // `--help` prints them). A signal that stops a run exits 128 + the signal.
 #pragma once
 

@@ -202,12 +202,14 @@ PresetFile parsePresetJson(std::string_view json, const std::string& file) {
     fail(file, std::string("not valid JSON: ") + e.what());
   }
   if (!root.is_object()) fail(file, "the top level must be a JSON object");
-  static const std::vector<std::string> kKeys = {"title", "text", "view", "expect_error", "runs"};
+  static const std::vector<std::string> kKeys = {"title", "question", "text", "view", "expect_error", "runs"};
   for (const auto& [key, member] : root.items())
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end())
       fail(file, "unknown field \"" + key + "\" (a preset has " + join(kKeys, ", ") + ")");
   PresetFile p;
   p.title = requireString(root, "title", file, true);
+  p.question = requireString(root, "question", file, false);
+  if (p.question.find('\n') != std::string::npos) fail(file, "field \"question\" must be one line");
   p.text = requireString(root, "text", file, true);
   p.view = requireString(root, "view", file, false);
   if (p.view.empty()) p.view = "timeline";
@@ -238,6 +240,7 @@ PresetFile readPresetFile(const std::string& path) {
 std::string presetFileJson(const PresetFile& preset) {
   nlohmann::ordered_json root;
   root["title"] = preset.title;
+  if (!preset.question.empty()) root["question"] = preset.question;
   root["text"] = preset.text;
   root["view"] = preset.view.empty() ? std::string("timeline") : preset.view;
   if (preset.expect_error) root["expect_error"] = true;

@@ -28,8 +28,9 @@ struct PresetFileRun {
 };
 
 struct PresetFile {
-  std::string title;  // one line
-  std::string text;   // one paragraph: what to look for
+  std::string title;     // one line
+  std::string question;  // the lesson's question, one line ("" when the file gives none)
+  std::string text;      // one paragraph: what to look for
   std::string view;   // one of presetViewNames() ("timeline" when the file names none)
   bool expect_error = false;  // the lesson is a run that stops (a hang)
   std::vector<PresetFileRun> runs;

@@ -3,7 +3,7 @@
 // measurably faster on the one large document ShardScope writes: 1M events in
 // 0.23 s CPU (4.4 M events/s, 850 MB/s) against 10 s (0.1 M events/s, 19 MB/s)
 // for the same document built as an nlohmann::ordered_json and dumped; memcpy
-// of the bytes takes 0.02 s (tests/bench/bench_event_record, README Performance).
+// of the bytes takes 0.02 s (tests/bench/bench_event_record, docs/performance.md).
 // It buffers output in a fixed block and inserts commas, colons and (optional)
 // indentation itself, so callers only say what comes next. Output is always
 // valid UTF-8 JSON: invalid UTF-8 in strings becomes U+FFFD and non-finite

@@ -44,7 +44,7 @@ class TestCapacity : public QObject {
   Q_OBJECT
 
  private slots:
-  void seedNumbers() {
+  void zeroPaperNumbers() {
     const int64_t n = 70'000'000'000;
     const CapacityReport r = report(n, 64, 80);
     QCOMPARE(stage(r, "ddp").bytes_per_param, 16.0);
@@ -56,7 +56,7 @@ class TestCapacity : public QObject {
     QVERIFY(!stage(report(n, 13, 80), "zero3").fits);
   }
 
-  // The bytes/param column is the seed formula itself, at P (or G for hsdp).
+  // The bytes/param column is the ZeRO paper's formula itself, at P (or G for hsdp).
   void bytesPerParamMatchesFormulas() {
     const CapacityReport r = report(1'000'000, 8, 80, 4);
     QCOMPARE(r.stages.size(), size_t{5});

@@ -1,4 +1,4 @@
-// The second reference text's "when it falls down" list, measured on real runs:
+// Where FSDP falls down, measured on real runs:
 //  - tiny units: --wrap linear (every Linear its own FSDP unit) issues several
 //    times the all-gathers of block wrapping, and a larger share of the
 //    communication time is the links' per-message latency;

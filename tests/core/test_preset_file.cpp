@@ -47,6 +47,8 @@ class TestPresetFile : public QObject {
     for (const QString& name : files) {
       const PresetFile p = readPresetFile(dir.filePath(name).toStdString());
       QVERIFY(!p.title.empty() && p.text.size() > 200);
+      // Every shipped preset is a lesson: its one-line question ends in '?'.
+      QVERIFY2(p.question.size() > 20 && p.question.back() == '?', qPrintable(name));
       QVERIFY(!p.runs.empty());
       for (const PresetFileRun& run : p.runs) {
         QCOMPARE(run.config.clock, ClockKind::Modeled);  // presets default to the deterministic clock
@@ -59,8 +61,18 @@ class TestPresetFile : public QObject {
         QCOMPARE(back.runs[i].label, p.runs[i].label);
       }
       QCOMPARE(back.view, p.view);
+      QCOMPARE(back.question, p.question);
       QCOMPARE(back.expect_error, p.expect_error);
     }
+  }
+
+  // The lesson's question: optional, a non-empty string on one line.
+  void aQuestionIsOneLineOfText() {
+    const std::string run = "\"runs\": [" + kRun + "]}";
+    QCOMPARE(parsePresetJson(R"({"title": "t", "question": " Why? ", "text": "x", )" + run, "q.json").question, std::string("Why?"));
+    QCOMPARE(parsePresetJson(R"({"title": "t", "text": "x", )" + run, "q.json").question, std::string());
+    QVERIFY(refusal(R"({"title": "t", "question": 3, "text": "x", )" + run).contains(QStringLiteral("field \"question\" must be a non-empty string")));
+    QVERIFY(refusal(R"({"title": "t", "question": "a\nb", "text": "x", )" + run).contains(QStringLiteral("field \"question\" must be one line")));
   }
 
   void aRepeatedKeyIsNamedByItsPath_data() {

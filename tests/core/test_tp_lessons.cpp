@@ -1,4 +1,4 @@
-// The second reference text's rule of thumb for tensor parallelism, on the
+// The rule of thumb for tensor parallelism (TP in the node, FSDP across), on the
 // modeled clock (meta backend, so the published shapes fit):
 //  - TP is competitive inside an NVLink node: llama2-7b on 16 H100s in 2 nodes,
 //    TP 8 (in-node) x FSDP 2 against FSDP 16, and TP 16 (across the nodes);

@@ -1,12 +1,18 @@
 // In-app guidance: Help > Keyboard shortcuts lists every shortcut of the
 // window's actions (read from the actions, so a new one shows up), each page
-// has a "?" whose text is the README's own (sentence by sentence, so the two
-// cannot drift), and File > Recent files keeps the last eight opened files.
+// has a "?" whose text is the user guide's own (docs/guide, compiled in; sentence
+// by sentence against the source tree, so the two cannot drift), every link in
+// README.md and docs/ leads somewhere, and File > Recent files keeps the last
+// eight opened files.
 #include <QtTest>
 
 #include <QAction>
+#include <QDir>
+#include <QDirIterator>
 #include <QDockWidget>
 #include <QFile>
+#include <QFileInfo>
+#include <QSet>
 #include <QMenu>
 #include <QMessageBox>
 #include <QRegularExpression>
@@ -28,10 +34,50 @@ namespace {
 
 QString collapsed(QString text) { return text.replace(QRegularExpression(QStringLiteral("\\s+")), QStringLiteral(" ")).trimmed(); }
 
-QString readme() {
-  QFile file(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/README.md"));
+QString readFile(const QString& path) {
+  QFile file(path);
   if (!file.open(QIODevice::ReadOnly)) return {};
-  return collapsed(QString::fromUtf8(file.readAll()));
+  return QString::fromUtf8(file.readAll());
+}
+
+// Every page of the user guide in the source tree, collapsed into one text.
+QString guide() {
+  QString all;
+  for (const QFileInfo& info : QDir(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/docs/guide")).entryInfoList({QStringLiteral("*.md")}, QDir::Files))
+    all += collapsed(readFile(info.filePath())) + QLatin1Char(' ');
+  return all;
+}
+
+// README.md and every Markdown file under docs/.
+QStringList markdownFiles() {
+  QStringList files{QStringLiteral(SHARDSCOPE_SOURCE_DIR "/README.md")};
+  QDirIterator it(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/docs"), {QStringLiteral("*.md")}, QDir::Files, QDirIterator::Subdirectories);
+  while (it.hasNext()) files << it.next();
+  return files;
+}
+
+// GitHub's anchor for a heading: lower case, punctuation dropped, spaces as '-'.
+QString anchorOf(QString heading) {
+  heading = heading.trimmed().toLower();
+  heading.remove(QRegularExpression(QStringLiteral("[^\\w\\- ]"), QRegularExpression::UseUnicodePropertiesOption));
+  return heading.replace(QLatin1Char(' '), QLatin1Char('-'));
+}
+
+// The text outside ``` fences, and the anchors of its headings.
+QString withoutCode(const QString& markdown, QSet<QString>* anchors) {
+  QString out;
+  bool fence = false;
+  for (const QString& line : markdown.split(QLatin1Char('\n'))) {
+    if (line.startsWith(QLatin1String("```"))) {
+      fence = !fence;
+      continue;
+    }
+    if (fence) continue;
+    static const QRegularExpression heading(QStringLiteral("^#{1,6} (.*)$"));
+    if (const auto m = heading.match(line); m.hasMatch() && anchors) anchors->insert(anchorOf(m.captured(1)));
+    out += line + QLatin1Char('\n');
+  }
+  return out;
 }
 
 QString plain(const QString& html) {
@@ -126,8 +172,8 @@ class TestGuidance : public QObject {
     box->close();
   }
 
-  void helpTextsAreTheReadmesOwn() {
-    const QString doc = readme();
+  void helpTextsAreTheGuidesOwn() {
+    const QString doc = guide();
     QVERIFY(!doc.isEmpty());
     QStringList pages = {QStringLiteral("walkthrough")};
     {
@@ -137,11 +183,68 @@ class TestGuidance : public QObject {
     }
     for (const QString& page : pages) {
       const QString text = collapsed(pageHelpText(page));
-      QVERIFY2(!text.isEmpty(), qPrintable(page));
+      QVERIFY2(!text.isEmpty(), qPrintable(page + ": no <!-- help: " + page + " --> block in docs/guide"));
       const QStringList sentences = text.split(QRegularExpression(QStringLiteral("(?<=[.!?])\\s+")), Qt::SkipEmptyParts);
       for (const QString& sentence : sentences)
-        QVERIFY2(doc.contains(sentence), qPrintable(page + ": not in README.md: " + sentence));
+        QVERIFY2(doc.contains(sentence), qPrintable(page + ": not in docs/guide: " + sentence));
     }
+    // The help blocks are read from what the guide says, markers and all.
+    const QHash<QString, QString> parsed = helpSections(QStringLiteral("a\n<!-- help: x -->\n**X**: shows x.\n<!-- /help -->\nb"));
+    QCOMPARE(parsed.value(QStringLiteral("x")), QStringLiteral("**X**: shows x."));
+  }
+
+  // The guide the window shows (compiled in) is the guide in the source tree.
+  void theCompiledInGuideIsTheSourceTrees() {
+    const QDir source(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/docs/guide"));
+    const QStringList pages = source.entryList({QStringLiteral("*.md")}, QDir::Files, QDir::Name);
+    QVERIFY(pages.size() >= 12);
+    QCOMPARE(QDir(QStringLiteral(":/docs/guide")).entryList({QStringLiteral("*.md")}, QDir::Files, QDir::Name), pages);
+    for (const QString& page : pages)
+      QVERIFY2(readFile(QStringLiteral(":/docs/guide/") + page) == readFile(source.filePath(page)), qPrintable(page));
+    // The index links every page of the guide.
+    const QString index = readFile(source.filePath(QStringLiteral("index.md")));
+    for (const QString& page : pages)
+      if (page != QLatin1String("index.md"))
+        QVERIFY2(index.contains(QStringLiteral("](") + page + QLatin1Char(')')), qPrintable("index.md does not link " + page));
+  }
+
+  // Every relative link of README.md and docs/ names a file that exists, and a
+  // heading there when it has an anchor.
+  void docLinksResolve() {
+    const QStringList files = markdownFiles();
+    QVERIFY(files.size() >= 16);
+    QHash<QString, QSet<QString>> anchors;
+    QHash<QString, QString> texts;
+    for (const QString& f : files) texts.insert(f, withoutCode(readFile(f), &anchors[f]));
+    static const QRegularExpression link(QStringLiteral("\\]\\(([^)\\s]+)\\)"));
+    int checked = 0;
+    for (const QString& f : files) {
+      for (auto it = link.globalMatch(texts.value(f)); it.hasNext();) {
+        const QString url = it.next().captured(1);
+        if (url.contains(QRegularExpression(QStringLiteral("^[a-z]+:")))) continue;
+        const QString path = url.section(QLatin1Char('#'), 0, 0), anchor = url.section(QLatin1Char('#'), 1);
+        const QString target = path.isEmpty() ? f : QDir::cleanPath(QFileInfo(f).absolutePath() + QLatin1Char('/') + path);
+        QVERIFY2(QFileInfo::exists(target), qPrintable(f + ": " + url + ": no such file"));
+        if (!anchor.isEmpty() && target.endsWith(QLatin1String(".md"))) {
+          if (!anchors.contains(target)) withoutCode(readFile(target), &anchors[target]);
+          QVERIFY2(anchors.value(target).contains(anchor), qPrintable(f + ": " + url + ": no such heading"));
+        }
+        ++checked;
+      }
+    }
+    QVERIFY(checked >= 50);
+    // The anchor rule itself.
+    QCOMPARE(anchorOf(QStringLiteral("GPUs as processes (`--backend cuda --launch processes`)")),
+             QStringLiteral("gpus-as-processes---backend-cuda---launch-processes"));
+  }
+
+  // README is a front page: the two commands, and at most ~250 lines.
+  void theReadmeIsAFrontPage() {
+    const QString readme = readFile(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/README.md"));
+    QVERIFY(readme.contains(QStringLiteral("scripts/test")));
+    QVERIFY(readme.contains(QStringLiteral("scripts/run")));
+    QVERIFY(readme.contains(QStringLiteral("docs/guide/index.md")));
+    QVERIFY2(readme.count(QLatin1Char('\n')) <= 250, qPrintable(QString::number(readme.count(QLatin1Char('\n')))));
   }
 
   void recentFilesKeepTheLastEight() {

@@ -381,7 +381,7 @@ class TestViews : public QObject {
     QVERIFY(gathered);
   }
 
-  void commViewMatchesTheSeed() {
+  void commViewMatchesTheFormula() {
     for (const char* strategy : {"ddp", "zero3"}) {
       EventStore store;
       const RunResult result = runInto(smallConfig(strategy, 4), store);
