@@ -243,6 +243,33 @@ class TestKinetoHtaAnalyses : public QObject {
     QCOMPARE(m_job.ranks[1].hta_analyses.launch.pairs, 0);
   }
 
+  void lastStepLeftOutAsHtaDoes() {
+    // tests/data/kineto/two_ranks rank 0 (three ProfilerSteps): the third
+    // step's launch (c5, [210,215]) and its reduce_kernel are left out.
+    const TraceSet set = loadTraceSet({std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/two_ranks"});
+    const JobAnalysis job = analyzeTraceSet(set, {});
+    QVERIFY(job.ranks[0].selection.last_step_dropped);
+    const HtaRankAnalyses& a = job.ranks[0].hta_analyses;
+    // Stream 7: sgemm [50,150], fill [200,230] (gap 50, launched at 110 < 150:
+    // other), memcpy [240,250] (gap 10, launched at 130 < 230: kernel wait).
+    const HtaStreamIdleTime* s7 = idleOf(a.idle_time, 7);
+    QVERIFY(s7);
+    QCOMPARE(s7->other_ns, 50000);
+    QCOMPARE(s7->kernel_wait_ns, 10000);
+    QCOMPARE(s7->host_wait_ns, 0);
+    // Stream 7's queue: +10 -50 +110 +130 -200 -240: 1 0 1 2 1 0, mean 5/6.
+    const HtaStreamQueueLength* q7 = queueOf(a.queue_length, 7);
+    QVERIFY(q7);
+    QCOMPARE(q7->length.count, 6);
+    QCOMPARE(r4(q7->length.mean), 0.8333);
+    QCOMPARE(a.queue_length.launches, 5);
+    // Launch delays (gpu ts - cpu ts + cpu dur): 50-10+5 = 45, 100-25+5 = 80,
+    // 200-110+4 = 94, 220-120+5 = 105, 240-130+6 = 116: mean 88, two over 100.
+    QCOMPARE(a.launch.pairs, 5);
+    QCOMPARE(r4(a.launch.launch_delay.mean / 1000), 88.0);
+    QCOMPARE(a.launch.launch_delay_outliers, 2);
+  }
+
   void textAndJsonCarryTheFour() {
     const TraceSet set = loadTraceSet({kDir});
     std::ostringstream text, json;
