@@ -127,6 +127,9 @@ void printHtaAnalysesText(const HtaRankAnalyses& a, std::ostream& out) {
     out << "  unpaired: " << c.kernels_without_correlation << " GPU events without a correlation, "
         << c.kernels_without_launch << " whose launch is not in the trace, " << c.launches_without_correlation
         << " launches without a correlation, " << c.launches_without_kernel << " launches without a GPU event\n";
+  if (c.crowded_correlations > 0)
+    out << "  " << c.crowded_correlations << " correlation ids shared by over " << kHtaMaxPairsPerCorrelation
+        << " launch x GPU event pairs: left out of the queue length and launch statistics\n";
 }
 
 void writeHtaAnalysesJson(const HtaRankAnalyses& a, std::ostream& out, const char* in) {
@@ -181,7 +184,8 @@ void writeHtaAnalysesJson(const HtaRankAnalyses& a, std::ostream& out, const cha
       << in << "  \"unpaired\": {\"gpu_events\": " << c.kernels << ", \"gpu_events_without_correlation\": "
       << c.kernels_without_correlation << ", \"gpu_events_without_launch\": " << c.kernels_without_launch
       << ", \"launches\": " << c.launches << ", \"launches_without_correlation\": " << c.launches_without_correlation
-      << ", \"launches_without_gpu_event\": " << c.launches_without_kernel << "}}";
+      << ", \"launches_without_gpu_event\": " << c.launches_without_kernel
+      << ", \"crowded_correlations\": " << c.crowded_correlations << "}}";
 }
 
 }  // namespace shardscope::kineto

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 
 namespace shardscope::kineto {
 
@@ -20,9 +21,13 @@ bool htaIsLaunchStatsCall(std::string_view name) {
 
 std::span<const HtaCorrelations::Entry> HtaCorrelations::range(const std::vector<Entry>& v, int64_t correlation) {
   const auto lo = std::lower_bound(v.begin(), v.end(), Entry{correlation, 0});
-  auto hi = lo;
-  while (hi != v.end() && hi->first == correlation) ++hi;
+  const auto hi = std::upper_bound(lo, v.end(), Entry{correlation, UINT32_MAX});
   return {lo, hi};
+}
+
+bool HtaCorrelations::crowded(int64_t correlation) const {
+  const auto hosts = hostsOf(correlation);
+  return !hosts.empty() && int64_t(hosts.size()) * int64_t(gpusOf(correlation).size()) > kHtaMaxPairsPerCorrelation;
 }
 
 HtaCorrelations pairHtaCorrelations(const RankTrace& t, const HtaSelection& s) {
@@ -53,6 +58,12 @@ HtaCorrelations pairHtaCorrelations(const RankTrace& t, const HtaSelection& s) {
     ++k.launches;
     if (e.correlation == -1) ++k.launches_without_correlation;
     else if (c.gpusOf(e.correlation).empty()) ++k.launches_without_kernel;
+  }
+  for (size_t i = 0; i < c.host.size();) {
+    size_t j = i;
+    while (j < c.host.size() && c.host[j].first == c.host[i].first) ++j;
+    if (c.crowded(c.host[i].first)) ++k.crowded_correlations;
+    i = j;
   }
   return c;
 }

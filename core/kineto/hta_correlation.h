@@ -23,6 +23,12 @@ bool htaIsLaunchCall(std::string_view name);
 // cuda_kernel_launch_stats, include_memory_events=True).
 bool htaIsLaunchStatsCall(std::string_view name);
 
+// HTA pairs every host event of a correlation with every GPU event of it; a
+// correlation shared by more pairs than this (a corrupt or adversarial trace,
+// never Kineto's one launch per kernel) is left out of the pairings and
+// counted, so a bad file cannot make the pairing quadratic.
+inline constexpr int64_t kHtaMaxPairsPerCorrelation = 64;
+
 struct HtaCorrelationCheck {
   int64_t kernels = 0;                      // kept GPU events (stream != -1)
   int64_t kernels_without_correlation = 0;  // no args.correlation
@@ -30,6 +36,7 @@ struct HtaCorrelationCheck {
   int64_t launches = 0;                     // kept host events that are htaIsLaunchCall
   int64_t launches_without_correlation = 0;
   int64_t launches_without_kernel = 0;      // a correlation no kept GPU event has
+  int64_t crowded_correlations = 0;         // over kHtaMaxPairsPerCorrelation pairs: left out
 };
 
 struct HtaCorrelations {
@@ -40,6 +47,8 @@ struct HtaCorrelations {
 
   std::span<const Entry> hostsOf(int64_t correlation) const { return range(host, correlation); }
   std::span<const Entry> gpusOf(int64_t correlation) const { return range(gpu, correlation); }
+  // More than kHtaMaxPairsPerCorrelation host x GPU pairs share it.
+  bool crowded(int64_t correlation) const;
 
  private:
   static std::span<const Entry> range(const std::vector<Entry>& v, int64_t correlation);

@@ -19,7 +19,7 @@ HtaLaunchStats computeHtaLaunchStats(const RankTrace& t, const HtaSelection& s, 
     size_t j = i;
     while (j < c.host.size() && c.host[j].first == c.host[i].first) ++j;
     const int64_t id = c.host[i].first;
-    if (ids.count(id)) {
+    if (ids.count(id) && !c.crowded(id)) {
       for (size_t h = i; h < j; ++h) {
         const HtaHostCall& call = s.host_calls[c.host[h].second];
         for (const auto& g : c.gpusOf(id)) {

@@ -18,7 +18,7 @@ HtaQueueLength computeHtaQueueLength(const RankTrace& t, const HtaSelection& s, 
   for (uint32_t i = 0; i < s.host_calls.size(); ++i) {
     if (!c.host_is_launch[i]) continue;
     const TraceEvent& e = t.events[s.host_calls[i].event];
-    if (e.correlation == -1) continue;
+    if (e.correlation == -1 || c.crowded(e.correlation)) continue;
     const auto gpus = c.gpusOf(e.correlation);
     // index_correlation > 0: HTA pairs a launch only with a GPU event on a stream > 0.
     if (std::none_of(gpus.begin(), gpus.end(),

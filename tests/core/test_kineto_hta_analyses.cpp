@@ -14,9 +14,11 @@
 //   stream 9: reduce_c [300,310] c10 (its launch is not in the trace).
 // Rank 1: twelve kernel names k01..k12 back to back on stream 7, no launches.
 // Every number below is worked out in the comments.
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
+#include <fstream>
 #include <sstream>
 
 #include "kineto/hta_analyses.h"
@@ -268,6 +270,35 @@ class TestKinetoHtaAnalyses : public QObject {
     QCOMPARE(a.launch.pairs, 5);
     QCOMPARE(r4(a.launch.launch_delay.mean / 1000), 88.0);
     QCOMPARE(a.launch.launch_delay_outliers, 2);
+  }
+
+  void crowdedCorrelationIsCountedNotPaired() {
+    // Nine launches and eight kernels of one correlation: 72 pairs > 64, a
+    // corrupt trace HTA would pair quadratically. Left out and counted.
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("crowded.json").toStdString();
+    std::ofstream f(path);
+    f << "{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": [\n";
+    for (int i = 0; i < 9; ++i)
+      f << "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, "
+        << "\"ts\": " << i * 10 << ", \"dur\": 2, \"args\": {\"correlation\": 1}},\n";
+    for (int i = 0; i < 8; ++i)
+      f << (i ? ",\n" : "") << "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, "
+        << "\"ts\": " << 100 + i * 10 << ", \"dur\": 5, \"args\": {\"stream\": 7, \"correlation\": 1}}";
+    f << "]}\n";
+    f.close();
+    const TraceSet set = loadTraceSet({path});
+    const JobAnalysis job = analyzeTraceSet(set, {});
+    const HtaRankAnalyses& a = job.ranks[0].hta_analyses;
+    QCOMPARE(a.launch.check.crowded_correlations, 1);
+    QCOMPARE(a.launch.pairs, 0);
+    QCOMPARE(a.queue_length.launches, 0);
+    QVERIFY(a.queue_length.streams.empty());
+    // Idle time needs no pairing: 8 kernels, gaps of 5 µs, each launched (at 80, the
+    // last launch written) before the previous kernel ended -> kernel wait 7 x 5.
+    const HtaStreamIdleTime* s7 = idleOf(a.idle_time, 7);
+    QVERIFY(s7);
+    QCOMPARE(s7->kernel_wait_ns, 35000);
   }
 
   void textAndJsonCarryTheFour() {
