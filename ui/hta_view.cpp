@@ -177,7 +177,12 @@ void HtaView::showRank(int index) {
                             .arg(c.kernels_without_correlation)
                             .arg(c.kernels_without_launch)
                             .arg(c.launches_without_correlation)
-                            .arg(c.launches_without_kernel));
+                            .arg(c.launches_without_kernel) +
+                        (c.crowded_correlations > 0
+                             ? tr(" %1 correlation ids shared by over %2 pairs were left out.")
+                                   .arg(c.crowded_correlations)
+                                   .arg(kineto::kHtaMaxPairsPerCorrelation)
+                             : QString()));
 }
 
 void followHtaAnalyses(HtaView* view, Inspection& inspection) {
