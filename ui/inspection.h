@@ -7,6 +7,7 @@
 #include <QObject>
 #include <QString>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +21,9 @@ namespace shardscope {
 
 struct RunResult;
 struct RunTrace;
+namespace kineto {
+struct JobAnalysis;
+}
 
 using TimeRange = std::pair<int64_t, int64_t>;  // [begin, end] ns since run start
 
@@ -37,6 +41,7 @@ struct ShownRun {
   QString error;      // why it failed ("" otherwise)
   const RunResult* result = nullptr;  // its measurements, when kept (owned by the bridge or the Runs table)
   int historyRow = -1;  // its row in the Runs table, -1 while it has none (a live run)
+  std::shared_ptr<const kineto::JobAnalysis> hta;  // an imported PyTorch job's analyses, as core computed them
   bool live() const { return kind == Kind::Live; }
 };
 

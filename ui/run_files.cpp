@@ -29,9 +29,10 @@ bool RunFiles::openTrace(const QString& path, QString* error) {
     return false;
   }
   RunTrace trace;
+  std::shared_ptr<const kineto::JobAnalysis> hta;
   try {
     if (kineto::isKinetoTraceInput(path.toStdString())) {
-      std::optional<RunTrace> job = importKinetoJob(path, m_window->isVisible() ? m_window : nullptr, error);
+      std::optional<RunTrace> job = importKinetoJob(path, m_window->isVisible() ? m_window : nullptr, error, &hta);
       if (!job) {
         if (error && error->isEmpty()) *error = tr("opening %1 was cancelled").arg(path);
         return false;
@@ -51,7 +52,7 @@ bool RunFiles::openTrace(const QString& path, QString* error) {
   // once): whatever they throw, bad_alloc included, is this file's error and
   // leaves an empty window, never an abort.
   try {
-    showTrace(path, std::move(trace));
+    showTrace(path, std::move(trace), std::move(hta));
   } catch (const std::exception& e) {
     const QString why = dynamic_cast<const std::bad_alloc*>(&e) ? tr("not enough memory") : QString::fromUtf8(e.what());
     try {
@@ -68,7 +69,7 @@ bool RunFiles::openTrace(const QString& path, QString* error) {
   return true;
 }
 
-void RunFiles::showTrace(const QString& path, RunTrace trace) {
+void RunFiles::showTrace(const QString& path, RunTrace trace, std::shared_ptr<const kineto::JobAnalysis> hta) {
   m_inspection->store().setFromTrace(std::move(trace));
   ShownRun run;
   run.kind = ShownRun::Kind::File;
@@ -76,6 +77,7 @@ void RunFiles::showTrace(const QString& path, RunTrace trace) {
   run.done = run.ok = true;
   if (const auto& imported = m_inspection->store().meta().imported) {
     // A PyTorch job: no ShardScope config to put in the form.
+    run.hta = std::move(hta);
     m_inspection->show(std::move(run));
     m_notice.clear();
     m_window->statusBar()->showMessage(

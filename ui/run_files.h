@@ -5,6 +5,7 @@
 
 #include <QObject>
 #include <QString>
+#include <memory>
 
 class QMainWindow;
 
@@ -14,6 +15,9 @@ class EngineBridge;
 class ExperimentPanel;
 class Inspection;
 struct RunTrace;
+namespace kineto {
+struct JobAnalysis;
+}
 
 class RunFiles : public QObject {
   Q_OBJECT
@@ -49,7 +53,8 @@ class RunFiles : public QObject {
   void fileOpened(const QString& path, bool experiment);
 
  private:
-  void showTrace(const QString& path, RunTrace trace);  // store, form and pages; may throw
+  // store, form and pages; may throw. hta: an imported job's analyses.
+  void showTrace(const QString& path, RunTrace trace, std::shared_ptr<const kineto::JobAnalysis> hta = nullptr);
 
   Inspection* m_inspection;
   EngineBridge* m_bridge;

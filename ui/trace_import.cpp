@@ -15,6 +15,7 @@
 
 #include "common/errors.h"
 #include "kineto/kineto_run_trace.h"
+#include "kineto/trace_analysis.h"
 #include "kineto/trace_set.h"
 
 namespace shardscope {
@@ -25,6 +26,7 @@ namespace {
 struct ImportJob {
   std::atomic<bool> cancel{false};
   std::optional<RunTrace> trace;
+  std::shared_ptr<const kineto::JobAnalysis> analysis;
   QString error;
   bool cancelled = false;
 };
@@ -45,6 +47,11 @@ void runImport(ImportJob& job, const std::string& path, const std::function<void
       set = kineto::loadTraceSet({path}, options);
     }
     if (job.cancel) throw kineto::CancelledLoad();
+    // What `analyze` reports, while the set is whole (importedRunTrace consumes
+    // it); the selections' event lists index that set, so they are dropped.
+    kineto::JobAnalysis analysis = kineto::analyzeTraceSet(set, {});
+    for (kineto::RankAnalysis& r : analysis.ranks) r.selection = {};
+    job.analysis = std::make_shared<const kineto::JobAnalysis>(std::move(analysis));
     job.trace = kineto::importedRunTrace(std::move(set));
   } catch (const kineto::CancelledLoad&) {
     job.cancelled = true;
@@ -57,7 +64,8 @@ void runImport(ImportJob& job, const std::string& path, const std::function<void
 
 }  // namespace
 
-std::optional<RunTrace> importKinetoJob(const QString& path, QWidget* parent, QString* error) {
+std::optional<RunTrace> importKinetoJob(const QString& path, QWidget* parent, QString* error,
+                                        std::shared_ptr<const kineto::JobAnalysis>* analysis) {
   auto job = std::make_shared<ImportJob>();
   QEventLoop loop;
   QPointer<QProgressDialog> dialog;
@@ -93,6 +101,7 @@ std::optional<RunTrace> importKinetoJob(const QString& path, QWidget* parent, QS
     if (error) *error = job->error;
     return std::nullopt;
   }
+  if (analysis) *analysis = job->analysis;
   return std::move(job->trace);
 }
 

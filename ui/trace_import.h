@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QString>
+#include <memory>
 #include <optional>
 
 #include "trace/run_trace.h"
@@ -12,8 +13,14 @@ class QWidget;
 
 namespace shardscope {
 
+namespace kineto {
+struct JobAnalysis;
+}
+
 // nullopt with *error on a bad file, with *error empty when the user cancelled.
 // parent: the progress dialog's window; nullptr (headless) shows none.
-std::optional<RunTrace> importKinetoJob(const QString& path, QWidget* parent, QString* error);
+// analysis: when given, also what `analyze` computes for the job (HTA's metrics and tables).
+std::optional<RunTrace> importKinetoJob(const QString& path, QWidget* parent, QString* error,
+                                        std::shared_ptr<const kineto::JobAnalysis>* analysis = nullptr);
 
 }  // namespace shardscope

@@ -1,7 +1,8 @@
 // `shardscope-cli analyze TRACE|DIR... [--json FILE] [--whole-trace] [--rank-of FILE=R]`:
 // reads PyTorch profiler (Kineto) traces, one per rank, and prints per rank
 // the steps, Holistic Trace Analysis' metrics (kernel time, idle / compute /
-// non-compute %, comm/comp overlap %), bytes and bus bandwidth per collective
+// non-compute %, comm/comp overlap %, idle time and queue length by stream,
+// kernel breakdown, launch statistics), bytes and bus bandwidth per collective
 // kind and the ten longest exposed communications; --json writes the same.
 // Memory snapshots and flight-recorder dumps go to cli/postmortem_analyze.h.
 #pragma once

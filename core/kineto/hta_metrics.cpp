@@ -91,7 +91,12 @@ HtaSelection selectHtaKernels(const RankTrace& t, bool multi_step, const HtaOpti
   }
   for (size_t k = 0; k < rows.size(); ++k) {
     const TraceEvent& e = t.events[rows[k].event];
-    if (!keep[k] || e.stream == -1) continue;
+    if (!keep[k]) continue;
+    if (e.stream == -1) {
+      if (e.correlation != -1 || e.kind == EventKind::CudaRuntime || e.kind == EventKind::CudaDriver)
+        sel.host_calls.push_back({rows[k].ts, rows[k].end, rows[k].event});
+      continue;
+    }
     sel.kernels.push_back({rows[k].ts, rows[k].end, rows[k].event, htaKernelType(t.str(e.name))});
   }
   return sel;

@@ -36,8 +36,16 @@ struct HtaKernel {
   HtaKernelType type = HtaKernelType::Computation;
 };
 
+// A kept host event (stream -1) that has a correlation or is a CUDA runtime /
+// driver call: the launch side of HTA's correlation-based analyses (hta_correlation.h).
+struct HtaHostCall {
+  int64_t ts_ns = 0, end_ns = 0;  // after the same rounding as the kernels
+  uint32_t event = kNone;
+};
+
 struct HtaSelection {
   std::vector<HtaKernel> kernels;  // by event order
+  std::vector<HtaHostCall> host_calls;  // by event order
   bool rounded = false;            // the float-timestamp rule applied
   bool last_step_dropped = false;  // the last-ProfilerStep rule applied
   // HTA's kernel-type table casts each segment's µs to int (truncates):

@@ -24,6 +24,7 @@ JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options) {
     a.steps_analyzed = static_cast<int64_t>(a.steps.size());
     if (a.selection.last_step_dropped && a.steps_analyzed > 0) --a.steps_analyzed;
     a.hta = computeHtaMetrics(a.selection);
+    a.hta_analyses = computeHtaAnalyses(t, a.selection);
     a.comm = summarizeCommunication(t, idx, a.selection);
     a.memory_samples = static_cast<int64_t>(t.memory.size());
     a.memory_baseline = idx.memory_baseline;
@@ -135,6 +136,7 @@ void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream
           << ", peak allocated " << mib(a.peak_allocated) << ", peak reserved " << mib(a.peak_reserved) << "\n";
     if (a.out_of_memory > 0) out << "  ERROR: " << a.out_of_memory << " [OutOfMemory] events\n";
     if (a.big_integers > 0) out << "  " << a.big_integers << " integer args beyond int64, kept as text\n";
+    printHtaAnalysesText(a.hta_analyses, out);
   }
 }
 
@@ -182,7 +184,9 @@ void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream
     }
     out << "],\n     \"memory\": {\"samples\": " << a.memory_samples << ", \"baseline_bytes\": " << a.memory_baseline
         << ", \"peak_allocated_bytes\": " << a.peak_allocated << ", \"peak_reserved_bytes\": " << a.peak_reserved
-        << ", \"out_of_memory_events\": " << a.out_of_memory << "}}";
+        << ", \"out_of_memory_events\": " << a.out_of_memory << "},\n";
+    writeHtaAnalysesJson(a.hta_analyses, out, "     ");
+    out << "}";
   }
   out << "\n  ]\n}\n";
 }

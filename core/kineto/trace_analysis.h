@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kineto/comm_summary.h"
+#include "kineto/hta_analyses.h"
 #include "kineto/hta_metrics.h"
 #include "kineto/trace_set.h"
 
@@ -21,6 +22,7 @@ struct RankAnalysis {
   int64_t steps_analyzed = 0;  // steps left in after HTA's last-step rule
   HtaSelection selection;
   HtaRankMetrics hta;
+  HtaRankAnalyses hta_analyses;  // idle time, queue length, kernel breakdown, launch statistics
   CommSummary comm;
   int64_t memory_samples = 0, memory_baseline = 0, peak_allocated = -1, peak_reserved = -1;
   int64_t out_of_memory = 0;

@@ -1,0 +1,71 @@
+#include "kineto/hta_correlation.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+namespace shardscope::kineto {
+
+bool htaIsLaunchCall(std::string_view name) {
+  static constexpr std::array<std::string_view, 12> kCalls = {
+      "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",   "cuLaunchKernelEx",
+      "cudaMemcpyAsync",  "cudaMemsetAsync",     "hipLaunchKernel",  "hipExtModuleLaunchKernel",
+      "hipMemcpyAsync",   "hipMemsetAsync",      "hipMemcpyWithStream",
+      "runFunction - job_prep_and_submit_for_execution"};
+  return std::find(kCalls.begin(), kCalls.end(), name) != kCalls.end();
+}
+
+bool htaIsLaunchStatsCall(std::string_view name) {
+  return name == "cudaLaunchKernel" || name == "cudaMemcpyAsync" || name == "cudaMemsetAsync";
+}
+
+std::span<const HtaCorrelations::Entry> HtaCorrelations::range(const std::vector<Entry>& v, int64_t correlation) {
+  const auto lo = std::lower_bound(v.begin(), v.end(), Entry{correlation, 0});
+  const auto hi = std::upper_bound(lo, v.end(), Entry{correlation, UINT32_MAX});
+  return {lo, hi};
+}
+
+bool HtaCorrelations::crowded(int64_t correlation) const {
+  const auto hosts = hostsOf(correlation);
+  return !hosts.empty() && int64_t(hosts.size()) * int64_t(gpusOf(correlation).size()) > kHtaMaxPairsPerCorrelation;
+}
+
+HtaCorrelations pairHtaCorrelations(const RankTrace& t, const HtaSelection& s) {
+  HtaCorrelations c;
+  c.host_is_launch.resize(s.host_calls.size(), 0);
+  for (uint32_t i = 0; i < s.host_calls.size(); ++i) {
+    const TraceEvent& e = t.events[s.host_calls[i].event];
+    c.host_is_launch[i] = htaIsLaunchCall(t.str(e.name)) ? 1 : 0;
+    if (e.correlation != -1) c.host.push_back({e.correlation, i});
+  }
+  for (uint32_t i = 0; i < s.kernels.size(); ++i) {
+    const TraceEvent& e = t.events[s.kernels[i].event];
+    if (e.correlation != -1) c.gpu.push_back({e.correlation, i});
+  }
+  std::sort(c.host.begin(), c.host.end());
+  std::sort(c.gpu.begin(), c.gpu.end());
+
+  HtaCorrelationCheck& k = c.check;
+  for (const HtaKernel& g : s.kernels) {
+    const TraceEvent& e = t.events[g.event];
+    ++k.kernels;
+    if (e.correlation == -1) ++k.kernels_without_correlation;
+    else if (c.hostsOf(e.correlation).empty()) ++k.kernels_without_launch;
+  }
+  for (uint32_t i = 0; i < s.host_calls.size(); ++i) {
+    if (!c.host_is_launch[i]) continue;
+    const TraceEvent& e = t.events[s.host_calls[i].event];
+    ++k.launches;
+    if (e.correlation == -1) ++k.launches_without_correlation;
+    else if (c.gpusOf(e.correlation).empty()) ++k.launches_without_kernel;
+  }
+  for (size_t i = 0; i < c.host.size();) {
+    size_t j = i;
+    while (j < c.host.size() && c.host[j].first == c.host[i].first) ++j;
+    if (c.crowded(c.host[i].first)) ++k.crowded_correlations;
+    i = j;
+  }
+  return c;
+}
+
+}  // namespace shardscope::kineto
