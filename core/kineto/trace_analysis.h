@@ -25,6 +25,7 @@ struct RankAnalysis {
   int64_t memory_samples = 0, memory_baseline = 0, peak_allocated = -1, peak_reserved = -1;
   int64_t out_of_memory = 0;
   int64_t big_integers = 0;  // args beyond int64, kept as text
+  int64_t negative_durations = 0;  // events whose "dur" was negative, read as having none
 };
 
 struct JobAnalysis {
