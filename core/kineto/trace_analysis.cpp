@@ -34,6 +34,7 @@ JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options) {
     a.negative_durations = static_cast<int64_t>(t.negative_durations);
     job.ranks.push_back(std::move(a));
   }
+  job.skew = computeCollectiveSkew(set);
   return job;
 }
 
@@ -140,6 +141,7 @@ void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream
       out << "  WARNING: " << a.negative_durations << " events with a negative \"dur\", read as events without "
           << "one (left out of HTA's metrics)\n";
   }
+  printCollectiveSkewText(job.skew, out);
 }
 
 void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream& out) {
@@ -189,7 +191,10 @@ void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream
         << ", \"out_of_memory_events\": " << a.out_of_memory << "}, \"negative_durations\": " << a.negative_durations
         << "}";
   }
-  out << "\n  ]\n}\n";
+  out << "\n  ]";
+  out << ",\n  \"collective_skew\": ";
+  writeCollectiveSkewJson(job.skew, out);
+  out << "\n}\n";
 }
 
 }  // namespace shardscope::kineto

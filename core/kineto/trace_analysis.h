@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kineto/collective_skew.h"
 #include "kineto/comm_summary.h"
 #include "kineto/hta_metrics.h"
 #include "kineto/trace_set.h"
@@ -33,6 +34,7 @@ struct JobAnalysis {
   bool multi_step = false;
   int64_t origin_ns = 0;
   std::vector<RankAnalysis> ranks;
+  CollectiveSkew skew;  // collectives matched across ranks: who arrives last (collective_skew.h)
 };
 
 JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options);
