@@ -33,6 +33,7 @@
 #include "start_page.h"
 #include "step_walkthrough.h"
 #include "stepping_controls.h"
+#include "straggler_page.h"
 #include "timeline_view.h"
 #include "user_guide.h"
 #include "view_pages.h"
@@ -193,6 +194,7 @@ void MainWindow::createPages() {
   m_buckets = static_cast<BucketsPage*>(m_pages.add(std::make_unique<BucketsPage>(m_inspection, this)));
   m_units = static_cast<UnitsPage*>(m_pages.add(std::make_unique<UnitsPage>(m_inspection, this)));
   m_comm = static_cast<CommPage*>(m_pages.add(std::make_unique<CommPage>(m_inspection, this)));
+  m_pages.add(std::make_unique<StragglerPage>(m_inspection, this));  // imported jobs: who made the others wait
   m_capacityPage = static_cast<CapacityPage*>(m_pages.add(std::make_unique<CapacityPage>(this)));
   m_walkthrough = new StepWalkthrough(&m_inspection.store(), this);
   followInspection(m_walkthrough, m_inspection);

@@ -127,9 +127,11 @@ void MainWindow::createDocks() {
   QDockWidget* buckets = pageDock(m_buckets, "bucketsDock", Qt::RightDockWidgetArea);
   QDockWidget* units = pageDock(m_units, "unitsDock", Qt::RightDockWidgetArea);
   QDockWidget* comm = pageDock(m_comm, "commDock", Qt::RightDockWidgetArea);
+  QDockWidget* stragglers = pageDock(m_pages.find(QStringLiteral("stragglers")), "stragglersDock", Qt::RightDockWidgetArea);
   tabifyDockWidget(memory, buckets);
   tabifyDockWidget(buckets, units);
   tabifyDockWidget(units, comm);
+  tabifyDockWidget(comm, stragglers);
   memory->raise();
 
   // Bottom: loss curves and the Runs table.

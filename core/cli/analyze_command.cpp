@@ -15,11 +15,13 @@ namespace shardscope {
 
 namespace {
 
-const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... [--json FILE] [--whole-trace] [--rank-of FILE=R]
+const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... [--json FILE] [--collectives-csv FILE] [--whole-trace] [--rank-of FILE=R]
   TRACE         a PyTorch profiler trace (.json or .json.gz), one per rank; DIR: its *.json, *.json.gz
                 or a memory snapshot (torch.cuda.memory._dump_snapshot, pickle or JSON), or
                 flight-recorder dumps (a DIR of one file per rank, pickle or JSON)
   --json FILE   also write the figures as JSON (stable keys)
+  --collectives-csv FILE  also write the collectives matched across ranks as CSV: size, duration,
+                algbw, busbw (the group's own size), start spread, last rank, each rank's wait
   --whole-trace every step and exact timestamps, instead of HTA's conventions (last step left
                 out when there are two or more; float timestamps rounded to whole microseconds)
   --rank-of FILE=R  the rank of a trace without distributedInfo.rank (repeatable)
@@ -30,6 +32,7 @@ const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... 
 int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> inputs;
   std::string json_path;
+  std::string csv_path;  // --collectives-csv
   kineto::HtaOptions hta;
   kineto::TraceSetOptions load;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -43,6 +46,12 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
         return kExitBadInput;
       }
       json_path = args[++i];
+    } else if (a == "--collectives-csv") {
+      if (i + 1 >= args.size()) {
+        err << "error: --collectives-csv needs a FILE to write\n";
+        return kExitBadInput;
+      }
+      csv_path = args[++i];
     } else if (a == "--whole-trace") {
       hta.whole_trace = true;
     } else if (a == "--rank-of") {
@@ -70,7 +79,14 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
   }
   // A memory snapshot or flight-recorder dumps (pickle, or JSON with their keys).
   bool mixed = false;
-  if (postmortemInputs(inputs, mixed)) return analyzePostmortem(inputs, json_path, out, err);
+  if (postmortemInputs(inputs, mixed)) {
+    if (!csv_path.empty()) {
+      err << "error: --collectives-csv takes profiler traces (a job's per-rank .json / .json.gz), not memory "
+             "snapshots or flight-recorder dumps\n";
+      return kExitBadInput;
+    }
+    return analyzePostmortem(inputs, json_path, out, err);
+  }
   if (mixed) {
     err << "error: analyze takes profiler traces or post-mortem files (memory snapshots, flight-recorder dumps), "
            "not both at once\n";
@@ -90,6 +106,15 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
         return kExitOutputFailed;
       }
       out << "figures written to " << json_path << "\n";
+    }
+    if (!csv_path.empty()) {
+      try {
+        writeOutputFile(csv_path, [&](std::ostream& f) { kineto::writeCollectiveSkewCsv(job.skew, f); });
+      } catch (const RunError& e) {
+        err << "error: --collectives-csv " << e.what() << "\n";
+        return kExitOutputFailed;
+      }
+      out << "collectives written to " << csv_path << "\n";
     }
   } catch (const ConfigError& e) {
     err << "error: " << e.what() << "\n";

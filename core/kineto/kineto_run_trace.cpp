@@ -10,6 +10,7 @@
 #include "common/collective.h"
 #include "kineto/torch_dtype.h"
 #include "kineto/hta_rules.h"
+#include "kineto/collective_skew.h"
 
 namespace shardscope::kineto {
 
@@ -247,6 +248,22 @@ shardscope::RunTrace importedRunTrace(TraceSet set) {
   source->out_of_memory.assign(static_cast<size_t>(P), 0);
   text->ranks.resize(static_cast<size_t>(P));
   source->notes.push_back("ranks aligned on the earliest timestamp of all ranks (ranks of one host share a clock)");
+  // Collectives matched across ranks: the straggler view's table, and each other host's clock
+  // put on the first host's by the collectives' ends (collective_skew.h); one host: offsets 0.
+  const CollectiveSkew skew = computeCollectiveSkew(set);
+  source->stragglers = stragglerTable(skew);
+  int64_t origin_ns = set.origin_ns;
+  if (skew.clocks.hosts.size() > 1) {
+    origin_ns = INT64_MAX;
+    for (size_t k = 0; k < set.ranks.size(); ++k)
+      for (const TraceEvent& e : set.ranks[k].events)
+        if (e.has(kHasTs)) origin_ns = std::min(origin_ns, skew.clocks.commonNs(set, k, e.ts_ns));
+    for (size_t h = 1; h < skew.clocks.hosts.size(); ++h)
+      source->notes.push_back("host " + skew.clocks.hosts[h].host + ": its clock put on host " + skew.clocks.hosts[0].host +
+                              "'s by the ends of " + std::to_string(skew.clocks.hosts[h].collectives) +
+                              " collectives, offset " + std::to_string(skew.clocks.hosts[h].offset_ns) + " ns, +/- " +
+                              std::to_string(skew.clocks.hosts[h].residual_ns) + " ns");
+  }
 
   // Communicator groups by (process group name, ranks): id 0 is the world.
   CommGroup world{0, "world", {}, LinkLevel::Unknown};
@@ -268,7 +285,7 @@ shardscope::RunTrace importedRunTrace(TraceSet set) {
     source->files[static_cast<size_t>(r)] = t.path;
     std::vector<TrackPlan> plan;
     source->tracks[static_cast<size_t>(r)] = planTracks(t, idx, plan, source->notes);
-    const auto ns = [&](int64_t ts) { return t.absoluteNs(ts) - set.origin_ns; };
+    const auto ns = [&](int64_t ts) { return skew.clocks.commonNs(set, k, ts) - origin_ns; };
 
     // Host labels: phases, FSDP all-gathers and any FSDP label's module (per track), autograd threads.
     std::unordered_map<uint32_t, std::vector<Span>> phases, gathers, modules;

@@ -73,6 +73,7 @@ struct CollectiveArgs {
   uint32_t input_dims = StringTable::kEmpty;   // "Input Dims" (raw JSON), older traces: [[2049000]]
   uint32_t input_types = StringTable::kEmpty;  // "Input type" (raw JSON): ["float"]
   int64_t in_nelems = -1, out_nelems = -1;
+  int64_t seq = -1;  // "Seq": the collective's sequence number in its process group; -1 when absent
   int32_t group_size = -1;
 };
 
@@ -111,10 +112,12 @@ struct RankTrace {
   int rank = -1;  // distributedInfo.rank, or what --rank-of said
   bool rank_from_metadata = false;
   int world_size = -1;
+  std::string hostname;  // distributedInfo.hostname; "" when the trace does not say
   std::vector<ProcessGroupConfig> process_groups;  // distributedInfo.pg_config
   std::optional<int64_t> base_time_ns;  // baseTimeNanoseconds
   bool bare_array = false;              // no traceEvents object (older autograd-profiler format)
   bool any_float_ts = false;            // some ts was a float or missing: HTA's rounding rule applies
+  uint64_t negative_durations = 0;      // events whose "dur" was negative: read as having none
   uint64_t json_bytes = 0;
   uint32_t json_windows = 1;            // the events were walked in this many windows (kinetoChunkBytes)
   bool json_streamed = false;           // the file was read through a buffer of a few windows, never whole

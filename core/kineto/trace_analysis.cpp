@@ -32,8 +32,10 @@ JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options) {
     a.peak_reserved = idx.peak_reserved;
     a.out_of_memory = static_cast<int64_t>(t.out_of_memory.size());
     a.big_integers = static_cast<int64_t>(t.big_integers.size());
+    a.negative_durations = static_cast<int64_t>(t.negative_durations);
     job.ranks.push_back(std::move(a));
   }
+  job.skew = computeCollectiveSkew(set);
   return job;
 }
 
@@ -136,8 +138,12 @@ void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream
           << ", peak allocated " << mib(a.peak_allocated) << ", peak reserved " << mib(a.peak_reserved) << "\n";
     if (a.out_of_memory > 0) out << "  ERROR: " << a.out_of_memory << " [OutOfMemory] events\n";
     if (a.big_integers > 0) out << "  " << a.big_integers << " integer args beyond int64, kept as text\n";
+    if (a.negative_durations > 0)
+      out << "  WARNING: " << a.negative_durations << " events with a negative \"dur\", read as events without "
+          << "one (left out of HTA's metrics)\n";
     printHtaAnalysesText(a.hta_analyses, out);
   }
+  printCollectiveSkewText(job.skew, out);
 }
 
 void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream& out) {
@@ -184,11 +190,15 @@ void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream
     }
     out << "],\n     \"memory\": {\"samples\": " << a.memory_samples << ", \"baseline_bytes\": " << a.memory_baseline
         << ", \"peak_allocated_bytes\": " << a.peak_allocated << ", \"peak_reserved_bytes\": " << a.peak_reserved
-        << ", \"out_of_memory_events\": " << a.out_of_memory << "},\n";
+        << ", \"out_of_memory_events\": " << a.out_of_memory << "},\n     \"negative_durations\": "
+        << a.negative_durations << ",\n";
     writeHtaAnalysesJson(a.hta_analyses, out, "     ");
     out << "}";
   }
-  out << "\n  ]\n}\n";
+  out << "\n  ]";
+  out << ",\n  \"collective_skew\": ";
+  writeCollectiveSkewJson(job.skew, out);
+  out << "\n}\n";
 }
 
 }  // namespace shardscope::kineto

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kineto/collective_skew.h"
 #include "kineto/comm_summary.h"
 #include "kineto/hta_analyses.h"
 #include "kineto/hta_metrics.h"
@@ -27,6 +28,7 @@ struct RankAnalysis {
   int64_t memory_samples = 0, memory_baseline = 0, peak_allocated = -1, peak_reserved = -1;
   int64_t out_of_memory = 0;
   int64_t big_integers = 0;  // args beyond int64, kept as text
+  int64_t negative_durations = 0;  // events whose "dur" was negative, read as having none
 };
 
 struct JobAnalysis {
@@ -34,6 +36,7 @@ struct JobAnalysis {
   bool multi_step = false;
   int64_t origin_ns = 0;
   std::vector<RankAnalysis> ranks;
+  CollectiveSkew skew;  // collectives matched across ranks: who arrives last (collective_skew.h)
 };
 
 JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/errors.h"
 #include "kineto/decimal_text.h"
 #include "kineto/hta_rules.h"
 
@@ -16,7 +17,11 @@ int64_t profilerStepNumber(std::string_view name) {
   int64_t n = 0;
   size_t i = kPrefix.size();
   if (i >= name.size() || name[i] < '0' || name[i] > '9') return -1;
-  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && n < (INT64_MAX / 10 - 9); ++i) n = n * 10 + (name[i] - '0');
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) {
+    const int digit = name[i] - '0';
+    if (n > (INT64_MAX - digit) / 10) return kStepNumberTooLarge;  // was cut to 18 digits: a wrong step
+    n = n * 10 + digit;
+  }
   return n;
 }
 
@@ -95,6 +100,7 @@ void applyArgs(const RankTrace& t, const CollectiveArgs& a, TraceCollective& c) 
   }
   c.group_size = groupOf(t, a);
   c.pg_name = a.pg_name;
+  if (a.seq >= 0) c.seq = a.seq;
 }
 
 // Size from one op's args, at one level of trust: 0, "In/Out msg nelems" x
@@ -148,6 +154,7 @@ void applyChain(const RankTrace& t, const std::vector<uint32_t>& chain, TraceCol
     }
     if (c.group_size <= 0) c.group_size = groupOf(t, a);
     if (c.pg_name == StringTable::kEmpty) c.pg_name = a.pg_name;
+    if (c.seq < 0) c.seq = a.seq;
   }
   for (int level = 0; level < 3 && c.bytes < 0; ++level)
     for (uint32_t op : chain)
@@ -172,6 +179,9 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
       const std::string_view name = t.str(e.name);
       const int64_t step = profilerStepNumber(name);
       if (step >= 0) idx.steps.push_back({step, i});
+      if (step == kStepNumberTooLarge)
+        throw ConfigError(t.path + ": \"" + std::string(name.substr(0, 64)) +
+                          "\": a ProfilerStep number as an integer in [0, 9223372036854775807]");
       // record_param_comms also marks work.wait() ("Collective name": "wait"): not a collective.
       const bool wait = e.extra != kNone && t.str(t.collective_args[e.extra].collective_name) == "wait";
       if (isCollectiveOpName(name) && e.has(kHasDur) && !wait) threads[e.track].ops.push_back(i);

@@ -29,6 +29,7 @@ struct TraceCollective {
   int64_t bytes = -1;       // elements x dtype size; -1 when the trace does not say
   int32_t group_size = -1;
   uint32_t pg_name = StringTable::kEmpty;
+  int64_t seq = -1;         // "Seq" of the op carrying the args: its number in the process group
   int64_t ts_ns = 0, dur_ns = 0;  // of the kernel (or the host op)
 };
 
@@ -43,7 +44,9 @@ struct TraceIndex {
 
 TraceIndex buildTraceIndex(const RankTrace& trace);
 
-// ProfilerStep#N -> N (HTA's pattern ^ProfilerStep#(\d+)); -1 for other names.
+// ProfilerStep#N -> N (HTA's pattern ^ProfilerStep#(\d+)); -1 for other names,
+// kStepNumberTooLarge when N is beyond int64 (buildTraceIndex refuses the trace).
+inline constexpr int64_t kStepNumberTooLarge = -2;
 int64_t profilerStepNumber(std::string_view name);
 bool isCollectiveOpName(std::string_view name);
 bool isGpuKind(EventKind kind);

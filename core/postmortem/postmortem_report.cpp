@@ -36,6 +36,9 @@ PostmortemInput postmortemFileKind(const std::string& path) {
   if (first == std::string::npos || head[first] != '{') return PostmortemInput::None;
   if (head.find("\"device_traces\"") != std::string::npos || head.find("\"segments\"") != std::string::npos)
     return PostmortemInput::MemorySnapshot;
+  // A profiler trace's distributedInfo has a pg_config too (PyTorch 2.2 on): a trace is none.
+  if (head.find("\"traceEvents\"") != std::string::npos || head.find("\"distributedInfo\"") != std::string::npos)
+    return PostmortemInput::None;
   if (head.find("\"pg_config\"") != std::string::npos || head.find("\"pg_status\"") != std::string::npos ||
       head.find("\"comm_lib_version\"") != std::string::npos)
     return PostmortemInput::FlightRecorder;

@@ -11,6 +11,7 @@
 
 #include "config/run_config.h"
 #include "trace/event.h"
+#include "trace/straggler_table.h"
 
 namespace shardscope {
 
@@ -82,6 +83,7 @@ struct ImportedSource {
   std::vector<int> out_of_memory;  // per rank: [OutOfMemory] events in its trace
   std::vector<std::string> notes;  // what the import derived or could not ("ranks aligned on …")
   std::vector<std::string> unit_names;  // FSDP modules by Event::unit ("layers.3", "root")
+  StragglerTable stragglers;  // collectives matched across ranks: who made the others wait (empty: none)
   std::shared_ptr<const ImportedEventText> text;
   const ImportedTrack* track(int rank, Lane lane) const {
     const auto r = static_cast<size_t>(rank), l = static_cast<size_t>(lane);
