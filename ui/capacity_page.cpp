@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QTextDocumentFragment>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
@@ -89,6 +90,7 @@ CapacityPage::CapacityPage(QWidget* parent)
   m_error->hide();
   box->addWidget(m_error);
   m_summary->setWordWrap(true);
+  m_summary->setTextFormat(Qt::RichText);
   m_summary->setObjectName(QStringLiteral("capacitySummary"));
   box->addWidget(m_summary);
   PlotStyle::styleAxes(m_plot);
@@ -130,6 +132,8 @@ void CapacityPage::setInputs(const QString& params, const QString& model, const 
 
 QString CapacityPage::error() const { return m_error->isVisible() || !m_answer ? m_error->text() : QString(); }
 QString CapacityPage::answerText() const { return m_answer ? QString::fromStdString(m_answer->text) : QString(); }
+
+QString CapacityPage::summaryText() const { return QTextDocumentFragment::fromHtml(m_summary->text()).toPlainText(); }
 
 QVector<double> CapacityPage::barGb() const {
   QVector<double> out;
@@ -192,6 +196,7 @@ void CapacityPage::draw() {
   m_plot->clearPlottables();
   m_plot->clearItems();
   m_text->setPlainText(answerText());
+  m_verdict.clear();
   if (!m_answer || m_answer->zero3_never) {
     m_summary->setText(m_answer ? QString::fromStdString(m_answer->text).trimmed() : QString());
     m_plot->replot();
@@ -199,6 +204,20 @@ void CapacityPage::draw() {
   }
   const CapacityReport& r = m_answer->report;
   const double capacity = r.input.capacity_bytes / kBytesPerGb;
+  // What decides the answer leads: a layer no data-parallel sharding can split
+  // makes every stage's "fits" moot, whatever P.
+  if (const LayerFit& layer = m_answer->layer; !layer.fits) {
+    m_verdict = tr("A single layer does not fit %1 GB per rank: one block's gathered bf16 parameters and unsharded "
+                   "bf16 gradients are %2 GB on whichever rank computes it, at any number of ranks. Data parallelism "
+                   "cannot split a layer; tensor parallelism does")
+                    .arg(capacity)
+                    .arg(static_cast<double>(layer.bytes) / kBytesPerGb, 0, 'f', 2);
+    m_verdict += layer.smallest_tp > 0
+                     ? tr(" (Tensor parallel %1 is the smallest that fits), or pipeline parallelism.").arg(layer.smallest_tp)
+                     : tr(" no further here (no split up to the %1 key/value heads fits): pipeline parallelism is the "
+                          "other way.")
+                           .arg(layer.max_tp);
+  }
   QString summary = tr("%1 ranks%2: ").arg(r.input.ranks).arg(m_answer->ranks_given ? QString() : tr(" (the smallest for ZeRO-3)"));
   summary += r.smallest_fitting_stage
                  ? tr("%1 is the least sharding that fits %2 GB per rank")
@@ -206,7 +225,14 @@ void CapacityPage::draw() {
                        .arg(capacity)
                  : tr("no stage fits %1 GB per rank").arg(capacity);
   if (r.zero3_min_ranks > 0) summary += tr("; ZeRO-3 fits from %1 ranks up").arg(r.zero3_min_ranks);
-  m_summary->setText(summary + QLatin1Char('.'));
+  summary += QLatin1Char('.');
+  if (!m_verdict.isEmpty()) {
+    summary = tr("model state alone: ") + summary;
+    m_summary->setText(QStringLiteral("<b style=\"color:#D55E00\">%1</b><br>%2").arg(m_verdict.toHtmlEscaped(),
+                                                                                    summary.toHtmlEscaped()));
+  } else {
+    m_summary->setText(summary.toHtmlEscaped());
+  }
 
   QVector<double> ticks, fits, tooBig;
   QVector<QString> labels;
@@ -256,7 +282,9 @@ void CapacityPage::draw() {
 }
 
 bool CapacityPage::figure(const QString& path, int width, int height, const QString& subtitle, QString* error) {
-  const QString title = m_summary->text().isEmpty() ? tr("Model-state memory per rank by stage") : m_summary->text();
+  // The figure's title says what decides the answer, as the page does.
+  QString title = m_verdict;
+  if (title.isEmpty()) title = m_summary->text().isEmpty() ? tr("Model-state memory per rank by stage") : summaryText();
   return FigureExport::write(path, title, subtitle, {{m_plot, 1.0}}, width, height, error);
 }
 

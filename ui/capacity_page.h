@@ -41,6 +41,10 @@ class CapacityPage : public Page {
   QString answerText() const;   // calc's text for the inputs ("" on error)
   QVector<double> barGb() const;  // GB per rank per stage, in calc's order
   QStringList barStages() const;
+  // What decides the answer when it is not model state: a layer that fits on
+  // no rank ("" when every layer fits). The page leads with it, so does its figure.
+  QString verdict() const { return m_verdict; }
+  QString summaryText() const;  // the line above the chart, as plain text
   QCustomPlot* plot() const { return m_plot; }
 
  private:
@@ -59,6 +63,7 @@ class CapacityPage : public Page {
   QCustomPlot* m_plot;
   QPlainTextEdit* m_text;
   std::unique_ptr<CalcAnswer> m_answer;
+  QString m_verdict;
 };
 
 }  // namespace shardscope

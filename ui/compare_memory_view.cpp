@@ -92,10 +92,54 @@ CompareMemoryView::CompareMemoryView(QWidget* parent) : QWidget(parent) {
 
 QString CompareMemoryView::figureTitle() const {
   const QString psi = m_params > 0 ? tr(", N = %1 M parameters").arg(static_cast<double>(m_params) * 1e-6, 0, 'f', 2) : QString();
-  return tr("Model state per rank, measured beside the ZeRO paper's formula (%1 runs%2)").arg(m_measured.size()).arg(psi);
+  if (m_shown == CategoryFilter::modelState())
+    return tr("Model state per rank, measured beside the ZeRO paper's formula (%1 runs%2)").arg(m_measured.size()).arg(psi);
+  return tr("Memory per rank at its peak (%1), measured beside the formulas (%2 runs%3)")
+      .arg(QString::fromStdString(m_shown.describe()))
+      .arg(m_measured.size())
+      .arg(psi);
 }
 
-void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs) {
+namespace {
+// Rank 0's books at the moment the drawn categories peak (the first such moment).
+std::array<int64_t, kCategoryCount> peakOfShown(const MemorySeries& series, const CategoryFilter& shown) {
+  std::array<int64_t, kCategoryCount> best{};
+  if (series.rankCount() == 0) return best;
+  if (shown == CategoryFilter::modelState()) {
+    if (const MemorySample* peak = series.peakModelState(0)) best = peak->bytes;
+    return best;
+  }
+  int64_t top = -1;
+  for (const MemorySample& s : series.samples(0)) {
+    int64_t total = 0;
+    for (int c = 0; c < kCategoryCount; ++c)
+      if (shown.shows(static_cast<Category>(c))) total += s.bytes[static_cast<size_t>(c)];
+    if (total > top) {
+      top = total;
+      best = s.bytes;
+    }
+  }
+  return best;
+}
+
+// The drawn categories a formula covers: all of model state (the ZeRO paper)
+// or none of it, and gathered parameters (FSDP's unit + prefetch + shards peak).
+bool formulaCovers(const CategoryFilter& shown, bool has_gathered_formula) {
+  int model_state = 0;
+  for (int c = 0; c < kCategoryCount; ++c) {
+    const auto cat = static_cast<Category>(c);
+    if (!shown.shows(cat)) continue;
+    if (isModelState(cat)) ++model_state;
+    else if (!(cat == Category::Gathered && has_gathered_formula)) return false;
+  }
+  return model_state == 0 || model_state == 5;
+}
+}  // namespace
+
+void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const CategoryFilter& shown) {
+  m_shown = shown.empty() ? CategoryFilter::modelState() : shown;
+  const bool zero_figure = m_shown == CategoryFilter::modelState();
+  m_plot->yAxis->setLabel(zero_figure ? tr("model state per rank (MiB)") : tr("memory per rank (MiB)"));
   m_plot->clearItems();
   for (QCPBars* b : m_stack) b->data()->clear();
   m_predictedBars->data()->clear();
@@ -113,16 +157,14 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs) {
     const ComparedRun& run = runs[i];
     const EventStore& store = *run.store;
     const double x = static_cast<double>(i);
-    // Rank 0's books at its peak model state: the five model-state categories.
+    // Rank 0's books at the peak of what is drawn (model state: the ZeRO figure).
     MemorySeries series;
     series.sync(store);
-    std::array<int64_t, kCategoryCount> bytes{};
-    if (series.rankCount() > 0)
-      if (const MemorySample* peak = series.peakModelState(0)) bytes = peak->bytes;
+    const std::array<int64_t, kCategoryCount> bytes = peakOfShown(series, m_shown);
     int64_t state = 0;
     for (int c = 0; c < kCategoryCount; ++c) {
       const auto cat = static_cast<Category>(c);
-      const int64_t b = isModelState(cat) ? bytes[static_cast<size_t>(c)] : 0;
+      const int64_t b = m_shown.shows(cat) ? bytes[static_cast<size_t>(c)] : 0;
       m_stack[static_cast<size_t>(c)]->addData(x + kCompareMeasuredOffset, static_cast<double>(b) / kMiB);
       used[static_cast<size_t>(c)] = used[static_cast<size_t>(c)] || b > 0;
       state += b;
@@ -131,11 +173,20 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs) {
     const int64_t params = store.meta().params;
     double predicted = 0;
     QString formula;
-    if (const std::optional<RunPrediction> p = predictRun(store)) {
-      predicted = p->model_state_bytes;
-      formula = QStringLiteral("%1\n= %2 B/param")
-                    .arg(QString::fromStdString(p->model_state_formula))
-                    .arg(p->bytes_per_param, 0, 'g', 4);
+    const std::optional<RunPrediction> p = predictRun(store);
+    if (p && formulaCovers(m_shown, p->gathered.bytes > 0)) {
+      QStringList parts;
+      if (m_shown.shows(Category::Param)) {
+        predicted += p->model_state_bytes;
+        parts << QStringLiteral("%1\n= %2 B/param")
+                     .arg(QString::fromStdString(p->model_state_formula))
+                     .arg(p->bytes_per_param, 0, 'g', 4);
+      }
+      if (m_shown.shows(Category::Gathered)) {
+        predicted += static_cast<double>(p->gathered.bytes);
+        parts << tr("gathered %1 MiB").arg(toMiB(static_cast<double>(p->gathered.bytes)), 0, 'f', 1);
+      }
+      formula = parts.join(QStringLiteral("\n+ "));
       m_predictedBars->addData(x + kComparePredictedOffset, toMiB(predicted));
     }
     m_predicted.push_back(predicted);
@@ -174,9 +225,14 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs) {
   m_plot->xAxis->setRange(-0.6, std::max(0.6, n - 0.4));
   // Headroom for the two-line labels above the bars.
   m_plot->yAxis->setRange(0, top > 0 ? top * 1.45 : 1.0);
-  m_summary->setText(tr("Rank 0's model state at its peak, per run (N parameters, P ranks): ") +
-                     lines.join(QStringLiteral(" · ")) +
-                     tr(". Buckets, gathered parameters and activations are left out; unpin to see them."));
+  if (zero_figure)
+    m_summary->setText(tr("Rank 0's model state at its peak, per run (N parameters, P ranks): ") +
+                       lines.join(QStringLiteral(" · ")) +
+                       tr(". Buckets, gathered parameters and activations are left out; choose them with the memory "
+                          "view's Categories button."));
+  else
+    m_summary->setText(tr("Rank 0 at the peak of %1, per run: ").arg(QString::fromStdString(m_shown.describe())) +
+                       lines.join(QStringLiteral(" · ")) + QStringLiteral("."));
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -2,6 +2,10 @@
 // per pinned run — rank 0's model state (param, grad, master, Adam m and v) at
 // its peak, measured by the allocator — beside an outlined bar with the ZeRO
 // paper's prediction and its formula in bytes per parameter (16, 4 + 12/P, 2 + 14/P, 16/P).
+// Other categories (a preset's or the Categories button's: gathered
+// parameters, activations) stack at the peak of what is drawn; the outline
+// then adds FSDP's gathered-peak formula, or is left out where no formula
+// covers a drawn category.
 #pragma once
 
 #include <QStringList>
@@ -9,6 +13,7 @@
 #include <array>
 #include <vector>
 
+#include "inspect/category_filter.h"
 #include "inspect/run_comparison.h"
 #include "trace/event.h"
 
@@ -23,7 +28,7 @@ class CompareMemoryView : public QWidget {
  public:
   explicit CompareMemoryView(QWidget* parent = nullptr);
 
-  void setRuns(const std::vector<ComparedRun>& runs);
+  void setRuns(const std::vector<ComparedRun>& runs, const CategoryFilter& shown = CategoryFilter::modelState());
 
   QCustomPlot* plot() const { return m_plot; }
   // Per run, as drawn: the measured bar's height (bytes) and the prediction (bytes, 0: none).
@@ -42,6 +47,7 @@ class CompareMemoryView : public QWidget {
   std::vector<double> m_predicted;
   QStringList m_formulas;
   int64_t m_params = 0;  // N, when every run has the same model
+  CategoryFilter m_shown = CategoryFilter::modelState();
 };
 
 }  // namespace shardscope

@@ -75,12 +75,14 @@ int runFigureJob(const FigureJob& job, QString* message) {
     }
     if (job.view == QLatin1String("loss") && static_cast<int>(picked.size()) != preset_runs)
       return fail(2, QStringLiteral("--runs: the loss view overlays every run of the preset (use --runs all or leave it out)"));
-    if (picked.size() > 1 && categories)
-      return fail(2, QStringLiteral("--categories: compared runs' ledgers draw model state; pick one run (--runs N)"));
     if (picked.size() > 1 && !compareViews().contains(job.view) && job.view != QLatin1String("loss"))
       return fail(2, QStringLiteral("--runs: the %1 view draws one run (--runs N); several runs are compared in the %2 views")
                          .arg(job.view, compareViews().join(QStringLiteral(", "))));
   }
+  // A multi-run preset's figure of its lesson view compares its runs, as the
+  // lesson does (the memory view: the categories it is about).
+  if (picked.empty() && preset_runs > 1 && job.view == preset.view && compareViews().contains(job.view))
+    for (int i = 0; i < preset_runs; ++i) picked.push_back(i);
   MainWindow window;
   window.setPersistSettings(false);
   window.resize(1600, 1000);

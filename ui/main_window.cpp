@@ -284,7 +284,12 @@ bool MainWindow::startRun(QString* error, bool paused) {
 }
 
 bool MainWindow::runPreset(const Preset& preset, QString* error, bool paused) {
-  return m_runner->start(preset, error, paused);
+  if (!m_runner->start(preset, error, paused)) return false;
+  // The ledger categories the lesson is about (checked when the preset was read).
+  std::optional<CategoryFilter> shown;
+  if (!preset.categories.isEmpty()) shown = CategoryFilter::parse(preset.categories.toStdString(), nullptr);
+  memoryView()->setShownCategories(shown ? *shown : CategoryFilter::all());
+  return true;
 }
 
 bool MainWindow::compareRuns(const QList<int>& rows, QString* error) { return m_compare->pin(rows, error); }

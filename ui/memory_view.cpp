@@ -248,6 +248,7 @@ void MemoryView::setShownCategories(const CategoryFilter& shown) {
   }
   m_categoriesButton->setText(tr("Categories: %1").arg(QString::fromStdString(m_shown.describe())));
   rebuild();
+  emit shownCategoriesChanged();
 }
 
 int64_t MemoryView::shownTotal(const MemorySample& s) const {

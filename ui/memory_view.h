@@ -43,6 +43,14 @@ class MemoryView : public QWidget {
   // button, `--categories`); hidden ones add nothing to the stacks or the axis.
   void setShownCategories(const CategoryFilter& shown);
   CategoryFilter shownCategories() const { return m_shown; }
+  // What compare mode draws: the shown categories, or model state (the ZeRO
+  // figure) while every category is shown.
+  CategoryFilter comparedCategories() const { return m_shown.showsAll() ? CategoryFilter::modelState() : m_shown; }
+
+ signals:
+  void shownCategoriesChanged();
+
+ public:
 
   // What the bars show for rank (bytes per category, hidden ones 0) and the prediction (bytes).
   std::array<int64_t, kCategoryCount> barBytes(int rank) const;

@@ -33,6 +33,7 @@ QColor Palette::kind(EventKind kind) {
     case EventKind::AllToAll: return QColor(0x88, 0x22, 0x55);
     case EventKind::Kernel: return QColor(0x7F, 0x9C, 0xB5);  // a muted blue: compute, phase unknown
     case EventKind::CpuOp: return QColor(0xB8, 0xB8, 0xB8);
+    case EventKind::Launch: return QColor(0x9E, 0x8F, 0xB8);  // a muted violet: host time, not the device's
     default: return QColor(0x99, 0x99, 0x99);
   }
 }
@@ -137,6 +138,7 @@ QString Palette::kindTitle(EventKind kind) {
     case EventKind::AllToAll: return QStringLiteral("all-to-all");
     case EventKind::Kernel: return QStringLiteral("kernel");
     case EventKind::CpuOp: return QStringLiteral("CPU op");
+    case EventKind::Launch: return QStringLiteral("kernel launch (host)");
     default: return QString::fromLatin1(eventKindName(kind).data(), static_cast<int>(eventKindName(kind).size()));
   }
 }

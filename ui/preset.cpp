@@ -7,6 +7,7 @@
 
 #include "common/errors.h"
 #include "config/preset_file.h"
+#include "inspect/category_filter.h"
 
 namespace shardscope {
 
@@ -28,6 +29,13 @@ Preset fromFile(const PresetFile& file, const QString& name) {
   p.question = text(file.question);
   p.text = text(file.text);
   p.view = text(file.view);
+  p.categories = text(file.categories);
+  if (!file.categories.empty()) {
+    std::string why;
+    if (const auto filter = CategoryFilter::parse(file.categories, &why); !filter || filter->empty())
+      throw PresetError((name + QStringLiteral(".json: field \"categories\": ")).toStdString() +
+                        (filter ? std::string("at least one category must be drawn") : why));
+  }
   p.expectError = file.expect_error;
   for (const PresetFileRun& run : file.runs) {
     PresetRun out;
@@ -118,6 +126,7 @@ QByteArray presetJson(const Preset& preset) {
   file.question = preset.question.toStdString();
   file.text = preset.text.toStdString();
   file.view = preset.view.toStdString();
+  file.categories = preset.categories.toStdString();
   file.expect_error = preset.expectError;
   for (const PresetRun& run : preset.runs) file.runs.push_back({run.label.toStdString(), {}, run.config});
   return QByteArray::fromStdString(presetFileJson(file));

@@ -34,6 +34,9 @@ struct Preset {
   QString question;  // the lesson's question, one line (the start page shows it); may be ""
   QString text;   // one paragraph: what to look for, tied to the ZeRO paper's claims
   QString view;   // the view that shows the lesson (one of presetViews())
+  // The memory-ledger categories the lesson is about ("model-state,gathered"),
+  // checked; the memory view and its run comparison draw them. "" = all.
+  QString categories;
   bool expectError = false;  // the lesson is a run that stops (a hang)
   std::vector<PresetRun> runs;
 };

@@ -75,6 +75,9 @@ RunHistoryModel::Figures RunHistoryModel::figuresOf(const RunRecord& r) {
     f.exposed_ms = static_cast<double>(exposed) / static_cast<double>(res->last_step.size()) * 1e-6;
     f.overlap = comm > 0 ? 100.0 * static_cast<double>(comm - exposed) / static_cast<double>(comm) : 100.0;
   }
+  // Modeled runs: the same MFU and latency share the summary prints.
+  if (res->peak_flops > 0 && !res->last_step.empty()) f.mfu = 100.0 * res->mfu();
+  if (res->latency_share) f.latency_share = 100.0 * *res->latency_share;
   if (res->params > 0) {
     const RankResult& rank0 = res->ranks.front();
     f.state_bpp = modelStateBytesPerParam(rank0, res->params);
@@ -137,6 +140,12 @@ QVariant RunHistoryModel::data(const QModelIndex& index, int role) const {
     if (index.column() == Sent)
       return tr("bytes rank 0 sent on the data-parallel axis in the last step, in units of N·(P−1)/P (N: the model's "
                 "bf16 gradient bytes): DDP's 2N reads 2, ZeRO-3's 3N reads 3; the formula in brackets");
+    if (index.column() == Mfu)
+      return tr("model FLOPs utilisation of the last step on the modeled clock: the model's FLOPs per rank over the "
+                "profile's bf16 peak × the step time (recomputed FLOPs not counted)");
+    if (index.column() == LatencyShare)
+      return tr("of rank 0's data-parallel collective time in the last step (modeled clock), the share that is the "
+                "links' per-message latency (latency × ring steps) rather than bytes over bandwidth");
     if (index.column() == TpSent)
       return tr("bytes rank 0 sent in its tensor-parallel group in the last step (activation all-reduces, Megatron-LM)");
     return {};
@@ -155,6 +164,10 @@ QVariant RunHistoryModel::data(const QModelIndex& index, int role) const {
     case Step: return num(f.step_ms, 3);
     case Exposed: return num(f.exposed_ms, 3);
     case Overlap: return f.overlap ? QVariant(QString::number(*f.overlap, 'f', 1) + QStringLiteral(" %")) : QVariant(QStringLiteral("–"));
+    case Mfu: return f.mfu ? QVariant(QString::number(*f.mfu, 'f', 1) + QStringLiteral(" %")) : QVariant(QStringLiteral("–"));
+    case LatencyShare:
+      return f.latency_share ? QVariant(QString::number(*f.latency_share, 'f', 1) + QStringLiteral(" %"))
+                             : QVariant(QStringLiteral("–"));
     case StateBytes: return pair(f.state_bpp, f.formula_bpp, 2);
     case Sent: return pair(f.sent_in_n, f.formula_in_n, 3);
     case TpSent: return num(f.tp_sent_mib, 2);
@@ -172,6 +185,8 @@ QVariant RunHistoryModel::headerData(int section, Qt::Orientation orientation, i
     case Step: return tr("step (ms)");
     case Exposed: return tr("exposed comm (ms)");
     case Overlap: return tr("comm hidden");
+    case Mfu: return tr("MFU");
+    case LatencyShare: return tr("comm latency share");
     case StateBytes: return tr("model state (B/param)");
     case Sent: return tr("traffic (N·(P−1)/P)");
     case TpSent: return tr("TP traffic (MiB)");

@@ -711,6 +711,10 @@ QString TimelineView::eventTooltip(int rank, int32_t index) const {
   }
   if (e.kind == EventKind::GradReady && e.param >= 0 && static_cast<size_t>(e.param) < meta.param_names.size())
     lines << QStringLiteral("parameter %1").arg(QString::fromStdString(meta.param_names[static_cast<size_t>(e.param)]));
+  if (e.kind == EventKind::Launch)
+    lines << tr("%n kernel launch(es)", nullptr, static_cast<int>(e.value)) +
+                 (e.seq > 0 ? tr(" and %n FSDP hook(s)", nullptr, e.seq) : QString()) +
+                 tr(", at the hardware profile's host cost");
   if (e.bytes > 0) lines << QStringLiteral("bytes %1 (%2 B)").arg(mib(e.bytes)).arg(e.bytes);
   else if (e.flags & kEventSizeUnknown)
     lines << tr("size unknown: the trace gives no element counts (or shapes without a known dtype)");

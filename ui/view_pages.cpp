@@ -101,8 +101,12 @@ MemoryPage::MemoryPage(Inspection& inspection, QWidget* parent)
   QObject::connect(&inspection, &Inspection::cursorChanged, m_view, &MemoryView::setCursorTime);
   QObject::connect(&inspection, &Inspection::rankSelected, m_view, &MemoryView::setSelectedRank);
   QObject::connect(&inspection, &Inspection::comparedChanged, m_compare, [this] {
-    m_compare->setRuns(m_inspection.compared());
+    m_compare->setRuns(m_inspection.compared(), m_view->comparedCategories());
     m_stack->setCurrentWidget(m_inspection.comparing() ? static_cast<QWidget*>(m_compare) : m_view);
+  });
+  // The Categories button (or a preset's categories) chooses what compared runs draw too.
+  QObject::connect(m_view, &MemoryView::shownCategoriesChanged, m_compare, [this] {
+    if (m_inspection.comparing()) m_compare->setRuns(m_inspection.compared(), m_view->comparedCategories());
   });
 }
 

@@ -140,6 +140,7 @@ ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params) {
                           ringBytesPerRank(Collective::AllReduce, double(tokens) * c.model.hidden * 2.0, c.tp));
     t.tp_notation = std::to_string(t.tp_all_reduces_per_layer) + " × 2(T−1)/T × " + (sequence ? "B·S·D" : "B·D") +
                     " × 2 B";
+    t.tp_forward_per_layer = c.model.checkpointing == Checkpointing::Full ? 2 * t.tp_per_layer : t.tp_per_layer;
   }
   return t;
 }

@@ -63,6 +63,10 @@ struct ExpectedTraffic {
   // Tensor parallelism: one rank's activation all-reduce bytes per layer,
   // forward (backward sends as much); 0 without --tp.
   int64_t tp_per_layer = 0;
+  // What a layer's forward ops send: tp_per_layer, twice under full
+  // activation checkpointing (backward's recompute runs the forward again,
+  // all-reduces included, as Megatron-LM's full recompute does).
+  int64_t tp_forward_per_layer = 0;
   int tp_all_reduces_per_layer = 0;  // row-parallel layers per block: 2 (gpt), 1 (mlp)
   std::string tp_notation;           // "2 × 2(T−1)/T × B·S·D × 2 B"
 

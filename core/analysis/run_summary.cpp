@@ -77,6 +77,7 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     last["overlap_percent"] = comm > 0 ? 100.0 * double(comm - exposed) / double(comm) : 100.0;
     last["flops_per_rank"] = r.flops_per_step_per_rank;
     if (r.peak_flops > 0) last["mfu"] = r.mfu();
+    if (r.latency_share) last["latency_share"] = *r.latency_share;
     if (r.hardware_flops_per_step_per_rank > r.flops_per_step_per_rank) {
       // Activation checkpointing's recompute: hardware FLOPs, not model FLOPs.
       last["hardware_flops_per_rank"] = r.hardware_flops_per_step_per_rank;
@@ -158,7 +159,7 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
       }
       const int64_t expected_layer = traffic.tp_per_layer;
       j["tp_activation_all_reduce_bytes_per_layer"] = {{"forward", fwd}, {"backward", bwd}};
-      j["expected_tp_activation_all_reduce_bytes_per_layer"] = {{"forward", expected_layer},
+      j["expected_tp_activation_all_reduce_bytes_per_layer"] = {{"forward", traffic.tp_forward_per_layer},
                                                                 {"backward", expected_layer}};
     }
     per_rank.push_back(std::move(j));
@@ -305,6 +306,13 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
                   static_cast<long long>(fwd), static_cast<long long>(bwd), traffic.tp_notation.c_str(),
                   static_cast<long long>(traffic.tp_per_layer));
     out << line;
+    if (traffic.tp_forward_per_layer != traffic.tp_per_layer) {
+      std::snprintf(line, sizeof line,
+                    "  full activation checkpointing: backward's recompute repeats the forward all-reduces, so "
+                    "forward ops send %lld per layer\n",
+                    static_cast<long long>(traffic.tp_forward_per_layer));
+      out << line;
+    }
     std::snprintf(line, sizeof line, "  TP group bytes sent per step (rank 0): all-reduce %lld, all-gather %lld\n",
                   static_cast<long long>(r0.tp_comm_bytes.all_reduce),
                   static_cast<long long>(r0.tp_comm_bytes.all_gather));
@@ -364,6 +372,12 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     }
     if (r.peak_flops > 0) {
       std::snprintf(line, sizeof line, "  MFU %.1f%% of %s's bf16 peak\n", 100.0 * r.mfu(), r.profile.c_str());
+      out << line;
+    }
+    if (r.latency_share) {
+      std::snprintf(line, sizeof line,
+                    "  latency share %.1f%%: of rank 0's data-parallel collective time, the links' per-message latency\n",
+                    100.0 * *r.latency_share);
       out << line;
     }
   }

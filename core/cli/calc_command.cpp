@@ -284,6 +284,7 @@ CalcAnswer answerCalc(const CalcRequest& request) {
   in.shard_group = a.shard_group;
   in.capacity_bytes = a.capacity_gb * kBytesPerGb;
   answer.report = computeCapacity(in);
+  answer.layer = layerFit(a, in.capacity_bytes);
   std::ostringstream text, json;
   if (!a.ranks) {
     // No --ranks: the question is how many ranks zero3 needs. Answer it,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/capacity.h"
+#include "model/layer_fit.h"
 
 namespace shardscope {
 
@@ -32,6 +33,7 @@ struct CalcAnswer {
   const ModelPreset* model = nullptr;
   bool ranks_given = false;
   bool zero3_never = false;      // no ranks given and zero3 fits on no P up to the limit
+  LayerFit layer;                // one block on the rank that computes it (fits: always for a bare --params)
   std::string text;              // the CLI's table and answer lines
   std::string json;              // the CLI's --json object
 };

@@ -202,7 +202,7 @@ PresetFile parsePresetJson(std::string_view json, const std::string& file) {
     fail(file, std::string("not valid JSON: ") + e.what());
   }
   if (!root.is_object()) fail(file, "the top level must be a JSON object");
-  static const std::vector<std::string> kKeys = {"title", "question", "text", "view", "expect_error", "runs"};
+  static const std::vector<std::string> kKeys = {"title", "question", "text", "view", "categories", "expect_error", "runs"};
   for (const auto& [key, member] : root.items())
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end())
       fail(file, "unknown field \"" + key + "\" (a preset has " + join(kKeys, ", ") + ")");
@@ -216,6 +216,7 @@ PresetFile parsePresetJson(std::string_view json, const std::string& file) {
   const std::vector<std::string>& views = presetViewNames();
   if (std::find(views.begin(), views.end(), p.view) == views.end())
     fail(file, "field \"view\" must be one of " + join(views, ", ") + ", got \"" + p.view + "\"");
+  p.categories = requireString(root, "categories", file, false);
   if (const auto expect = root.find("expect_error"); expect != root.end()) {
     if (!expect->is_boolean()) fail(file, "field \"expect_error\" must be true or false, got " + typeName(*expect));
     p.expect_error = expect->get<bool>();
@@ -243,6 +244,7 @@ std::string presetFileJson(const PresetFile& preset) {
   if (!preset.question.empty()) root["question"] = preset.question;
   root["text"] = preset.text;
   root["view"] = preset.view.empty() ? std::string("timeline") : preset.view;
+  if (!preset.categories.empty()) root["categories"] = preset.categories;
   if (preset.expect_error) root["expect_error"] = true;
   root["runs"] = nlohmann::ordered_json::array();
   for (const PresetFileRun& run : preset.runs) {

@@ -32,6 +32,10 @@ struct PresetFile {
   std::string question;  // the lesson's question, one line ("" when the file gives none)
   std::string text;      // one paragraph: what to look for
   std::string view;   // one of presetViewNames() ("timeline" when the file names none)
+  // The memory-ledger categories the lesson is about, as --categories takes
+  // them ("model-state,gathered"); "" draws the view's default. The window
+  // checks the names (inspect/category_filter.h sits above config).
+  std::string categories;
   bool expect_error = false;  // the lesson is a run that stops (a hang)
   std::vector<PresetFileRun> runs;
 };

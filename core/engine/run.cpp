@@ -14,6 +14,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/thread_start.h"
+#include "engine/comm_latency.h"
 #include "memory/ledger_replay.h"
 #include "comm/link_arbiter.h"
 #include "kernels/cpu_kernels.h"
@@ -490,6 +491,8 @@ RunResult Run::collectResult(int steps_done) {
   if (m_cost) {
     result.peak_flops = m_cost->profile().device.bf16_flops;
     result.profile = m_cost->profile().name;
+    const CommLatency latency = dataParallelCommLatency(t, *m_cost, 0, steps_done - 1);
+    if (latency.collectives > 0) result.latency_share = latency.share();
   }
   return result;
 }

@@ -78,6 +78,9 @@ struct RunResult {
   std::string profile;                 // modeled clock's profile name, else ""
   int simulated_ranks = 0;             // ranks run; the others copied them (symmetric replication)
   std::string device;                  // GPU runs: what ran where ("cuda-emulated: 4 ranks on GPU 0 (…)")
+  // Modeled clock: the share of rank 0's last-step data-parallel collective
+  // time that is the links' per-message latency (engine/comm_latency.h).
+  std::optional<double> latency_share;
   double mfu() const;                  // model FLOPs utilisation of the last step (modeled)
   double hfu() const;                  // the same with hardware FLOPs (recomputes included)
   std::optional<RunInterruption> interrupted;  // set by the front end that stopped it

@@ -49,7 +49,16 @@ double BucketedStrategy::step(int step) {
 
   CpuStream& compute = m_env.compute;
   compute.enqueue([this, step, first] { m_model->loadBatch(step, first); });
+  // The host launches each segment's kernels (one per weight forward, two
+  // backward) before the stream can run them, as FSDP's host does. A bucket's
+  // collective is launched by a hook inside backward: one kernel per bucket
+  // against three per weight, so it is not charged.
+  const auto kernels = [&spec](int seg) {
+    const auto [first, last] = spec.segmentParams(seg);
+    return last - first;
+  };
   for (int seg = 0; seg < spec.segmentCount(); ++seg) {
+    ctx.hostIssue(kernels(seg), 0);
     compute.enqueue([this, &ctx, seg] {
       Event f;
       f.block = static_cast<int16_t>(seg);
@@ -65,6 +74,7 @@ double BucketedStrategy::step(int step) {
     m_loss = m_model->loss();
   });
   for (int seg = spec.segmentCount() - 1; seg >= 0; --seg) {
+    ctx.hostIssue(2 * kernels(seg), 0);
     compute.enqueue([this, &ctx, &spec, seg] {
       Event f;
       f.block = static_cast<int16_t>(seg);

@@ -45,6 +45,7 @@ void DdpStrategy::finishStep(int step) {
     ScopedEvent scope(ctx, Lane::Compute, EventKind::Wait, w);
     reduced->wait(ctx.control);
   });
+  ctx.hostIssue(1, 0);  // one fused Adam kernel
   m_env.compute.enqueue([this, &ctx, step] {
     ctx.gatePoint(EventKind::OptimizerStep);
     ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);

@@ -52,13 +52,6 @@ void FsdpStrategy::setup() {
   m_env.ctx.ops().upload(m_paramShard.data(), params.data(), m_paramShard.bytes());
 }
 
-void FsdpStrategy::hostIssue(int kernels, int hooks) {
-  // Modeled clock: the rank's host thread spends the profile's host cost on
-  // what it issues, and a stream never starts a task before it was issued, so
-  // this only shows where the host falls behind the device.
-  if (m_env.ctx.cost) m_env.ctx.clock.advance(m_env.ctx.cost->hostIssueNs(kernels, hooks));
-}
-
 bool FsdpStrategy::skipsUnit(int unit) const {
   // A rank-dependent branch around a whole unit skips FSDP's hooks too: no
   // all-gather, no reduce-scatter on this rank, so the ranks' collectives diverge.
@@ -119,7 +112,7 @@ void FsdpStrategy::issueGather(int unit, Phase phase) {
   // lands where the next piece is then written.
   // Each flat parameter's pre-forward (pre-backward) hook issues its all-gather.
   const int pieces = static_cast<int>(u.pieces.size());
-  hostIssue(pieces, pieces);
+  m_env.ctx.hostIssue(pieces, pieces);
   std::vector<int32_t> ops;
   std::vector<int64_t> tickets;
   for (size_t i = 0; i < u.pieces.size(); ++i) {
@@ -197,7 +190,7 @@ void FsdpStrategy::issueCompute(int unit, const std::vector<int>& segments, Phas
   for (int seg : segments) {
     // The host launches the segment's kernels before the stream can run them.
     const auto [first_param, last_param] = m_env.spec.segmentParams(seg);
-    hostIssue((phase == Phase::Forward ? 1 : 2) * (last_param - first_param), 0);
+    m_env.ctx.hostIssue((phase == Phase::Forward ? 1 : 2) * (last_param - first_param), 0);
     const int32_t op = ctx.newOp();
     m_lastComputeOp[unit] = op;
     m_order.emplace_back(phase == Phase::Forward ? "forward" : "backward", unit);
@@ -235,7 +228,7 @@ void FsdpStrategy::issueReduce(int unit) {
   m_order.emplace_back("reduce_scatter", unit);
   const FsdpUnit& u = m_units.units()[unit];
   // Each flat parameter's post-backward hook issues its reduce-scatter.
-  hostIssue(static_cast<int>(u.pieces.size()), static_cast<int>(u.pieces.size()));
+  m_env.ctx.hostIssue(static_cast<int>(u.pieces.size()), static_cast<int>(u.pieces.size()));
   // Tickets in the order the reduce stream uses them (last piece first).
   std::vector<int64_t> reduce_tickets(u.pieces.size()), replicate_tickets(u.pieces.size());
   for (size_t k = u.pieces.size(); k-- > 0;) {
@@ -372,7 +365,7 @@ double FsdpStrategy::step(int step) {
     ScopedEvent scope(ctx, Lane::Compute, EventKind::Wait);
     reduced->wait(ctx.control);
   });
-  hostIssue(1, 0);  // one fused Adam kernel over the shard
+  m_env.ctx.hostIssue(1, 0);  // one fused Adam kernel over the shard
   m_env.compute.enqueue([this, &ctx, step] {
     ctx.gatePoint(EventKind::OptimizerStep);
     ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);

@@ -45,7 +45,6 @@ class FsdpStrategy : public ParallelStrategy {
   void reduceFp32(int unit, int32_t bwd_op, const std::vector<int64_t>& reduce_tickets,
                   const std::vector<int64_t>& replicate_tickets);
   bool skipsUnit(int unit) const;
-  void hostIssue(int kernels, int hooks);  // host thread: the profile's launch costs
   bf16* gatheredSegment(int unit, int segment);
   bf16* gradSegment(int unit, int segment);
 

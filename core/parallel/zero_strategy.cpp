@@ -73,6 +73,7 @@ void ZeroStrategy::finishStep(int step) {
     ScopedEvent scope(ctx, Lane::Compute, EventKind::Wait, w);
     reduced->wait(ctx.control);
   });
+  ctx.hostIssue(1, 0);  // one fused Adam kernel over the shard
   m_env.compute.enqueue([this, &ctx, step, shard, param_shard] {
     ctx.gatePoint(EventKind::OptimizerStep);
     ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
@@ -95,6 +96,7 @@ void ZeroStrategy::finishStep(int step) {
   if (ctx.gated()) m_env.compute.enqueue([&ctx] { ctx.gatePoint(EventKind::AllGather); });
   StreamEventPtr updated = m_env.compute.record();
   m_env.comm.waitEvent(updated);
+  ctx.hostIssue(static_cast<int>(m_reducer->buckets().size()), 0);  // one all-gather per bucket
   for (const Bucket& b : m_reducer->buckets()) {
     m_env.comm.enqueue([this, &ctx, &b, param_shard] {
       const int index = b.index;

@@ -72,12 +72,22 @@ bool CostModel::sameNode(const std::vector<int>& members) const {
   return true;
 }
 
+namespace {
+int ringSteps(EventKind kind, int p) { return kind == EventKind::AllReduce ? 2 * (p - 1) : p - 1; }
+}  // namespace
+
+int64_t CostModel::latencyNs(EventKind kind, const std::vector<int>& members) const {
+  const int p = static_cast<int>(members.size());
+  if (p <= 1) return 0;
+  const HardwareProfile::Link& link = sameNode(members) ? m_profile.intra_node : m_profile.inter_node;
+  return toNs(link.latency * ringSteps(kind, p));
+}
+
 int64_t CostModel::collectiveNs(EventKind kind, double bytes_sent, const std::vector<int>& members) const {
   const int p = static_cast<int>(members.size());
   if (p <= 1) return 0;
   const HardwareProfile::Link& link = sameNode(members) ? m_profile.intra_node : m_profile.inter_node;
-  const int steps = kind == EventKind::AllReduce ? 2 * (p - 1) : p - 1;
-  return toNs(link.latency * steps + bytes_sent / link.bandwidth);
+  return toNs(link.latency * ringSteps(kind, p) + bytes_sent / link.bandwidth);
 }
 
 }  // namespace shardscope

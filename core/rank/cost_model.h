@@ -24,6 +24,9 @@ class CostModel {
   int64_t memoryNs(double bytes) const;
   // bytes_sent: what this rank put on the wire (measured at the sends).
   int64_t collectiveNs(EventKind kind, double bytes_sent, const std::vector<int>& members) const;
+  // The part of collectiveNs that the link's per-message latency makes: one
+  // latency per ring step, 2(P-1) for an all-reduce, P-1 otherwise.
+  int64_t latencyNs(EventKind kind, const std::vector<int>& members) const;
   bool sameNode(const std::vector<int>& members) const;
   // The host thread's time to issue `kernels` kernel launches and `hooks` FSDP unit hooks.
   int64_t hostIssueNs(int kernels, int hooks) const;

@@ -58,6 +58,22 @@ struct RankContext {
   void chargeMemory(double bytes) const {
     if (cost) clock.advance(cost->memoryNs(bytes));
   }
+  // Modeled clock, on the thread that issues work (the host thread): the
+  // profile's launch cost for `kernels` kernels and `hooks` FSDP unit hooks,
+  // drawn on the host lane. A stream never starts a task before it was issued,
+  // so this only shows where the host falls behind the device.
+  void hostIssue(int kernels, int hooks) {
+    if (!cost || kernels + hooks <= 0) return;
+    Event e;
+    e.lane = Lane::Host;
+    e.kind = EventKind::Launch;
+    e.value = kernels;
+    e.seq = hooks;
+    e.begin_ns = clock.nowNs();
+    clock.advance(cost->hostIssueNs(kernels, hooks));
+    e.end_ns = clock.nowNs();
+    record(e);
+  }
 
   const int rank;
   const int ranks;

@@ -35,6 +35,7 @@ std::string_view eventKindName(EventKind kind) {
     case EventKind::Kernel: return "kernel";
     case EventKind::CpuOp: return "cpu_op";
     case EventKind::AllToAll: return "all_to_all";
+    case EventKind::Launch: return "launch";
   }
   return "?";
 }

@@ -37,8 +37,11 @@ enum class EventKind : uint8_t {
   Kernel,         // X: a GPU kernel outside any forward/backward/optimizer label
   CpuOp,          // X: a CPU op, runtime call or annotation on a host thread
   AllToAll,       // X: an all-to-all collective
+  // Modeled clock: the host launching kernels and running hooks (host lane);
+  // value = kernels launched, seq = hooks run.
+  Launch,
 };
-inline constexpr int kEventKindCount = 20;
+inline constexpr int kEventKindCount = 21;
 
 // Memory ledger categories: every allocation is tagged with one, so the
 // allocator is the ledger (core/memory/memory_ledger.h).

@@ -111,6 +111,23 @@ class TestCalcPage : public QObject {
     QVERIFY(page.answerText().contains("64 ranks"));
   }
 
+  // 70B at 2 GB per rank: ZeRO-3's model state fits from 552 ranks, but one
+  // 3.42 GB layer fits on none; the page (and its figure's title) lead with that.
+  void leadsWithALayerThatFitsNowhere() {
+    CapacityPage page(nullptr);
+    page.setInputs("", "llama2-70b", "", "2");
+    QVERIFY2(page.verdict().startsWith(QStringLiteral("A single layer does not fit 2 GB per rank")),
+             qPrintable(page.verdict()));
+    QVERIFY(page.verdict().contains(QStringLiteral("3.42 GB")));
+    QVERIFY(page.verdict().contains(QStringLiteral("tensor parallelism")));
+    QVERIFY(page.summaryText().startsWith(page.verdict()));
+    QVERIFY(page.summaryText().contains(QStringLiteral("ZeRO-3 fits from 552 ranks")));
+    QVERIFY(page.answerText().contains(QStringLiteral("a single layer does not fit 2 GB")));  // the CLI says it too
+    page.setInputs("", "llama2-70b", "", "80");
+    QCOMPARE(page.verdict(), QString());
+    QVERIFY2(page.summaryText().startsWith(QStringLiteral("14 ranks (the smallest for ZeRO-3)")), qPrintable(page.summaryText()));
+  }
+
   void isAPageWithAFigure() {
     MainWindow w;
     w.setPersistSettings(false);

@@ -177,6 +177,51 @@ class TestCompare : public QObject {
     QCOMPARE(stackOf(page<TimelinePage>(w, "timeline"))->currentWidget(), static_cast<QWidget*>(w.timeline()));
   }
 
+  // unit-size's lesson is the gathered slice: its preset draws model state and
+  // gathered parameters, so compared runs stack both beside the ZeRO formula
+  // plus FSDP's gathered-peak formula, and its figure compares the three runs.
+  void unitSizeComparesGathered() {
+    MainWindow w;
+    w.setPersistSettings(false);
+    w.resize(1280, 720);
+    w.show();
+    runPreset(w, "unit-size");
+    QCOMPARE(w.memoryView()->shownCategories().describe(), std::string("model state, gathered"));
+    QString error;
+    QVERIFY2(w.compareRuns({0, 1, 2}, &error), qPrintable(error));
+    const CompareMemoryView* view = page<MemoryPage>(w, "memory")->compareView();
+    QCOMPARE(view->measuredBytes().size(), size_t(3));
+    for (int i = 0; i < 3; ++i) {
+      const json s = summaryOf(w.history()->run(i));
+      const json& r0 = s["per_rank"][0];
+      const int64_t expected = r0["model_state_peak_bytes"].get<int64_t>() + r0["peak_bytes"]["gathered"].get<int64_t>();
+      QCOMPARE(view->measuredBytes()[static_cast<size_t>(i)], expected);
+      const double predicted = r0["expected_model_state_bytes_per_param"].get<double>() * s["params"].get<double>() +
+                               r0["expected_gathered_peak_bytes"].get<double>();
+      QVERIFY(std::abs(view->predictedBytes()[static_cast<size_t>(i)] - predicted) < 1.0);
+      QVERIFY2(view->formulaLabels()[i].contains(QStringLiteral("gathered")), qPrintable(view->formulaLabels()[i]));
+    }
+    QVERIFY(view->measuredBytes()[0] < view->measuredBytes()[1] && view->measuredBytes()[1] < view->measuredBytes()[2]);
+    QVERIFY(view->figureTitle().contains(QStringLiteral("gathered")));
+    // All categories shown: back to the ZeRO figure.
+    w.memoryView()->setShownCategories(CategoryFilter::all());
+    QVERIFY(view->formulaLabels()[0].startsWith(QStringLiteral("16/P\n= ")));
+    QTemporaryDir dir;
+    renderBoth(w, QStringLiteral("memory"), dir);
+
+    // The headless figure of the lesson view compares the preset's runs, with --categories.
+    FigureJob job;
+    job.preset = QStringLiteral("unit-size");
+    job.view = QStringLiteral("memory");
+    job.out = dir.filePath(QStringLiteral("unit-size.png"));
+    QString message;
+    QCOMPARE(runFigureJob(job, &message), 0);
+    QVERIFY2(message.contains(QStringLiteral("runs 1,2,3 compared")), qPrintable(message));
+    job.runs = QStringLiteral("all");
+    job.categories = QStringLiteral("model-state,gathered,activation");
+    QCOMPARE(runFigureJob(job, &message), 0);
+  }
+
   void stackedPrefetchTimeline() {
     MainWindow w;
     w.setPersistSettings(false);
