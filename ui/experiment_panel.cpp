@@ -142,7 +142,10 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   m_stop = new QPushButton(tr("Stop"), this);
   m_stop->setToolTip(tr("Cancel the running training (Ctrl+.)"));
   m_stop->setEnabled(false);
-  auto* buttons = new QHBoxLayout;
+  m_buttons = new QWidget(this);
+  m_buttons->setObjectName(QStringLiteral("runButtons"));
+  auto* buttons = new QHBoxLayout(m_buttons);
+  buttons->setContentsMargins(6, 4, 6, 6);
   buttons->addWidget(m_run, 2);
   buttons->addWidget(m_stop, 1);
 
@@ -161,7 +164,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   for (QGroupBox* g : boxes) box->addWidget(g);
   box->addWidget(m_errorLabel);
   box->addWidget(m_derived);
-  box->addLayout(buttons);
+  box->addWidget(m_buttons);
   box->addStretch(1);
 
   setConfig(defaultConfig());

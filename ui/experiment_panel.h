@@ -46,6 +46,9 @@ class ExperimentPanel : public QWidget {
   static QString guiWords(const QString& message);
   QPushButton* runButton() const { return m_run; }
   QPushButton* stopButton() const { return m_stop; }
+  // Run and Stop in one row; the window keeps it below the form's scroll area,
+  // so Run is on screen however tall the form grows.
+  QWidget* buttonBar() const { return m_buttons; }
   void setRunning(bool running);
 
   void saveSettings(QSettings& settings) const;
@@ -93,6 +96,7 @@ class ExperimentPanel : public QWidget {
   QLabel* m_derived;
   QPushButton* m_run;
   QPushButton* m_stop;
+  QWidget* m_buttons;
   QString m_error;
   QString m_presetError;
   std::optional<Preset> m_active;

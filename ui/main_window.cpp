@@ -7,6 +7,7 @@
 #include <QStatusBar>
 #include <QTabBar>
 #include <QMenuBar>
+#include <QScreen>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -173,7 +174,7 @@ MainWindow::MainWindow(QWidget* parent)
   // Every plot follows the theme (Palette::themed), including after a figure
   // export has drawn it light.
   for (QCustomPlot* plot : findChildren<QCustomPlot*>()) PlotStyle::followTheme(plot);
-  resize(1500, 920);
+  fitToScreen(QGuiApplication::primaryScreen());
   m_defaultState = saveState();
   restoreSettings();
   updateActions();
@@ -267,6 +268,11 @@ void MainWindow::showEvent(QShowEvent* event) {
 void MainWindow::resizeEvent(QResizeEvent* event) {
   QMainWindow::resizeEvent(event);
   if (startPageShown()) placeStartPage();
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_historyView && event->type() == QEvent::Show) m_historyView->resizeColumnsToContents();
+  return QMainWindow::eventFilter(watched, event);
 }
 
 void MainWindow::showView(const QString& view) {
@@ -494,6 +500,23 @@ void MainWindow::updateActions() {
   m_stepsAction->setEnabled(!empty);
   m_exportTraceAction->setEnabled(!empty && !running);
   m_exportFigureAction->setEnabled(!empty);
+}
+
+void MainWindow::fitToScreen(const QScreen* screen) {
+  if (!screen) return;
+  // A small screen (a projector at 1280×720) gets all of it; a larger one
+  // most of it. The frame is not known before the window is shown: room for
+  // a usual title bar and borders.
+  constexpr int kFrameWidth = 8, kFrameHeight = 40;
+  const QRect available = screen->availableGeometry();
+  const auto side = [](int room, int frame, int roomy) {
+    return room >= roomy ? room * 9 / 10 : room - frame;
+  };
+  const QSize size(side(available.width(), kFrameWidth, 1600), side(available.height(), kFrameHeight, 1000));
+  resize(size.expandedTo(minimumSizeHint()).boundedTo(available.size()));
+  const QSize frame = this->size() + QSize(kFrameWidth, kFrameHeight);
+  move(available.topLeft() + QPoint(std::max(0, (available.width() - frame.width()) / 2),
+                                    std::max(0, (available.height() - frame.height()) / 2)));
 }
 
 void MainWindow::setPersistSettings(bool persist) {

@@ -1,5 +1,6 @@
 #include "run_status.h"
 
+#include <QEvent>
 #include <QLabel>
 #include <QLocale>
 #include <QProgressBar>
@@ -26,6 +27,12 @@ RunStatus::RunStatus(const Inspection* inspection, const EngineBridge* bridge, Q
     : QObject(bar), m_inspection(inspection), m_bridge(bridge) {
   QWidget* parent = bar->parentWidget();
   m_sourceLabel = statusLabel(QString(), tr("Where the events come from"), parent);
+  // The longest text of the bar ("preset … · zero3 · 8 ranks · … events"): it
+  // gives way (elided, whole in its tooltip) instead of widening the window
+  // past a 1280 px screen.
+  m_sourceLabel->setMinimumWidth(80);
+  m_sourceLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  m_sourceLabel->installEventFilter(this);
   m_stepLabel = statusLabel(QString(), tr("Completed training steps"), parent);
   m_lossLabel = statusLabel(QString(), tr("Mean loss over ranks, last completed step"), parent);
   m_elapsedLabel = statusLabel(QString(), tr("Wall time of the run"), parent);
@@ -50,6 +57,17 @@ RunStatus::RunStatus(const Inspection* inspection, const EngineBridge* bridge, Q
   connect(m_elapsedTimer, &QTimer::timeout, this, &RunStatus::update);
 }
 
+void RunStatus::elideSource() {
+  const QMargins m = m_sourceLabel->contentsMargins();
+  m_sourceLabel->setText(
+      m_sourceLabel->fontMetrics().elidedText(m_source, Qt::ElideMiddle, m_sourceLabel->width() - m.left() - m.right()));
+}
+
+bool RunStatus::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_sourceLabel && event->type() == QEvent::Resize) elideSource();
+  return QObject::eventFilter(watched, event);
+}
+
 void RunStatus::setProgress(int done, int steps) {
   m_progress->setRange(0, steps);
   m_progress->setValue(done);
@@ -70,7 +88,9 @@ void RunStatus::update() {
                   .arg(meta.ranks)
                   .arg(static_cast<double>(meta.params) * 1e-6, 0, 'f', 2)
                   .arg(QLocale().toString(static_cast<qulonglong>(store.eventCount())));
-  m_sourceLabel->setText(source);
+  m_source = source;
+  m_sourceLabel->setToolTip(tr("Where the events come from: %1").arg(source));
+  elideSource();
   m_progress->setFormat(store.empty() ? tr("no steps") : tr("%v / %m steps"));
   if (m_inspection->modeledClock()) {
     const QString profile = QString::fromStdString(m_inspection->clockProfile());

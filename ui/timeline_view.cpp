@@ -170,6 +170,10 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
   m_plot->legend->setVisible(false);
   PlotStyle::styleLegendRow(m_plot, font());
   m_plot->legend->setMaximumSize(QWIDGETSIZE_MAX, 24);
+  // The page's "?" sits in the top-right corner: the legend's last column stays clear of it.
+  QMargins legend_margins = m_plot->legend->margins();
+  legend_margins.setRight(legend_margins.right() + 44);
+  m_plot->legend->setMargins(legend_margins);
 
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
