@@ -341,7 +341,7 @@ void TimelineView::zoomToFit() {
   // The ops, not the allocations that precede them (setup would squeeze the steps).
   const bool drawn = m_layout.drawnEnd() > m_layout.drawnBegin();
   const double b = static_cast<double>(drawn ? m_layout.drawnBegin() : m_store->beginNs()) / kNsPerMs;
-  const double e = static_cast<double>(std::max(drawn ? m_layout.drawnEnd() : m_store->endNs(), stuckEnd())) / kNsPerMs;
+  const double e = static_cast<double>(std::max({drawn ? m_layout.drawnEnd() : m_store->endNs(), stuckEnd(), cursorEnd()})) / kNsPerMs;
   const double pad = std::max((e - b) * 0.01, 1e-4);
   m_plot->xAxis->setRange(b - pad, e + pad);
   fitRows();
@@ -355,7 +355,7 @@ void TimelineView::zoomToSteps() {
     return;
   }
   const double b = static_cast<double>(starts.front().ns) / kNsPerMs;
-  const double e = static_cast<double>(std::max(m_layout.drawnEnd(), stuckEnd())) / kNsPerMs;
+  const double e = static_cast<double>(std::max({m_layout.drawnEnd(), stuckEnd(), cursorEnd()})) / kNsPerMs;
   const double pad = std::max((e - b) * 0.01, 1e-4);
   m_plot->xAxis->setRange(b - pad, e + pad);
   fitRows();
@@ -365,7 +365,26 @@ void TimelineView::zoomToSteps() {
 void TimelineView::setCursorTime(std::optional<int64_t> ns) {
   m_cursor = ns;
   m_timeline->setCursorNs(ns);
+  if (ns && !m_draggingCursor) revealTime(*ns);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int64_t TimelineView::cursorEnd() const {
+  // A stepping stop waits before its op: the gate can lie past the last event drawn.
+  return m_cursor && !m_store->empty() ? *m_cursor : 0;
+}
+
+void TimelineView::revealTime(int64_t ns) {
+  if (m_store->empty()) return;
+  const double t = static_cast<double>(ns) / kNsPerMs;
+  const QCPRange r = m_plot->xAxis->range();
+  const double margin = r.size() * 0.02;
+  if (t >= r.lower + margin && t <= r.upper - margin) return;
+  // The zoom stays; the view pans so the time is in view with what led to it
+  // (a stop past the right edge lands three quarters across).
+  const QCPRange to = t > r.upper - margin ? QCPRange(t - r.size() * 0.75, t + r.size() * 0.25)
+                                           : QCPRange(t - r.size() * 0.25, t + r.size() * 0.75);
+  m_plot->xAxis->setRange(to);  // clamped to the run (and the cursor) in onXRangeChanged
 }
 
 size_t TimelineView::drawItemCount() const { return m_timeline->lastItemCount(); }
@@ -374,7 +393,7 @@ void TimelineView::onXRangeChanged(const QCPRange& range) {
   if (m_clamping || m_store->empty()) return;
   // Keep the view on the run: at most the run plus a margin, at least 200 ns.
   const double b = static_cast<double>(m_store->beginNs()) / kNsPerMs;
-  const double e = static_cast<double>(std::max(m_store->endNs(), stuckEnd())) / kNsPerMs;  // a hang's stuck spans too
+  const double e = static_cast<double>(std::max({m_store->endNs(), stuckEnd(), cursorEnd()})) / kNsPerMs;  // a hang's stuck spans, a stop's gate
   const double total = std::max(e - b, 1e-3);
   const double lo = b - total * 0.05, hi = e + total * 0.05;
   QCPRange r = range;

@@ -113,6 +113,8 @@ class TimelineView : public QWidget {
   bool figureHasFolds(int width);
   bool onCollapsedBand(const QPoint& pos) const;  // at a figure this wide, over the shown time
   int64_t stuckEnd() const;  // 0 without stuck collectives
+  int64_t cursorEnd() const;  // the cursor (ns), which the view keeps in range; 0 without one
+  void revealTime(int64_t ns);  // pans (same zoom) until ns is in view
 
   const EventStore* m_store;
   TimelineLayout m_layout;

@@ -166,7 +166,7 @@ UnitsView::UnitsView(const EventStore* store, QWidget* parent)
     if (m_scrubbing || m_steps.empty()) return;
     int s = stepAt(m_time);
     if (s < 0) s = static_cast<int>(m_steps.size()) - 1;
-    const auto [step, b, e] = m_steps[static_cast<size_t>(s)];
+    const auto [step, b, e, open] = m_steps[static_cast<size_t>(s)];
     const int64_t t = b + static_cast<int64_t>(std::llround(static_cast<double>(e - b) * value / kSliderSteps));
     setCursorTime(t);
     emit cursorRequested(t);
@@ -186,7 +186,7 @@ UnitsView::UnitsView(const EventStore* store, QWidget* parent)
       m_play->setText(tr("▶ Play step"));
       return;
     }
-    const auto [step, b, e] = m_steps[static_cast<size_t>(s)];
+    const auto [step, b, e, open] = m_steps[static_cast<size_t>(s)];
     const int64_t t = m_time + std::max<int64_t>(1, (e - b) / kPlayFrames);
     if (t >= e) {
       m_player->stop();
@@ -236,15 +236,18 @@ void UnitsView::stepSpans() {
   }
   for (auto& [step, span] : steps) {
     auto [b, e] = span;
-    if (e < 0) e = last;  // a step still running, or where the run stopped
+    const bool open = e < 0;
+    if (open) e = last;  // a step still running, or where the run stopped
     if (b < 0) b = e;
-    m_steps.push_back({step, b, e});
+    m_steps.push_back({step, b, e, open && b <= e});
   }
 }
 
 int UnitsView::stepAt(int64_t t) const {
+  // A step without its end (stepping stops before an op, after the last event
+  // so far) runs on: the ranks are in it, not between steps.
   for (size_t s = 0; s < m_steps.size(); ++s)
-    if (t >= m_steps[s].begin && t <= m_steps[s].end) return static_cast<int>(s);
+    if (t >= m_steps[s].begin && (t <= m_steps[s].end || m_steps[s].open)) return static_cast<int>(s);
   return -1;
 }
 
@@ -332,7 +335,7 @@ void UnitsView::updateSlider() {
   const QSignalBlocker block(m_slider);
   m_scrubbing = true;
   if (s >= 0) {
-    const auto [step, b, e] = m_steps[static_cast<size_t>(s)];
+    const auto [step, b, e, open] = m_steps[static_cast<size_t>(s)];
     m_slider->setValue(e > b ? static_cast<int>(std::llround(static_cast<double>(m_time - b) / (e - b) * kSliderSteps)) : 0);
     m_timeLabel->setText(tr("step %1 · %2").arg(step).arg(ms(m_time)));
   } else {

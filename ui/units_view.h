@@ -78,6 +78,7 @@ class UnitsView : public QWidget {
   struct StepSpan {
     int step;
     int64_t begin, end;
+    bool open;  // no step_end yet (running, or stopped at a gate): it holds every later time
   };
   std::vector<StepSpan> m_steps;                     // rank 0's steps [step_begin, step_end], in order
   std::vector<UnitState> m_cells;                    // [unit * ranks + rank] at m_time
