@@ -173,7 +173,14 @@ MainWindow::MainWindow(QWidget* parent)
 
   // Every plot follows the theme (Palette::themed), including after a figure
   // export has drawn it light.
-  for (QCustomPlot* plot : findChildren<QCustomPlot*>()) PlotStyle::followTheme(plot);
+  for (QCustomPlot* plot : findChildren<QCustomPlot*>()) {
+    PlotStyle::followTheme(plot);
+    // A plot's own minimum is its widest legend row and tick labels, which grow
+    // with a run (the communication view's formula entry): with the docks side
+    // by side that pushed the window past a 1280 px screen. The legend wraps
+    // (PlotStyle::fitLegend) at any width, so a fixed floor suffices.
+    if (plot->minimumWidth() == 0) plot->setMinimumWidth(180);
+  }
   fitToScreen(QGuiApplication::primaryScreen());
   m_defaultState = saveState();
   restoreSettings();

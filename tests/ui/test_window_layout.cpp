@@ -108,6 +108,13 @@ class TestWindowLayout : public QObject {
       QVERIFY(QTest::qWaitForWindowExposed(&w));
       runPreset(w, "ddp-basics");
       if (QTest::currentTestFailed()) return;
+      // The communication view's plots, filled (their legends grew the window once).
+      w.showView(QStringLiteral("comm"));
+      w.inspection().refresh(true);
+      QCoreApplication::processEvents();
+      checkFits(w, screen);
+      if (QTest::currentTestFailed()) return;
+      w.showView(QStringLiteral("buckets"));
       w.showView(QStringLiteral("runs"));
       QCoreApplication::processEvents();
       // Looked at before it is checked: what is wrong shows in the picture.
