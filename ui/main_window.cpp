@@ -437,6 +437,16 @@ void MainWindow::onRunStarted() {
 void MainWindow::onRunShown() {
   hideStartPage();
   const ShownRun& run = m_inspection.run();
+  // An imported PyTorch trace ran nothing of ShardScope's: the form says what
+  // is on screen instead of an experiment that did not produce it.
+  if (const auto& imported = m_inspection.store().meta().imported)
+    m_panel->showImported(tr("<b>Imported PyTorch trace</b>: %1<br>%2 ranks · %3<br>ShardScope did not run it, so "
+                             "there is no experiment to show. Pick a preset or edit an experiment to run one.")
+                              .arg(run.source.toHtmlEscaped())
+                              .arg(m_inspection.store().meta().ranks)
+                              .arg(QString::fromStdString(imported->format).toHtmlEscaped()));
+  else
+    m_panel->clearImported();
   setWindowTitle(tr("ShardScope — %1").arg(run.source));
   if (run.error.isEmpty())
     m_banner->setVisible(false);
@@ -499,10 +509,10 @@ QString MainWindow::bannerText() const { return m_banner->shownText(); }
 void MainWindow::updateActions() {
   const bool running = m_bridge->isRunning();
   const bool empty = m_inspection.store().empty();
-  m_runAction->setEnabled(!running && m_panel->isValid());
+  m_runAction->setEnabled(!running && m_panel->canRun());
   m_stopAction->setEnabled(running);
   m_detachAction->setEnabled(running && m_bridge->isAttached());
-  m_stepping->updateEnabled(!running && m_panel->isValid());
+  m_stepping->updateEnabled(!running && m_panel->canRun());
   m_fitAction->setEnabled(!empty);
   m_stepsAction->setEnabled(!empty);
   m_exportTraceAction->setEnabled(!empty && !running);
