@@ -33,7 +33,7 @@ constexpr double kMinRowPx = 20.0;  // below this rows scroll instead of shrinki
 constexpr EventKind kLegendOrder[] = {
     EventKind::Forward, EventKind::Backward, EventKind::Loss, EventKind::AllReduce,
     EventKind::ReduceScatter, EventKind::AllGather, EventKind::OptimizerStep, EventKind::Wait,
-    EventKind::Copy, EventKind::BucketReady, EventKind::GradReady, EventKind::Error,
+    EventKind::Copy, EventKind::Broadcast, EventKind::BucketReady, EventKind::GradReady, EventKind::Error,
     // An imported PyTorch trace's kinds.
     EventKind::AllToAll, EventKind::Kernel, EventKind::CpuOp};
 
@@ -165,6 +165,8 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
 
   m_timeline = new TimelinePlottable(x, y, m_store, &m_layout);
   m_timeline->removeFromLegend();
+  // Folds and waits depend on the zoom: the legend follows what was painted.
+  connect(m_timeline, &TimelinePlottable::marksChanged, this, [this] { updateLegend(); }, Qt::QueuedConnection);
 
   // Legend in its own row above the plot (see updateLegend), so exported figures carry it.
   m_plot->legend->setVisible(false);
@@ -277,11 +279,24 @@ void TimelineView::updateRows() {
   fitRows();
 }
 
+std::vector<EventKind> TimelineView::legendOrder() { return {std::begin(kLegendOrder), std::end(kLegendOrder)}; }
+
+QStringList TimelineView::legendNames() const {
+  QStringList names;
+  for (int i = 0; i < m_plot->legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(m_plot->legend->item(i))) names << item->plottable()->name();
+  return names;
+}
+
 void TimelineView::updateLegend() {
   const uint32_t wanted = m_layout.kinds();
   const bool stuck = !m_timeline->stuck().empty();
-  if (wanted == m_legendKinds && stuck == m_legendStuck) return;
+  const bool folds = m_figureFolds ? *m_figureFolds : m_timeline->drewFolds();
+  const bool waits = m_timeline->drewWaits();
+  if (wanted == m_legendKinds && stuck == m_legendStuck && folds == m_legendFolds && waits == m_legendWaits) return;
   m_legendStuck = stuck;
+  m_legendFolds = folds;
+  m_legendWaits = waits;
   // Rebuild the legend: empty plottables whose only job is an icon and a name.
   for (int i = m_plot->plottableCount() - 1; i >= 0; --i)
     if (m_plot->plottable(i) != m_timeline) m_plot->removePlottable(i);
@@ -302,6 +317,18 @@ void TimelineView::updateLegend() {
     b->setBrush(c);
     b->setPen(QPen(c.darker(135)));
     b->setName(Palette::kindTitle(k));
+  }
+  // Marks of the last paint that are no kind of their own.
+  if (waits) {
+    auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+    const QColor c = Palette::kind(EventKind::AllReduce);
+    b->setBrush(TimelinePlottable::waitingColor(c));
+    b->setPen(QPen(c.darker(135)));
+    b->setName(tr("pale part: waiting for the slowest peer"));
+  }
+  if (folds) {
+    auto* b = new FoldLegendEntry(m_plot->xAxis, m_plot->yAxis);
+    b->setName(tr("folded: several short ops"));
   }
   if (stuck) {
     auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
@@ -857,20 +884,17 @@ bool TimelineView::exportFigure(const QString& path, int width, int height, QStr
     m_plot->yAxis->setRange(0, total);
     m_clamping = false;
   }
-  // A slide: no cursor line, and a legend entry for the striped folds when the figure has any.
+  // A slide: no cursor line. Every figure's legend names the striped folds
+  // when the figure has any (at its own width; the screen's may differ).
   const bool slide = FigureExport::options().slide;
   if (slide) m_timeline->setCursorNs(std::nullopt);
-  QCPAbstractPlottable* fold_entry = nullptr;
-  if (slide && figureHasFolds(width)) {
-    fold_entry = new FoldLegendEntry(m_plot->xAxis, m_plot->yAxis);
-    fold_entry->setName(tr("folded: several short ops"));
-    PlotStyle::updateLegendRow(m_plot, true);
-  }
+  m_figureFolds = figureHasFolds(width);
+  m_timeline->setMarksTracked(false);
+  updateLegend();
   const bool ok = FigureExport::write(path, title, subtitle, {{m_plot, 1.0}}, width, height, error);
-  if (fold_entry) {
-    m_plot->removePlottable(fold_entry);
-    PlotStyle::updateLegendRow(m_plot, true);
-  }
+  m_figureFolds.reset();
+  m_timeline->setMarksTracked(true);
+  updateLegend();
   if (slide) m_timeline->setCursorNs(m_cursor);
   if (collapse_now) {
     setCollapseIdenticalRanks(false);

@@ -378,7 +378,9 @@ QString UnitsView::infoText() const {
   QString text = step >= 0 ? tr("step %1").arg(step) : tr("between steps");
   if (!phase.isEmpty()) text += QStringLiteral(" · ") + phase;
   text += tr(" · t = %1").arg(ms(m_time));
-  if (!m_cursor) text += tr(" (no cursor: the middle unit's forward)");
+  // Without a cursor the grid shows a chosen moment: say which, in the
+  // audience's words (this text goes onto exported slides).
+  if (!m_cursor) text += tr(" · the middle unit's forward");
   // Two lines: the dock is narrow, and the busy list grows with prefetch. The
   // bytes are the ledger's gathered bytes, the units' own allocations.
   text += QStringLiteral("\n") + tr("rank 0: ") + (busy.isEmpty() ? tr("every unit sharded or freed") : busy.join(QStringLiteral("; ")));
