@@ -33,6 +33,18 @@ QString ms(int64_t ns) { return QString::number(static_cast<double>(ns) / kNsPer
 
 }  // namespace
 
+std::optional<QFont> UnitsView::cellLabelFont(const std::vector<QFont>& fonts, QSizeF cell) {
+  if (cell.height() < 14) return std::nullopt;
+  for (const QFont& f : fonts) {
+    const QFontMetricsF fm(f);
+    bool all = true;
+    for (int s = 0; s < kUnitStateCount && all; ++s)
+      all = cell.width() >= fm.horizontalAdvance(Palette::unitStateTitle(static_cast<UnitState>(s))) + 4;
+    if (all) return f;
+  }
+  return std::nullopt;
+}
+
 // Paints the grid: one cell per (rank, unit) in its state's colour, the state
 // named inside when the cell is wide enough.
 class UnitGridPlottable : public QCPAbstractPlottable {
@@ -60,6 +72,12 @@ class UnitGridPlottable : public QCPAbstractPlottable {
     const QFont font = FigureExport::paintFont(painter->font(), 7.5);
     painter->setFont(font);
     const QFont small = FigureExport::paintFont(painter->font(), 6.5);
+    // Cells are all one size: one font for every name, or none (the legend
+    // names the colours), so no state loses its label while others keep theirs.
+    const QRectF one = QRectF(QPointF(mKeyAxis->coordToPixel(-kCell / 2), mValueAxis->coordToPixel(-kCell / 2)),
+                              QPointF(mKeyAxis->coordToPixel(kCell / 2), mValueAxis->coordToPixel(kCell / 2)))
+                           .normalized();
+    const std::optional<QFont> label_font = UnitsView::cellLabelFont({font, small}, one.size());
     for (int u = 0; u < units; ++u) {
       for (int r = 0; r < ranks; ++r) {
         const UnitState s = (*cells)[static_cast<size_t>(u) * static_cast<size_t>(ranks) + static_cast<size_t>(r)];
@@ -73,15 +91,10 @@ class UnitGridPlottable : public QCPAbstractPlottable {
                                s == UnitState::Freed ? Qt::DashLine : Qt::SolidLine));
           painter->drawRect(cell.adjusted(0, 0, -1, -1));
         }
-        const QString text = Palette::unitStateTitle(s);
-        // The full name, a size smaller if need be; narrower cells rely on the legend.
-        for (const QFont& f : {font, small}) {
-          if (cell.height() < 14 || cell.width() < QFontMetricsF(f).horizontalAdvance(text) + 4) continue;
-          painter->setFont(f);
+        if (label_font) {
+          painter->setFont(*label_font);
           painter->setPen(Palette::textOn(c));
-          painter->drawText(cell, Qt::AlignCenter, text);
-          painter->setFont(font);
-          break;
+          painter->drawText(cell, Qt::AlignCenter, Palette::unitStateTitle(s));
         }
       }
     }

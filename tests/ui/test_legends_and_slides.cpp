@@ -1,7 +1,8 @@
 // Legends and slides (issue 31, defect 10): every mark the timeline draws has
 // a legend entry — each kind it draws (the broadcast box was missing), folded
 // boxes and the pale waiting part of a collective — and the exported units
-// slide speaks to the audience (no "cursor" or other internal wording).
+// slide speaks to the audience (no "cursor" or other internal wording); the
+// units grid names every state in its cells, or none.
 #include <QtTest>
 
 #include <QFile>
@@ -16,6 +17,7 @@
 #include "palette.h"
 #include "timeline_plottable.h"
 #include "timeline_view.h"
+#include "units_view.h"
 
 using namespace shardscope;
 
@@ -78,6 +80,26 @@ class TestLegendsAndSlides : public QObject {
                                   QStringLiteral("folded: several short ops"),
                                   QStringLiteral("pale part: waiting for the slowest peer")})
       QVERIFY2(names.contains(wanted), qPrintable(QStringLiteral("'%1' missing from: %2").arg(wanted, names.join(" | "))));
+  }
+
+  // The units grid names every state in its cells or none (the legend names
+  // them): at 8 ranks "computing" no longer fit while "sharded" did, so the
+  // computing cell alone went unnamed.
+  void unitCellsNameEveryStateOrNone() {
+    QFont font;
+    font.setPointSizeF(7.5);
+    const QFontMetricsF fm(font);
+    double widest = 0;
+    for (int s = 0; s < kUnitStateCount; ++s)
+      widest = std::max(widest, fm.horizontalAdvance(Palette::unitStateTitle(static_cast<UnitState>(s))));
+    const double sharded = fm.horizontalAdvance(Palette::unitStateTitle(UnitState::Sharded));
+    QVERIFY(widest > sharded + 2);
+    const QSizeF narrow((sharded + widest) / 2 + 4, 20);  // "sharded" fits, "computing" does not
+    QVERIFY(!UnitsView::cellLabelFont({font}, narrow));
+    QVERIFY(UnitsView::cellLabelFont({font}, QSizeF(widest + 6, 20)));
+    QFont small = font;
+    small.setPointSizeF(5);
+    QCOMPARE(UnitsView::cellLabelFont({font, small}, narrow), std::optional<QFont>(small));
   }
 
   // The units slide after an FSDP run: its text is for the audience.
