@@ -275,6 +275,8 @@ BucketsView::BucketsView(const EventStore* store, QWidget* parent)
   m_plot->xAxis->grid()->setVisible(true);
   m_plot->yAxis->grid()->setVisible(false);
   m_ticker.reset(new QCPAxisTickerText);
+  // The rows' height is known after a layout (a resize, a dock moved): relabel when it crosses a text line.
+  connect(m_plot, &QCustomPlot::afterLayout, this, [this] { updateRowTicks(false); });
   m_plot->yAxis->setTicker(m_ticker);
   m_plot->yAxis->setRangeReversed(true);
   m_plot->yAxis->setSubTicks(false);
@@ -414,18 +416,7 @@ void BucketsView::updateRows() {
                              .arg(QString::fromStdString(m_store->meta().strategy))
                        : tr("No bucket has been used yet."));
   for (QCPAxis* a : {m_plot->xAxis, m_plot->yAxis}) a->setVisible(have);
-  const int ranks = m_activity.rankCount(), rows = m_activity.bucketCount() * ranks;
-  m_ticker->clear();
-  m_ticker->addTick((kStripTop + kStripBottom) / 2, tr("rank 0 compute"));
-  if (rows <= 48) {
-    for (int row = 0; row < rows; ++row) {
-      const int b = row / std::max(ranks, 1), r = row % std::max(ranks, 1);
-      m_ticker->addTick(row + 0.5, QStringLiteral("b%1 · rank %2").arg(m_activity.bucketId(b)).arg(r));
-    }
-  } else {
-    for (int b = 0; b < m_activity.bucketCount(); ++b)
-      m_ticker->addTick(b * ranks + ranks / 2 + 0.5, QStringLiteral("bucket %1").arg(m_activity.bucketId(b)));
-  }
+  const int rows = m_activity.bucketCount() * m_activity.rankCount();
   // Legend: only the kinds this run draws, and the red entry for a stopped run.
   bool kinds[3] = {false, false, false};
   if (have) {
@@ -459,8 +450,31 @@ void BucketsView::updateRows() {
     m_plot->xAxis->setRange(lo - pad, hi + pad + (any_red ? (hi - lo) * 0.25 : 0.0));
     m_plot->yAxis->setRange(kAxisTop, rows);
   }
+  updateRowTicks(true);
   updateInfo();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void BucketsView::updateRowTicks(bool force) {
+  const int ranks = m_activity.rankCount(), rows = m_activity.bucketCount() * ranks;
+  // One label per row where rows are at least a text line high (and not too
+  // many); else one per bucket, so labels never overlap on a short screen.
+  const double row_px = m_plot->axisRect()->height() / std::max(1.0, m_plot->yAxis->range().size());
+  const bool per_row = rows <= 48 && row_px >= QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
+  if (!force && per_row == m_rowLabels) return;
+  m_rowLabels = per_row;
+  m_ticker->clear();
+  m_ticker->addTick((kStripTop + kStripBottom) / 2, tr("rank 0 compute"));
+  if (per_row) {
+    for (int row = 0; row < rows; ++row) {
+      const int b = row / std::max(ranks, 1), r = row % std::max(ranks, 1);
+      m_ticker->addTick(row + 0.5, QStringLiteral("b%1 · rank %2").arg(m_activity.bucketId(b)).arg(r));
+    }
+  } else {
+    for (int b = 0; b < m_activity.bucketCount(); ++b)
+      m_ticker->addTick(b * ranks + ranks / 2 + 0.5, QStringLiteral("bucket %1").arg(m_activity.bucketId(b)));
+  }
+  if (!force) m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void BucketsView::setInfoWrap(int chars) {

@@ -58,6 +58,7 @@ class BucketsView : public QWidget {
  private:
   void rebuild();
   void updateRows();
+  void updateRowTicks(bool force);  // per-row labels when rows are tall enough, else per bucket
   void updateInfo();
   bool failed() const;
 
@@ -74,6 +75,7 @@ class BucketsView : public QWidget {
   std::optional<int64_t> m_cursor;
   int m_step = -1;
   int m_infoChars = 0;
+  bool m_rowLabels = true;  // the row axis labels each bucket × rank row (else each bucket)
   uint64_t m_generation = ~0ull;
   bool m_userStep = false;  // picked in the combo: the cursor no longer moves it
 };

@@ -7,6 +7,7 @@
 
 #include "common/collective.h"
 #include "common/units.h"
+#include "inspect/reported_step.h"
 #include "inspect/run_prediction.h"
 #include "trace/step_metrics.h"
 #include "engine/run.h"
@@ -46,6 +47,7 @@ void CommStatsModel::clear() {
   m_timing.clear();
   m_expectedTotal = 0;
   m_step = -1;
+  m_hiddenShare = 0;
   m_measured = false;
   endResetModel();
 }
@@ -56,6 +58,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
   m_timing.clear();
   m_expectedTotal = 0;
   m_step = -1;
+  m_hiddenShare = 0;
   m_measured = false;
   const int ranks = store.rankCount();
   // The last step every rank completed.
@@ -66,18 +69,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
       if (e.kind == EventKind::StepEnd && e.step >= 0) ended[static_cast<size_t>(r)].insert(e.step);
       if (kindIndex(e.kind) >= 0 && e.group >= 0) group_ranks[e.group].insert(r);
     }
-  if (ranks > 0) {
-    std::vector<int> complete;
-    for (int s : ended[0]) {
-      bool all = true;
-      for (const auto& set : ended) all = all && set.count(s);
-      if (all) complete.push_back(s);
-    }
-    // A profiler's last step is often cut short: an imported trace's view
-    // leaves it out, as Holistic Trace Analysis does, when there are two or more.
-    const bool drop_last = store.meta().imported && complete.size() >= 2;
-    if (!complete.empty()) m_step = complete[complete.size() - (drop_last ? 2 : 1)];
-  }
+  m_step = reportedStep(ended, store.meta().imported != nullptr);
   if (m_step < 0) {
     endResetModel();
     return;
@@ -139,10 +131,13 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
         if (row.ops > 0 || row.expected > 0 || row.sent > 0) m_rows.push_back(row);
       }
   }
+  std::vector<StepMetrics> metrics;
   for (const StepMetrics& m : computeStepMetrics(step_events, store.meta().imported.get())) {
     if (m.step != m_step) continue;
+    metrics.push_back(m);
     m_timing.push_back({m.rank, m.wall_ns, m.comm_ns, m.exposed_comm_ns, m.overlapPercent()});
   }
+  m_hiddenShare = hiddenSharePercent(metrics);  // the Runs table's figure, from the same function
   std::sort(m_timing.begin(), m_timing.end(), [](const RankTiming& a, const RankTiming& b) { return a.rank < b.rank; });
   endResetModel();
 }

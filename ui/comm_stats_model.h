@@ -56,7 +56,10 @@ class CommStatsModel : public QAbstractTableModel {
   void setRun(const EventStore& store, const RunResult* result);
   void clear();
 
-  int step() const { return m_step; }  // -1: no step completed on every rank
+  int step() const { return m_step; }  // -1: no step completed on every rank (inspect/reported_step.h)
+  // Communication hidden behind compute over every rank of step(), in %: the
+  // Runs table's "comm hidden" (hiddenSharePercent, one formula for both).
+  double hiddenShare() const { return m_hiddenShare; }
   bool measuredAtSends() const { return m_measured; }
   const std::vector<Row>& statRows() const { return m_rows; }
   const std::vector<RankTiming>& timing() const { return m_timing; }
@@ -75,6 +78,7 @@ class CommStatsModel : public QAbstractTableModel {
   std::vector<RankTiming> m_timing;
   int64_t m_expectedTotal = 0;
   int m_step = -1;
+  double m_hiddenShare = 0;
   bool m_measured = false;
   bool m_has_formula = false;  // the run's strategy is known (not an imported trace's): the formula column applies
 };

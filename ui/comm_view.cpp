@@ -185,6 +185,8 @@ QString CommView::sourceText() const {
                      ? tr("Profiler step %1, the last but one every rank completed (the last is often cut short; "
                           "HTA leaves it out too) · %2.").arg(m_model->step()).arg(how)
                      : tr("Step %1, the last every rank completed · %2.").arg(m_model->step()).arg(how);
+  // Over every rank: the number the Runs table's "comm hidden" shows.
+  text += tr(" All ranks: <b>%1 % of communication hidden</b> behind compute.").arg(m_model->hiddenShare(), 0, 'f', 1);
   if (m_store->meta().imported) text += importedOrderText();
   if (const std::optional<RunPrediction> p = m_model->expectedTotal() > 0 ? predictRun(*m_store) : std::nullopt)
     text += tr(" Formula per rank (data-parallel axis): %1.").arg(trafficFormulaText(p->traffic));

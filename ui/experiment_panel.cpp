@@ -142,9 +142,29 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   m_stop = new QPushButton(tr("Stop"), this);
   m_stop->setToolTip(tr("Cancel the running training (Ctrl+.)"));
   m_stop->setEnabled(false);
-  auto* buttons = new QHBoxLayout;
+  m_buttons = new QWidget(this);
+  m_buttons->setObjectName(QStringLiteral("runButtons"));
+  auto* buttons = new QHBoxLayout(m_buttons);
+  buttons->setContentsMargins(6, 4, 6, 6);
   buttons->addWidget(m_run, 2);
   buttons->addWidget(m_stop, 1);
+
+  m_importedBox = new QGroupBox(tr("On screen"), this);
+  m_importedBox->setObjectName(QStringLiteral("importedTrace"));
+  auto* imported_layout = new QVBoxLayout(m_importedBox);
+  imported_layout->setContentsMargins(8, 6, 8, 6);
+  m_importedNote = new QLabel(m_importedBox);
+  m_importedNote->setObjectName(QStringLiteral("importedNote"));
+  m_importedNote->setWordWrap(true);
+  m_importedNote->setTextFormat(Qt::RichText);
+  m_importedNote->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* edit = new QPushButton(tr("Edit an experiment"), m_importedBox);
+  edit->setObjectName(QStringLiteral("leaveImported"));
+  edit->setToolTip(tr("Show the experiment form again (the trace stays on screen until a run starts)"));
+  connect(edit, &QPushButton::clicked, this, &ExperimentPanel::clearImported);
+  imported_layout->addWidget(m_importedNote);
+  imported_layout->addWidget(edit, 0, Qt::AlignLeft);
+  m_importedBox->hide();
 
   auto* preset_box = new QGroupBox(tr("Preset"), this);
   auto* preset_layout = new QVBoxLayout(preset_box);
@@ -157,11 +177,12 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   m_box = box;
   box->setContentsMargins(6, 6, 6, 6);
   box->setSpacing(6);
+  box->addWidget(m_importedBox);
   box->addWidget(preset_box);
   for (QGroupBox* g : boxes) box->addWidget(g);
   box->addWidget(m_errorLabel);
   box->addWidget(m_derived);
-  box->addLayout(buttons);
+  box->addWidget(m_buttons);
   box->addStretch(1);
 
   setConfig(defaultConfig());
@@ -246,7 +267,27 @@ RunConfig ExperimentPanel::readForm(std::string* error) const {
 
 RunConfig ExperimentPanel::config() const { return readForm(nullptr); }
 
+void ExperimentPanel::showImported(const QString& html) {
+  m_imported = true;
+  m_importedNote->setText(html);
+  m_importedBox->show();
+  revalidate();
+  emit validityChanged(isValid());  // Run follows canRun()
+}
+
+void ExperimentPanel::clearImported() {
+  if (!m_imported) return;
+  m_imported = false;
+  m_importedBox->hide();
+  revalidate();
+  emit validityChanged(isValid());
+}
+
+QString ExperimentPanel::importedText() const { return m_imported ? m_importedNote->text() : QString(); }
+
 void ExperimentPanel::setConfig(const RunConfig& c) {
+  m_imported = false;  // a run with a config is on its way or on screen
+  m_importedBox->hide();
   m_loading = true;
   for (const std::unique_ptr<SettingField>& f : m_fields) {
     const std::optional<std::string> text = f->row().get(c);
@@ -258,7 +299,7 @@ void ExperimentPanel::setConfig(const RunConfig& c) {
 
 void ExperimentPanel::setRunning(bool running) {
   m_running = running;
-  m_run->setEnabled(isValid() && !running);
+  m_run->setEnabled(canRun() && !running);
   m_stop->setEnabled(running);
   m_preset->setEnabled(!running);
 }
@@ -354,7 +395,7 @@ void ExperimentPanel::updateVisibility() {
       f->setShown(applies);
       any = any || applies;
     }
-    box->setVisible(any);
+    box->setVisible(any && !m_imported);
   }
 }
 
@@ -404,8 +445,9 @@ void ExperimentPanel::revalidate() {
                  "both names run the same steps.");
     m_derived->setText(text);
   }
-  m_derived->setVisible(m_error.isEmpty());
-  m_run->setEnabled(isValid() && !m_running);
+  m_derived->setVisible(m_error.isEmpty() && !m_imported);
+  m_errorLabel->setVisible(!m_error.isEmpty() && !m_imported);
+  m_run->setEnabled(canRun() && !m_running);
   if (was_valid != isValid()) emit validityChanged(isValid());
 }
 

@@ -39,6 +39,17 @@ class ExperimentPanel : public QWidget {
   RunConfig config() const;
   void setConfig(const RunConfig& config);
   bool isValid() const { return m_error.isEmpty(); }
+  // Run and Step may start the form's experiment: valid, and the form is not
+  // standing aside for an imported trace.
+  bool canRun() const { return isValid() && !m_imported; }
+  // An imported trace (a PyTorch profiler job) is on screen: the form says what
+  // it is (html: file, ranks, format) instead of showing a config that did not
+  // run it; its fields hide and Run is off until a preset is picked, a config
+  // is set, or "Edit an experiment" is pressed. clearImported() returns.
+  void showImported(const QString& html);
+  void clearImported();
+  bool showsImported() const { return m_imported; }
+  QString importedText() const;
   QString errorText() const { return m_error; }  // validate()'s message, empty when valid
   // A core message in the form's words: each --flag becomes its field's label
   // ("--batch 15 must be a multiple of --ranks 8" → "Global batch 15 must be a
@@ -46,6 +57,9 @@ class ExperimentPanel : public QWidget {
   static QString guiWords(const QString& message);
   QPushButton* runButton() const { return m_run; }
   QPushButton* stopButton() const { return m_stop; }
+  // Run and Stop in one row; the window keeps it below the form's scroll area,
+  // so Run is on screen however tall the form grows.
+  QWidget* buttonBar() const { return m_buttons; }
   void setRunning(bool running);
 
   void saveSettings(QSettings& settings) const;
@@ -93,6 +107,10 @@ class ExperimentPanel : public QWidget {
   QLabel* m_derived;
   QPushButton* m_run;
   QPushButton* m_stop;
+  QWidget* m_buttons;
+  QWidget* m_importedBox;     // the imported trace's description and the way back
+  QLabel* m_importedNote;
+  bool m_imported = false;
   QString m_error;
   QString m_presetError;
   std::optional<Preset> m_active;

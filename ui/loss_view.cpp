@@ -31,6 +31,7 @@ LossView::LossView(const EventStore* store, QWidget* parent)
   bar->setContentsMargins(6, 2, 6, 0);
   auto* hint = new QLabel(tr("Each finished run adds a curve; same data and random seed, same curve."), this);
   setTone(hint, Tone::Muted);
+  hint->setWordWrap(true);  // a narrow dock wraps it instead of widening the window
   bar->addWidget(hint, 1);
   bar->addWidget(m_clear);
   auto* box = new QVBoxLayout(this);

@@ -7,6 +7,7 @@
 #include <QStatusBar>
 #include <QTabBar>
 #include <QMenuBar>
+#include <QScreen>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -172,8 +173,15 @@ MainWindow::MainWindow(QWidget* parent)
 
   // Every plot follows the theme (Palette::themed), including after a figure
   // export has drawn it light.
-  for (QCustomPlot* plot : findChildren<QCustomPlot*>()) PlotStyle::followTheme(plot);
-  resize(1500, 920);
+  for (QCustomPlot* plot : findChildren<QCustomPlot*>()) {
+    PlotStyle::followTheme(plot);
+    // A plot's own minimum is its widest legend row and tick labels, which grow
+    // with a run (the communication view's formula entry): with the docks side
+    // by side that pushed the window past a 1280 px screen. The legend wraps
+    // (PlotStyle::fitLegend) at any width, so a fixed floor suffices.
+    if (plot->minimumWidth() == 0) plot->setMinimumWidth(180);
+  }
+  fitToScreen(QGuiApplication::primaryScreen());
   m_defaultState = saveState();
   restoreSettings();
   updateActions();
@@ -267,6 +275,11 @@ void MainWindow::showEvent(QShowEvent* event) {
 void MainWindow::resizeEvent(QResizeEvent* event) {
   QMainWindow::resizeEvent(event);
   if (startPageShown()) placeStartPage();
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_historyView && event->type() == QEvent::Show) m_historyView->resizeColumnsToContents();
+  return QMainWindow::eventFilter(watched, event);
 }
 
 void MainWindow::showView(const QString& view) {
@@ -429,6 +442,16 @@ void MainWindow::onRunStarted() {
 void MainWindow::onRunShown() {
   hideStartPage();
   const ShownRun& run = m_inspection.run();
+  // An imported PyTorch trace ran nothing of ShardScope's: the form says what
+  // is on screen instead of an experiment that did not produce it.
+  if (const auto& imported = m_inspection.store().meta().imported)
+    m_panel->showImported(tr("<b>Imported PyTorch trace</b>: %1<br>%2 ranks · %3<br>ShardScope did not run it, so "
+                             "there is no experiment to show. Pick a preset or edit an experiment to run one.")
+                              .arg(run.source.toHtmlEscaped())
+                              .arg(m_inspection.store().meta().ranks)
+                              .arg(QString::fromStdString(imported->format).toHtmlEscaped()));
+  else
+    m_panel->clearImported();
   setWindowTitle(tr("ShardScope — %1").arg(run.source));
   if (run.error.isEmpty())
     m_banner->setVisible(false);
@@ -491,14 +514,31 @@ QString MainWindow::bannerText() const { return m_banner->shownText(); }
 void MainWindow::updateActions() {
   const bool running = m_bridge->isRunning();
   const bool empty = m_inspection.store().empty();
-  m_runAction->setEnabled(!running && m_panel->isValid());
+  m_runAction->setEnabled(!running && m_panel->canRun());
   m_stopAction->setEnabled(running);
   m_detachAction->setEnabled(running && m_bridge->isAttached());
-  m_stepping->updateEnabled(!running && m_panel->isValid());
+  m_stepping->updateEnabled(!running && m_panel->canRun());
   m_fitAction->setEnabled(!empty);
   m_stepsAction->setEnabled(!empty);
   m_exportTraceAction->setEnabled(!empty && !running);
   m_exportFigureAction->setEnabled(!empty);
+}
+
+void MainWindow::fitToScreen(const QScreen* screen) {
+  if (!screen) return;
+  // A small screen (a projector at 1280×720) gets all of it; a larger one
+  // most of it. The frame is not known before the window is shown: room for
+  // a usual title bar and borders.
+  constexpr int kFrameWidth = 8, kFrameHeight = 40;
+  const QRect available = screen->availableGeometry();
+  const auto side = [](int room, int frame, int roomy) {
+    return room >= roomy ? room * 9 / 10 : room - frame;
+  };
+  const QSize size(side(available.width(), kFrameWidth, 1600), side(available.height(), kFrameHeight, 1000));
+  resize(size.expandedTo(minimumSizeHint()).boundedTo(available.size()));
+  const QSize frame = this->size() + QSize(kFrameWidth, kFrameHeight);
+  move(available.topLeft() + QPoint(std::max(0, (available.width() - frame.width()) / 2),
+                                    std::max(0, (available.height() - frame.height()) / 2)));
 }
 
 void MainWindow::setPersistSettings(bool persist) {

@@ -20,6 +20,7 @@
 #include "preset.h"
 
 class QAction;
+class QScreen;
 class QDockWidget;
 class QTableView;
 
@@ -95,6 +96,9 @@ class MainWindow : public QMainWindow {
   CompareController* compare() const { return m_compare; }
   // Off for tests and --screenshot: nothing read from or written to QSettings.
   void setPersistSettings(bool persist);
+  // Sizes the window to the screen's available area and centres it there (the
+  // first start's size; a saved geometry replaces it).
+  void fitToScreen(const QScreen* screen);
   RecentFiles* recentFiles() const { return m_recent; }
 
   // The lessons' start page (File > Lessons), laid over the docks below the
@@ -138,6 +142,7 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
   void showEvent(QShowEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;  // the Runs table coming into view
 
  private:
   void createPages();

@@ -17,12 +17,14 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTableView>
 #include <QToolBar>
+#include <QVBoxLayout>
 
 #include "compare_controller.h"
 #include "engine_bridge.h"
@@ -105,12 +107,24 @@ QDockWidget* MainWindow::addPageDock(QWidget* widget, const QString& title, cons
 
 void MainWindow::createDocks() {
   m_panel = new ExperimentPanel(this);
-  auto* scroll = new QScrollArea(this);  // the form outgrows short screens
+  // The form outgrows short screens: it scrolls, with Run and Stop below it,
+  // always in view. The dock is never narrower than the form (no field or
+  // label cut), with room for the scroll bar.
+  auto* form_box = new QWidget(this);
+  auto* form_layout = new QVBoxLayout(form_box);
+  form_layout->setContentsMargins(0, 0, 0, 0);
+  form_layout->setSpacing(0);
+  auto* scroll = new QScrollArea(form_box);
+  scroll->setObjectName(QStringLiteral("experimentScroll"));
   scroll->setWidget(m_panel);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  QDockWidget* experiment = addPageDock(scroll, tr("Experiment"), QStringLiteral("experimentDock"), {}, Qt::LeftDockWidgetArea);
+  form_layout->addWidget(scroll, 1);
+  form_layout->addWidget(m_panel->buttonBar());
+  scroll->setMinimumWidth(m_panel->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+  QDockWidget* experiment =
+      addPageDock(form_box, tr("Experiment"), QStringLiteral("experimentDock"), {}, Qt::LeftDockWidgetArea);
 
   // Right: the pages that explain a step, tabbed; the walkthrough below them.
   auto* walk_scroll = new QScrollArea(this);
@@ -145,8 +159,17 @@ void MainWindow::createDocks() {
   m_historyView->setSelectionMode(QAbstractItemView::ExtendedSelection);  // two or more: compare them
   m_historyView->verticalHeader()->setVisible(false);
   m_historyView->verticalHeader()->setDefaultSectionSize(m_historyView->fontMetrics().height() + 6);
-  m_historyView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  // Columns fit their contents whenever rows arrive or the table comes into
+  // view (a hidden tab measures no rows: ResizeToContents cut run names to
+  // "d…"); the user may still drag them.
+  m_historyView->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   m_historyView->horizontalHeader()->setStretchLastSection(true);
+  const auto fitColumns = [this] {
+    if (m_historyView->isVisible()) m_historyView->resizeColumnsToContents();
+  };
+  connect(m_history, &QAbstractItemModel::rowsInserted, m_historyView, fitColumns, Qt::QueuedConnection);
+  connect(m_history, &QAbstractItemModel::modelReset, m_historyView, fitColumns, Qt::QueuedConnection);
+  m_historyView->installEventFilter(this);
   m_historyView->setToolTip(tr("Every run of this session; double-click one to show it in every view. Select two "
                                "(Ctrl+click) for their difference in the status bar, two or more and Ctrl+K to "
                                "compare them side by side"));

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analysis/run_summary.h"
+#include "inspect/reported_step.h"
 #include "common/units.h"
 
 namespace shardscope {
@@ -44,36 +45,31 @@ RunHistoryModel::Figures RunHistoryModel::figuresOf(const RunRecord& r) {
   if (!r.losses.empty() && r.config.backend != Backend::Meta) f.loss = r.losses.back();
   const RunResult* res = r.result.get();
   if ((!res || res->ranks.empty()) && r.trace) {
-    // An opened trace: its last step's times from the events themselves.
-    int last = -1;
-    const std::vector<StepMetrics> metrics = computeStepMetrics(r.trace->events);
-    for (const StepMetrics& m : metrics) last = std::max(last, m.step);
-    int64_t step = 0, comm = 0, exposed = 0, n = 0;
-    for (const StepMetrics& m : metrics) {
-      if (m.step != last) continue;
-      step = std::max(step, m.wall_ns);
-      comm += m.comm_ns;
-      exposed += m.exposed_comm_ns;
-      ++n;
-    }
-    if (n > 0) {
+    // An opened trace: the step the communication view shows (an imported
+    // profiler's last-but-one), its times from the events themselves.
+    const ReportedStep shown = reportedStepMetrics(r.trace->events, r.trace->imported.get());
+    if (!shown.ranks.empty()) {
+      int64_t step = 0, exposed = 0;
+      for (const StepMetrics& m : shown.ranks) {
+        step = std::max(step, m.wall_ns);
+        exposed += m.exposed_comm_ns;
+      }
       f.step_ms = static_cast<double>(step) * 1e-6;
-      f.exposed_ms = static_cast<double>(exposed) / static_cast<double>(n) * 1e-6;
-      f.overlap = comm > 0 ? 100.0 * static_cast<double>(comm - exposed) / static_cast<double>(comm) : 100.0;
+      f.exposed_ms = static_cast<double>(exposed) / static_cast<double>(shown.ranks.size()) * 1e-6;
+      f.overlap = hiddenSharePercent(shown.ranks);
     }
     return f;
   }
   if (!res || res->ranks.empty()) return f;
-  int64_t step = 0, comm = 0, exposed = 0;
+  int64_t step = 0, exposed = 0;
   for (const StepMetrics& m : res->last_step) {
     step = std::max(step, m.wall_ns);
-    comm += m.comm_ns;
     exposed += m.exposed_comm_ns;
   }
   if (!res->last_step.empty()) {
     f.step_ms = static_cast<double>(step) * 1e-6;
     f.exposed_ms = static_cast<double>(exposed) / static_cast<double>(res->last_step.size()) * 1e-6;
-    f.overlap = comm > 0 ? 100.0 * static_cast<double>(comm - exposed) / static_cast<double>(comm) : 100.0;
+    f.overlap = hiddenSharePercent(res->last_step);
   }
   // Modeled runs: the same MFU and latency share the summary prints.
   if (res->peak_flops > 0 && !res->last_step.empty()) f.mfu = 100.0 * res->mfu();

@@ -1,8 +1,10 @@
 #include "run_status.h"
 
+#include <QEvent>
 #include <QLabel>
 #include <QLocale>
 #include <QProgressBar>
+#include <QStringList>
 #include <QStatusBar>
 #include <QTimer>
 
@@ -26,6 +28,12 @@ RunStatus::RunStatus(const Inspection* inspection, const EngineBridge* bridge, Q
     : QObject(bar), m_inspection(inspection), m_bridge(bridge) {
   QWidget* parent = bar->parentWidget();
   m_sourceLabel = statusLabel(QString(), tr("Where the events come from"), parent);
+  // The longest text of the bar ("preset … · zero3 · 8 ranks · … events"): it
+  // gives way (elided, whole in its tooltip) instead of widening the window
+  // past a 1280 px screen.
+  m_sourceLabel->setMinimumWidth(80);
+  m_sourceLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  m_sourceLabel->installEventFilter(this);
   m_stepLabel = statusLabel(QString(), tr("Completed training steps"), parent);
   m_lossLabel = statusLabel(QString(), tr("Mean loss over ranks, last completed step"), parent);
   m_elapsedLabel = statusLabel(QString(), tr("Wall time of the run"), parent);
@@ -50,6 +58,17 @@ RunStatus::RunStatus(const Inspection* inspection, const EngineBridge* bridge, Q
   connect(m_elapsedTimer, &QTimer::timeout, this, &RunStatus::update);
 }
 
+void RunStatus::elideSource() {
+  const QMargins m = m_sourceLabel->contentsMargins();
+  m_sourceLabel->setText(
+      m_sourceLabel->fontMetrics().elidedText(m_source, Qt::ElideMiddle, m_sourceLabel->width() - m.left() - m.right()));
+}
+
+bool RunStatus::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_sourceLabel && event->type() == QEvent::Resize) elideSource();
+  return QObject::eventFilter(watched, event);
+}
+
 void RunStatus::setProgress(int done, int steps) {
   m_progress->setRange(0, steps);
   m_progress->setValue(done);
@@ -70,9 +89,20 @@ void RunStatus::update() {
                   .arg(meta.ranks)
                   .arg(static_cast<double>(meta.params) * 1e-6, 0, 'f', 2)
                   .arg(QLocale().toString(static_cast<qulonglong>(store.eventCount())));
-  m_sourceLabel->setText(source);
+  m_source = source;
+  m_sourceLabel->setToolTip(tr("Where the events come from: %1").arg(source));
+  elideSource();
   m_progress->setFormat(store.empty() ? tr("no steps") : tr("%v / %m steps"));
-  if (m_inspection->modeledClock()) {
+  if (const auto& imported = meta.imported) {
+    // A PyTorch profiler trace: ShardScope ran nothing, so no backend or clock of its own.
+    QStringList files;
+    for (const std::string& f : imported->files) files << QString::fromStdString(f);
+    m_backendLabel->setText(tr("imported PyTorch trace · %1").arg(shown.source));
+    m_backendLabel->setToolTip(tr("%1, %2 ranks: %3").arg(QString::fromStdString(imported->format)).arg(meta.ranks)
+                                   .arg(files.join(QStringLiteral(", "))));
+    m_clockLabel->setText(tr("clock profiler"));
+    m_clockLabel->setToolTip(tr("The profiler's own timestamps, each rank's aligned to the job's first event"));
+  } else if (m_inspection->modeledClock()) {
     const QString profile = QString::fromStdString(m_inspection->clockProfile());
     m_clockLabel->setText(tr("clock modeled · %1").arg(profile));
     m_clockLabel->setToolTip(tr("Times are op costs priced under the %1 hardware profile (deterministic), "
@@ -90,25 +120,27 @@ void RunStatus::update() {
   const bool known = config || meta.strategy.empty();
   const Backend backend = config ? config->backend : Backend::Cpu;
   const bool meta_backend = known && backend == Backend::Meta;
-  m_backendLabel->setText(known ? tr("backend %1").arg(QString::fromStdString(backendName(backend)))
-                                : tr("backend unknown"));
-  if (!known)
-    m_backendLabel->setToolTip(tr("The trace records no config this version can read, so not what it ran on"));
-  else switch (backend) {
-    case Backend::Meta:
-      m_backendLabel->setToolTip(tr("Shapes only: no math and no bytes, but the same engine, ledger and traffic, "
-                                    "priced on the modeled clock"));
-      break;
-    case Backend::Cuda:
-      m_backendLabel->setToolTip(tr("One rank per GPU; collectives run on NCCL; op spans are CUDA-event times"));
-      break;
-    case Backend::CudaEmulated:
-      m_backendLabel->setToolTip(tr("Every rank on GPU 0 with its own streams and memory; collectives are device "
-                                    "copies and reductions; op spans are CUDA-event times"));
-      break;
-    case Backend::Cpu:
-      m_backendLabel->setToolTip(tr("Ranks are CPU threads; collectives run on Gloo"));
-      break;
+  if (!meta.imported) {  // an imported trace's label is set above
+    m_backendLabel->setText(known ? tr("backend %1").arg(QString::fromStdString(backendName(backend)))
+                                  : tr("backend unknown"));
+    if (!known)
+      m_backendLabel->setToolTip(tr("The trace records no config this version can read, so not what it ran on"));
+    else switch (backend) {
+      case Backend::Meta:
+        m_backendLabel->setToolTip(tr("Shapes only: no math and no bytes, but the same engine, ledger and traffic, "
+                                      "priced on the modeled clock"));
+        break;
+      case Backend::Cuda:
+        m_backendLabel->setToolTip(tr("One rank per GPU; collectives run on NCCL; op spans are CUDA-event times"));
+        break;
+      case Backend::CudaEmulated:
+        m_backendLabel->setToolTip(tr("Every rank on GPU 0 with its own streams and memory; collectives are device "
+                                      "copies and reductions; op spans are CUDA-event times"));
+        break;
+      case Backend::Cpu:
+        m_backendLabel->setToolTip(tr("Ranks are CPU threads; collectives run on Gloo"));
+        break;
+    }
   }
   m_stepLabel->setText(live ? tr("step %1 / %2").arg(losses.size()).arg(m_bridge->config().steps) : tr("step –"));
   m_lossLabel->setText(losses.empty() || meta_backend ? tr("loss –")

@@ -26,8 +26,14 @@ class RunStatus : public QObject {
   void startClock();  // a run started: the wall time ticks
   void stopClock();
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
+  void elideSource();  // m_source, elided to the label's width
+
   const Inspection* m_inspection;
+  QString m_source;
   const EngineBridge* m_bridge;
   QLabel* m_sourceLabel = nullptr;
   QLabel* m_stepLabel = nullptr;

@@ -25,13 +25,14 @@ struct Granularity {
   const char* shortcut;
   const char* tip;
 };
+// In menu order; the shortcuts follow it (Ctrl+1 … Ctrl+5, top to bottom).
 const Granularity kGranularities[] = {
     {StepMode::NextOp, "op", "Ctrl+1", "the next forward, backward or optimizer op"},
-    {StepMode::NextAction, "action", "Ctrl+5",
+    {StepMode::NextAction, "action", "Ctrl+2",
      "the next op, free of gathered parameters or collective launch (every line of the walkthrough)"},
-    {StepMode::NextUnit, "unit", "Ctrl+2", "the first op of the next FSDP unit (or block)"},
-    {StepMode::NextPhase, "phase", "Ctrl+3", "the next phase: forward, backward, update"},
-    {StepMode::NextStep, "training step", "Ctrl+4", "the first op of the next training step"},
+    {StepMode::NextUnit, "unit", "Ctrl+3", "the first op of the next FSDP unit (or block)"},
+    {StepMode::NextPhase, "phase", "Ctrl+4", "the next phase: forward, backward, update"},
+    {StepMode::NextStep, "training step", "Ctrl+5", "the first op of the next training step"},
 };
 
 QString kindText(EventKind k) {

@@ -86,7 +86,13 @@ void TimelinePlottable::draw(QCPPainter* painter) {
 
   drawBands(painter, clip, first_row, last_row);
   drawGrid(painter, clip);
-  drawBoxes(painter, clip);
+  bool folds = false, waits = false;
+  drawBoxes(painter, clip, &folds, &waits);
+  if (m_marksTracked && (folds != m_drewFolds || waits != m_drewWaits)) {
+    m_drewFolds = folds;
+    m_drewWaits = waits;
+    emit marksChanged();
+  }
   drawStuck(painter, clip);
   drawMarkers(painter, clip);
   drawSteps(painter, clip);
@@ -213,7 +219,20 @@ void TimelinePlottable::drawSteps(QCPPainter* painter, const QRect& clip) const 
   for (double x : xs) painter->drawLine(QPointF(x, clip.top()), QPointF(x, clip.bottom()));
 }
 
-void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const {
+QColor TimelinePlottable::waitingColor(const QColor& fill) {
+  return QColor::fromRgbF(0.75f + 0.25f * fill.redF(), 0.75f + 0.25f * fill.greenF(), 0.75f + 0.25f * fill.blueF());
+}
+
+bool TimelinePlottable::drawsKind(EventKind kind) {
+  switch (kind) {
+    case EventKind::BucketReady:
+    case EventKind::GradReady:
+    case EventKind::Error: return true;  // markers
+    default: return !isInstant(kind);    // boxes
+  }
+}
+
+void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip, bool* folds, bool* waits) const {
   const QFont font = FigureExport::paintFont(painter->font(), 7.5);
   painter->setFont(font);
   const QFontMetricsF fm(font);
@@ -235,6 +254,7 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const 
     if (r.width() <= 0) continue;
     const QColor fill = item.mixed ? Palette::foldedMixed() : Palette::kind(item.kind);
     if (item.folded > 1) {
+      *folds = true;
       // Folded boxes: the colour of what they hold, striped, so they never
       // pass for one long op. Stripes are lines, not a pattern brush: SVG
       // export has no pattern support.
@@ -252,10 +272,9 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip) const 
         const double x_wait = clip.left() + item.x0 + (item.x1 - item.x0) * frac;
         const QRectF wait(QPointF(r.left(), r.top()), QPointF(std::clamp(x_wait, r.left(), r.right()), r.bottom()));
         if (wait.width() >= 1) {
+          *waits = true;
           // A quarter-strength tint of the kind's colour: "hollow" while waiting.
-          const QColor pale = QColor::fromRgbF(0.75f + 0.25f * fill.redF(), 0.75f + 0.25f * fill.greenF(),
-                                               0.75f + 0.25f * fill.blueF());
-          painter->fillRect(wait, pale);
+          painter->fillRect(wait, waitingColor(fill));
         }
       }
       if (r.width() >= 4 * outline) {

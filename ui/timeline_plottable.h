@@ -39,6 +39,17 @@ class TimelinePlottable : public QCPAbstractPlottable {
   // what the colour already says ("block3", "b1", "opt").
   QString label(int rank, int32_t event, bool compact = false) const;
   size_t lastItemCount() const { return m_lastItems; }
+  // Marks the last paint drew besides the kinds' own boxes and markers: folded
+  // boxes (striped) and the pale part of a collective that waited for its
+  // peers. marksChanged() (emitted from the paint: connect queued) when either changes.
+  bool drewFolds() const { return m_drewFolds; }
+  bool drewWaits() const { return m_drewWaits; }
+  // Off while a figure is painted: its folds are the figure's, not the screen's.
+  void setMarksTracked(bool on) { m_marksTracked = on; }
+  // Whether events of this kind are drawn (a box or a marker), as TimelineLayout lays them out.
+  static bool drawsKind(EventKind kind);
+  // The pale tint a collective's waiting part is drawn in (a quarter of fill).
+  static QColor waitingColor(const QColor& fill);
   // A folded box's stripes (lines, not a pattern: SVG has no patterns).
   static void drawStripes(QCPPainter* painter, const QRectF& r, const QColor& color, double width = 1);
 
@@ -46,6 +57,9 @@ class TimelinePlottable : public QCPAbstractPlottable {
   QCPRange getKeyRange(bool& found, QCP::SignDomain domain = QCP::sdBoth) const override;
   QCPRange getValueRange(bool& found, QCP::SignDomain domain = QCP::sdBoth,
                          const QCPRange& key_range = QCPRange()) const override;
+
+ signals:
+  void marksChanged();
 
  protected:
   void draw(QCPPainter* painter) override;
@@ -56,7 +70,7 @@ class TimelinePlottable : public QCPAbstractPlottable {
   void drawGrid(QCPPainter* painter, const QRect& clip) const;
   void drawSameAsBand(QCPPainter* painter, const QRectF& band) const;
   void drawSteps(QCPPainter* painter, const QRect& clip) const;
-  void drawBoxes(QCPPainter* painter, const QRect& clip) const;
+  void drawBoxes(QCPPainter* painter, const QRect& clip, bool* folds, bool* waits) const;
   void drawMarkers(QCPPainter* painter, const QRect& clip) const;
   void drawStuck(QCPPainter* painter, const QRect& clip) const;
   QRectF boxRect(const TimelineDrawItem& item, const QRect& clip) const;
@@ -66,6 +80,7 @@ class TimelinePlottable : public QCPAbstractPlottable {
   std::optional<int64_t> m_cursorNs;
   std::vector<StuckCollective> m_stuck;
   size_t m_lastItems = 0;
+  bool m_drewFolds = false, m_drewWaits = false, m_marksTracked = true;
   mutable QHash<QString, double> m_advances;  // label -> px in m_advanceFont (drawBoxes)
   mutable QFont m_advanceFont;
 };

@@ -33,7 +33,7 @@ constexpr double kMinRowPx = 20.0;  // below this rows scroll instead of shrinki
 constexpr EventKind kLegendOrder[] = {
     EventKind::Forward, EventKind::Backward, EventKind::Loss, EventKind::AllReduce,
     EventKind::ReduceScatter, EventKind::AllGather, EventKind::OptimizerStep, EventKind::Wait,
-    EventKind::Copy, EventKind::BucketReady, EventKind::GradReady, EventKind::Error,
+    EventKind::Copy, EventKind::Broadcast, EventKind::BucketReady, EventKind::GradReady, EventKind::Error,
     // An imported PyTorch trace's kinds.
     EventKind::AllToAll, EventKind::Kernel, EventKind::CpuOp};
 
@@ -165,11 +165,17 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
 
   m_timeline = new TimelinePlottable(x, y, m_store, &m_layout);
   m_timeline->removeFromLegend();
+  // Folds and waits depend on the zoom: the legend follows what was painted.
+  connect(m_timeline, &TimelinePlottable::marksChanged, this, [this] { updateLegend(); }, Qt::QueuedConnection);
 
   // Legend in its own row above the plot (see updateLegend), so exported figures carry it.
   m_plot->legend->setVisible(false);
   PlotStyle::styleLegendRow(m_plot, font());
   m_plot->legend->setMaximumSize(QWIDGETSIZE_MAX, 24);
+  // The page's "?" sits in the top-right corner: the legend's last column stays clear of it.
+  QMargins legend_margins = m_plot->legend->margins();
+  legend_margins.setRight(legend_margins.right() + 44);
+  m_plot->legend->setMargins(legend_margins);
 
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
@@ -273,11 +279,24 @@ void TimelineView::updateRows() {
   fitRows();
 }
 
+std::vector<EventKind> TimelineView::legendOrder() { return {std::begin(kLegendOrder), std::end(kLegendOrder)}; }
+
+QStringList TimelineView::legendNames() const {
+  QStringList names;
+  for (int i = 0; i < m_plot->legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(m_plot->legend->item(i))) names << item->plottable()->name();
+  return names;
+}
+
 void TimelineView::updateLegend() {
   const uint32_t wanted = m_layout.kinds();
   const bool stuck = !m_timeline->stuck().empty();
-  if (wanted == m_legendKinds && stuck == m_legendStuck) return;
+  const bool folds = m_figureFolds ? *m_figureFolds : m_timeline->drewFolds();
+  const bool waits = m_timeline->drewWaits();
+  if (wanted == m_legendKinds && stuck == m_legendStuck && folds == m_legendFolds && waits == m_legendWaits) return;
   m_legendStuck = stuck;
+  m_legendFolds = folds;
+  m_legendWaits = waits;
   // Rebuild the legend: empty plottables whose only job is an icon and a name.
   for (int i = m_plot->plottableCount() - 1; i >= 0; --i)
     if (m_plot->plottable(i) != m_timeline) m_plot->removePlottable(i);
@@ -298,6 +317,18 @@ void TimelineView::updateLegend() {
     b->setBrush(c);
     b->setPen(QPen(c.darker(135)));
     b->setName(Palette::kindTitle(k));
+  }
+  // Marks of the last paint that are no kind of their own.
+  if (waits) {
+    auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+    const QColor c = Palette::kind(EventKind::AllReduce);
+    b->setBrush(TimelinePlottable::waitingColor(c));
+    b->setPen(QPen(c.darker(135)));
+    b->setName(tr("pale part: waiting for the slowest peer"));
+  }
+  if (folds) {
+    auto* b = new FoldLegendEntry(m_plot->xAxis, m_plot->yAxis);
+    b->setName(tr("folded: several short ops"));
   }
   if (stuck) {
     auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
@@ -337,7 +368,7 @@ void TimelineView::zoomToFit() {
   // The ops, not the allocations that precede them (setup would squeeze the steps).
   const bool drawn = m_layout.drawnEnd() > m_layout.drawnBegin();
   const double b = static_cast<double>(drawn ? m_layout.drawnBegin() : m_store->beginNs()) / kNsPerMs;
-  const double e = static_cast<double>(std::max(drawn ? m_layout.drawnEnd() : m_store->endNs(), stuckEnd())) / kNsPerMs;
+  const double e = static_cast<double>(std::max({drawn ? m_layout.drawnEnd() : m_store->endNs(), stuckEnd(), cursorEnd()})) / kNsPerMs;
   const double pad = std::max((e - b) * 0.01, 1e-4);
   m_plot->xAxis->setRange(b - pad, e + pad);
   fitRows();
@@ -351,7 +382,7 @@ void TimelineView::zoomToSteps() {
     return;
   }
   const double b = static_cast<double>(starts.front().ns) / kNsPerMs;
-  const double e = static_cast<double>(std::max(m_layout.drawnEnd(), stuckEnd())) / kNsPerMs;
+  const double e = static_cast<double>(std::max({m_layout.drawnEnd(), stuckEnd(), cursorEnd()})) / kNsPerMs;
   const double pad = std::max((e - b) * 0.01, 1e-4);
   m_plot->xAxis->setRange(b - pad, e + pad);
   fitRows();
@@ -361,7 +392,26 @@ void TimelineView::zoomToSteps() {
 void TimelineView::setCursorTime(std::optional<int64_t> ns) {
   m_cursor = ns;
   m_timeline->setCursorNs(ns);
+  if (ns && !m_draggingCursor) revealTime(*ns);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int64_t TimelineView::cursorEnd() const {
+  // A stepping stop waits before its op: the gate can lie past the last event drawn.
+  return m_cursor && !m_store->empty() ? *m_cursor : 0;
+}
+
+void TimelineView::revealTime(int64_t ns) {
+  if (m_store->empty()) return;
+  const double t = static_cast<double>(ns) / kNsPerMs;
+  const QCPRange r = m_plot->xAxis->range();
+  const double margin = r.size() * 0.02;
+  if (t >= r.lower + margin && t <= r.upper - margin) return;
+  // The zoom stays; the view pans so the time is in view with what led to it
+  // (a stop past the right edge lands three quarters across).
+  const QCPRange to = t > r.upper - margin ? QCPRange(t - r.size() * 0.75, t + r.size() * 0.25)
+                                           : QCPRange(t - r.size() * 0.25, t + r.size() * 0.75);
+  m_plot->xAxis->setRange(to);  // clamped to the run (and the cursor) in onXRangeChanged
 }
 
 size_t TimelineView::drawItemCount() const { return m_timeline->lastItemCount(); }
@@ -370,7 +420,7 @@ void TimelineView::onXRangeChanged(const QCPRange& range) {
   if (m_clamping || m_store->empty()) return;
   // Keep the view on the run: at most the run plus a margin, at least 200 ns.
   const double b = static_cast<double>(m_store->beginNs()) / kNsPerMs;
-  const double e = static_cast<double>(std::max(m_store->endNs(), stuckEnd())) / kNsPerMs;  // a hang's stuck spans too
+  const double e = static_cast<double>(std::max({m_store->endNs(), stuckEnd(), cursorEnd()})) / kNsPerMs;  // a hang's stuck spans, a stop's gate
   const double total = std::max(e - b, 1e-3);
   const double lo = b - total * 0.05, hi = e + total * 0.05;
   QCPRange r = range;
@@ -838,20 +888,17 @@ bool TimelineView::exportFigure(const QString& path, int width, int height, QStr
     m_plot->yAxis->setRange(0, total);
     m_clamping = false;
   }
-  // A slide: no cursor line, and a legend entry for the striped folds when the figure has any.
+  // A slide: no cursor line. Every figure's legend names the striped folds
+  // when the figure has any (at its own width; the screen's may differ).
   const bool slide = FigureExport::options().slide;
   if (slide) m_timeline->setCursorNs(std::nullopt);
-  QCPAbstractPlottable* fold_entry = nullptr;
-  if (slide && figureHasFolds(width)) {
-    fold_entry = new FoldLegendEntry(m_plot->xAxis, m_plot->yAxis);
-    fold_entry->setName(tr("folded: several short ops"));
-    PlotStyle::updateLegendRow(m_plot, true);
-  }
+  m_figureFolds = figureHasFolds(width);
+  m_timeline->setMarksTracked(false);
+  updateLegend();
   const bool ok = FigureExport::write(path, title, subtitle, {{m_plot, 1.0}}, width, height, error);
-  if (fold_entry) {
-    m_plot->removePlottable(fold_entry);
-    PlotStyle::updateLegendRow(m_plot, true);
-  }
+  m_figureFolds.reset();
+  m_timeline->setMarksTracked(true);
+  updateLegend();
   if (slide) m_timeline->setCursorNs(m_cursor);
   if (collapse_now) {
     setCollapseIdenticalRanks(false);

@@ -10,6 +10,7 @@
 // While a run is live the view follows its steps until the user zooms or pans.
 #pragma once
 
+#include <QStringList>
 #include <QWidget>
 #include <optional>
 #include <utility>
@@ -83,6 +84,10 @@ class TimelineView : public QWidget {
   bool ranksCollapsed() const { return !m_layout.collapsedRanks().empty(); }
   // "ranks 1–7: same as rank 0" while collapsed, else "".
   QString collapsedBandText() const;
+  // The kinds the legend names, in its order (every kind TimelinePlottable::drawsKind).
+  static std::vector<EventKind> legendOrder();
+  // The legend's entries as shown.
+  QStringList legendNames() const;
   // The single event at a point (a marker or an unfolded box), if any.
   std::optional<std::pair<int, int32_t>> eventAt(const QPoint& pos) const;
 
@@ -113,6 +118,8 @@ class TimelineView : public QWidget {
   bool figureHasFolds(int width);
   bool onCollapsedBand(const QPoint& pos) const;  // at a figure this wide, over the shown time
   int64_t stuckEnd() const;  // 0 without stuck collectives
+  int64_t cursorEnd() const;  // the cursor (ns), which the view keeps in range; 0 without one
+  void revealTime(int64_t ns);  // pans (same zoom) until ns is in view
 
   const EventStore* m_store;
   TimelineLayout m_layout;
@@ -134,6 +141,9 @@ class TimelineView : public QWidget {
   bool m_draggingCursor = false;
   uint32_t m_legendKinds = 0;  // bit per EventKind already in the legend
   bool m_legendStuck = false;  // the legend has the stuck-collective entry
+  bool m_legendFolds = false;  // … the folded-boxes entry
+  bool m_legendWaits = false;  // … the waiting-for-peers entry
+  std::optional<bool> m_figureFolds;  // while a figure is written: whether it has folds
   bool m_hangShown = true;
   bool m_follow = true;
   bool m_clamping = false;

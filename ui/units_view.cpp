@@ -33,6 +33,18 @@ QString ms(int64_t ns) { return QString::number(static_cast<double>(ns) / kNsPer
 
 }  // namespace
 
+std::optional<QFont> UnitsView::cellLabelFont(const std::vector<QFont>& fonts, QSizeF cell) {
+  if (cell.height() < 14) return std::nullopt;
+  for (const QFont& f : fonts) {
+    const QFontMetricsF fm(f);
+    bool all = true;
+    for (int s = 0; s < kUnitStateCount && all; ++s)
+      all = cell.width() >= fm.horizontalAdvance(Palette::unitStateTitle(static_cast<UnitState>(s))) + 4;
+    if (all) return f;
+  }
+  return std::nullopt;
+}
+
 // Paints the grid: one cell per (rank, unit) in its state's colour, the state
 // named inside when the cell is wide enough.
 class UnitGridPlottable : public QCPAbstractPlottable {
@@ -60,6 +72,12 @@ class UnitGridPlottable : public QCPAbstractPlottable {
     const QFont font = FigureExport::paintFont(painter->font(), 7.5);
     painter->setFont(font);
     const QFont small = FigureExport::paintFont(painter->font(), 6.5);
+    // Cells are all one size: one font for every name, or none (the legend
+    // names the colours), so no state loses its label while others keep theirs.
+    const QRectF one = QRectF(QPointF(mKeyAxis->coordToPixel(-kCell / 2), mValueAxis->coordToPixel(-kCell / 2)),
+                              QPointF(mKeyAxis->coordToPixel(kCell / 2), mValueAxis->coordToPixel(kCell / 2)))
+                           .normalized();
+    const std::optional<QFont> label_font = UnitsView::cellLabelFont({font, small}, one.size());
     for (int u = 0; u < units; ++u) {
       for (int r = 0; r < ranks; ++r) {
         const UnitState s = (*cells)[static_cast<size_t>(u) * static_cast<size_t>(ranks) + static_cast<size_t>(r)];
@@ -73,15 +91,10 @@ class UnitGridPlottable : public QCPAbstractPlottable {
                                s == UnitState::Freed ? Qt::DashLine : Qt::SolidLine));
           painter->drawRect(cell.adjusted(0, 0, -1, -1));
         }
-        const QString text = Palette::unitStateTitle(s);
-        // The full name, a size smaller if need be; narrower cells rely on the legend.
-        for (const QFont& f : {font, small}) {
-          if (cell.height() < 14 || cell.width() < QFontMetricsF(f).horizontalAdvance(text) + 4) continue;
-          painter->setFont(f);
+        if (label_font) {
+          painter->setFont(*label_font);
           painter->setPen(Palette::textOn(c));
-          painter->drawText(cell, Qt::AlignCenter, text);
-          painter->setFont(font);
-          break;
+          painter->drawText(cell, Qt::AlignCenter, Palette::unitStateTitle(s));
         }
       }
     }
@@ -166,7 +179,7 @@ UnitsView::UnitsView(const EventStore* store, QWidget* parent)
     if (m_scrubbing || m_steps.empty()) return;
     int s = stepAt(m_time);
     if (s < 0) s = static_cast<int>(m_steps.size()) - 1;
-    const auto [step, b, e] = m_steps[static_cast<size_t>(s)];
+    const auto [step, b, e, open] = m_steps[static_cast<size_t>(s)];
     const int64_t t = b + static_cast<int64_t>(std::llround(static_cast<double>(e - b) * value / kSliderSteps));
     setCursorTime(t);
     emit cursorRequested(t);
@@ -186,7 +199,7 @@ UnitsView::UnitsView(const EventStore* store, QWidget* parent)
       m_play->setText(tr("▶ Play step"));
       return;
     }
-    const auto [step, b, e] = m_steps[static_cast<size_t>(s)];
+    const auto [step, b, e, open] = m_steps[static_cast<size_t>(s)];
     const int64_t t = m_time + std::max<int64_t>(1, (e - b) / kPlayFrames);
     if (t >= e) {
       m_player->stop();
@@ -236,15 +249,18 @@ void UnitsView::stepSpans() {
   }
   for (auto& [step, span] : steps) {
     auto [b, e] = span;
-    if (e < 0) e = last;  // a step still running, or where the run stopped
+    const bool open = e < 0;
+    if (open) e = last;  // a step still running, or where the run stopped
     if (b < 0) b = e;
-    m_steps.push_back({step, b, e});
+    m_steps.push_back({step, b, e, open && b <= e});
   }
 }
 
 int UnitsView::stepAt(int64_t t) const {
+  // A step without its end (stepping stops before an op, after the last event
+  // so far) runs on: the ranks are in it, not between steps.
   for (size_t s = 0; s < m_steps.size(); ++s)
-    if (t >= m_steps[s].begin && t <= m_steps[s].end) return static_cast<int>(s);
+    if (t >= m_steps[s].begin && (t <= m_steps[s].end || m_steps[s].open)) return static_cast<int>(s);
   return -1;
 }
 
@@ -332,7 +348,7 @@ void UnitsView::updateSlider() {
   const QSignalBlocker block(m_slider);
   m_scrubbing = true;
   if (s >= 0) {
-    const auto [step, b, e] = m_steps[static_cast<size_t>(s)];
+    const auto [step, b, e, open] = m_steps[static_cast<size_t>(s)];
     m_slider->setValue(e > b ? static_cast<int>(std::llround(static_cast<double>(m_time - b) / (e - b) * kSliderSteps)) : 0);
     m_timeLabel->setText(tr("step %1 · %2").arg(step).arg(ms(m_time)));
   } else {
@@ -375,7 +391,9 @@ QString UnitsView::infoText() const {
   QString text = step >= 0 ? tr("step %1").arg(step) : tr("between steps");
   if (!phase.isEmpty()) text += QStringLiteral(" · ") + phase;
   text += tr(" · t = %1").arg(ms(m_time));
-  if (!m_cursor) text += tr(" (no cursor: the middle unit's forward)");
+  // Without a cursor the grid shows a chosen moment: say which, in the
+  // audience's words (this text goes onto exported slides).
+  if (!m_cursor) text += tr(" · the middle unit's forward");
   // Two lines: the dock is narrow, and the busy list grows with prefetch. The
   // bytes are the ledger's gathered bytes, the units' own allocations.
   text += QStringLiteral("\n") + tr("rank 0: ") + (busy.isEmpty() ? tr("every unit sharded or freed") : busy.join(QStringLiteral("; ")));

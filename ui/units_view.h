@@ -5,6 +5,8 @@
 // in the last step, so a figure always has something to say.
 #pragma once
 
+#include <QFont>
+#include <QSizeF>
 #include <QWidget>
 #include <optional>
 #include <vector>
@@ -44,6 +46,9 @@ class UnitsView : public QWidget {
   QString infoText() const;
   QCustomPlot* plot() const { return m_plot; }
   QString figureTitle() const;
+  // The first of fonts in which every state's name fits a cell of this size
+  // (px), or none: then no cell is labelled and the legend names the colours.
+  static std::optional<QFont> cellLabelFont(const std::vector<QFont>& fonts, QSizeF cell);
   void play();  // animates the shown step from its start
   bool playing() const;
 
@@ -78,6 +83,7 @@ class UnitsView : public QWidget {
   struct StepSpan {
     int step;
     int64_t begin, end;
+    bool open;  // no step_end yet (running, or stopped at a gate): it holds every later time
   };
   std::vector<StepSpan> m_steps;                     // rank 0's steps [step_begin, step_end], in order
   std::vector<UnitState> m_cells;                    // [unit * ranks + rank] at m_time

@@ -6,6 +6,8 @@
 // there; Pause stops a free run; Stop while paused returns to idle.
 #include <QAction>
 #include <QLabel>
+#include <QMenu>
+#include <qcustomplot.h>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QtTest>
@@ -19,6 +21,8 @@
 #include "inspect/unit_states.h"
 #include "walkthrough_model.h"
 #include "units_view.h"
+#include "timeline_view.h"
+#include "common/units.h"
 
 using namespace shardscope;
 
@@ -161,6 +165,59 @@ class TestStepping : public QObject {
     QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(finished.at(0).at(1).toString()));
     QVERIFY(!w.bridge()->gateStop());
     QVERIFY(!w.bannerText().contains(QStringLiteral("Paused")));
+  }
+
+  // Issue 31, defect 5: at every stop the timeline shows the cursor (it
+  // follows the stop), the units view names the step the ranks are in (not
+  // "between steps" during step 0), and Ctrl+1…5 pick the step sizes in the
+  // order the Step by menu lists them.
+  void everyStopIsInViewAndNamed() {
+    MainWindow w;
+    w.setPersistSettings(false);
+    w.resize(1280, 720);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.experimentPanel()->setConfig(fsdpConfig());
+    QSignalSpy stops(w.bridge(), &EngineBridge::gateStopped);
+    QSignalSpy finished(w.bridge(), &EngineBridge::runFinished);
+    SteppingControls* stepping = w.stepping();
+    stepping->setGranularity(StepMode::NextAction);
+    stepping->stepAction()->trigger();
+    int seen = 0;
+    for (; seen < 40 && waitStop(w, stops); ++seen) {
+      const auto stop = *w.bridge()->gateStop();
+      const QCPRange shown = w.timeline()->plot()->xAxis->range();
+      const double at = static_cast<double>(stop.at_ns) / kNsPerMs;
+      QVERIFY2(shown.contains(at), qPrintable(QStringLiteral("stop %1 at %2 ms, the timeline shows %3–%4 ms")
+                                                  .arg(seen)
+                                                  .arg(at)
+                                                  .arg(shown.lower)
+                                                  .arg(shown.upper)));
+      if (stop.points[0].step == 0)
+        QVERIFY2(w.unitsView()->infoText().startsWith(QStringLiteral("step 0")),
+                 qPrintable(QStringLiteral("stop %1: %2").arg(seen).arg(w.unitsView()->infoText())));
+      stepping->stepAction()->trigger();
+    }
+    QVERIFY(seen >= 10);
+    if (w.bridge()->isRunning()) {
+      w.stepping()->continueAction()->trigger();
+      QVERIFY(finished.count() == 1 || finished.wait(kWaitMs));
+    }
+
+    // The menu's order: op, action, unit, phase, training step = Ctrl+1 … Ctrl+5.
+    QMenu* by = nullptr;
+    for (QMenu* m : w.findChildren<QMenu*>())
+      if (m->title().remove(QLatin1Char('&')) == QStringLiteral("Step by")) by = m;
+    QVERIFY(by);
+    const QList<QAction*> items = by->actions();
+    QCOMPARE(items.size(), 5);
+    const StepMode order[] = {StepMode::NextOp, StepMode::NextAction, StepMode::NextUnit, StepMode::NextPhase,
+                              StepMode::NextStep};
+    for (int i = 0; i < 5; ++i) {
+      QCOMPARE(items[i]->shortcut(), QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)));
+      items[i]->trigger();
+      QCOMPARE(stepping->granularity(), order[i]);
+    }
   }
 
   void breakpointOnAUnitStopsThere() {

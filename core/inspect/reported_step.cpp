@@ -1,0 +1,43 @@
+#include "inspect/reported_step.h"
+
+#include <algorithm>
+
+#include "common/checked_math.h"
+
+namespace shardscope {
+
+int reportedStep(const std::vector<std::set<int>>& completed_per_rank, bool imported) {
+  if (completed_per_rank.empty()) return -1;
+  std::vector<int> complete;
+  for (int s : completed_per_rank.front())
+    if (std::all_of(completed_per_rank.begin(), completed_per_rank.end(), [s](const std::set<int>& r) { return r.count(s) > 0; }))
+      complete.push_back(s);
+  if (complete.empty()) return -1;
+  const bool drop_last = imported && complete.size() >= 2;
+  return complete[complete.size() - (drop_last ? 2 : 1)];
+}
+
+ReportedStep reportedStepMetrics(const std::vector<std::vector<Event>>& events_per_rank, const ImportedSource* imported) {
+  ReportedStep out;
+  const std::vector<StepMetrics> all = computeStepMetrics(events_per_rank, imported);
+  std::vector<std::set<int>> completed(events_per_rank.size());
+  for (const StepMetrics& m : all)
+    if (m.rank >= 0 && static_cast<size_t>(m.rank) < completed.size()) completed[static_cast<size_t>(m.rank)].insert(m.step);
+  out.step = reportedStep(completed, imported != nullptr);
+  if (out.step < 0) return out;
+  for (const StepMetrics& m : all)
+    if (m.step == out.step) out.ranks.push_back(m);
+  std::sort(out.ranks.begin(), out.ranks.end(), [](const StepMetrics& a, const StepMetrics& b) { return a.rank < b.rank; });
+  return out;
+}
+
+double hiddenSharePercent(const std::vector<StepMetrics>& ranks) {
+  int64_t comm = 0, exposed = 0;
+  for (const StepMetrics& m : ranks) {
+    comm = saturatingAdd(comm, m.comm_ns);
+    exposed = saturatingAdd(exposed, m.exposed_comm_ns);
+  }
+  return comm > 0 ? 100.0 * static_cast<double>(comm - exposed) / static_cast<double>(comm) : 100.0;
+}
+
+}  // namespace shardscope
