@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "inspect/event_store.h"
+#include "trace/rank_copies.h"
 
 namespace shardscope {
 
@@ -35,17 +36,6 @@ RankSymmetry findRankSymmetry(const EventStore& store, int64_t tolerance_ns) {
   return out;
 }
 
-std::string RankSymmetry::rangesText() const {
-  std::string text;
-  for (size_t i = 0; i < sameAsRank0.size();) {
-    size_t j = i;
-    while (j + 1 < sameAsRank0.size() && sameAsRank0[j + 1] == sameAsRank0[j] + 1) ++j;
-    if (!text.empty()) text += ", ";
-    text += std::to_string(sameAsRank0[i]);
-    if (j > i) text += "\u2013" + std::to_string(sameAsRank0[j]);
-    i = j + 1;
-  }
-  return text;
-}
+std::string RankSymmetry::rangesText() const { return rankRangesText(sameAsRank0); }
 
 }  // namespace shardscope

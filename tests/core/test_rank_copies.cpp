@@ -91,10 +91,17 @@ class TestRankCopies : public QObject {
       QCOMPARE(b.comm_bytes.reduce_scatter, a.comm_bytes.reduce_scatter);
       QCOMPARE(b.comm_bytes.all_reduce, a.comm_bytes.all_reduce);
       QCOMPARE(b.tp_comm_bytes.all_reduce, a.tp_comm_bytes.all_reduce);
-      QCOMPARE(b.tp_forward_bytes, a.tp_forward_bytes);
-      QCOMPARE(b.tp_backward_bytes, a.tp_backward_bytes);
-      QCOMPARE(b.fire_order, a.fire_order);
-      QVERIFY(b.unit_order == a.unit_order);
+      QCOMPARE(b.tp_comm_bytes.all_gather, a.tp_comm_bytes.all_gather);
+      QCOMPARE(b.device_memory.has_value(), a.device_memory.has_value());
+      // A copy's lists are its source's (RunResult::listsOf), not stored again.
+      const RankResult& lists = copied.listsOf(int(r));
+      QCOMPARE(&lists == &b, !copied.copies.isCopy(int(r)));
+      if (copied.copies.isCopy(int(r))) QVERIFY(b.unit_order.empty() && b.fire_order.empty());
+      QCOMPARE(full.listsOf(int(r)).rank, int(r));
+      QCOMPARE(lists.tp_forward_bytes, a.tp_forward_bytes);
+      QCOMPARE(lists.tp_backward_bytes, a.tp_backward_bytes);
+      QCOMPARE(lists.fire_order, a.fire_order);
+      QVERIFY(lists.unit_order == a.unit_order);
       QCOMPARE(b.padding_state_bytes, a.padding_state_bytes);
       QCOMPARE(b.activation_bytes_per_layer, a.activation_bytes_per_layer);
     }
@@ -126,6 +133,20 @@ class TestRankCopies : public QObject {
                                                                                          eventText(eb[i]))));
     }
     QCOMPARE(chromeTrace(tb), chromeTrace(ta));
+
+    // The shared form (what `run --trace` writes from): one log and the rank
+    // map; the writer derives each copy's events from it, byte for byte.
+    const RunTrace shared = copied_run.trace(Run::CopiedRanks::Shared);
+    QCOMPARE(shared.copies.copies(), 63);
+    for (int r = 1; r < 64; ++r) QVERIFY(shared.events[size_t(r)].empty());
+    QCOMPARE(chromeTrace(shared), chromeTrace(ta));
+    QVERIFY(full_run.trace(Run::CopiedRanks::Shared).copies.empty());
+
+    // The CLI's tables: rank 0's rows, then one line for its copies.
+    std::ostringstream text;
+    printSummaryText(copied, text);
+    QVERIFY(text.str().find("ranks 1\u201363: same as rank 0") != std::string::npos);
+    QVERIFY(text.str().find("\n    63 ") == std::string::npos);  // no row of its own
   }
 };
 
