@@ -1,5 +1,6 @@
 #include "inspect/rank_symmetry.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "inspect/event_store.h"
@@ -37,5 +38,24 @@ RankSymmetry findRankSymmetry(const EventStore& store, int64_t tolerance_ns) {
 }
 
 std::string RankSymmetry::rangesText() const { return rankRangesText(sameAsRank0); }
+
+std::vector<RankColumn> rankColumns(int ranks, const std::function<bool(int)>& same_as_rank0, int min_fold) {
+  std::vector<int> same;
+  for (int r = 1; r < ranks; ++r)
+    if (same_as_rank0(r)) same.push_back(r);
+  const bool fold = static_cast<int>(same.size()) >= min_fold;
+  std::vector<RankColumn> out;
+  for (int r = 0; r < ranks; ++r) {
+    if (fold && r == same.front()) out.push_back({r, same});
+    if (fold && std::binary_search(same.begin(), same.end(), r)) continue;
+    out.push_back({r, {}});
+  }
+  return out;
+}
+
+bool labelsColumn(size_t i, size_t n, size_t max_labels) {
+  const size_t every = max_labels > 0 && n > max_labels ? (n + max_labels - 1) / max_labels : 1;
+  return i % every == 0;
+}
 
 }  // namespace shardscope
