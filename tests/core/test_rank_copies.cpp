@@ -11,6 +11,7 @@
 #include "analysis/run_summary.h"
 #include "config/run_config.h"
 #include "engine/run.h"
+#include "inspect/rank_symmetry.h"
 #include "trace/chrome_trace_writer.h"
 #include "trace/run_trace.h"
 
@@ -147,6 +148,27 @@ class TestRankCopies : public QObject {
     printSummaryText(copied, text);
     QVERIFY(text.str().find("ranks 1\u201363: same as rank 0") != std::string::npos);
     QVERIFY(text.str().find("\n    63 ") == std::string::npos);  // no row of its own
+  }
+
+  // The memory and communication bar charts' columns: rank 0, one column for
+  // the ranks equal to it, then the others; tick labels thinned to about 16.
+  void barColumnsFoldTheCopies() {
+    const auto all = rankColumns(512, [](int) { return true; });
+    QCOMPARE(all.size(), size_t(2));
+    QCOMPARE(all[0].rank, 0);
+    QVERIFY(all[0].sameAsRank0.empty());
+    QCOMPARE(all[1].rank, 1);
+    QCOMPARE(all[1].sameAsRank0.size(), size_t(511));
+    QCOMPARE(RankSymmetry{all[1].sameAsRank0}.rangesText(), std::string("1\u2013511"));
+    const auto one_differs = rankColumns(16, [](int r) { return r != 5; });
+    QCOMPARE(one_differs.size(), size_t(3));
+    QCOMPARE(one_differs[2].rank, 5);
+    QCOMPARE(RankSymmetry{one_differs[1].sameAsRank0}.rangesText(), std::string("1\u20134, 6\u201315"));
+    QCOMPARE(rankColumns(16, [](int r) { return r < 4; }).size(), size_t(16));  // 3 alike: no fold
+    int labelled = 0;
+    for (size_t i = 0; i < 512; ++i) labelled += labelsColumn(i, 512);
+    QVERIFY(labelled <= 16 && labelled >= 8);
+    for (size_t i = 0; i < 8; ++i) QVERIFY(labelsColumn(i, 8));
   }
 };
 
