@@ -12,6 +12,7 @@
 #include "inspect/collective_exposure.h"
 #include "common/units.h"
 #include "inspect/event_store.h"
+#include "inspect/rank_symmetry.h"
 #include "inspect/run_prediction.h"
 #include "prediction_text.h"
 #include "palette.h"
@@ -262,24 +263,59 @@ void CommView::rebuildPlots() {
   double top = static_cast<double>(m_model->expectedTotal()) / kMiB;
   QFont small = font();
   small.setPointSizeF(7);
-  for (int r = 0; r < ranks; ++r) {
+  // Bytes per rank and kind (the TP group's last), in one pass over the rows.
+  const size_t kinds = kCommViewKindCount + 1;
+  std::vector<int64_t> sent_by(static_cast<size_t>(ranks) * kinds, 0);
+  for (const CommStatsModel::Row& row : m_model->statRows()) {
+    if (row.rank < 0 || row.rank >= ranks) continue;
+    size_t k = kCommViewKindCount;  // the TP group's slot
+    if (!row.tensor_parallel) {
+      const auto* kind = std::find(std::begin(kCommViewKinds), std::end(kCommViewKinds), row.kind);
+      if (kind == std::end(kCommViewKinds)) continue;  // a kind no bar shows
+      k = static_cast<size_t>(kind - std::begin(kCommViewKinds));
+    }
+    sent_by[static_cast<size_t>(row.rank) * kinds + k] += row.sent;
+  }
+  std::vector<const CommStatsModel::RankTiming*> timing_of(static_cast<size_t>(ranks), nullptr);
+  for (const CommStatsModel::RankTiming& t : m_model->timing())
+    if (t.rank >= 0 && t.rank < ranks) timing_of[static_cast<size_t>(t.rank)] = &t;
+  // Many ranks: those whose bars are rank 0's share one column (as the timeline's band).
+  std::vector<RankColumn> columns;
+  if (ranks > 8) {
+    const auto same = [&](int r) {
+      const auto* a = timing_of[0];
+      const auto* b = timing_of[static_cast<size_t>(r)];
+      if ((a == nullptr) != (b == nullptr)) return false;
+      if (a && (a->comm_ns != b->comm_ns || a->exposed_ns != b->exposed_ns)) return false;
+      return std::equal(sent_by.begin(), sent_by.begin() + static_cast<std::ptrdiff_t>(kinds),
+                        sent_by.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r) * kinds));
+    };
+    columns = rankColumns(ranks, same);
+  } else {
+    for (int r = 0; r < ranks; ++r) columns.push_back({r, {}});
+  }
+  const int column_count = static_cast<int>(columns.size());
+  for (int x = 0; x < column_count; ++x) {
+    const RankColumn& column = columns[static_cast<size_t>(x)];
+    const int r = column.rank;
     double stack = 0;
     for (int k = 0; k <= kCommViewKindCount; ++k) {
-      int64_t sent = 0;
-      for (const CommStatsModel::Row& row : m_model->statRows())
-        if (row.rank == r && (k == kCommViewKindCount ? row.tensor_parallel
-                                                      : !row.tensor_parallel && row.kind == kCommViewKinds[k]))
-          sent += row.sent;
-      m_kindBars[k]->addData(r - 0.19, toMiB(sent));
+      const int64_t sent = sent_by[static_cast<size_t>(r) * kinds + static_cast<size_t>(k)];
+      m_kindBars[k]->addData(x - 0.19, toMiB(sent));
       used[k] = used[k] || sent > 0;
       stack += toMiB(sent);
     }
-    if (m_model->expectedTotal() > 0) m_expected->addData(r + 0.19, static_cast<double>(m_model->expectedTotal()) / kMiB);
+    if (m_model->expectedTotal() > 0) m_expected->addData(x + 0.19, static_cast<double>(m_model->expectedTotal()) / kMiB);
     top = std::max(top, stack);
-    ticker->addTick(r, ranks <= 8 ? tr("rank %1").arg(r) : QString::number(r));
-    if (ranks <= 16 && m_model->expectedTotal() > 0) {
+    if (!column.sameAsRank0.empty())
+      ticker->addTick(x, tr("ranks %1:\nsame as rank 0").arg(QString::fromStdString(RankSymmetry{column.sameAsRank0}.rangesText())));
+    else if (ranks <= 8)
+      ticker->addTick(x, tr("rank %1").arg(r));
+    else if (labelsColumn(static_cast<size_t>(x), columns.size()))
+      ticker->addTick(x, QString::number(r));
+    if (column_count <= 16 && m_model->expectedTotal() > 0) {
       auto* t = new QCPItemText(m_bytes);
-      t->position->setCoords(r - 0.19, stack);
+      t->position->setCoords(x - 0.19, stack);
       t->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
       const QString ratio = QString::number(static_cast<double>(m_model->sentTotal(r)) / m_model->expectedTotal(), 'f', 2);
       t->setText(ratio + QStringLiteral("×"));
@@ -304,19 +340,22 @@ void CommView::rebuildPlots() {
   PlotStyle::updateLegendRow(m_bytes, false);
   m_bytes->xAxis->setTicker(ticker);
   m_bytes->xAxis->setLabel(ranks > 8 ? tr("rank") : QString());
-  m_bytes->xAxis->setRange(-0.6, ranks - 0.4);
+  m_bytes->xAxis->setRange(-0.6, column_count - 0.4);
   m_bytes->yAxis->setRange(0, top > 0 ? top * 1.2 : 1.0);
 
   double time_top = 0;
-  for (const CommStatsModel::RankTiming& t : m_model->timing()) {
+  for (int x = 0; x < column_count; ++x) {
+    const CommStatsModel::RankTiming* timing = timing_of[static_cast<size_t>(columns[static_cast<size_t>(x)].rank)];
+    if (!timing) continue;
+    const CommStatsModel::RankTiming& t = *timing;
     const double hidden = static_cast<double>(t.comm_ns - t.exposed_ns) * 1e-6;
     const double exposed = static_cast<double>(t.exposed_ns) * 1e-6;
-    m_hidden->addData(t.rank, hidden);
-    m_exposed->addData(t.rank, exposed);
+    m_hidden->addData(x, hidden);
+    m_exposed->addData(x, exposed);
     time_top = std::max(time_top, hidden + exposed);
-    if (ranks <= 16) {
+    if (column_count <= 16) {
       auto* label = new QCPItemText(m_time);
-      label->position->setCoords(t.rank, hidden + exposed);
+      label->position->setCoords(x, hidden + exposed);
       label->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
       label->setText(tr("%1% hidden").arg(t.overlap, 0, 'f', 0));
       m_hiddenLabels.push_back({label, {label->text(), tr("%1%").arg(t.overlap, 0, 'f', 0)}});
@@ -330,7 +369,7 @@ void CommView::rebuildPlots() {
   PlotStyle::updateLegendRow(m_time, false);
   m_time->xAxis->setTicker(ticker);
   m_time->xAxis->setLabel(ranks > 8 ? tr("rank") : QString());
-  m_time->xAxis->setRange(-0.6, ranks - 0.4);
+  m_time->xAxis->setRange(-0.6, column_count - 0.4);
   m_time->yAxis->setRange(0, time_top > 0 ? time_top * 1.25 : 1.0);
   m_bytes->replot(QCustomPlot::rpQueuedReplot);
   m_time->replot(QCustomPlot::rpQueuedReplot);

@@ -12,6 +12,7 @@
 #include <qcustomplot.h>
 
 #include "common/units.h"
+#include "inspect/rank_symmetry.h"
 #include "inspect/run_prediction.h"
 #include "prediction_text.h"
 #include "inspect/event_store.h"
@@ -319,24 +320,42 @@ void MemoryView::rebuildBars() {
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int c = 0; c < kCategoryCount; ++c) m_stack[static_cast<size_t>(c)]->data()->clear();
   m_predicted->data()->clear();
-  for (int r = 0; r < ranks; ++r) {
+  // Many ranks: the ranks whose bars are rank 0's share one column (as the
+  // timeline's band), and only some columns carry a tick label.
+  std::vector<RankColumn> columns;
+  if (ranks > 8) {
+    const auto bars0 = barBytes(0);
+    const auto ledger0 = ledgerBytes(0);
+    columns = rankColumns(ranks, [&](int r) { return barBytes(r) == bars0 && ledgerBytes(r) == ledger0; });
+  } else {
+    for (int r = 0; r < ranks; ++r) columns.push_back({r, {}});
+  }
+  const int column_count = static_cast<int>(columns.size());
+  for (int x = 0; x < column_count; ++x) {
+    const RankColumn& column = columns[static_cast<size_t>(x)];
+    const int r = column.rank;
     const auto bytes = barBytes(r);
     const auto ledger = ledgerBytes(r);
     int64_t total = 0, state = 0;
     for (int c = 0; c < kCategoryCount; ++c) {
       const auto b = bytes[static_cast<size_t>(c)];
-      m_stack[static_cast<size_t>(c)]->addData(r + kMeasuredOffset, static_cast<double>(b) / kMiB);
+      m_stack[static_cast<size_t>(c)]->addData(x + kMeasuredOffset, static_cast<double>(b) / kMiB);
       used[static_cast<size_t>(c)] = used[static_cast<size_t>(c)] || b > 0;
       total += b;
       if (isModelState(static_cast<Category>(c))) state += ledger[static_cast<size_t>(c)];
     }
-    if (predicted > 0) m_predicted->addData(r + kPredictedOffset, predicted / kMiB);
+    if (predicted > 0) m_predicted->addData(x + kPredictedOffset, predicted / kMiB);
     top = std::max(top, static_cast<double>(total) / kMiB);
-    ticker->addTick(r, ranks <= 8 ? tr("rank %1").arg(r) : QString::number(r));
+    if (!column.sameAsRank0.empty())
+      ticker->addTick(x, tr("ranks %1:\nsame as rank 0").arg(QString::fromStdString(RankSymmetry{column.sameAsRank0}.rangesText())));
+    else if (ranks <= 8)
+      ticker->addTick(x, tr("rank %1").arg(r));
+    else if (labelsColumn(static_cast<size_t>(x), columns.size()))
+      ticker->addTick(x, QString::number(r));
     // Measured bytes/param over the model-state part: the number the ZeRO paper predicts.
-    if (ranks <= 8 && m_store->meta().params > 0 && state > 0) {
+    if (column_count <= 8 && m_store->meta().params > 0 && state > 0) {
       auto* t = new QCPItemText(m_bars);
-      t->position->setCoords(r + kMeasuredOffset, static_cast<double>(total) / kMiB);
+      t->position->setCoords(x + kMeasuredOffset, static_cast<double>(total) / kMiB);
       t->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
       t->setText(QString::number(static_cast<double>(state) / static_cast<double>(m_store->meta().params), 'f', 2) +
                  QStringLiteral(" B/p"));
@@ -368,7 +387,7 @@ void MemoryView::rebuildBars() {
   }
   m_bars->xAxis->setTicker(ticker);
   m_bars->xAxis->setLabel(ranks > 8 ? tr("rank") : QString());
-  m_bars->xAxis->setRange(-0.6, std::max(0.6, ranks - 0.4));
+  m_bars->xAxis->setRange(-0.6, std::max(0.6, column_count - 0.4));
   m_bars->yAxis->setRange(0, top > 0 ? top * 1.18 : 1.0);
 
   // Summary for the selected rank: the ZeRO paper's prediction next to the measurement.

@@ -42,6 +42,30 @@ std::string mib(int64_t bytes) {
 
 int64_t total(const CommBytes& b) { return b.all_reduce + b.reduce_scatter + b.all_gather; }
 
+// A per-rank table's rows for copied ranks (symmetric replication): one line
+// per source, "ranks 1–511: same as rank 0", instead of a row each.
+class CopiedRows {
+ public:
+  explicit CopiedRows(const RankCopies& copies) : m_copies(copies) {}
+  bool skip(int rank) const { return m_copies.isCopy(rank); }
+  // After the rows: the copies of each source that has any.
+  void print(std::ostream& out, int ranks) const {
+    if (m_copies.empty()) return;
+    std::vector<std::vector<int>> of(static_cast<size_t>(ranks));
+    for (int r = 0; r < ranks; ++r)
+      if (m_copies.isCopy(r)) {
+        const int source = m_copies.sourceOf(r);
+        if (source >= 0 && source < ranks) of[static_cast<size_t>(source)].push_back(r);
+      }
+    for (int s = 0; s < ranks; ++s)
+      if (!of[static_cast<size_t>(s)].empty())
+        out << "  ranks " << rankRangesText(of[static_cast<size_t>(s)]) << ": same as rank " << s << "\n";
+  }
+
+ private:
+  const RankCopies& m_copies;
+};
+
 }  // namespace
 
 double modelStateBytesPerParam(const RankResult& rank, int64_t params) {
@@ -153,9 +177,10 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
       j["tp_comm_bytes"] = commBytesJson(rank.tp_comm_bytes);
       // The peak over blocks (every block sends the same).
       int64_t fwd = 0, bwd = 0;
-      for (int b = 1; b <= c.model.layers && b < int(rank.tp_forward_bytes.size()); ++b) {
-        fwd = std::max(fwd, rank.tp_forward_bytes[size_t(b)]);
-        bwd = std::max(bwd, rank.tp_backward_bytes[size_t(b)]);
+      const RankResult& lists = r.listsOf(rank.rank);
+      for (int b = 1; b <= c.model.layers && b < int(lists.tp_forward_bytes.size()); ++b) {
+        fwd = std::max(fwd, lists.tp_forward_bytes[size_t(b)]);
+        bwd = std::max(bwd, lists.tp_backward_bytes[size_t(b)]);
       }
       const int64_t expected_layer = traffic.tp_per_layer;
       j["tp_activation_all_reduce_bytes_per_layer"] = {{"forward", fwd}, {"backward", bwd}};
@@ -185,11 +210,11 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
   Json& unit_order = w["unit_order"] = Json::array();
   for (const RankResult& rank : r.ranks) {
     Json order = Json::array();
-    for (const auto& [op, unit] : rank.unit_order) order.push_back(Json::array({op, unit}));
+    for (const auto& [op, unit] : r.listsOf(rank.rank).unit_order) order.push_back(Json::array({op, unit}));
     unit_order.push_back(std::move(order));
   }
   Json& fire_order = w["bucket_fire_order"] = Json::array();
-  for (const RankResult& rank : r.ranks) fire_order.push_back(rank.fire_order);
+  for (const RankResult& rank : r.ranks) fire_order.push_back(r.listsOf(rank.rank).fire_order);
   if (r.interrupted) {
     // Only a run stopped from outside has it: what stopped it, and where.
     Json& stop = w["interrupted"] = Json::object();
@@ -238,7 +263,9 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     out << line;
   }
   out << "\n";
+  const CopiedRows copied(r.copies);
   for (const RankResult& rank : r.ranks) {
+    if (copied.skip(rank.rank)) continue;
     std::snprintf(line, sizeof line, "  %4d", rank.rank);
     out << line;
     for (Category cat : kReportedCategories) {
@@ -247,6 +274,7 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     }
     out << "\n";
   }
+  copied.print(out, c.ranks);
   if (!r.ranks.empty() && r.ranks.front().device_memory) {
     out << "\nGPU memory per rank (MiB): allocated = what the ledger books, reserved = what the caching\n"
            "allocator holds from cudaMalloc (rounding + cache), device used = cudaMemGetInfo (all ranks on\n"
@@ -268,6 +296,7 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
       << traffic.valueText() << "\n";
   out << "  rank  strategy  bytes/param  expected  padding(B)   bytes sent/step    expected  in N(P-1)/P\n";
   for (const RankResult& rank : r.ranks) {
+    if (copied.skip(rank.rank)) continue;
     const int64_t sent = total(rank.comm_bytes);
     char ratio[32] = "-";
     if (traffic.n_bytes > 0 && traffic.ring_ranks > 1)
@@ -278,6 +307,7 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
                   static_cast<long long>(expected_total), ratio);
     out << line;
   }
+  copied.print(out, c.ranks);
   if (hasTokenBlocks(c) && !r.ranks.empty()) {
     std::snprintf(line, sizeof line,
                   "\nactivations per layer (rank 0, %s attention, checkpointing %s): %s MiB booked, "
@@ -356,20 +386,24 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     }
     out << "firing order (last step):\n";
     for (const RankResult& rank : r.ranks) {
+      if (copied.skip(rank.rank)) continue;
       out << "  rank " << rank.rank << ":";
       for (int b : rank.fire_order) out << ' ' << b;
       out << "\n";
     }
+    copied.print(out, c.ranks);
   }
   if (!r.last_step.empty()) {
     const bool modeled = c.clock == ClockKind::Modeled;
     out << "\nlast step on the " << (modeled ? "modeled clock (" + r.profile + ")" : std::string("measured clock (this machine)"))
         << "\n  rank   step(ms)  compute(ms)  comm(ms)  exposed comm(ms)  overlap\n";
     for (const StepMetrics& m : r.last_step) {
+      if (copied.skip(m.rank)) continue;
       std::snprintf(line, sizeof line, "  %4d %10.3f %12.3f %9.3f %17.3f  %6.1f%%\n", m.rank, m.wall_ns / 1e6,
                     m.compute_ns / 1e6, m.comm_ns / 1e6, m.exposed_comm_ns / 1e6, m.overlapPercent());
       out << line;
     }
+    copied.print(out, c.ranks);
     if (r.peak_flops > 0) {
       std::snprintf(line, sizeof line, "  MFU %.1f%% of %s's bf16 peak\n", 100.0 * r.mfu(), r.profile.c_str());
       out << line;

@@ -12,7 +12,7 @@ bool writeOutputs(const Run& run, const RunResult* result, const RunConfig& conf
   const bool failed = result && result->interrupted && !result->interrupted->error.empty();
   if (!config.trace_path.empty()) {
     try {
-      RunTrace trace = run.trace();
+      RunTrace trace = run.trace(Run::CopiedRanks::Shared);  // copies are written from their source, streaming
       if (result && result->interrupted && !failed) {  // a failed run's trace ends in its error events
         trace.interrupted_by = result->interrupted->by;
         trace.interrupted_at_step = result->interrupted->at_step;

@@ -72,8 +72,12 @@ CommMesh::~CommMesh() {
   // Tearing a Gloo group down costs time per connection; do the groups in
   // parallel, and in this thread what no new thread can be started for.
   JoinedThreads workers;
-  auto close = [&workers](std::unique_ptr<Communicator>& comm) {
+  auto close = [this, &workers](std::unique_ptr<Communicator>& comm) {
     if (!comm) return;
+    if (m_meta) {  // no connection to tear down: a thread each would cost more than the close
+      comm.reset();
+      return;
+    }
     try {
       workers.start("closing a communicator", [&comm] { comm.reset(); });
     } catch (const ResourceError&) {
@@ -114,18 +118,35 @@ void CommMesh::abortAll() {
   for (auto& comm : m_checkComms) comm->abort();
 }
 
+namespace {
+
+// Files group `id` named `name` under its role in g.
+void fileGroup(CommMesh::RankGroups& g, const std::string& name, int id) {
+  if (name == "world") g.world = id;
+  else if (name.ends_with(".gather")) g.gather = id;
+  else if (name.ends_with(".reduce")) g.reduce = id;
+  else if (name.starts_with("replica") || name.find(".replica") != std::string::npos) g.replicate = id;
+  else if (name.starts_with("tp")) g.tensor = id;
+  else if (name.starts_with("dp")) g.data = id;
+}
+
+}  // namespace
+
 CommMesh::RankGroups CommMesh::groupsOf(int rank) const {
   RankGroups g;
   for (const CommGroupSpec& spec : m_specs) {
     if (std::find(spec.members.begin(), spec.members.end(), rank) == spec.members.end()) continue;
-    if (spec.name == "world") g.world = spec.id;
-    else if (spec.name.ends_with(".gather")) g.gather = spec.id;
-    else if (spec.name.ends_with(".reduce")) g.reduce = spec.id;
-    else if (spec.name.starts_with("replica") || spec.name.find(".replica") != std::string::npos) g.replicate = spec.id;
-    else if (spec.name.starts_with("tp")) g.tensor = spec.id;
-    else if (spec.name.starts_with("dp")) g.data = spec.id;
+    fileGroup(g, spec.name, spec.id);
   }
   return g;
+}
+
+std::vector<CommMesh::RankGroups> CommMesh::groupsByRank(const std::vector<CommGroup>& groups, int ranks) {
+  std::vector<RankGroups> out(static_cast<size_t>(ranks > 0 ? ranks : 0));
+  for (const CommGroup& group : groups)
+    for (int member : group.ranks)
+      if (member >= 0 && member < ranks) fileGroup(out[static_cast<size_t>(member)], group.name, group.id);
+  return out;
 }
 
 std::unique_ptr<ProcessGroup> CommMesh::makeProcessGroup(int id, int rank, RankContext& ctx) {

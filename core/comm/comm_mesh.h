@@ -17,6 +17,7 @@
 #include "comm/communicator_factory.h"
 #include "comm/process_group.h"
 #include "rank/rank_context.h"
+#include "trace/run_trace.h"
 
 namespace gloo::rendezvous {
 class Store;
@@ -67,6 +68,9 @@ class CommMesh {
     int tensor = -1, data = -1;
   };
   RankGroups groupsOf(int rank) const;
+  // Every rank's RankGroups in a layout of meshGroups (trace/run_trace.h), in
+  // one pass over the members: no mesh is built.
+  static std::vector<RankGroups> groupsByRank(const std::vector<CommGroup>& groups, int ranks);
   // A rank's ProcessGroup on group `id` (creates it once per (rank, id)).
   std::unique_ptr<ProcessGroup> makeProcessGroup(int id, int rank, RankContext& ctx);
   // Wakes every collective blocked in any group (any thread).

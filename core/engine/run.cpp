@@ -29,6 +29,21 @@ namespace shardscope {
 
 namespace {
 
+// A copied rank's result entry: its source's fixed-size numbers as its own;
+// the lists stay with the source (RunResult::listsOf), so a copy costs no
+// per-rank memory beyond this entry.
+RankResult sharedEntry(const RankResult& source, int rank) {
+  RankResult out;
+  out.rank = rank;
+  out.ledger = source.ledger;
+  out.comm_bytes = source.comm_bytes;
+  out.padding_state_bytes = source.padding_state_bytes;
+  out.tp_comm_bytes = source.tp_comm_bytes;
+  out.activation_bytes_per_layer = source.activation_bytes_per_layer;
+  out.device_memory = source.device_memory;
+  return out;
+}
+
 void logSetup(const RunConfig& c, int64_t params, int simulated) {
   spdlog::logger& log = logger(LogComponent::Engine);
   if (!log.should_log(spdlog::level::info)) return;
@@ -92,21 +107,34 @@ void Run::setReplication(bool allowed) {
   if (symmetric) {
     // Every group of one kind must sit on one link level, or ranks differ in
     // what their collectives cost (a shard group straddling two nodes).
-    const CommMesh layout(p, m_config.isSharded() ? m_config.shardGroupSize() : 0, m_board, m_control, 1, 1, true,
-                          nullptr, m_config.tp);
+    // The layout as data (no mesh, no communicators: nothing per rank is built).
+    const std::vector<CommGroup> layout = meshGroups(m_config);
     std::map<std::string, bool> level;  // group kind -> sameNode
-    for (const CommGroupSpec& g : layout.groups()) {
+    for (const CommGroup& g : layout) {
       std::string kind;  // "shard3.gather" -> "shard.gather"
       for (char c : g.name)
         if (c < '0' || c > '9') kind += c;
-      const bool same = m_cost->sameNode(g.members);
+      const bool same = m_cost->sameNode(g.ranks);
       const auto [it, fresh] = level.emplace(kind, same);
       symmetric &= fresh || it->second == same;
     }
-    m_groupsOf.clear();
-    if (symmetric)
-      for (int r = 0; r < p; ++r) m_groupsOf.push_back(layout.groupsOf(r));
+    if (symmetric) {
+      // Each copy runs rank 0's ops on its own groups (an HSDP copy is in
+      // another shard group): rank 0's group ids map to the copy's.
+      const std::vector<CommMesh::RankGroups> groups = CommMesh::groupsByRank(layout, p);
+      const CommMesh::RankGroups& from = groups.front();
+      std::vector<RankCopies::GroupMap> maps(static_cast<size_t>(p));
+      for (int r = 0; r < p; ++r) {
+        const CommMesh::RankGroups& to = groups[static_cast<size_t>(r)];
+        const auto pair = [](int a, int b) { return std::pair{static_cast<int16_t>(a), static_cast<int16_t>(b)}; };
+        maps[static_cast<size_t>(r)] = {pair(from.world, to.world),         pair(from.gather, to.gather),
+                                        pair(from.reduce, to.reduce),       pair(from.replicate, to.replicate),
+                                        pair(from.tensor, to.tensor),       pair(from.data, to.data)};
+      }
+      m_copies = RankCopies(std::vector<int>(static_cast<size_t>(p), 0), std::move(maps));
+    }
   }
+  if (!symmetric) m_copies = RankCopies();
   m_simulated = symmetric ? 1 : p;
   if (symmetric)
     for (int& rep : m_representative) rep = 0;
@@ -420,11 +448,7 @@ void Run::recordRankResult(int rank, const ParallelStrategy& strategy, RankDevic
     out.tp_backward_bytes = tp_group->backwardBytes();
   }
   if (rank == 0) m_paddingElements = strategy.paddingElements();
-  for (int q = 0; q < m_config.ranks; ++q)
-    if (q != rank && m_representative[static_cast<size_t>(q)] == rank) {
-      m_rankResults[q] = out;
-      m_rankResults[q].rank = q;
-    }
+  // Its copies' entries are made by collectResult (sharedEntry), without the lists.
 }
 
 RunResult Run::wait() {
@@ -456,19 +480,22 @@ RunResult Run::collectResult(int steps_done) {
   result.slice_params = m_sliceSpec.numParams();
   if (m_config.tp > 1) result.tp_whole_params = tensorParallelSplit(m_spec, m_sliceSpec).whole_elements;
   result.losses = losses();
-  result.ranks = m_rankResults;
+  result.ranks = m_rankResults;  // a copy's entry is empty here: filled from its source below
   if (m_clock.modeled()) {
     // Allocation order across threads is real-time order; the modeled ledger
     // is the replay in modeled-time order (deterministic).
-    for (RankResult& rank : result.ranks) {
-      const int rep = m_representative[static_cast<size_t>(rank.rank)];
-      if (rep != rank.rank) continue;  // a copy: filled from its representative below
-      std::vector<Event> events = m_contexts[rank.rank]->log.snapshot();
+    for (int r = 0; r < m_config.ranks; ++r) {
+      RankResult& rank = result.ranks[static_cast<size_t>(r)];
+      if (m_copies.isCopy(r) || rank.rank != r) continue;  // a copy, or a rank that never recorded
+      std::vector<Event> events = m_contexts[static_cast<size_t>(r)]->log.snapshot();
       sortEvents(events);
       rank.ledger = replayLedger(events);
     }
-    for (RankResult& rank : result.ranks)
-      rank.ledger = result.ranks[static_cast<size_t>(m_representative[static_cast<size_t>(rank.rank)])].ledger;
+  }
+  for (int r = 0; r < m_config.ranks; ++r) {
+    const int source = m_copies.sourceOf(r);
+    const RankResult& from = result.ranks[static_cast<size_t>(source)];
+    if (source != r && from.rank == source) result.ranks[static_cast<size_t>(r)] = sharedEntry(from, r);
   }
   result.buckets = m_buckets;
   result.units = m_units;
@@ -476,10 +503,21 @@ RunResult Run::collectResult(int steps_done) {
   result.final_master = m_finalMaster;
   result.wall_seconds = m_wallSeconds;
   result.simulated_ranks = m_simulated;
+  result.copies = m_copies;
   if (m_runtime) result.device = m_runtime->describe();
-  const RunTrace t = trace();
-  for (const StepMetrics& m : computeStepMetrics(t.events))
-    if (m.step == steps_done - 1) result.last_step.push_back(m);
+  {
+    // The simulated ranks' timing; a copy's is its source's, as its own rank.
+    const RunTrace t = trace(CopiedRanks::Shared);
+    std::vector<std::optional<StepMetrics>> last(static_cast<size_t>(m_config.ranks));
+    for (const StepMetrics& m : computeStepMetrics(t.events))
+      if (m.step == steps_done - 1 && m.rank >= 0 && m.rank < m_config.ranks) last[static_cast<size_t>(m.rank)] = m;
+    for (int r = 0; r < m_config.ranks; ++r) {
+      const std::optional<StepMetrics>& m = last[static_cast<size_t>(m_copies.sourceOf(r))];
+      if (!m) continue;
+      result.last_step.push_back(*m);
+      result.last_step.back().rank = r;
+    }
+  }
   MemoryLedger scratch(0, nullptr, nullptr);
   // Model FLOPs: the full model on a data-parallel rank's batch, shared by the T ranks of its TP group.
   const auto model = makeModel(m_spec, scratch, m_config.batch / m_config.dataParallelSize(), m_config.seed);
@@ -571,7 +609,7 @@ std::vector<double> Run::rankLosses(int step) const {
   return {first, first + static_cast<std::ptrdiff_t>(p)};
 }
 
-RunTrace Run::trace() const {
+RunTrace Run::trace(CopiedRanks copied) const {
   RunTrace t;
   t.strategy = strategyName(m_config.strategy);
   t.ranks = m_config.ranks;
@@ -592,37 +630,18 @@ RunTrace Run::trace() const {
   t.node_clocks = nodeClocks();
   // A meta run has no math: its losses are zeros, not losses.
   if (m_config.backend != Backend::Meta) t.losses = losses();
+  t.events.resize(m_contexts.size());
   for (const auto& ctx : m_contexts) {
-    const int rep = m_representative[static_cast<size_t>(ctx->rank)];
-    if (rep != ctx->rank) {
-      // A replicated rank: its representative's events, as this rank's, on
-      // this rank's groups (an HSDP copy is in another shard group).
-      std::vector<Event> events = t.events[static_cast<size_t>(rep)];
-      const CommMesh::RankGroups& from = m_groupsOf[static_cast<size_t>(rep)];
-      const CommMesh::RankGroups& to = m_groupsOf[static_cast<size_t>(ctx->rank)];
-      const auto relabel = [&](int16_t group) -> int16_t {
-        if (group < 0) return group;
-        if (group == from.world) return static_cast<int16_t>(to.world);
-        if (group == from.gather) return static_cast<int16_t>(to.gather);
-        if (group == from.reduce) return static_cast<int16_t>(to.reduce);
-        if (group == from.replicate) return static_cast<int16_t>(to.replicate);
-        if (group == from.tensor) return static_cast<int16_t>(to.tensor);
-        if (group == from.data) return static_cast<int16_t>(to.data);
-        return group;
-      };
-      for (Event& e : events) {
-        e.rank = static_cast<int16_t>(ctx->rank);
-        e.group = relabel(e.group);
-      }
-      t.events.push_back(std::move(events));
-      continue;
-    }
-    t.events.push_back(ctx->log.snapshot());
+    if (m_copies.isCopy(ctx->rank)) continue;  // its source's events, relabelled (below or by the reader)
+    std::vector<Event>& events = t.events[static_cast<size_t>(ctx->rank)];
+    events = ctx->log.snapshot();
     if (m_clock.modeled()) {
-      sortEvents(t.events.back());
-      replayLedger(t.events.back());
+      sortEvents(events);
+      replayLedger(events);
     }
   }
+  if (copied == CopiedRanks::Shared) t.copies = m_copies;
+  else m_copies.expand(t.events);
   return t;
 }
 

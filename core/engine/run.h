@@ -28,6 +28,10 @@
 
 namespace shardscope {
 
+// A copied rank's entry (RunResult::copies) holds its own rank and its
+// source's fixed-size numbers; its lists (fire_order, unit_order,
+// tp_forward_bytes, tp_backward_bytes) stay empty: read them from
+// RunResult::listsOf(rank). A new list member joins that rule (Run's sharedEntry).
 struct RankResult {
   int rank = 0;
   LedgerSnapshot ledger;        // measured by the allocator over the whole run
@@ -77,6 +81,9 @@ struct RunResult {
   double peak_flops = 0;               // the profile's bf16 peak (modeled clock), else 0
   std::string profile;                 // modeled clock's profile name, else ""
   int simulated_ranks = 0;             // ranks run; the others copied them (symmetric replication)
+  RankCopies copies;                   // which ranks are copies of which (empty: none)
+  // Rank r's entry for its lists (orders, TP bytes per block): its own, or its source's if a copy.
+  const RankResult& listsOf(int rank) const { return ranks.at(static_cast<size_t>(copies.sourceOf(rank))); }
   std::string device;                  // GPU runs: what ran where ("cuda-emulated: 4 ranks on GPU 0 (…)")
   // Modeled clock: the share of rank 0's last-step data-parallel collective
   // time that is the links' per-message latency (engine/comm_latency.h).
@@ -169,7 +176,11 @@ class Run {
   // The simulated rank whose events rank r's are (itself unless replicated).
   int representativeOf(int rank) const { return m_representative.at(static_cast<size_t>(rank)); }
   // Events recorded so far plus the run's metadata (names, buckets).
-  RunTrace trace() const;
+  // Expanded: every rank's events in events[r], copies derived from their
+  // source's. Shared: a copied rank's events[r] stays empty and trace.copies
+  // says whose they are (no per-copy time or memory; writers stream them).
+  enum class CopiedRanks { Expanded, Shared };
+  RunTrace trace(CopiedRanks copied = CopiedRanks::Expanded) const;
   // Other nodes' clock alignment (multi-node measured runs; trace().node_clocks without the trace).
   std::vector<RunTrace::NodeClock> nodeClocks() const {
     std::lock_guard lock(m_mutex);
@@ -223,7 +234,7 @@ class Run {
   bool m_background = false;
   std::vector<int> m_representative;  // per rank: the simulated rank it copies (itself if simulated)
   int m_simulated = 0;                // ranks that run
-  std::vector<CommMesh::RankGroups> m_groupsOf;  // per rank (replicated runs): to relabel copied events
+  RankCopies m_copies;                // replicated runs: the rank map, with each copy's group ids
   double m_wallSeconds = 0;
 };
 

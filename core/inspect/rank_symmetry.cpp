@@ -1,8 +1,10 @@
 #include "inspect/rank_symmetry.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "inspect/event_store.h"
+#include "trace/rank_copies.h"
 
 namespace shardscope {
 
@@ -35,17 +37,25 @@ RankSymmetry findRankSymmetry(const EventStore& store, int64_t tolerance_ns) {
   return out;
 }
 
-std::string RankSymmetry::rangesText() const {
-  std::string text;
-  for (size_t i = 0; i < sameAsRank0.size();) {
-    size_t j = i;
-    while (j + 1 < sameAsRank0.size() && sameAsRank0[j + 1] == sameAsRank0[j] + 1) ++j;
-    if (!text.empty()) text += ", ";
-    text += std::to_string(sameAsRank0[i]);
-    if (j > i) text += "\u2013" + std::to_string(sameAsRank0[j]);
-    i = j + 1;
+std::string RankSymmetry::rangesText() const { return rankRangesText(sameAsRank0); }
+
+std::vector<RankColumn> rankColumns(int ranks, const std::function<bool(int)>& same_as_rank0, int min_fold) {
+  std::vector<int> same;
+  for (int r = 1; r < ranks; ++r)
+    if (same_as_rank0(r)) same.push_back(r);
+  const bool fold = static_cast<int>(same.size()) >= min_fold;
+  std::vector<RankColumn> out;
+  for (int r = 0; r < ranks; ++r) {
+    if (fold && r == same.front()) out.push_back({r, same});
+    if (fold && std::binary_search(same.begin(), same.end(), r)) continue;
+    out.push_back({r, {}});
   }
-  return text;
+  return out;
+}
+
+bool labelsColumn(size_t i, size_t n, size_t max_labels) {
+  const size_t every = max_labels > 0 && n > max_labels ? (n + max_labels - 1) / max_labels : 1;
+  return i % every == 0;
 }
 
 }  // namespace shardscope

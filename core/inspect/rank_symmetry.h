@@ -4,7 +4,9 @@
 // and one band "ranks 1–7: same as rank 0" instead of eight copies.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,5 +28,16 @@ struct RankSymmetry {
 
 // tolerance_ns: 0 asks for identical times (a modeled clock's runs are exact).
 RankSymmetry findRankSymmetry(const EventStore& store, int64_t tolerance_ns = 0);
+
+// A per-rank bar chart's columns: rank 0, then one column for the ranks whose
+// bars equal rank 0's ("ranks 1–511: same as rank 0") when there are at least
+// min_fold of them, then every other rank in order.
+struct RankColumn {
+  int rank = 0;                   // the rank whose numbers the column shows
+  std::vector<int> sameAsRank0;   // the fold column's ranks (empty: one rank's column)
+};
+std::vector<RankColumn> rankColumns(int ranks, const std::function<bool(int)>& same_as_rank0, int min_fold = 4);
+// Whether column i of n gets a tick label, so that at most about max_labels do.
+bool labelsColumn(size_t i, size_t n, size_t max_labels = 16);
 
 }  // namespace shardscope

@@ -232,14 +232,20 @@ void writeChromeTrace(const RunTrace& trace, std::ostream& stream) {
   out.key("traceEvents").beginArray(JsonWriter::Wrap::Lines);
   for (int rank = 0; rank < trace.ranks; ++rank) {
     RankWriter writer(out, trace, rank);
-    const std::vector<Event>* events = static_cast<size_t>(rank) < trace.events.size() ? &trace.events[static_cast<size_t>(rank)] : nullptr;
+    // A copied rank is written from its source's events, one at a time.
+    const int source = trace.copies.sourceOf(rank);
+    const std::vector<Event>* events = source >= 0 && static_cast<size_t>(source) < trace.events.size()
+                                           ? &trace.events[static_cast<size_t>(source)]
+                                           : nullptr;
     uint32_t used_lanes = 0;
     if (events) {
       for (const Event& e : *events) used_lanes |= 1u << (static_cast<unsigned>(e.lane) & 31u);
     }
     writer.writeMetadata(used_lanes);
-    if (events) {
+    if (events && source == rank) {
       for (const Event& e : *events) writer.writeEvent(e);
+    } else if (events) {
+      for (const Event& e : *events) writer.writeEvent(trace.copies.eventFor(rank, e));
     }
   }
   out.endArray();

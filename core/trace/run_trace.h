@@ -1,6 +1,8 @@
 // Plain data describing a finished (or in-progress) run: what the trace sinks
 // write and what the UI opens. events[r] holds rank r's events in record order,
-// and every event in it has rank == r (sinks use the index, not the field).
+// and every event in it has rank == r (sinks use the index, not the field) —
+// except a copied rank (copies.isCopy(r)): events[r] is empty and its events
+// are copies.eventFor(r, e) for each e of its source's (sourceEvents).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 
 #include "config/run_config.h"
 #include "trace/event.h"
+#include "trace/rank_copies.h"
 #include "trace/straggler_table.h"
 
 namespace shardscope {
@@ -115,7 +118,14 @@ struct RunTrace {
   // Mean loss per completed step, as the run reported it; empty for a run
   // without losses (meta backend) and in traces written before they were kept.
   std::vector<double> losses;
-  std::vector<std::vector<Event>> events;  // per rank, in record order
+  std::vector<std::vector<Event>> events;  // per rank, in record order (empty for a copy)
+  // Symmetric replication: the ranks whose events are another rank's (empty:
+  // none; Run::trace() expands them unless asked for the shared form).
+  RankCopies copies;
+  // The events rank r's are derived from: its own, or its source's (map each through copies.eventFor(r, e)).
+  const std::vector<Event>& sourceEvents(int rank) const {
+    return events[static_cast<size_t>(copies.sourceOf(rank))];
+  }
   // A run stopped from outside (a signal): what stopped it and the step that
   // was running. Written as metadata.interrupted only when set.
   std::optional<std::string> interrupted_by;

@@ -1,0 +1,176 @@
+// Guards symmetric replication: a meta run whose ranks are copies of rank 0
+// must report, per rank, exactly what simulating every rank reports — every
+// event of every rank (rank and group ids included), the Chrome trace file
+// byte for byte, each rank's ledger, traffic, orders and step timing, and the
+// summary JSON. A wrong rank map (a copy on rank 0's groups) fails here.
+#include <QtTest>
+
+#include <cstring>
+#include <sstream>
+
+#include "analysis/run_summary.h"
+#include "config/run_config.h"
+#include "engine/run.h"
+#include "inspect/rank_symmetry.h"
+#include "trace/chrome_trace_writer.h"
+#include "trace/run_trace.h"
+
+using namespace shardscope;
+
+namespace {
+
+// A small GPT on 64 meta ranks (the least that is replicated), one step.
+RunConfig smallRun(const QStringList& extra) {
+  std::vector<std::string> args = {"--backend", "meta", "--clock",  "modeled", "--model", "gpt",
+                                   "--layers",  "4",    "--hidden", "256",     "--heads",      "4",
+                                   "--seq",     "128",  "--vocab",  "1024",    "--ranks",      "64",
+                                   "--batch",   "64",   "--steps",  "1",       "--profile",    "h100-sxm"};
+  for (const QString& a : extra) args.push_back(a.toStdString());
+  RunConfig c = parseRunArgs(args);
+  c.timeout_ms = 20000;
+  return c;
+}
+
+std::string summaryJson(RunResult r) {
+  r.wall_seconds = 0;  // the one number that is the host's, not the run's
+  std::ostringstream out;
+  writeSummaryJson(r, out);
+  return out.str();
+}
+
+std::string chromeTrace(const RunTrace& t) {
+  std::ostringstream out;
+  writeChromeTrace(t, out);
+  return out.str();
+}
+
+QString eventText(const Event& e) {
+  return QStringLiteral("%1 lane %2 group %3 seq %4 op %5 at %6")
+      .arg(QLatin1String(eventKindName(e.kind).data()))
+      .arg(int(e.lane))
+      .arg(e.group)
+      .arg(e.seq)
+      .arg(e.op)
+      .arg(e.begin_ns);
+}
+
+}  // namespace
+
+class TestRankCopies : public QObject {
+  Q_OBJECT
+ private slots:
+  void copiesEqualTheFullSimulation_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::newRow("zero3") << QStringList{"--strategy", "zero3"};
+    QTest::newRow("zero3 tp4") << QStringList{"--strategy", "zero3", "--tp", "4"};
+    QTest::newRow("hsdp 8x8") << QStringList{"--strategy", "hsdp", "--shard-group", "8"};
+    QTest::newRow("ddp") << QStringList{"--strategy", "ddp"};
+  }
+  void copiesEqualTheFullSimulation() {
+    QFETCH(QStringList, args);
+    const RunConfig c = smallRun(args);
+    Run full_run(c);
+    full_run.setReplication(false);
+    const RunResult full = full_run.execute();
+    Run copied_run(c);
+    QVERIFY(copied_run.replicated());
+    const RunResult copied = copied_run.execute();
+    QCOMPARE(full.simulated_ranks, 64);
+    QCOMPARE(copied.simulated_ranks, 1);
+
+    // The result, rank by rank.
+    QCOMPARE(copied.ranks.size(), full.ranks.size());
+    for (size_t r = 0; r < full.ranks.size(); ++r) {
+      const RankResult& a = full.ranks[r];
+      const RankResult& b = copied.ranks[r];
+      QCOMPARE(b.rank, a.rank);
+      QCOMPARE(b.ledger.peak, a.ledger.peak);
+      QCOMPARE(b.ledger.current, a.ledger.current);
+      QCOMPARE(b.ledger.total_peak, a.ledger.total_peak);
+      QCOMPARE(b.ledger.model_state_peak, a.ledger.model_state_peak);
+      QCOMPARE(b.comm_bytes.all_gather, a.comm_bytes.all_gather);
+      QCOMPARE(b.comm_bytes.reduce_scatter, a.comm_bytes.reduce_scatter);
+      QCOMPARE(b.comm_bytes.all_reduce, a.comm_bytes.all_reduce);
+      QCOMPARE(b.tp_comm_bytes.all_reduce, a.tp_comm_bytes.all_reduce);
+      QCOMPARE(b.tp_comm_bytes.all_gather, a.tp_comm_bytes.all_gather);
+      QCOMPARE(b.device_memory.has_value(), a.device_memory.has_value());
+      // A copy's lists are its source's (RunResult::listsOf), not stored again.
+      const RankResult& lists = copied.listsOf(int(r));
+      QCOMPARE(&lists == &b, !copied.copies.isCopy(int(r)));
+      if (copied.copies.isCopy(int(r))) QVERIFY(b.unit_order.empty() && b.fire_order.empty());
+      QCOMPARE(full.listsOf(int(r)).rank, int(r));
+      QCOMPARE(lists.tp_forward_bytes, a.tp_forward_bytes);
+      QCOMPARE(lists.tp_backward_bytes, a.tp_backward_bytes);
+      QCOMPARE(lists.fire_order, a.fire_order);
+      QVERIFY(lists.unit_order == a.unit_order);
+      QCOMPARE(b.padding_state_bytes, a.padding_state_bytes);
+      QCOMPARE(b.activation_bytes_per_layer, a.activation_bytes_per_layer);
+    }
+    QCOMPARE(copied.last_step.size(), full.last_step.size());
+    for (size_t i = 0; i < full.last_step.size(); ++i) {
+      const StepMetrics& a = full.last_step[i];
+      const StepMetrics& b = copied.last_step[i];
+      QCOMPARE(b.rank, a.rank);
+      QCOMPARE(b.step, a.step);
+      QCOMPARE(b.wall_ns, a.wall_ns);
+      QCOMPARE(b.compute_ns, a.compute_ns);
+      QCOMPARE(b.comm_ns, a.comm_ns);
+      QCOMPARE(b.exposed_comm_ns, a.exposed_comm_ns);
+      QCOMPARE(b.wait_ns, a.wait_ns);
+    }
+    QCOMPARE(copied.mfu(), full.mfu());
+    QCOMPARE(summaryJson(copied), summaryJson(full));
+
+    // The trace: every event of every rank, then the file.
+    const RunTrace ta = full_run.trace(), tb = copied_run.trace();
+    QCOMPARE(tb.events.size(), ta.events.size());
+    for (size_t r = 0; r < ta.events.size(); ++r) {
+      const auto& ea = ta.events[r];
+      const auto& eb = tb.events[r];
+      QCOMPARE(eb.size(), ea.size());
+      for (size_t i = 0; i < ea.size(); ++i)
+        QVERIFY2(std::memcmp(&ea[i], &eb[i], sizeof(Event)) == 0,
+                 qPrintable(QStringLiteral("rank %1 event %2: %3 vs %4").arg(r).arg(i).arg(eventText(ea[i]),
+                                                                                         eventText(eb[i]))));
+    }
+    QCOMPARE(chromeTrace(tb), chromeTrace(ta));
+
+    // The shared form (what `run --trace` writes from): one log and the rank
+    // map; the writer derives each copy's events from it, byte for byte.
+    const RunTrace shared = copied_run.trace(Run::CopiedRanks::Shared);
+    QCOMPARE(shared.copies.copies(), 63);
+    for (int r = 1; r < 64; ++r) QVERIFY(shared.events[size_t(r)].empty());
+    QCOMPARE(chromeTrace(shared), chromeTrace(ta));
+    QVERIFY(full_run.trace(Run::CopiedRanks::Shared).copies.empty());
+
+    // The CLI's tables: rank 0's rows, then one line for its copies.
+    std::ostringstream text;
+    printSummaryText(copied, text);
+    QVERIFY(text.str().find("ranks 1\u201363: same as rank 0") != std::string::npos);
+    QVERIFY(text.str().find("\n    63 ") == std::string::npos);  // no row of its own
+  }
+
+  // The memory and communication bar charts' columns: rank 0, one column for
+  // the ranks equal to it, then the others; tick labels thinned to about 16.
+  void barColumnsFoldTheCopies() {
+    const auto all = rankColumns(512, [](int) { return true; });
+    QCOMPARE(all.size(), size_t(2));
+    QCOMPARE(all[0].rank, 0);
+    QVERIFY(all[0].sameAsRank0.empty());
+    QCOMPARE(all[1].rank, 1);
+    QCOMPARE(all[1].sameAsRank0.size(), size_t(511));
+    QCOMPARE(RankSymmetry{all[1].sameAsRank0}.rangesText(), std::string("1\u2013511"));
+    const auto one_differs = rankColumns(16, [](int r) { return r != 5; });
+    QCOMPARE(one_differs.size(), size_t(3));
+    QCOMPARE(one_differs[2].rank, 5);
+    QCOMPARE(RankSymmetry{one_differs[1].sameAsRank0}.rangesText(), std::string("1\u20134, 6\u201315"));
+    QCOMPARE(rankColumns(16, [](int r) { return r < 4; }).size(), size_t(16));  // 3 alike: no fold
+    int labelled = 0;
+    for (size_t i = 0; i < 512; ++i) labelled += labelsColumn(i, 512);
+    QVERIFY(labelled <= 16 && labelled >= 8);
+    for (size_t i = 0; i < 8; ++i) QVERIFY(labelsColumn(i, 8));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestRankCopies)
+#include "test_rank_copies.moc"
