@@ -33,7 +33,8 @@ constexpr double kMinRowPx = 20.0;  // below this rows scroll instead of shrinki
 constexpr EventKind kLegendOrder[] = {
     EventKind::Forward, EventKind::Backward, EventKind::Loss, EventKind::AllReduce,
     EventKind::ReduceScatter, EventKind::AllGather, EventKind::OptimizerStep, EventKind::Wait,
-    EventKind::Copy, EventKind::Broadcast, EventKind::BucketReady, EventKind::GradReady, EventKind::Error,
+    EventKind::Copy, EventKind::Broadcast, EventKind::Launch, EventKind::BucketReady, EventKind::GradReady,
+    EventKind::Error,
     // An imported PyTorch trace's kinds.
     EventKind::AllToAll, EventKind::Kernel, EventKind::CpuOp};
 

@@ -517,6 +517,10 @@ RunResult Run::collectResult(int steps_done) {
       result.last_step.push_back(*m);
       result.last_step.back().rank = r;
     }
+    if (m_cost) {  // rank 0 is always simulated
+      const CommLatency latency = dataParallelCommLatency(t, *m_cost, 0, steps_done - 1);
+      if (latency.collectives > 0) result.latency_share = latency.share();
+    }
   }
   MemoryLedger scratch(0, nullptr, nullptr);
   // Model FLOPs: the full model on a data-parallel rank's batch, shared by the T ranks of its TP group.
@@ -529,8 +533,6 @@ RunResult Run::collectResult(int steps_done) {
   if (m_cost) {
     result.peak_flops = m_cost->profile().device.bf16_flops;
     result.profile = m_cost->profile().name;
-    const CommLatency latency = dataParallelCommLatency(t, *m_cost, 0, steps_done - 1);
-    if (latency.collectives > 0) result.latency_share = latency.share();
   }
   return result;
 }

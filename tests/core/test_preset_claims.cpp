@@ -15,6 +15,7 @@
 #include "common/units.h"
 #include "config/preset_file.h"
 #include "engine/run.h"
+#include "inspect/reported_step.h"
 #include "sanitizer_build.h"
 
 using namespace shardscope;
@@ -46,15 +47,8 @@ double stepMs(const RunResult& r) {
   return static_cast<double>(ns) * 1e-6;
 }
 
-// The Runs table's "comm hidden": communication under compute, all ranks.
-double hiddenPercent(const RunResult& r) {
-  int64_t comm = 0, exposed = 0;
-  for (const StepMetrics& m : r.last_step) {
-    comm += m.comm_ns;
-    exposed += m.exposed_comm_ns;
-  }
-  return comm > 0 ? 100.0 * double(comm - exposed) / double(comm) : 100.0;
-}
+// The Runs table's "comm hidden" (inspect/reported_step.h): communication under compute, all ranks.
+double hiddenPercent(const RunResult& r) { return hiddenSharePercent(r.last_step); }
 
 double mfuPercent(const RunResult& r) { return 100.0 * r.mfu(); }
 double bytesPerParam(const RunResult& r) { return modelStateBytesPerParam(r.ranks.at(0), r.params); }

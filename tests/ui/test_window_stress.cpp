@@ -69,6 +69,8 @@ class TestWindowStress : public QObject {
     // Still a working window: a preset runs to its end and draws.
     runPreset(w, "ddp-basics");
     if (QTest::currentTestFailed()) return;
+    w.showView(QStringLiteral("timeline"));
+    QTest::qWait(50);
     w.timeline()->refresh();
     w.timeline()->grab();
     QVERIFY(w.timeline()->drawItemCount() > 0);
