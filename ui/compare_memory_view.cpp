@@ -140,6 +140,8 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
   m_shown = shown.empty() ? CategoryFilter::modelState() : shown;
   const bool zero_figure = m_shown == CategoryFilter::modelState();
   m_plot->yAxis->setLabel(zero_figure ? tr("model state per rank (MiB)") : tr("memory per rank (MiB)"));
+  m_predictedBars->setName(m_shown.shows(Category::Gathered) ? tr("predicted (ZeRO paper + FSDP's gathered peak)")
+                                                             : tr("predicted (ZeRO paper)"));
   m_plot->clearItems();
   for (QCPBars* b : m_stack) b->data()->clear();
   m_predictedBars->data()->clear();
