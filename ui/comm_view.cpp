@@ -280,20 +280,14 @@ void CommView::rebuildPlots() {
   for (const CommStatsModel::RankTiming& t : m_model->timing())
     if (t.rank >= 0 && t.rank < ranks) timing_of[static_cast<size_t>(t.rank)] = &t;
   // Many ranks: those whose bars are rank 0's share one column (as the timeline's band).
-  std::vector<RankColumn> columns;
-  if (ranks > 8) {
-    const auto same = [&](int r) {
-      const auto* a = timing_of[0];
-      const auto* b = timing_of[static_cast<size_t>(r)];
-      if ((a == nullptr) != (b == nullptr)) return false;
-      if (a && (a->comm_ns != b->comm_ns || a->exposed_ns != b->exposed_ns)) return false;
-      return std::equal(sent_by.begin(), sent_by.begin() + static_cast<std::ptrdiff_t>(kinds),
-                        sent_by.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r) * kinds));
-    };
-    columns = rankColumns(ranks, same);
-  } else {
-    for (int r = 0; r < ranks; ++r) columns.push_back({r, {}});
-  }
+  const std::vector<RankColumn> columns = rankColumns(ranks, [&](int r) {
+    const auto* a = timing_of[0];
+    const auto* b = timing_of[static_cast<size_t>(r)];
+    if ((a == nullptr) != (b == nullptr)) return false;
+    if (a && (a->comm_ns != b->comm_ns || a->exposed_ns != b->exposed_ns)) return false;
+    return std::equal(sent_by.begin(), sent_by.begin() + static_cast<std::ptrdiff_t>(kinds),
+                      sent_by.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r) * kinds));
+  });
   const int column_count = static_cast<int>(columns.size());
   for (int x = 0; x < column_count; ++x) {
     const RankColumn& column = columns[static_cast<size_t>(x)];
@@ -339,7 +333,7 @@ void CommView::rebuildPlots() {
     m_expected->removeFromLegend();
   PlotStyle::updateLegendRow(m_bytes, false);
   m_bytes->xAxis->setTicker(ticker);
-  m_bytes->xAxis->setLabel(ranks > 8 ? tr("rank") : QString());
+  m_bytes->xAxis->setLabel(ranks > kFoldAboveRanks ? tr("rank") : QString());
   m_bytes->xAxis->setRange(-0.6, column_count - 0.4);
   m_bytes->yAxis->setRange(0, top > 0 ? top * 1.2 : 1.0);
 
@@ -368,7 +362,7 @@ void CommView::rebuildPlots() {
   m_exposed->addToLegend();
   PlotStyle::updateLegendRow(m_time, false);
   m_time->xAxis->setTicker(ticker);
-  m_time->xAxis->setLabel(ranks > 8 ? tr("rank") : QString());
+  m_time->xAxis->setLabel(ranks > kFoldAboveRanks ? tr("rank") : QString());
   m_time->xAxis->setRange(-0.6, column_count - 0.4);
   m_time->yAxis->setRange(0, time_top > 0 ? time_top * 1.25 : 1.0);
   m_bytes->replot(QCustomPlot::rpQueuedReplot);

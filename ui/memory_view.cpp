@@ -322,14 +322,10 @@ void MemoryView::rebuildBars() {
   m_predicted->data()->clear();
   // Many ranks: the ranks whose bars are rank 0's share one column (as the
   // timeline's band), and only some columns carry a tick label.
-  std::vector<RankColumn> columns;
-  if (ranks > 8) {
-    const auto bars0 = barBytes(0);
-    const auto ledger0 = ledgerBytes(0);
-    columns = rankColumns(ranks, [&](int r) { return barBytes(r) == bars0 && ledgerBytes(r) == ledger0; });
-  } else {
-    for (int r = 0; r < ranks; ++r) columns.push_back({r, {}});
-  }
+  std::array<int64_t, kCategoryCount> bars0{}, ledger0{};
+  if (ranks > kFoldAboveRanks) bars0 = barBytes(0), ledger0 = ledgerBytes(0);
+  const std::vector<RankColumn> columns =
+      rankColumns(ranks, [&](int r) { return barBytes(r) == bars0 && ledgerBytes(r) == ledger0; });
   const int column_count = static_cast<int>(columns.size());
   for (int x = 0; x < column_count; ++x) {
     const RankColumn& column = columns[static_cast<size_t>(x)];
@@ -386,7 +382,7 @@ void MemoryView::rebuildBars() {
     plot->yAxis->setVisible(ranks > 0);
   }
   m_bars->xAxis->setTicker(ticker);
-  m_bars->xAxis->setLabel(ranks > 8 ? tr("rank") : QString());
+  m_bars->xAxis->setLabel(ranks > kFoldAboveRanks ? tr("rank") : QString());
   m_bars->xAxis->setRange(-0.6, std::max(0.6, column_count - 0.4));
   m_bars->yAxis->setRange(0, top > 0 ? top * 1.18 : 1.0);
 

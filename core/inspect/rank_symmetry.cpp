@@ -41,7 +41,7 @@ std::string RankSymmetry::rangesText() const { return rankRangesText(sameAsRank0
 
 std::vector<RankColumn> rankColumns(int ranks, const std::function<bool(int)>& same_as_rank0, int min_fold) {
   std::vector<int> same;
-  for (int r = 1; r < ranks; ++r)
+  for (int r = 1; r < ranks && ranks > kFoldAboveRanks; ++r)
     if (same_as_rank0(r)) same.push_back(r);
   const bool fold = static_cast<int>(same.size()) >= min_fold;
   std::vector<RankColumn> out;
