@@ -74,6 +74,9 @@ CompareTimelineView::CompareTimelineView(QWidget* parent) : QWidget(parent) {
   auto* controls = new QHBoxLayout;
   controls->setContentsMargins(6, 4, 6, 0);
   m_header = new QLabel(this);
+  // Wrapped: the runs' names must not widen the central area past a 1280-px screen
+  // (a stacked page's minimum counts even while the single-run timeline shows).
+  m_header->setWordWrap(true);
   m_stepCombo = new QComboBox(this);
   m_stepCombo->setToolTip(tr("The step every band starts at 0 ms"));
   m_allRanksBox = new QCheckBox(tr("every rank"), this);

@@ -28,6 +28,7 @@ constexpr double kBarWidth = 0.36;
 constexpr double kMeasuredOffset = -0.19;  // measured bar left of the rank tick,
 constexpr double kPredictedOffset = 0.19;  // the ZeRO paper's prediction right of it
 constexpr int kThrottleMs = 250;
+constexpr int kCategoriesButtonTextPx = 200;  // the Categories button's text, elided past it
 
 QString categoryTitle(Category c, bool imported = false) {
   // An imported PyTorch trace books the allocator's bytes: what the ledger cannot name is unattributed.
@@ -247,7 +248,13 @@ void MemoryView::setShownCategories(const CategoryFilter& shown) {
     const QSignalBlocker block(a);
     a->setChecked(m_shown.shows(static_cast<Category>(a->data().toInt())));
   }
-  m_categoriesButton->setText(tr("Categories: %1").arg(QString::fromStdString(m_shown.describe())));
+  // Elided: a long choice must not widen the dock past a 1280-px screen; the
+  // tooltip names every category shown.
+  const QString shown_text = tr("Categories: %1").arg(QString::fromStdString(m_shown.describe()));
+  m_categoriesButton->setText(m_categoriesButton->fontMetrics().elidedText(shown_text, Qt::ElideRight, kCategoriesButtonTextPx));
+  m_categoriesButton->setToolTip(tr("%1\n\nWhich ledger categories the bars and the over-time chart draw "
+                                    "(hide activations to see model state and the gathered slice)")
+                                     .arg(shown_text));
   rebuild();
   emit shownCategoriesChanged();
 }

@@ -154,6 +154,28 @@ class TestWindowLayout : public QObject {
                qPrintable(QStringLiteral("run column %1 px, its names %2 px").arg(runs->columnWidth(RunHistoryModel::Run)).arg(needed)));
     }
   }
+
+  // Every built-in preset, one after another in one window on the projector:
+  // no preset (its text, fields or compared runs) widens the window past the
+  // screen or the form past its dock.
+  void everyPresetFitsTheSmallScreen() {
+    QScreen* small = screenOfSize({1280, 720});
+    MainWindow w;
+    w.setPersistSettings(false);
+    w.fitToScreen(small);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    for (const Preset& preset : builtinPresets()) {
+      runPreset(w, qPrintable(preset.name));
+      if (QTest::currentTestFailed()) return;
+      QCoreApplication::processEvents();
+      checkFits(w, small);
+      if (QTest::currentTestFailed()) {
+        qWarning("after preset %s", qPrintable(preset.name));
+        return;
+      }
+    }
+  }
 };
 
 // Two virtual screens, the small one primary (the platform lists them by name:
