@@ -3,14 +3,17 @@
 #include <QComboBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <cmath>
 
 #include "common/units.h"
-#include "inspection.h"
 #include "kineto/trace_analysis.h"
+#include "palette.h"
+#include "plot_style.h"
+#include "qcustomplot.h"
 
 namespace shardscope {
 
@@ -91,7 +94,15 @@ HtaView::HtaView(QWidget* parent) : QWidget(parent) {
   m_launchNote->setWordWrap(true);
   launchBox->addWidget(m_launch, 1);
   launchBox->addWidget(m_launchNote);
-  m_tabs->addTab(m_idle, tr("Idle time"));
+  m_idlePlot = new QCustomPlot(this);
+  m_idlePlot->setObjectName(QStringLiteral("htaIdlePlot"));
+  m_idlePlot->setMinimumHeight(160);
+  PlotStyle::styleAxes(m_idlePlot);
+  PlotStyle::followTheme(m_idlePlot);
+  auto* idlePage = new QSplitter(Qt::Vertical, this);
+  idlePage->addWidget(m_idle);
+  idlePage->addWidget(m_idlePlot);
+  m_tabs->addTab(idlePage, tr("Idle time"));
   m_tabs->addTab(m_queue, tr("Queue length"));
   m_tabs->addTab(m_kernels, tr("Kernels"));
   m_tabs->addTab(launchPage, tr("Launch delay"));
@@ -114,7 +125,72 @@ void HtaView::setAnalysis(std::shared_ptr<const kineto::JobAnalysis> analysis) {
     if (shown)
       for (const kineto::RankAnalysis& r : m_analysis->ranks) m_rank->addItem(tr("rank %1").arg(r.rank));
   }
+  int streams = 0;
+  if (shown)
+    for (const kineto::RankAnalysis& r : m_analysis->ranks) streams += static_cast<int>(r.hta_analyses.idle_time.streams.size());
+  m_idleAllRanks = streams <= kMaxIdleBars;
+  drawIdle(-1);
   showRank(shown ? 0 : -1);
+}
+
+QString HtaView::idleFigureTitle() const {
+  if (!m_analysis || m_analysis->ranks.empty()) return tr("Idle time breakdown (HTA)");
+  if (m_idleAllRanks) return tr("Idle time breakdown per rank and stream (HTA)");
+  return tr("Idle time breakdown of %1's streams (HTA; the job has over %2 streams)").arg(m_rank->currentText()).arg(kMaxIdleBars);
+}
+
+void HtaView::drawIdle(int rank_index) {
+  m_idlePlot->clearPlottables();
+  m_idlePlot->legend->setVisible(false);
+  if (!m_analysis) {
+    m_idlePlot->replot();
+    return;
+  }
+  QVector<double> ticks, host, kernel, other;
+  QVector<QString> labels;
+  int64_t top_ns = 0;
+  for (size_t i = 0; i < m_analysis->ranks.size(); ++i) {
+    if (rank_index >= 0 && static_cast<size_t>(rank_index) != i) continue;
+    const kineto::RankAnalysis& r = m_analysis->ranks[i];
+    for (const kineto::HtaStreamIdleTime& s : r.hta_analyses.idle_time.streams) {
+      ticks << ticks.size() + 1;
+      labels << tr("rank %1\nstream %2").arg(r.rank).arg(s.stream);
+      host << double(s.host_wait_ns);
+      kernel << double(s.kernel_wait_ns);
+      other << double(s.other_ns);
+      top_ns = std::max(top_ns, s.idleNs());
+    }
+  }
+  // µs for a job idle under a millisecond per stream, else ms: bars read as whole numbers.
+  const bool micros = top_ns < static_cast<int64_t>(kNsPerMs);
+  const double scale = micros ? 1.0 / kNsPerUs : 1.0 / kNsPerMs;
+  for (QVector<double>* v : {&host, &kernel, &other})
+    for (double& x : *v) x *= scale;
+  QCPBars* below = nullptr;
+  const auto stack = [&](const QVector<double>& values, const QColor& colour, const QString& name) {
+    auto* b = new QCPBars(m_idlePlot->xAxis, m_idlePlot->yAxis);
+    b->setData(ticks, values, true);
+    b->setWidth(0.6);
+    b->setBrush(colour);
+    b->setPen(QPen(colour.darker(130)));
+    b->setName(name);
+    if (below) b->moveAbove(below);
+    below = b;
+  };
+  stack(host, Palette::series(0), tr("host wait (launched after the previous event ended)"));
+  stack(kernel, Palette::series(1), tr("kernel wait (gap under %1 µs)").arg(kineto::kHtaConsecutiveKernelDelayNs / kNsPerUs));
+  stack(other, Palette::series(2), tr("other"));
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  ticker->addTicks(ticks, labels);
+  m_idlePlot->xAxis->setTicker(ticker);
+  PlotStyle::styleCategoryAxis(m_idlePlot->xAxis);
+  m_idlePlot->xAxis->setRange(0.4, ticks.size() + 0.6);
+  m_idlePlot->yAxis->setRange(0, std::max(1.0, double(top_ns) * scale * 1.15));
+  m_idlePlot->yAxis->setLabel(micros ? tr("idle µs") : tr("idle ms"));
+  m_idlePlot->legend->setVisible(!ticks.isEmpty());
+  PlotStyle::styleLegendRow(m_idlePlot, m_idlePlot->font());
+  PlotStyle::updateLegendRow(m_idlePlot, true);
+  m_idlePlot->replot();
 }
 
 QString HtaView::launchNote() const { return m_launchNote->text(); }
@@ -124,6 +200,7 @@ void HtaView::showRank(int index) {
   m_launchNote->clear();
   if (!m_analysis || index < 0 || static_cast<size_t>(index) >= m_analysis->ranks.size()) return;
   if (m_rank->currentIndex() != index) m_rank->setCurrentIndex(index);
+  if (!m_idleAllRanks) drawIdle(index);
   const kineto::HtaRankAnalyses& a = m_analysis->ranks[static_cast<size_t>(index)].hta_analyses;
 
   m_idle->setRowCount(static_cast<int>(a.idle_time.streams.size()));
@@ -183,10 +260,6 @@ void HtaView::showRank(int index) {
                                    .arg(c.crowded_correlations)
                                    .arg(kineto::kHtaMaxPairsPerCorrelation)
                              : QString()));
-}
-
-void followHtaAnalyses(HtaView* view, Inspection& inspection) {
-  QObject::connect(&inspection, &Inspection::runShown, view, [view, &inspection] { view->setAnalysis(inspection.run().hta); });
 }
 
 }  // namespace shardscope

@@ -8,13 +8,12 @@
 #include <memory>
 
 class QComboBox;
+class QCustomPlot;
 class QLabel;
 class QTabWidget;
 class QTableWidget;
 
 namespace shardscope {
-
-class Inspection;
 
 namespace kineto {
 struct JobAnalysis;
@@ -33,6 +32,12 @@ class HtaView : public QWidget {
   QTableWidget* kernelTable() const { return m_kernels; }
   QTableWidget* launchTable() const { return m_launch; }
   QString launchNote() const;
+  // HTA's idle-time breakdown as stacked bars (host wait, kernel wait, other)
+  // per rank and stream: every rank's streams, or the shown rank's when a job
+  // has more than kMaxIdleBars of them. The page's figure.
+  QCustomPlot* idlePlot() const { return m_idlePlot; }
+  QString idleFigureTitle() const;
+  static constexpr int kMaxIdleBars = 48;
 
  private:
   std::shared_ptr<const kineto::JobAnalysis> m_analysis;
@@ -44,9 +49,10 @@ class HtaView : public QWidget {
   QTableWidget* m_kernels;
   QTableWidget* m_launch;
   QLabel* m_launchNote;
-};
+  QCustomPlot* m_idlePlot;
+  bool m_idleAllRanks = true;  // the chart holds every rank's streams
 
-// The view follows the run on screen: an imported job's analyses, else none.
-void followHtaAnalyses(HtaView* view, Inspection& inspection);
+  void drawIdle(int rank_index);  // -1: every rank
+};
 
 }  // namespace shardscope

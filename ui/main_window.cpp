@@ -16,6 +16,7 @@
 #include "attach/curve_keys.h"
 #include "attach_dialog.h"
 #include "capacity_page.h"
+#include "hta_page.h"
 #include "common/errors.h"
 #include "config/serve_address.h"
 #include "compare_controller.h"
@@ -203,6 +204,7 @@ void MainWindow::createPages() {
   m_units = static_cast<UnitsPage*>(m_pages.add(std::make_unique<UnitsPage>(m_inspection, this)));
   m_comm = static_cast<CommPage*>(m_pages.add(std::make_unique<CommPage>(m_inspection, this)));
   m_pages.add(std::make_unique<StragglerPage>(m_inspection, this));  // imported jobs: who made the others wait
+  m_pages.add(std::make_unique<HtaPage>(m_inspection, this));  // imported jobs: HTA's idle time, queues, kernels, launches
   m_capacityPage = static_cast<CapacityPage*>(m_pages.add(std::make_unique<CapacityPage>(this)));
   m_walkthrough = new StepWalkthrough(&m_inspection.store(), this);
   followInspection(m_walkthrough, m_inspection);

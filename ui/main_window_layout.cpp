@@ -29,7 +29,6 @@
 #include "compare_controller.h"
 #include "engine_bridge.h"
 #include "experiment_panel.h"
-#include "hta_view.h"
 #include "log_dock.h"
 #include "palette.h"
 #include "recent_files.h"
@@ -186,9 +185,8 @@ void MainWindow::createDocks() {
   tabifyDockWidget(runs, addPageDock(new LogDock(this), tr("Log"), QStringLiteral("logDock"), {},
                                      Qt::BottomDockWidgetArea));
   // An imported job's HTA tables (idle time, queue length, kernels, launch delay): wide, so at the bottom.
-  auto* hta = new HtaView(this);
-  followHtaAnalyses(hta, m_inspection);
-  tabifyDockWidget(runs, addPageDock(hta, tr("HTA"), QStringLiteral("htaDock"), {}, Qt::BottomDockWidgetArea));
+  Page* hta = m_pages.find(QStringLiteral("hta"));
+  tabifyDockWidget(runs, addPageDock(hta->widget(), hta->title(), QStringLiteral("htaDock"), hta->name(), Qt::BottomDockWidgetArea));
   loss->raise();
 
   resizeDocks({experiment, memory}, {300, 520}, Qt::Horizontal);

@@ -2,7 +2,11 @@
 // fills the idle-time, queue-length, kernel and launch tables of each rank with
 // the numbers core computed (worked out in tests/core/test_kineto_hta_analyses.cpp);
 // a ShardScope trace opened afterwards empties them and says what they are for.
+// The page is registered ("hta"): its "?", its reason, its idle-time figure.
 #include <QComboBox>
+#include <QDockWidget>
+#include <QTemporaryDir>
+#include <QToolButton>
 #include <QLabel>
 #include <QTableWidget>
 #include <QtTest>
@@ -10,6 +14,8 @@
 #include "hta_view.h"
 #include "inspection.h"
 #include "main_window.h"
+#include "page.h"
+#include "qcustomplot.h"
 
 using namespace shardscope;
 
@@ -93,6 +99,39 @@ class TestHtaView : public QObject {
     QVERIFY(!w.inspection().run().hta);
     QCOMPARE(idle->rowCount(), 0);
     QVERIFY(rank->isHidden());
+  }
+
+  // A registered page: its "?", a reason when there is nothing to analyse, and
+  // a figure whose stacked bars are the idle table's numbers.
+  void isAPageWithAFigure() {
+    MainWindow w;
+    w.setPersistSettings(false);
+    Page* page = w.pages().find(QStringLiteral("hta"));
+    QVERIFY(page);
+    QVERIFY(w.findChild<QToolButton*>(QStringLiteral("helpButton_hta")));
+    QString error;
+    QVERIFY2(w.openTrace(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/golden/ddp.trace.json"), &error),
+             qPrintable(error));
+    QVERIFY2(page->unavailable().startsWith(QStringLiteral("Holistic Trace Analysis' tables read an imported")),
+             qPrintable(page->unavailable()));
+    QVERIFY2(w.openTrace(kJob, &error), qPrintable(error));
+    QCOMPARE(page->unavailable(), QString());
+    auto* view = w.findChild<HtaView*>();
+    // Rank 0's three streams and rank 1's one; stream 7 of rank 0 idles 20 + 35 + 40 µs.
+    QCustomPlot* plot = view->idlePlot();
+    QCOMPARE(plot->plottableCount(), 3);
+    QCOMPARE(plot->yAxis->label(), QStringLiteral("idle µs"));
+    const double expected[] = {20.0, 35.0, 40.0};
+    for (int i = 0; i < 3; ++i) {
+      auto* bars = qobject_cast<QCPBars*>(plot->plottable(i));
+      QVERIFY(bars);
+      QCOMPARE(bars->data()->size(), 4);
+      QCOMPARE(bars->data()->at(0)->value, expected[i]);
+    }
+    QTemporaryDir dir;
+    const QString png = dir.filePath(QStringLiteral("hta.png"));
+    QVERIFY2(w.exportViewFigure(QStringLiteral("hta"), png, 1200, 600, &error), qPrintable(error));
+    QVERIFY(QFileInfo(png).size() > 1000);
   }
 };
 
