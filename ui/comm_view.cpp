@@ -2,6 +2,7 @@
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -23,6 +24,7 @@ namespace shardscope {
 namespace {
 
 constexpr double kBarWidth = 0.36;
+constexpr int kPlotMinHeight = 230;  // px: title, legend, bars and rank labels each legible
 // Hidden vs exposed time: neutral light and dark, none of the collectives'
 // colours (all-gather green, reduce-scatter vermillion): each colour of the
 // figure means one thing.
@@ -56,7 +58,7 @@ void styleLegend(QCustomPlot* plot, const QFont& base) {
 }
 
 QCPTextElement* addTitle(QCustomPlot* plot, const QString& text, const QFont& base) {
-  auto* title = new QCPTextElement(plot, text);
+  auto* title = new QCPTextElement(plot);
   QFont f = base;
   f.setPointSizeF(8.5);
   f.setBold(true);
@@ -65,6 +67,7 @@ QCPTextElement* addTitle(QCustomPlot* plot, const QString& text, const QFont& ba
   plot->plotLayout()->insertRow(0);
   plot->plotLayout()->addElement(0, 0, title);
   plot->plotLayout()->setRowStretchFactor(0, 0.001);
+  PlotStyle::setWrappedTitle(title, text);
   return title;
 }
 
@@ -79,7 +82,7 @@ CommView::CommView(const EventStore* store, QWidget* parent)
 
   m_bytes = new QCustomPlot(this);
   m_bytes->setObjectName(QStringLiteral("commBytes"));
-  m_bytes->setMinimumHeight(150);
+  m_bytes->setMinimumHeight(kPlotMinHeight);
   PlotStyle::styleAxes(m_bytes);
   m_bytes->yAxis->setLabel(tr("MiB sent per step"));
   PlotStyle::styleCategoryAxis(m_bytes->xAxis);
@@ -105,7 +108,7 @@ CommView::CommView(const EventStore* store, QWidget* parent)
 
   m_time = new QCustomPlot(this);
   m_time->setObjectName(QStringLiteral("commTime"));
-  m_time->setMinimumHeight(150);
+  m_time->setMinimumHeight(kPlotMinHeight);
   PlotStyle::styleAxes(m_time);
   m_time->yAxis->setLabel(tr("ms in the step"));
   PlotStyle::styleCategoryAxis(m_time->xAxis);
@@ -134,7 +137,7 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_table->horizontalHeader()->setStretchLastSection(true);
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-  m_table->setMinimumHeight(90);
+  m_table->setMinimumHeight(110);
   QFont table_font = font();
   table_font.setPointSizeF(8);
   m_table->setFont(table_font);
@@ -147,6 +150,14 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   split->setStretchFactor(1, 3);
   split->setStretchFactor(2, 2);
   split->setChildrenCollapsible(false);
+  // A short dock (a 720-px screen) scrolls the plots rather than crushing
+  // their titles, legends and bars into each other.
+  auto* scroll = new QScrollArea(this);
+  scroll->setObjectName(QStringLiteral("commScroll"));
+  scroll->setWidget(split);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
 
   m_empty = new QLabel(this);
   m_empty->setAlignment(Qt::AlignCenter);
@@ -158,7 +169,7 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   box->setSpacing(2);
   box->addWidget(m_source);
   box->addWidget(m_empty, 1);
-  box->addWidget(split, 4);
+  box->addWidget(scroll, 4);
   clear();
 }
 
@@ -170,7 +181,7 @@ void CommView::clear() {
 void CommView::setRun(const RunResult* result) {
   m_model->setRun(*m_store, result);
   // An imported job has no strategy to predict from: its bytes are the trace's own.
-  m_bytesTitle->setText(m_store->meta().imported
+  PlotStyle::setWrappedTitle(m_bytesTitle, m_store->meta().imported
                             ? tr("bytes each rank sent in the step, by collective: elements × dtype size × ring factor")
                             : tr("bytes each rank sent in the step, by collective, beside the predicted bytes (ZeRO paper)"));
   rebuildPlots();

@@ -474,7 +474,7 @@ void MemoryView::rebuildTime() {
     for (QCPGraph* g : m_areas) g->removeFromLegend();
     m_totalLine->removeFromLegend();
     PlotStyle::updateLegendRow(m_time, false);
-    m_timeTitle->setText(QString());
+    PlotStyle::setWrappedTitle(m_timeTitle, QString());
     m_cursorLine->setVisible(false);
     m_time->replot(QCustomPlot::rpQueuedReplot);
     return;
@@ -547,7 +547,7 @@ void MemoryView::rebuildTime() {
     }
   }
   PlotStyle::updateLegendRow(m_time, false);
-  m_timeTitle->setText(m_store->meta().imported
+  PlotStyle::setWrappedTitle(m_timeTitle, m_store->meta().imported
                            ? tr("rank %1 over time: allocated (stacked) and reserved, from the trace's [memory] events").arg(r)
                            : m_shown.showsAll() ? tr("rank %1 over time: every category, stacked").arg(r)
                                                 : tr("rank %1 over time: %2, stacked").arg(r).arg(QString::fromStdString(m_shown.describe())));

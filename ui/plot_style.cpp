@@ -192,6 +192,58 @@ void PlotStyle::fitLegend(QCustomPlot* plot) {
   grid->update(QCPLayoutElement::upLayout);
 }
 
+namespace {
+
+// Greedy: words joined while the line fits `room` px.
+QString wrapWords(const QString& text, const QFontMetricsF& metrics, double room) {
+  QString out, line;
+  for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+    const QString longer = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+    if (!line.isEmpty() && metrics.horizontalAdvance(longer) > room) {
+      out += line + QLatin1Char('\n');
+      line = word;
+    } else {
+      line = longer;
+    }
+  }
+  return out + line;
+}
+
+// Rewraps every wrapped title of the plot; true when one changed.
+bool fitTitles(QCustomPlot* plot) {
+  bool changed = false;
+  const double room = plot->viewport().width() - 16;
+  for (QCPLayoutElement* e : plot->plotLayout()->elements(false)) {
+    auto* title = qobject_cast<QCPTextElement*>(e);
+    if (!title || !title->property("ssFullText").isValid()) continue;
+    const QString wrapped = wrapWords(title->property("ssFullText").toString(), QFontMetricsF(title->font()), room);
+    if (wrapped == title->text()) continue;
+    title->setText(wrapped);
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace
+
+void PlotStyle::setWrappedTitle(QCPTextElement* title, const QString& text) {
+  QCustomPlot* plot = title->parentPlot();
+  if (!plot->property("shardscopeFitsTitles").toBool()) {
+    plot->setProperty("shardscopeFitsTitles", true);
+    // After each layout, on screen and in a figure export: a changed title lays out again.
+    QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot] {
+      if (!fitTitles(plot)) return;
+      QCPLayoutGrid* grid = plot->plotLayout();
+      grid->update(QCPLayoutElement::upPreparation);
+      grid->update(QCPLayoutElement::upMargins);
+      grid->update(QCPLayoutElement::upLayout);
+    });
+  }
+  title->setProperty("ssFullText", text);
+  title->setText(text);
+  fitTitles(plot);
+}
+
 void PlotStyle::updateLegendRow(QCustomPlot* plot, bool top) {
   QCPLegend* legend = plot->legend;
   QCPLayoutGrid* grid = plot->plotLayout();

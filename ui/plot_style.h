@@ -4,6 +4,7 @@
 
 class QCustomPlot;
 class QCPAxis;
+class QCPTextElement;
 class QFont;
 class QLabel;
 class QString;
@@ -30,6 +31,10 @@ class PlotStyle {
   // current width, so no entry is clipped (updateLegendRow keeps it so after
   // every layout, figure exports included).
   static void fitLegend(QCustomPlot* plot);
+  // Sets a plot title's text, broken into lines at spaces so that each fits
+  // the plot's width, and again after every layout (a narrow dock, a figure's
+  // size): a long title is never cut at both ends.
+  static void setWrappedTitle(QCPTextElement* title, const QString& text);
   // Keeps a plot in the current Palette theme: before every replot, each
   // neutral colour a view set (written for the light theme) is shown as
   // Palette::themed() maps it, and the light original kept, so a figure

@@ -18,6 +18,7 @@ StepWalkthrough::StepWalkthrough(const EventStore* store, QWidget* parent) : QWi
   f.setBold(true);
   m_title->setFont(f);
   m_source = new QLabel(this);
+  m_source->setWordWrap(true);  // else a long source line widens the dock past its screen and cuts every line
   setTone(m_source, Tone::Muted);
   m_where = new QLabel(this);
   m_where->setWordWrap(true);

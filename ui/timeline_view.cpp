@@ -15,6 +15,7 @@
 #include <qcustomplot.h>
 
 #include "theme.h"
+#include "inspect/collective_peers.h"
 #include "inspect/dependency_links.h"
 #include "inspect/event_store.h"
 #include "inspect/rank_symmetry.h"
@@ -693,6 +694,7 @@ void TimelineView::updateRangeBand() {
 void TimelineView::updateArrows() {
   for (QCPAbstractItem* item : m_arrows) m_plot->removeItem(item);
   m_arrows.clear();
+  m_peers.clear();
   if (!m_selected) return;
   const auto [rank, index] = *m_selected;
   const std::vector<Event>& events = m_store->events(rank);
@@ -715,6 +717,24 @@ void TimelineView::updateArrows() {
     outline->setClipToAxisRect(true);
     m_arrows.push_back(outline);
   }
+  // The same collective on every other member of its group: outlined dashed
+  // (a folded band's ranks have no rows of their own).
+  m_peers = collectivePeers(*m_store, rank, index);
+  for (const CollectivePeer& p : m_peers) {
+    if (p.rank == rank) continue;
+    const Event& e = m_store->events(p.rank)[static_cast<size_t>(p.index)];
+    const int row = m_layout.rowOf(p.rank, e.lane);
+    if (row < 0) continue;
+    const double centre = m_layout.rows()[static_cast<size_t>(row)].center();
+    const double half = m_layout.rows()[static_cast<size_t>(row)].height * TimelinePlottable::kBoxHeight / 2;
+    auto* outline = new QCPItemRect(m_plot);
+    outline->topLeft->setCoords(static_cast<double>(e.begin_ns) / kNsPerMs, centre - half);
+    outline->bottomRight->setCoords(static_cast<double>(e.end_ns) / kNsPerMs, centre + half);
+    outline->setPen(QPen(Palette::selection(Theme::Light), 1.6, Qt::DashLine));
+    outline->setBrush(Qt::NoBrush);
+    outline->setClipToAxisRect(true);
+    m_arrows.push_back(outline);
+  }
   for (const DependencyLink& link : dependencyLinks(*m_store, rank, index)) {
     const Event& from = events[static_cast<size_t>(link.from)];
     const Event& to = events[static_cast<size_t>(link.to)];
@@ -731,6 +751,25 @@ void TimelineView::updateArrows() {
     line->setClipToAxisRect(true);
     m_arrows.push_back(line);
   }
+}
+
+QString TimelineView::peersLine(int rank, int32_t index) const {
+  // Only for the selected collective: finding the peers scans every member's ops.
+  const bool listed = std::any_of(m_peers.begin(), m_peers.end(),
+                                  [&](const CollectivePeer& p) { return p.rank == rank && p.index == index; });
+  if (!listed || m_peers.size() < 2) return {};
+  const CollectivePeer* first = &m_peers.front();
+  const CollectivePeer* last = first;
+  const auto begin = [this](const CollectivePeer& p) { return m_store->events(p.rank)[static_cast<size_t>(p.index)].begin_ns; };
+  for (const CollectivePeer& p : m_peers) {
+    if (begin(p) < begin(*first)) first = &p;
+    if (begin(p) > begin(*last)) last = &p;
+  }
+  return tr("the same collective on %1 ranks (outlined dashed): rank %2 entered last, %3 after rank %4")
+      .arg(m_peers.size())
+      .arg(last->rank)
+      .arg(duration(begin(*last) - begin(*first)))
+      .arg(first->rank);
 }
 
 QString TimelineView::eventTooltip(int rank, int32_t index) const {
@@ -788,6 +827,7 @@ QString TimelineView::eventTooltip(int rank, int32_t index) const {
                  .arg(algbw * factor, 0, 'f', 2)
                  .arg(p);
   }
+  if (const QString peers = peersLine(rank, index); !peers.isEmpty()) lines << peers;
   if (e.bucket >= 0) {
     for (const BucketInfo& b : meta.buckets) {
       if (b.index != e.bucket || b.params.empty()) continue;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "inspect/collective_peers.h"
 #include "inspect/stuck_collectives.h"
 #include "inspect/timeline_layout.h"
 
@@ -58,6 +59,8 @@ class TimelineView : public QWidget {
   size_t drawItemCount() const;
   // The tooltip of events(rank)[event].
   QString eventTooltip(int rank, int32_t event) const;
+  // The selected collective's ops on its group's members (itself included; empty: none).
+  const std::vector<CollectivePeer>& selectedPeers() const { return m_peers; }
   // Tooltip text for a point in plot coordinates, empty when nothing is there.
   QString tooltipAt(const QPoint& pos) const;
   // Selects events(rank)[index] and draws its dependency arrows (index < 0 clears).
@@ -131,6 +134,8 @@ class TimelineView : public QWidget {
   std::optional<int64_t> m_cursor;
   std::optional<std::pair<int, int32_t>> m_selected;  // rank, index into its events
   uint64_t m_selectedGeneration = 0;                   // the store's, when selected
+  QString peersLine(int rank, int32_t index) const;  // "" unless a listed peer
+  std::vector<CollectivePeer> m_peers;  // the selected collective on each member of its group
   std::vector<QCPAbstractItem*> m_arrows;              // lines, labels and the outline
   std::optional<std::pair<int64_t, int64_t>> m_range;
   QCPAbstractItem* m_rangeBand = nullptr;

@@ -9,6 +9,7 @@
 #include "compare_memory_view.h"
 #include "compare_timeline_view.h"
 #include "figure_export.h"
+#include "inspect/rank_symmetry.h"
 #include "inspection.h"
 #include "loss_view.h"
 #include "memory_view.h"
@@ -49,11 +50,19 @@ TimelinePage::TimelinePage(Inspection& inspection, QWidget* parent)
   QObject::connect(&inspection, &Inspection::runShown, m_view, [this] {
     m_view->setFollowLive(true);
     m_settle = !m_inspection.run().live();
+    m_foldCopies = true;
   });
   QObject::connect(&inspection, &Inspection::refreshed, m_view, [this] {
     // A live run's unfinished collectives are not a hang: only an ended run's are drawn stuck.
-    m_view->setHangShown(!m_inspection.run().live() || m_inspection.run().done);
+    const bool ended = !m_inspection.run().live() || m_inspection.run().done;
+    m_view->setHangShown(ended);
     m_view->refresh();
+    // An ended run of more ranks than the bar charts show one by one: its ranks
+    // identical to rank 0 become one band, as in its figures (double-click opens it).
+    if (ended && m_foldCopies) {
+      m_foldCopies = false;
+      if (m_inspection.store().rankCount() > kFoldAboveRanks) m_view->setCollapseIdenticalRanks(true);
+    }
     if (m_settle) m_view->setFollowLive(false);
     m_settle = false;
   });

@@ -51,6 +51,7 @@ class TimelinePage : public ViewPage {
   CompareTimelineView* m_compare;  // compare mode: a band per pinned run
   QStackedWidget* m_stack;
   bool m_settle = false;  // a finished run was just shown: stop following once it is drawn
+  bool m_foldCopies = false;  // a run was just shown: fold its copies of rank 0 once it has ended
 };
 
 class MemoryPage : public ViewPage {

@@ -12,6 +12,7 @@
 #include "main_window.h"
 #include "page.h"
 #include "straggler_view.h"
+#include "timeline_view.h"
 
 using namespace shardscope;
 
@@ -66,6 +67,38 @@ class TestStragglerView : public QObject {
     const QString png = dir.filePath(QStringLiteral("stragglers.png"));
     QVERIFY2(w.exportViewFigure(QStringLiteral("stragglers"), png, 1200, 600, &error), qPrintable(error));
     QVERIFY(QFileInfo(png).size() > 1000);
+  }
+
+  // Selecting one rank's collective outlines the same call on every rank and
+  // names who entered it last (issue 32: the selected collective on every rank).
+  void selectedCollectiveOnEveryRank() {
+    MainWindow w;
+    w.setPersistSettings(false);
+    QString error;
+    QVERIFY2(w.openTrace(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/kineto/straggler_job"), &error),
+             qPrintable(error));
+    const EventStore& store = w.inspection().store();
+    int32_t index = -1;
+    for (size_t i = 0; i < store.events(0).size() && index < 0; ++i)
+      if (store.events(0)[i].kind == EventKind::AllReduce) index = static_cast<int32_t>(i);
+    QVERIFY(index >= 0);
+    TimelineView* timeline = w.timeline();
+    timeline->selectEvent(0, index);
+    const auto& peers = timeline->selectedPeers();
+    QCOMPARE(peers.size(), size_t(4));
+    const Event& mine = store.events(0)[static_cast<size_t>(index)];
+    for (const CollectivePeer& p : peers) {
+      const Event& e = store.events(p.rank)[static_cast<size_t>(p.index)];
+      QCOMPARE(e.seq, mine.seq);
+      QCOMPARE(e.group, mine.group);
+    }
+    // The selected outline, three dashed ones for its peers.
+    QVERIFY(timeline->arrowCount() >= 4);
+    const QString tip = timeline->eventTooltip(1, peers[1].index);
+    QVERIFY2(tip.contains(QStringLiteral("the same collective on 4 ranks")) && tip.contains(QStringLiteral("rank 2 entered last")),
+             qPrintable(tip));
+    timeline->selectEvent(-1, -1);
+    QVERIFY(timeline->selectedPeers().empty());
   }
 
   void unavailableWithoutAnImportedJob() {
