@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "inspect/event_store.h"
 
@@ -12,10 +11,16 @@ std::vector<StuckCollective> findStuckCollectives(const EventStore& store) {
   std::vector<StuckCollective> out;
   const int ranks = store.rankCount();
   // Who entered each (group, seq); ranks with events only (a map, not an array by id).
-  std::map<std::pair<int, int>, std::set<int>> entered;
+  // Each list ascending and unique: ranks are visited in order (no set's node per rank).
+  std::map<std::pair<int, int>, std::vector<int>> entered;
+  // A copied rank's collectives are its source's in its own groups (eventFor).
+  const RankCopies& copies = store.copies();
   for (int r = 0; r < ranks; ++r)
     for (const Event& e : store.events(r))
-      if (isCollective(e.kind) && e.seq >= 0) entered[{e.group, e.seq}].insert(r);
+      if (isCollective(e.kind) && e.seq >= 0) {
+        std::vector<int>& in = entered[{copies.eventFor(r, e).group, e.seq}];
+        if (in.empty() || in.back() != r) in.push_back(r);
+      }
   // The run stopped where its last event ended; a modeled clock does not move
   // while ranks wait, so the stuck span then gets a visible share of the run.
   // An imported trace holds the ranks its files hold (one rank's file of a
@@ -36,17 +41,17 @@ std::vector<StuckCollective> findStuckCollectives(const EventStore& store) {
         if (!fresh && events[i].begin_ns >= events[it->second].begin_ns) it->second = i;
       }
     for (const auto& [lane, i] : last) {
-      const Event& e = events[i];
+      const Event e = copies.eventFor(r, events[i]);
       const CommGroup* group = store.meta().group(e.group);
       std::vector<int> members;
       if (group && !group->ranks.empty())
         members = group->ranks;
       else
         for (int q = 0; q < ranks; ++q) members.push_back(q);
-      const std::set<int>& in = entered[{e.group, e.seq}];
+      const std::vector<int>& in = entered[{e.group, e.seq}];
       StuckCollective s;
       for (int q : members)
-        if (!in.count(q) && (!imported || (q >= 0 && q < ranks && present[static_cast<size_t>(q)])))
+        if (!std::binary_search(in.begin(), in.end(), q) && (!imported || (q >= 0 && q < ranks && present[static_cast<size_t>(q)])))
           s.waiting_for.push_back(q);
       if (s.waiting_for.empty()) continue;
       s.rank = r;
