@@ -61,14 +61,33 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
   m_hiddenShare = 0;
   m_measured = false;
   const int ranks = store.rankCount();
+  // A replicated run's copied ranks are their source's events in their own
+  // groups (of the same sizes): read once per source, relabelled per copy.
+  const RankCopies& copies = store.copies();
   // The last step every rank completed.
   std::vector<std::set<int>> ended(static_cast<size_t>(ranks));
   std::map<int, std::set<int>> group_ranks;  // group id -> ranks seen in it
-  for (int r = 0; r < ranks; ++r)
+  std::map<int, std::set<int>> source_groups;  // a copied rank's source -> the groups it used
+  for (int r = 0; r < ranks; ++r) {
+    if (copies.isCopy(r)) continue;
     for (const Event& e : store.events(r)) {
       if (e.kind == EventKind::StepEnd && e.step >= 0) ended[static_cast<size_t>(r)].insert(e.step);
-      if (kindIndex(e.kind) >= 0 && e.group >= 0) group_ranks[e.group].insert(r);
+      if (kindIndex(e.kind) >= 0 && e.group >= 0) {
+        group_ranks[e.group].insert(r);
+        if (!copies.empty()) source_groups[r].insert(e.group);
+      }
     }
+  }
+  for (int r = 0; r < ranks; ++r) {
+    if (!copies.isCopy(r)) continue;
+    const int source = copies.sourceOf(r);
+    ended[static_cast<size_t>(r)] = ended[static_cast<size_t>(source)];
+    Event e;
+    for (int g : source_groups[source]) {
+      e.group = static_cast<int16_t>(g);
+      group_ranks[copies.eventFor(r, e).group].insert(r);
+    }
+  }
   m_step = reportedStep(ended, store.meta().imported != nullptr);
   if (m_step < 0) {
     endResetModel();
@@ -86,12 +105,17 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
   std::vector<bool> tp_group(meta.groups.size());
   for (size_t g = 0; g < meta.groups.size(); ++g) tp_group[g] = isTensorParallelGroup(meta.groups[g]);
   std::vector<std::vector<Event>> step_events(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    // [axis][kind]: axis 0 data-parallel, 1 tensor-parallel.
+  // [axis][kind]: axis 0 data-parallel, 1 tensor-parallel.
+  struct Sums {
     Row acc[2][kCommViewKindCount];
     double ring_bytes[2][kCommViewKindCount] = {};
     double bus_bytes[2][kCommViewKindCount] = {};
     int64_t transfer_ns[2][kCommViewKindCount] = {};
+  };
+  // One rank's sums over the reported step; its step's events kept for the timing below.
+  const auto stepSums = [&](int r) {
+    Sums sums;
+    auto& [acc, ring_bytes, bus_bytes, transfer_ns] = sums;
     for (const Event& e : store.events(r)) {
       if (e.step != m_step) continue;
       step_events[static_cast<size_t>(r)].push_back(e);
@@ -116,6 +140,14 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
       bus_bytes[axis][k] += static_cast<double>(e.bytes) * busBandwidthFactor(c, n);
       transfer_ns[axis][k] = saturatingAdd(transfer_ns[axis][k], dur - wait);
     }
+    return sums;
+  };
+  std::map<int, Sums> source_sums;  // each copied rank's source's (a copy's groups are as large as its source's)
+  for (int r = 0; r < ranks; ++r) {
+    const auto cached = copies.isCopy(r) ? source_sums.find(copies.sourceOf(r)) : source_sums.end();
+    const Sums sums = cached != source_sums.end() ? cached->second : stepSums(r);
+    if (!copies.empty() && !copies.isCopy(r)) source_sums[r] = sums;
+    const auto& [acc, ring_bytes, bus_bytes, transfer_ns] = sums;
     // Measured: the strategy's sends and, under tensor parallelism, the TP group's, each in its rows.
     const RankResult* measured = m_measured ? &result->ranks[static_cast<size_t>(r)] : nullptr;
     for (int axis = 0; axis < 2; ++axis)
@@ -132,11 +164,19 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
       }
   }
   std::vector<StepMetrics> metrics;
+  std::map<int, std::vector<StepMetrics>> by_source;  // a copy's timing is its source's
   for (const StepMetrics& m : computeStepMetrics(step_events, store.meta().imported.get())) {
     if (m.step != m_step) continue;
     metrics.push_back(m);
-    m_timing.push_back({m.rank, m.wall_ns, m.comm_ns, m.exposed_comm_ns, m.overlapPercent()});
+    if (!copies.empty()) by_source[m.rank].push_back(m);
   }
+  for (int r = 0; r < ranks && !copies.empty(); ++r)
+    if (copies.isCopy(r))
+      for (StepMetrics m : by_source[copies.sourceOf(r)]) {
+        m.rank = r;
+        metrics.push_back(m);
+      }
+  for (const StepMetrics& m : metrics) m_timing.push_back({m.rank, m.wall_ns, m.comm_ns, m.exposed_comm_ns, m.overlapPercent()});
   m_hiddenShare = hiddenSharePercent(metrics);  // the Runs table's figure, from the same function
   std::sort(m_timing.begin(), m_timing.end(), [](const RankTiming& a, const RankTiming& b) { return a.rank < b.rank; });
   endResetModel();

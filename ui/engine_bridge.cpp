@@ -62,7 +62,9 @@ void EngineBridge::begin(const RunConfig& config) {
   m_lastStopId = 0;
   m_settledCount = 0;
   m_config = config;
-  RunTrace meta = m_run->trace();  // metadata only: no event has been recorded yet
+  // Metadata only (no event has been recorded yet), with the rank map: a
+  // replicated run's copies show their source's events as they arrive.
+  RunTrace meta = m_run->trace(Run::CopiedRanks::Shared);
   m_store->reset(meta);
   m_cursors.assign(static_cast<size_t>(config.ranks), 0);
   m_stepsDone = 0;
@@ -243,7 +245,7 @@ void EngineBridge::finish() {
     // trace is the same events sorted with the ledger replayed in modeled
     // time. Show that one, as an exported trace would.
     std::vector<double> losses = m_store->losses();
-    RunTrace trace = m_run->trace();
+    RunTrace trace = m_run->trace(Run::CopiedRanks::Shared);  // copies stay their source's events
     m_store->setFromTrace(std::move(trace));
     m_store->setLosses(std::move(losses));
     emit eventsAppended();

@@ -773,7 +773,7 @@ QString TimelineView::peersLine(int rank, int32_t index) const {
 }
 
 QString TimelineView::eventTooltip(int rank, int32_t index) const {
-  const Event& e = m_store->events(rank)[static_cast<size_t>(index)];
+  const Event e = m_store->eventAt(rank, static_cast<size_t>(index));  // a copied rank's: in its own groups
   const RunTrace& meta = m_store->meta();
   // Activation checkpointing's recompute is a forward inside backward: named as such.
   const bool recompute = e.kind == EventKind::Forward && (e.flags & kEventRecompute);

@@ -33,14 +33,23 @@ void EventStore::setFromTrace(RunTrace trace) {
   m_meta = std::move(trace);
   resetEvents();
   m_losses = std::move(losses);  // the trace's own (a caller may set the live run's after)
-  for (size_t r = 0; r < events.size(); ++r) appendEvents(static_cast<int>(r), events[r]);
+  for (size_t r = 0; r < events.size() && r < static_cast<size_t>(kMaxRanks); ++r) {
+    if (events[r].empty() || isCopy(static_cast<int>(r))) continue;
+    if (r >= m_events.size()) m_events.resize(r + 1);
+    m_events[r] = std::move(events[r]);  // moved, not copied: a 70B step's log is large
+    noteEvents(m_events[r]);
+  }
 }
 
 void EventStore::appendEvents(int rank, std::span<const Event> events) {
-  if (rank < 0 || rank >= kMaxRanks || events.empty()) return;
+  if (rank < 0 || rank >= kMaxRanks || events.empty() || isCopy(rank)) return;
   if (static_cast<size_t>(rank) >= m_events.size()) m_events.resize(static_cast<size_t>(rank) + 1);
   std::vector<Event>& out = m_events[static_cast<size_t>(rank)];
   out.insert(out.end(), events.begin(), events.end());
+  noteEvents(events);
+}
+
+void EventStore::noteEvents(std::span<const Event> events) {
   for (const Event& e : events) {
     if (m_count == 0) {
       m_begin = e.begin_ns;
@@ -50,6 +59,14 @@ void EventStore::appendEvents(int rank, std::span<const Event> events) {
     m_end = std::max(m_end, std::max(e.begin_ns, e.end_ns));
     ++m_count;
   }
+}
+
+size_t EventStore::eventCount() const {
+  if (m_meta.copies.empty()) return m_count;
+  size_t n = m_count;
+  for (size_t r = 0; r < m_events.size(); ++r)
+    if (isCopy(static_cast<int>(r))) n += events(static_cast<int>(r)).size();
+  return n;
 }
 
 void EventStore::setLosses(std::vector<double> losses) { m_losses = std::move(losses); }

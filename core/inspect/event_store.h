@@ -2,6 +2,8 @@
 // inspect): per-rank vectors fed in batches (live from the GUI's EngineBridge,
 // or all at once from an opened trace) plus the run's metadata. Append-only between clear()s, so views keep per-rank cursors and
 // revision() tells them when to start over. No Qt: the GUI and the CLI share it.
+// A replicated run's copied ranks hold no events: events(r) of a copy is its
+// source's list (meta().copies), so 512 ranks cost one rank's memory.
 #pragma once
 
 #include <cstdint>
@@ -26,17 +28,30 @@ class EventStore {
   // Drops every event and sets the metadata (meta.events is ignored).
   void reset(const RunTrace& meta);
   void clear();
-  // Replaces everything with an opened trace (metadata and events).
+  // Replaces everything with an opened trace (metadata and events; a trace in
+  // the shared form keeps its rank map, its copies' lists stay empty).
   void setFromTrace(RunTrace trace);
   // Appends events recorded by rank; grows the rank count when needed (up to
-  // kMaxRanks; events of a rank outside 0..kMaxRanks-1 are dropped).
+  // kMaxRanks; events of a rank outside 0..kMaxRanks-1 are dropped, and so
+  // are a copied rank's: they are its source's).
   void appendEvents(int rank, std::span<const Event> events);
   // Mean loss per completed step (from Run::losses(), or the trace's own).
   void setLosses(std::vector<double> losses);
 
   int rankCount() const { return static_cast<int>(m_events.size()); }
-  const std::vector<Event>& events(int rank) const { return m_events[static_cast<size_t>(rank)]; }
-  size_t eventCount() const { return m_count; }
+  // The rank map (empty unless the run's ranks are copies of simulated ones).
+  const RankCopies& copies() const { return m_meta.copies; }
+  bool isCopy(int rank) const { return m_meta.copies.isCopy(rank); }
+  // The rank whose list events(rank) is: rank itself, or a copy's source.
+  int sourceOf(int rank) const { return m_meta.copies.sourceOf(rank); }
+  // Rank `rank`'s events: its own list, or a copy's source's — the same ops
+  // at the same times, whose rank and group fields are the source's (eventAt
+  // gives the copy's own). Indices into it are the rank's event indices.
+  const std::vector<Event>& events(int rank) const { return m_events[static_cast<size_t>(sourceOf(rank))]; }
+  // events(rank)[index] as rank recorded it (a copy: its rank and group ids).
+  Event eventAt(int rank, size_t index) const { return m_meta.copies.eventFor(rank, events(rank)[index]); }
+  // Every rank's events, copies included (each counts its source's).
+  size_t eventCount() const;
   bool empty() const { return m_count == 0; }
   const std::vector<double>& losses() const { return m_losses; }
 
@@ -60,11 +75,14 @@ class EventStore {
   // cursors predate it must rebuild.
   uint64_t generation() const { return m_generation; }
 
-  // Metadata, losses and every event, for the Chrome trace writer.
+  // Metadata, losses and every event, for the Chrome trace writer; a
+  // replicated run's in the shared form (copies' lists empty, the rank map in
+  // trace.copies), which the writer and setFromTrace understand.
   RunTrace toRunTrace() const;
 
  private:
   void resetEvents();
+  void noteEvents(std::span<const Event> events);  // the count and the time range
 
   RunTrace m_meta;
   std::vector<std::vector<Event>> m_events;

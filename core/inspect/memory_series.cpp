@@ -29,7 +29,10 @@ void MemorySeries::sync(const EventStore& store) {
   }
   if (m_ranks.size() < static_cast<size_t>(store.rankCount()))
     m_ranks.resize(static_cast<size_t>(store.rankCount()));
+  m_source.resize(m_ranks.size());
   for (size_t r = 0; r < m_ranks.size(); ++r) {
+    m_source[r] = store.sourceOf(static_cast<int>(r));
+    if (m_source[r] != static_cast<int>(r)) continue;  // a copy: its source's series, replayed once
     RankSeries& s = m_ranks[r];
     const std::vector<Event>& events = store.events(static_cast<int>(r));
     for (; s.cursor < events.size(); ++s.cursor) {
@@ -56,13 +59,13 @@ void MemorySeries::sync(const EventStore& store) {
 
 const MemorySample* MemorySeries::peakModelState(int rank) const {
   if (rank < 0 || rank >= rankCount()) return nullptr;
-  const RankSeries& s = m_ranks[static_cast<size_t>(rank)];
+  const RankSeries& s = series(rank);
   return s.samples.empty() ? nullptr : &s.samples[s.peakStateIndex];
 }
 
 const MemorySample* MemorySeries::peakTotal(int rank) const {
   if (rank < 0 || rank >= rankCount()) return nullptr;
-  const RankSeries& s = m_ranks[static_cast<size_t>(rank)];
+  const RankSeries& s = series(rank);
   return s.samples.empty() ? nullptr : &s.samples[s.peakTotalIndex];
 }
 
@@ -70,7 +73,7 @@ MemorySample MemorySeries::at(int rank, int64_t t_ns) const {
   MemorySample out;
   out.t_ns = t_ns;
   if (rank < 0 || rank >= rankCount()) return out;
-  const auto& samples = m_ranks[static_cast<size_t>(rank)].samples;
+  const auto& samples = series(rank).samples;
   const auto it = std::upper_bound(samples.begin(), samples.end(), t_ns,
                                    [](int64_t t, const MemorySample& s) { return t < s.t_ns; });
   if (it == samples.begin()) return out;

@@ -2,7 +2,8 @@
 // carries its category's running bytes (`value`), so replaying them in record
 // order reproduces the allocator's books exactly; no sizes are summed here.
 // Incremental (per-rank cursors); the peak is the first moment the model-state
-// sum (param+grad+master+adam_m+adam_v) reaches its maximum. No widgets.
+// sum (param+grad+master+adam_m+adam_v) reaches its maximum. A replicated
+// run's copied ranks read their source's series (built once). No widgets.
 #pragma once
 
 #include <array>
@@ -28,7 +29,7 @@ class MemorySeries {
   void sync(const EventStore& store);
 
   int rankCount() const { return static_cast<int>(m_ranks.size()); }
-  const std::vector<MemorySample>& samples(int rank) const { return m_ranks[static_cast<size_t>(rank)].samples; }
+  const std::vector<MemorySample>& samples(int rank) const { return series(rank).samples; }
   // nullptr while the rank has allocated nothing.
   const MemorySample* peakModelState(int rank) const;
   const MemorySample* peakTotal(int rank) const;
@@ -46,9 +47,16 @@ class MemorySeries {
     size_t peakTotalIndex = 0;
   };
 
+  // Rank's series: its own, or a copy's source's (its own stays empty).
+  const RankSeries& series(int rank) const {
+    const auto r = static_cast<size_t>(rank);
+    return m_ranks[r < m_source.size() ? static_cast<size_t>(m_source[r]) : r];
+  }
+
   const EventStore* m_store = nullptr;
   uint64_t m_generation = ~0ull;
   std::vector<RankSeries> m_ranks;
+  std::vector<int> m_source;  // per rank: whose series it reads (the store's rank map)
 };
 
 }  // namespace shardscope

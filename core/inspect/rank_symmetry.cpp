@@ -29,6 +29,10 @@ RankSymmetry findRankSymmetry(const EventStore& store, int64_t tolerance_ns) {
   if (first.empty()) return out;
   for (int r = 1; r < store.rankCount(); ++r) {
     const std::vector<Event>& events = store.events(r);
+    if (&events == &first) {  // a copy of rank 0: its very events (group ids aside, which sameOp ignores)
+      out.sameAsRank0.push_back(r);
+      continue;
+    }
     if (events.size() != first.size()) continue;  // a hung or stopped rank, or another program
     bool same = true;
     for (size_t i = 0; i < events.size() && same; ++i) same = sameOp(first[i], events[i], tolerance_ns);

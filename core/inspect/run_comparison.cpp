@@ -15,10 +15,25 @@ namespace shardscope {
 namespace {
 
 // Per (rank, step) timing of the steps every rank completed, from the events.
+// A copied rank's steps are its source's (the same events): computed once.
 std::vector<StepMetrics> comparedCompletedSteps(const EventStore& store) {
   std::vector<std::vector<Event>> events(static_cast<size_t>(store.rankCount()));
-  for (int r = 0; r < store.rankCount(); ++r) events[static_cast<size_t>(r)] = store.events(r);
-  return computeStepMetrics(events);
+  for (int r = 0; r < store.rankCount(); ++r)
+    if (!store.isCopy(r)) events[static_cast<size_t>(r)] = store.events(r);
+  std::vector<StepMetrics> own = computeStepMetrics(events);
+  if (store.copies().empty()) return own;
+  std::map<int, std::vector<StepMetrics>> by_rank;
+  for (const StepMetrics& m : own) by_rank[m.rank].push_back(m);
+  std::vector<StepMetrics> out;
+  for (int r = 0; r < store.rankCount(); ++r) {
+    const auto it = by_rank.find(store.sourceOf(r));
+    if (it == by_rank.end()) continue;
+    for (StepMetrics m : it->second) {
+      m.rank = r;
+      out.push_back(m);
+    }
+  }
+  return out;
 }
 
 std::set<int> comparedStepsOnEveryRank(const std::vector<StepMetrics>& metrics, int ranks) {
@@ -108,7 +123,8 @@ RunFigures runFigures(const ComparedRun& run) {
     for (int r = 0; r < store.rankCount(); ++r) {
       double rank_sent = 0;
       for (const Event& e : store.events(r))
-        if (e.step == last) rank_sent += static_cast<double>(e.bytes) * busBandwidthFactor(e.kind, store.meta().groupSize(e));
+        if (e.step == last)
+          rank_sent += static_cast<double>(e.bytes) * busBandwidthFactor(e.kind, store.meta().groupSize(store.copies().eventFor(r, e)));
       sent = std::max(sent, rank_sent);
     }
     f.sent_bytes = static_cast<int64_t>(sent + 0.5);

@@ -101,6 +101,8 @@ bool TimelineLayout::sync(const EventStore& store) {
     m_cursors.resize(ranks, 0);
   }
   for (size_t r = 0; r < ranks; ++r) {
+    // A copied rank's rows draw its source's lanes (layout()): nothing of its own.
+    if (store.isCopy(static_cast<int>(r))) continue;
     const std::vector<Event>& events = store.events(static_cast<int>(r));
     if (m_cursors[r] < events.size() && m_lanes[r].empty()) m_lanes[r].resize(m_slots);
     for (size_t i = m_cursors[r]; i < events.size(); ++i) {
@@ -260,7 +262,7 @@ void TimelineLayout::layout(double t0_ns, double t1_ns, double width_px, int fir
   for (int row = first_row; row <= last_row; ++row) {
     const TimelineRow& r = m_rows[static_cast<size_t>(row)];
     if (r.sameAsRank0) continue;  // the collapsed ranks' band draws no boxes
-    std::vector<LaneData>& lanes = m_lanes[static_cast<size_t>(r.rank)];
+    std::vector<LaneData>& lanes = m_lanes[static_cast<size_t>(m_store->sourceOf(r.rank))];
     if (lanes.empty()) continue;  // a rank without events
     LaneData& d = lanes[static_cast<size_t>(r.lane)];
     const std::vector<Event>& events = m_store->events(r.rank);

@@ -107,7 +107,10 @@ void UnitStates::sync(const EventStore& store) {
   std::set<int> ids;
   for (const UnitInfo& u : store.meta().units)
     if (u.index >= 0) ids.insert(u.index);
+  m_source.resize(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) m_source[static_cast<size_t>(r)] = store.sourceOf(r);
   for (int r = 0; r < ranks; ++r) {
+    if (store.isCopy(r)) continue;  // its source's events: the same ids
     int last = -1;
     for (const Event& e : store.events(r)) {
       if (e.unit < 0 || e.unit == last || !isUnitOp(e.kind)) continue;
@@ -121,6 +124,7 @@ void UnitStates::sync(const EventStore& store) {
   m_spans.assign(static_cast<size_t>(ranks), {});
   m_holds.assign(static_cast<size_t>(ranks), {});
   for (int r = 0; r < ranks; ++r) {
+    if (store.isCopy(r)) continue;  // reads its source's spans and holds
     const std::vector<Event>& events = store.events(r);
     std::map<int, StepSpan> step_map;
     std::map<int, UnitOps> by_unit;  // only the units this rank touches
@@ -262,14 +266,14 @@ UnitState UnitStates::stateAt(int rank, int unit, int64_t t) const {
 
 const std::vector<UnitSpan>& UnitStates::spans(int rank, int unit) const {
   if (rank < 0 || rank >= rankCount() || unit < 0 || unit >= unitCount()) return kNoSpans;
-  const auto& rank_spans = m_spans[static_cast<size_t>(rank)];
+  const auto& rank_spans = m_spans[sourceIndex(rank)];
   return static_cast<size_t>(unit) < rank_spans.size() ? rank_spans[static_cast<size_t>(unit)] : kNoSpans;
 }
 
 int64_t UnitStates::heldBytes(int rank, int unit, int64_t t) const {
   if (rank < 0 || rank >= rankCount() || unit < 0) return 0;
   int64_t bytes = 0;
-  for (const Hold& h : m_holds[static_cast<size_t>(rank)])
+  for (const Hold& h : m_holds[sourceIndex(rank)])
     if (h.unit == unit && h.begin <= t && t < h.end) bytes += h.bytes;
   return bytes;
 }
@@ -277,7 +281,7 @@ int64_t UnitStates::heldBytes(int rank, int unit, int64_t t) const {
 int64_t UnitStates::unattributedBytes(int rank, int64_t t) const {
   if (rank < 0 || rank >= rankCount()) return 0;
   int64_t bytes = 0;
-  for (const Hold& h : m_holds[static_cast<size_t>(rank)])
+  for (const Hold& h : m_holds[sourceIndex(rank)])
     if (h.unit < 0 && h.begin <= t && t < h.end) bytes += h.bytes;
   return bytes;
 }

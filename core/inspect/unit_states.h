@@ -13,7 +13,8 @@
 //              gradients running or still to come after its backward
 //   freed      not held, dropped earlier in this step
 //   sharded    otherwise (before its first gather, between steps)
-// Unit ids are mapped densely (a trace's ids are data, not sizes). No widgets.
+// Unit ids are mapped densely (a trace's ids are data, not sizes). A
+// replicated run's copied ranks read their source's spans (derived once). No widgets.
 #pragma once
 
 #include <cstddef>
@@ -75,8 +76,10 @@ class UnitStates {
   size_t m_seen = 0;  // store events at the last rebuild
   int m_lastStep = -1;
   std::vector<int> m_ids;                                   // unit id per index, ascending
-  std::vector<std::vector<std::vector<UnitSpan>>> m_spans;  // [rank][unit index]; empty for ranks without unit ops
-  std::vector<std::vector<Hold>> m_holds;                   // [rank], by alloc time
+  std::vector<std::vector<std::vector<UnitSpan>>> m_spans;  // [rank][unit index]; empty for ranks without unit ops and copies
+  std::vector<std::vector<Hold>> m_holds;                   // [rank], by alloc time; a copy's empty
+  std::vector<int> m_source;  // per rank: whose spans and holds it reads (the store's rank map)
+  size_t sourceIndex(int rank) const { return static_cast<size_t>(m_source[static_cast<size_t>(rank)]); }
 };
 
 }  // namespace shardscope

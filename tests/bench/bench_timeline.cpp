@@ -226,9 +226,15 @@ struct Scene {
   }
 };
 
-Scene& scene() {
-  static Scene s;
+// Made on first use and dropped in main() before the QApplication: a widget
+// destroyed at exit, after it, crashes (and the JSON on a pipe is lost).
+std::unique_ptr<Scene>& sceneSlot() {
+  static std::unique_ptr<Scene> s;
   return s;
+}
+Scene& scene() {
+  if (!sceneSlot()) sceneSlot() = std::make_unique<Scene>();
+  return *sceneSlot();
 }
 
 // A frame is QCustomPlot::replot(rpImmediateRefresh): it redraws every layer
@@ -296,5 +302,6 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  sceneSlot().reset();
   return 0;
 }

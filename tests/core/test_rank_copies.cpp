@@ -2,7 +2,9 @@
 // must report, per rank, exactly what simulating every rank reports — every
 // event of every rank (rank and group ids included), the Chrome trace file
 // byte for byte, each rank's ledger, traffic, orders and step timing, and the
-// summary JSON. A wrong rank map (a copy on rank 0's groups) fails here.
+// summary JSON — and, in the window's EventStore (one log plus the rank map),
+// every inspected series: memory, unit states, exposure, the timeline's rows
+// and boxes. A wrong rank map (a copy on rank 0's groups) fails here.
 #include <QtTest>
 
 #include <cstring>
@@ -11,7 +13,13 @@
 #include "analysis/run_summary.h"
 #include "config/run_config.h"
 #include "engine/run.h"
+#include "inspect/collective_exposure.h"
+#include "inspect/event_store.h"
+#include "inspect/memory_series.h"
 #include "inspect/rank_symmetry.h"
+#include "inspect/stuck_collectives.h"
+#include "inspect/timeline_layout.h"
+#include "inspect/unit_states.h"
 #include "trace/chrome_trace_writer.h"
 #include "trace/run_trace.h"
 
@@ -52,6 +60,110 @@ QString eventText(const Event& e) {
       .arg(e.seq)
       .arg(e.op)
       .arg(e.begin_ns);
+}
+
+// The window's store of the shared trace (one log, the rank map) against the
+// fully simulated run's: each rank's events as recorded, and what every view
+// derives from them.
+void compareInspected(const RunTrace& full_trace, const RunTrace& shared_trace) {
+  EventStore full, copied;
+  full.setFromTrace(full_trace);
+  copied.setFromTrace(shared_trace);
+  QVERIFY(!copied.copies().empty());
+  QCOMPARE(copied.rankCount(), full.rankCount());
+  QCOMPARE(copied.eventCount(), full.eventCount());
+  QCOMPARE(copied.beginNs(), full.beginNs());
+  QCOMPARE(copied.endNs(), full.endNs());
+  for (int r = 0; r < full.rankCount(); ++r) {
+    QCOMPARE(copied.events(r).size(), full.events(r).size());
+    for (size_t i = 0; i < full.events(r).size(); ++i) {
+      const Event e = copied.eventAt(r, i);
+      QVERIFY2(std::memcmp(&e, &full.events(r)[i], sizeof(Event)) == 0, qPrintable(QStringLiteral("rank %1 event %2").arg(r).arg(i)));
+    }
+  }
+  // Only rank 0's log is held.
+  for (int r = 1; r < copied.rankCount(); ++r) QVERIFY(copied.isCopy(r));
+  QCOMPARE(chromeTrace(copied.toRunTrace()), chromeTrace(full_trace));
+
+  MemorySeries ma, mb;
+  ma.sync(full);
+  mb.sync(copied);
+  QCOMPARE(mb.rankCount(), ma.rankCount());
+  for (int r = 0; r < ma.rankCount(); ++r) {
+    QCOMPARE(mb.samples(r).size(), ma.samples(r).size());
+    for (size_t i = 0; i < ma.samples(r).size(); ++i) {
+      QCOMPARE(mb.samples(r)[i].t_ns, ma.samples(r)[i].t_ns);
+      QVERIFY(mb.samples(r)[i].bytes == ma.samples(r)[i].bytes);
+    }
+    QCOMPARE(mb.peakTotal(r) != nullptr, ma.peakTotal(r) != nullptr);
+    if (ma.peakTotal(r)) QCOMPARE(mb.peakTotal(r)->t_ns, ma.peakTotal(r)->t_ns);
+    if (ma.peakModelState(r)) QCOMPARE(mb.peakModelState(r)->modelState(), ma.peakModelState(r)->modelState());
+  }
+
+  UnitStates ua, ub;
+  ua.sync(full);
+  ub.sync(copied);
+  QCOMPARE(ub.rankCount(), ua.rankCount());
+  QCOMPARE(ub.unitCount(), ua.unitCount());
+  QCOMPARE(ub.lastStep(), ua.lastStep());
+  const int64_t mid = (full.beginNs() + full.endNs()) / 2;
+  for (int r = 0; r < ua.rankCount(); ++r) {
+    QCOMPARE(ub.unattributedBytes(r, mid), ua.unattributedBytes(r, mid));
+    for (int u = 0; u < ua.unitCount(); ++u) {
+      const auto& sa = ua.spans(r, u);
+      const auto& sb = ub.spans(r, u);
+      QCOMPARE(sb.size(), sa.size());
+      for (size_t i = 0; i < sa.size(); ++i) {
+        QCOMPARE(sb[i].begin_ns, sa[i].begin_ns);
+        QCOMPARE(sb[i].end_ns, sa[i].end_ns);
+        QCOMPARE(int(sb[i].state), int(sa[i].state));
+        QCOMPARE(sb[i].step, sa[i].step);
+      }
+      QCOMPARE(ub.heldBytes(r, u, mid), ua.heldBytes(r, u, mid));
+    }
+  }
+
+  for (int r = 0; r < full.rankCount(); ++r) {
+    const auto xa = collectiveExposure(full, r, 0), xb = collectiveExposure(copied, r, 0);
+    QCOMPARE(xb.size(), xa.size());
+    for (size_t i = 0; i < xa.size(); ++i) {
+      QCOMPARE(xb[i].event, xa[i].event);
+      QCOMPARE(xb[i].bytes, xa[i].bytes);
+      QCOMPARE(xb[i].begin_ns, xa[i].begin_ns);
+      QCOMPARE(xb[i].dur_ns, xa[i].dur_ns);
+      QCOMPARE(xb[i].exposed_ns, xa[i].exposed_ns);
+    }
+  }
+  QCOMPARE(findStuckCollectives(copied).size(), findStuckCollectives(full).size());
+  QCOMPARE(findRankSymmetry(copied).sameAsRank0, findRankSymmetry(full).sameAsRank0);
+
+  // The timeline: every rank's rows, and the boxes of each over the whole run.
+  TimelineLayout la, lb;
+  la.sync(full);
+  lb.sync(copied);
+  QCOMPARE(lb.rows().size(), la.rows().size());
+  for (size_t i = 0; i < la.rows().size(); ++i) {
+    QCOMPARE(lb.rows()[i].rank, la.rows()[i].rank);
+    QCOMPARE(int(lb.rows()[i].lane), int(la.rows()[i].lane));
+    QCOMPARE(lb.rows()[i].top, la.rows()[i].top);
+  }
+  QCOMPARE(lb.stepStarts().size(), la.stepStarts().size());
+  QCOMPARE(lb.drawnEnd(), la.drawnEnd());
+  const int last_row = int(la.rows().size()) - 1;
+  la.layout(double(la.drawnBegin()), double(la.drawnEnd()), 1200, 0, last_row);
+  lb.layout(double(lb.drawnBegin()), double(lb.drawnEnd()), 1200, 0, last_row);
+  QCOMPARE(lb.items().size(), la.items().size());
+  QVERIFY(!la.items().empty());
+  for (size_t i = 0; i < la.items().size(); ++i) {
+    const TimelineDrawItem &a = la.items()[i], &b = lb.items()[i];
+    QCOMPARE(b.row, a.row);
+    QCOMPARE(b.event, a.event);
+    QCOMPARE(b.folded, a.folded);
+    QCOMPARE(b.x0, a.x0);
+    QCOMPARE(b.x1, a.x1);
+    QCOMPARE(int(b.kind), int(a.kind));
+  }
+  QCOMPARE(lb.markers().size(), la.markers().size());
 }
 
 }  // namespace
@@ -142,6 +254,9 @@ class TestRankCopies : public QObject {
     for (int r = 1; r < 64; ++r) QVERIFY(shared.events[size_t(r)].empty());
     QCOMPARE(chromeTrace(shared), chromeTrace(ta));
     QVERIFY(full_run.trace(Run::CopiedRanks::Shared).copies.empty());
+
+    compareInspected(ta, shared);
+    if (QTest::currentTestFailed()) return;
 
     // The CLI's tables: rank 0's rows, then one line for its copies.
     std::ostringstream text;
