@@ -7,9 +7,9 @@ namespace shardscope {
 
 std::vector<CollectivePeer> collectivePeers(const EventStore& store, int rank, int32_t index) {
   if (rank < 0 || rank >= store.rankCount() || index < 0) return {};
-  const std::vector<Event>& own = store.events(rank);
-  if (static_cast<size_t>(index) >= own.size()) return {};
-  const Event& selected = own[static_cast<size_t>(index)];
+  if (static_cast<size_t>(index) >= store.events(rank).size()) return {};
+  // eventAt: a copied rank's op carries its own group id, not its source's.
+  const Event selected = store.eventAt(rank, static_cast<size_t>(index));
   if (!isAnyCollective(selected.kind) || selected.seq < 0 || selected.group < 0) return {};
   // Its group's members when the trace names them, else every rank that ran
   // an op of that group with that number.
@@ -26,10 +26,11 @@ std::vector<CollectivePeer> collectivePeers(const EventStore& store, int rank, i
       peers.push_back({rank, index});
       continue;
     }
-    const std::vector<Event>& events = store.events(r);
-    for (size_t i = 0; i < events.size(); ++i) {
-      const Event& e = events[i];
-      if (e.group == selected.group && e.seq == selected.seq && e.kind == selected.kind) {
+    const size_t count = store.events(r).size();
+    for (size_t i = 0; i < count; ++i) {
+      const Event& source = store.events(r)[i];
+      if (source.seq != selected.seq || source.kind != selected.kind) continue;
+      if (store.eventAt(r, i).group == selected.group) {
         peers.push_back({r, static_cast<int32_t>(i)});
         break;
       }

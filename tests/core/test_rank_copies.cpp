@@ -4,7 +4,7 @@
 // byte for byte, each rank's ledger, traffic, orders and step timing, and the
 // summary JSON — and, in the window's EventStore (one log plus the rank map),
 // every inspected series: memory, unit states, exposure, the timeline's rows
-// and boxes. A wrong rank map (a copy on rank 0's groups) fails here.
+// and boxes, a selected collective's peers. A wrong rank map (a copy on rank 0's groups) fails here.
 #include <QtTest>
 
 #include <cstring>
@@ -14,6 +14,7 @@
 #include "config/run_config.h"
 #include "engine/run.h"
 #include "inspect/collective_exposure.h"
+#include "inspect/collective_peers.h"
 #include "inspect/event_store.h"
 #include "inspect/memory_series.h"
 #include "inspect/rank_symmetry.h"
@@ -164,6 +165,25 @@ void compareInspected(const RunTrace& full_trace, const RunTrace& shared_trace) 
     QCOMPARE(int(b.kind), int(a.kind));
   }
   QCOMPARE(lb.markers().size(), la.markers().size());
+
+  // The selected collective on every member of its group: the same members and
+  // ops, selected on rank 0 or on a copy (whose group ids are its own).
+  for (const int rank : {0, 5, 63}) {
+    int checked = 0;
+    for (size_t i = 0; i < full.events(rank).size() && checked < 4; ++i) {
+      if (!isAnyCollective(full.events(rank)[i].kind) || full.events(rank)[i].seq < 0) continue;
+      const auto pa = collectivePeers(full, rank, static_cast<int32_t>(i));
+      const auto pb = collectivePeers(copied, rank, static_cast<int32_t>(i));
+      QVERIFY(pa.size() > 1);
+      QCOMPARE(pb.size(), pa.size());
+      for (size_t k = 0; k < pa.size(); ++k) {
+        QCOMPARE(pb[k].rank, pa[k].rank);
+        QCOMPARE(pb[k].index, pa[k].index);
+      }
+      ++checked;
+    }
+    QVERIFY(checked > 0);
+  }
 }
 
 }  // namespace
