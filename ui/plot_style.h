@@ -4,6 +4,7 @@
 
 class QCustomPlot;
 class QCPAxis;
+class QFont;
 class QLabel;
 class QString;
 

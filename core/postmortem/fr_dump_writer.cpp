@@ -274,10 +274,12 @@ std::vector<FrRankDump> flightRecorderDumps(const RunTrace& trace, const FrWrite
 
 void checkFlightRecorderDir(const std::string& dir) {
   std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    throw ConfigError("--flight-recorder " + dir + ": a file is in its place; give a folder for the dumps");
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
     throw ConfigError("--flight-recorder " + dir + ": cannot create the folder (" +
-                      (ec ? ec.message() : std::string("a file is in its place")) + "); give a folder for the dumps");
+                      (ec ? ec.message() : std::string("not a folder")) + "); give a folder for the dumps");
 }
 
 std::vector<std::string> writeFlightRecorderDumps(const RunTrace& trace, const std::string& dir,
