@@ -4,9 +4,12 @@
 // back to the same sentence; ranks as processes write the same; a file in the
 // folder's place is refused up front (exit 2, naming the flag).
 #include <QDir>
+#include <QElapsedTimer>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <csignal>
 
 #include "cli_process.h"
 #include "config/preset_file.h"
@@ -61,6 +64,41 @@ class TestFlightRecorderCli : public QObject {
     QVERIFY2(!expected.isEmpty(), qPrintable(r.err));
     QVERIFY2(r.err.contains("flight recorder: " + expected), qPrintable(r.err));
     QCOMPARE(QDir(fr).entryList(QDir::Files).size(), 4);
+  }
+
+  // A worker killed mid-run: every rank's dump is written (the killed one's from
+  // the events that reached the collector), and a mismatch, when the others were
+  // inside a collective, names the killed rank.
+  void aKilledWorkersRunWritesEveryDump() {
+    QTemporaryDir dir;
+    const QString fr = dir.filePath("fr");
+    QProcess p;
+    p.start(SHARDSCOPE_CLI_PATH, {"--log-level", "debug", "run", "--strategy", "ddp", "--ranks", "4", "--layers", "2",
+                                  "--hidden", "32", "--batch", "8", "--steps", "100000", "--launch", "processes",
+                                  "--flight-recorder", fr});
+    QVERIFY(p.waitForStarted());
+    QByteArray err;
+    const QRegularExpression ready("rank 1: worker pid (\\d+)(?:.|\\n)*step 2 done");
+    QRegularExpressionMatch m;
+    QElapsedTimer timer;
+    timer.start();
+    while (!(m = ready.match(QString::fromUtf8(err))).hasMatch() && timer.elapsed() < 120000 &&
+           p.state() == QProcess::Running) {
+      p.waitForReadyRead(500);
+      err += p.readAllStandardError();
+    }
+    QVERIFY2(m.hasMatch(), err.right(2000).constData());
+    QCOMPARE(::kill(static_cast<pid_t>(m.captured(1).toLongLong()), SIGKILL), 0);
+    QVERIFY2(p.waitForFinished(60000), "the run did not end after a worker was killed");
+    err += p.readAllStandardError();
+    QCOMPARE(p.exitCode(), 3);
+    const QString text = QString::fromUtf8(err);
+    QVERIFY2(text.contains("flight-recorder dumps of 4 ranks written to " + fr), qPrintable(text.right(2000)));
+    QCOMPARE(QDir(fr).entryList(QDir::Files).size(), 4);
+    const CliResult a = runCli({"analyze", fr});
+    QCOMPARE(a.exit_code, 0);
+    if (a.out.contains("never joined")) QVERIFY2(a.out.contains("rank 1 never joined all_reduce #"), qPrintable(a.out));
+    QVERIFY2(!a.out.contains(QRegularExpression("rank [023] never joined")), qPrintable(a.out));
   }
 
   void aFileInTheFoldersPlaceIsRefused() {

@@ -176,6 +176,24 @@ class TestFrWriter : public QObject {
     QCOMPARE(l.sentence, sentence);
   }
 
+  // A ring shorter than the run: the oldest entries go, record ids keep counting, the diagnosis stands.
+  void aShortRingStartsAboveRecordZero() {
+    const HangRun hang = runHangPreset();
+    FrWriteOptions options;
+    options.ring = 2;
+    options.epoch_ns = 0;
+    const std::vector<FrRankDump> dumps = flightRecorderDumps(hang.trace, options);
+    QCOMPARE(dumps.size(), size_t(4));
+    QCOMPARE(dumps[0].entries.size(), size_t(2));
+    QVERIFY(dumps[0].entries.front().record_id > 0);
+    const FrDiagnosis d = diagnoseFlightRecorder(dumps);
+    QVERIFY(d.first_mismatch.has_value());
+    QCOMPARE(d.first_mismatch->ranks, std::vector<int>{1});
+    QVERIFY(!d.notes.empty());  // the cut rings are noted
+    QVERIFY2(frMismatchSentence(*d.first_mismatch).find("ms into the run") != std::string::npos,
+             frMismatchSentence(*d.first_mismatch).c_str());
+  }
+
   // Python's own pickle reads the dumps with the types PyTorch's have.
   void pythonLoadsTheDumps() {
     if (!QFile::exists("/usr/bin/python3")) QSKIP("no /usr/bin/python3: Python's pickle.load not checked");
