@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iterator>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "common/errors.h"
@@ -122,7 +123,6 @@ std::vector<ValueTree> flightRecorderTrees(const RunTrace& trace, const FrWriteO
       run_end = std::max(run_end, e.end_ns);
       if (frwIsEntry(e.kind) && e.seq >= 0) {
         re.collectives.push_back(e);
-        entered[{e.group, e.seq}][r] = {e.kind, e.bytes, e.bucket, e.unit};
       } else if (e.kind == EventKind::Forward || e.kind == EventKind::Backward || e.kind == EventKind::Loss ||
                  e.kind == EventKind::OptimizerStep) {
         re.compute.push_back(e);
@@ -134,6 +134,15 @@ std::vector<ValueTree> flightRecorderTrees(const RunTrace& trace, const FrWriteO
     std::stable_sort(re.collectives.begin(), re.collectives.end(), byBegin);
     std::stable_sort(re.compute.begin(), re.compute.end(), byBegin);
   }
+  // Who entered each collective some ring keeps (only those: a long run's
+  // older collectives are never written, so they are not matched either).
+  std::set<FrwKey> kept;
+  for (const FrwRankEvents& re : ranks)
+    for (size_t i = re.collectives.size() > options.ring ? re.collectives.size() - options.ring : 0; i < re.collectives.size(); ++i)
+      kept.insert({re.collectives[i].group, re.collectives[i].seq});
+  for (int r = 0; r < P; ++r)
+    for (const Event& e : ranks[static_cast<size_t>(r)].collectives)
+      if (kept.count({e.group, e.seq}) != 0) entered[{e.group, e.seq}][r] = {e.kind, e.bytes, e.bucket, e.unit};
   // Completed: every member entered it, all with one fingerprint (what the run's check let through).
   auto completed = [&](const Event& e) {
     const auto it = entered.find({e.group, e.seq});
