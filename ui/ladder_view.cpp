@@ -79,7 +79,7 @@ class LadderPlottable : public QCPAbstractPlottable {
     const double scale = FigureExport::lineScale();
     if (l.mismatch_row >= first && l.mismatch_row <= last) {
       const QRectF band = cellRect(l.mismatch_row, 0, 0.5, 0.5).united(cellRect(l.mismatch_row, cols - 1, 0.5, 0.5));
-      p->fillRect(band, kMismatchBand);
+      p->fillRect(band, Palette::themed(kMismatchBand));
     }
     const QRectF one = cellRect(0, 0);
     const bool text = one.height() >= 11 && one.width() >= 40;
@@ -90,9 +90,11 @@ class LadderPlottable : public QCPAbstractPlottable {
         const postmortem::FrLadderCellInfo& cell = l.cell(r, c);
         if (cell.state == FrCell::NotMember) continue;
         const QRectF box = cellRect(r, c);
-        p->setBrush(ladderFill(cell.state));
-        QPen pen(QColor(0x70, 0x70, 0x70), scale);
-        if (cell.state == FrCell::Missing) pen = QPen(QColor(0x40, 0x40, 0x40), 1.2 * scale, Qt::DashLine);
+        // Pale fills are neutral to the theme (as the legend's swatches, which followTheme maps).
+        const QColor fill = Palette::themed(ladderFill(cell.state));
+        p->setBrush(fill);
+        QPen pen(Palette::themed(QColor(0x70, 0x70, 0x70)), scale);
+        if (cell.state == FrCell::Missing) pen = QPen(Palette::themed(QColor(0x40, 0x40, 0x40)), 1.2 * scale, Qt::DashLine);
         if (cell.culprit) pen = QPen(kCulprit, 3 * scale);
         p->setPen(pen);
         p->drawRect(box);
@@ -104,7 +106,7 @@ class LadderPlottable : public QCPAbstractPlottable {
               if (d.rank == l.ranks[static_cast<size_t>(c)])
                 label += QStringLiteral(" · ") + QString::fromStdString(d.entries[static_cast<size_t>(cell.entry)].op());
           }
-          p->setPen(cell.culprit && cell.state == FrCell::Missing ? kCulprit : QColor(0x20, 0x20, 0x20));  // red reads on white only
+          p->setPen(cell.culprit && cell.state == FrCell::Missing ? kCulprit : Palette::textOn(fill));  // red reads on the blank cell only
           p->drawText(box, Qt::AlignCenter, p->fontMetrics().elidedText(label, Qt::ElideRight, static_cast<int>(box.width()) - 4));
         }
       }
