@@ -61,6 +61,12 @@ HangRun runHangPreset() {
   return out;
 }
 
+// One run for every test that needs it (it waits out the preset's 1.5 s timeout; slower under sanitizers).
+const HangRun& hangRun() {
+  static const HangRun run = runHangPreset();
+  return run;
+}
+
 }  // namespace
 
 class TestFrWriter : public QObject {
@@ -129,7 +135,7 @@ class TestFrWriter : public QObject {
 
   // The hang preset's run: its dumps say what its own hang report says.
   void hangPresetDiagnosis() {
-    const HangRun hang = runHangPreset();
+    const HangRun& hang = hangRun();
     QVERIFY2(!hang.error.empty(), "the hang preset's run did not stop");
     // "... ranks 0, 2 and 3 are stuck in all_reduce of bucket 2 (N bytes, seq S), waiting for rank 1."
     const std::regex stuck("ranks? ([0-9, and]+) (?:are|is) stuck in (\\w+) .*?seq (\\d+)\\), waiting for ranks? ([0-9, and]+)\\.");
@@ -178,7 +184,7 @@ class TestFrWriter : public QObject {
 
   // A ring shorter than the run: the oldest entries go, record ids keep counting, the diagnosis stands.
   void aShortRingStartsAboveRecordZero() {
-    const HangRun hang = runHangPreset();
+    const HangRun& hang = hangRun();
     FrWriteOptions options;
     options.ring = 2;
     options.epoch_ns = 0;
@@ -197,7 +203,7 @@ class TestFrWriter : public QObject {
   // Python's own pickle reads the dumps with the types PyTorch's have.
   void pythonLoadsTheDumps() {
     if (!QFile::exists("/usr/bin/python3")) QSKIP("no /usr/bin/python3: Python's pickle.load not checked");
-    const HangRun hang = runHangPreset();
+    const HangRun& hang = hangRun();
     QTemporaryDir dir;
     writeFlightRecorderDumps(hang.trace, dir.path().toStdString());
     const char* script = R"(
