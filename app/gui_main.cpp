@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption open_opt(
       QStringLiteral("open"),
       QStringLiteral("Open a trace written by shardscope, or a PyTorch profiler job: a folder of per-rank Kineto "
-                     "traces or one .json / .json.gz (with --figure: draw it)."),
+                     "traces or one .json / .json.gz, or a folder of flight-recorder dumps (with --figure: draw it)."),
       QStringLiteral("FILE|DIR"));
   const QCommandLineOption preset_opt(
       QStringLiteral("preset"), QStringLiteral("A teaching preset: a built-in name or a .json file."), QStringLiteral("NAME"));
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption figure_opt(QStringLiteral("figure"),
                                       QStringLiteral("Headless: run --preset (or read --open) and write --view's figure to --out."));
   const QCommandLineOption view_opt(QStringLiteral("view"),
-                                    QStringLiteral("timeline, memory, buckets, units, loss, comm, stragglers or hta (figure, screenshot)."),
+                                    QStringLiteral("timeline, memory, buckets, units, loss, comm, stragglers, hta or ladder (figure, screenshot)."),
                                     QStringLiteral("VIEW"));
   const QCommandLineOption out_opt(QStringLiteral("out"), QStringLiteral("The figure file (.png, .svg, .pdf)."),
                                    QStringLiteral("FILE"));

@@ -23,6 +23,7 @@
 #include "engine_bridge.h"
 #include "experiment_panel.h"
 #include "figure_export.h"
+#include "ladder_page.h"
 #include "memory_view.h"
 #include "plot_style.h"
 #include "page_help.h"
@@ -85,6 +86,11 @@ MainWindow::MainWindow(QWidget* parent)
   m_compare = new CompareController(&m_inspection, m_history, m_historyView, statusBar(),
                                     [this](int row) { return showHistoryRun(row); }, this);
   m_files = new RunFiles(&m_inspection, m_bridge, m_panel, this);
+  // Opened flight-recorder dumps go to the ladder page, which comes into view.
+  connect(m_files, &RunFiles::flightRecorderOpened, this, [this](std::shared_ptr<const FlightRecorderSet> set) {
+    static_cast<LadderPage*>(m_pages.find(QStringLiteral("ladder")))->setDumps(std::move(set));
+    showView(QStringLiteral("ladder"));
+  });
   createActions();
   // Every view's "?": the user guide's paragraph on how to read it.
   for (const auto& page : m_pages.pages()) {
@@ -205,6 +211,7 @@ void MainWindow::createPages() {
   m_comm = static_cast<CommPage*>(m_pages.add(std::make_unique<CommPage>(m_inspection, this)));
   m_pages.add(std::make_unique<StragglerPage>(m_inspection, this));  // imported jobs: who made the others wait
   m_pages.add(std::make_unique<HtaPage>(m_inspection, this));  // imported jobs: HTA's idle time, queues, kernels, launches
+  m_pages.add(std::make_unique<LadderPage>(m_inspection, this));  // flight-recorder dumps, or a run's collectives
   m_capacityPage = static_cast<CapacityPage*>(m_pages.add(std::make_unique<CapacityPage>(this)));
   m_walkthrough = new StepWalkthrough(&m_inspection.store(), this);
   followInspection(m_walkthrough, m_inspection);

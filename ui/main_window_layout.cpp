@@ -145,6 +145,7 @@ void MainWindow::createDocks() {
   tabifyDockWidget(buckets, units);
   tabifyDockWidget(units, comm);
   tabifyDockWidget(comm, stragglers);
+  tabifyDockWidget(stragglers, pageDock(m_pages.find(QStringLiteral("ladder")), "ladderDock", Qt::RightDockWidgetArea));
   memory->raise();
 
   // Bottom: loss curves and the Runs table.
@@ -203,6 +204,11 @@ void MainWindow::createActions() {
   m_openJobAction = new QAction(tr("Open PyTorch &job folder…"), this);
   m_openJobAction->setToolTip(tr("Open a folder of per-rank PyTorch profiler (Kineto) traces"));
   connect(m_openJobAction, &QAction::triggered, m_files, &RunFiles::askOpenTraceFolder);
+  auto* open_dumps = new QAction(tr("Open flight-recorder &dumps…"), this);
+  open_dumps->setObjectName(QStringLiteral("openDumpsAction"));
+  open_dumps->setToolTip(tr("Open PyTorch flight-recorder dumps (one file per rank) as a collective ladder; "
+                            "Open trace opens their folder too"));
+  connect(open_dumps, &QAction::triggered, m_files, &RunFiles::askOpenFlightRecorder);
   m_exportTraceAction = new QAction(s->standardIcon(QStyle::SP_DialogSaveButton), tr("Export &trace…"), this);
   m_exportTraceAction->setShortcut(QKeySequence(tr("Ctrl+Shift+S")));
   connect(m_exportTraceAction, &QAction::triggered, m_files, &RunFiles::askExportTrace);
@@ -260,6 +266,7 @@ void MainWindow::createActions() {
   file->addSeparator();
   file->addAction(open);
   file->addAction(m_openJobAction);
+  file->addAction(open_dumps);
   m_recent = new RecentFiles(
       file->addMenu(tr("Recent &files")),
       [this](RecentFiles::Kind kind, const QString& path, QString* error) {

@@ -10,6 +10,7 @@
 
 #include "engine_bridge.h"
 #include "experiment_panel.h"
+#include "flight_recorder_import.h"
 #include "inspection.h"
 #include "preset.h"
 #include "preset_runner.h"
@@ -24,6 +25,7 @@ RunFiles::RunFiles(Inspection* inspection, EngineBridge* bridge, ExperimentPanel
     : QObject(window), m_inspection(inspection), m_bridge(bridge), m_panel(panel), m_window(window) {}
 
 bool RunFiles::openTrace(const QString& path, QString* error) {
+  if (isFlightRecorderInput(path)) return openFlightRecorder({path}, error);
   if (m_bridge->isRunning()) {
     if (error) *error = tr("a run is in progress; stop it (Ctrl+.) before opening %1").arg(path);
     return false;
@@ -169,6 +171,22 @@ void RunFiles::askOpenTraceFolder() {
   if (path.isEmpty()) return;
   QString error;
   if (!openTrace(path, &error)) QMessageBox::critical(m_window, tr("Cannot open traces"), error);
+}
+
+bool RunFiles::openFlightRecorder(const QStringList& paths, QString* error) {
+  std::shared_ptr<const FlightRecorderSet> set = importFlightRecorder(paths, error);
+  if (!set) return false;
+  emit flightRecorderOpened(set);
+  if (paths.size() == 1) emit fileOpened(paths.front(), false);
+  return true;
+}
+
+void RunFiles::askOpenFlightRecorder() {
+  const QStringList paths = QFileDialog::getOpenFileNames(
+      m_window, tr("Open flight-recorder dumps (one file per rank; or open their folder with Open trace folder)"));
+  if (paths.isEmpty()) return;
+  QString error;
+  if (!openFlightRecorder(paths, &error)) QMessageBox::critical(m_window, tr("Cannot open flight-recorder dumps"), error);
 }
 
 void RunFiles::askExportTrace() {

@@ -15,6 +15,7 @@ class EngineBridge;
 class ExperimentPanel;
 class Inspection;
 struct RunTrace;
+struct FlightRecorderSet;
 namespace kineto {
 struct JobAnalysis;
 }
@@ -32,6 +33,9 @@ class RunFiles : public QObject {
   // A trace without events opens (nothing to draw) and says why in a
   // non-modal dialog (notice()).
   bool openTrace(const QString& path, QString* error);
+  // Flight-recorder dumps (a folder, or several dump files): read and handed
+  // to the ladder page (flightRecorderOpened); the run on screen stays.
+  bool openFlightRecorder(const QStringList& paths, QString* error);
   // The last such explanation ("" when the last trace had events).
   const QString& notice() const { return m_notice; }
   bool exportTrace(const QString& path, QString* error);
@@ -43,12 +47,14 @@ class RunFiles : public QObject {
   // The File menu's dialogs.
   void askOpenTrace();
   void askOpenTraceFolder();  // a PyTorch job: a folder of per-rank Kineto traces
+  void askOpenFlightRecorder();  // dump files (several: one per rank)
   void askExportTrace();
   void askOpenExperiment();
   void askSaveExperiment();
 
  signals:
   void traceOpened();  // after the trace's run is on screen
+  void flightRecorderOpened(std::shared_ptr<const FlightRecorderSet> set);
   // A trace, job folder or experiment file opened without error (File > Recent files).
   void fileOpened(const QString& path, bool experiment);
 

@@ -188,6 +188,7 @@ AttachedRun attachToRun(const AttachOptions& options) {
   // Outputs are the inspector's own to ask for.
   config.trace_path.clear();
   config.summary_path.clear();
+  config.flight_recorder_dir.clear();
   out.run = std::make_unique<Run>(config, kRanksElsewhere);
   out.gate = std::make_shared<RemoteGate>();
   out.run->setStepControl(out.gate);

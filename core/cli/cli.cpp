@@ -27,6 +27,7 @@
 #include "launch/process_launcher.h"
 #include "launch/worker.h"
 #include "engine/run.h"
+#include "postmortem/fr_dump_writer.h"
 #include "trace/chrome_trace_writer.h"
 
 namespace shardscope {
@@ -168,6 +169,7 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
     // run bigger than the machine.
     if (!config.trace_path.empty()) checkOutputFile("--trace", config.trace_path);
     if (!config.summary_path.empty()) checkOutputFile("--summary", config.summary_path);
+    if (!config.flight_recorder_dir.empty()) postmortem::checkFlightRecorderDir(config.flight_recorder_dir);
     if (!force) checkRunFitsMachine(config, machineMemory(), "--force tries anyway");
   } catch (const ConfigError& e) {
     err << "error: " << e.what() << "\n";

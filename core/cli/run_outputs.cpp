@@ -2,6 +2,8 @@
 
 #include "analysis/run_summary.h"
 #include "common/errors.h"
+#include "postmortem/flight_recorder.h"
+#include "postmortem/fr_dump_writer.h"
 #include "trace/chrome_trace_writer.h"
 
 namespace shardscope {
@@ -22,6 +24,24 @@ bool writeOutputs(const Run& run, const RunResult* result, const RunConfig& conf
       else err << "trace of the stopped run written to " << config.trace_path << "\n";
     } catch (const std::exception& e) {
       err << "error: --trace " << failureText(e) << "\n";  // "PATH: what failed"
+      ok = false;
+    }
+  }
+  if (!config.flight_recorder_dir.empty()) {
+    try {
+      // Derived from the trace: every rank's dump, a killed worker's included.
+      const RunTrace trace = run.trace(Run::CopiedRanks::Shared);
+      const std::vector<std::string> paths = postmortem::writeFlightRecorderDumps(trace, config.flight_recorder_dir);
+      std::ostream& to = result && !failed ? out : err;
+      to << "flight-recorder dumps of " << paths.size() << " ranks written to " << config.flight_recorder_dir
+         << " (shardscope-cli analyze " << config.flight_recorder_dir << ", or open it in shardscope)\n";
+      if (!result || failed) {
+        const postmortem::FrDiagnosis d =
+            postmortem::diagnoseFlightRecorder(postmortem::readFlightRecorderDumps({config.flight_recorder_dir}));
+        if (d.first_mismatch) err << "flight recorder: " << postmortem::frMismatchSentence(*d.first_mismatch) << "\n";
+      }
+    } catch (const std::exception& e) {
+      err << "error: --flight-recorder " << failureText(e) << "\n";
       ok = false;
     }
   }

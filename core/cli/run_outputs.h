@@ -1,5 +1,5 @@
-// What `run` and `attach` write when a run ends: the trace and (with a
-// result) the summary that were asked for.
+// What `run` and `attach` write when a run ends: the trace, the flight-recorder
+// dumps and (with a result) the summary that were asked for.
 #pragma once
 
 #include <optional>

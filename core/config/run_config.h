@@ -72,6 +72,7 @@ struct RunConfig {
   std::vector<int> break_units;
   std::string trace_path;
   std::string summary_path;
+  std::string flight_recorder_dir;  // --flight-recorder: per-rank dumps when the run ends (core/postmortem/fr_dump_writer.h)
   // How the ranks run (not what runs: no part of the config JSON, nor of
   // runArgs, so a processes run's trace is byte for byte a threads run's).
   Launch launch = Launch::Threads;

@@ -182,6 +182,14 @@ const Setting kLaunchRows[] = {
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.summary_path = outputPath(s, v); },
         .text = [](const RunConfig& c) { return nonEmpty(c.summary_path); },
     },
+    {
+        .flag = "--flight-recorder", .type = SettingType::Text, .metavar = "DIR",
+        .help = "when the run ends (hung, failed, stopped or complete), write each rank's recent collectives "
+                "into DIR as PyTorch flight-recorder dumps (nccl_trace_rank_<r>; open with analyze DIR or shardscope --open DIR)",
+        .in_presets = false,
+        .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.flight_recorder_dir = outputPath(s, v); },
+        .text = [](const RunConfig& c) { return nonEmpty(c.flight_recorder_dir); },
+    },
 };
 
 }  // namespace

@@ -167,6 +167,7 @@ void placeLauncherRank(RunConfig& config, const LauncherEnv& env, bool rdzv_id_g
     // Rank 0 writes and serves the run; every rank is given the same flags.
     config.trace_path.clear();
     config.summary_path.clear();
+    config.flight_recorder_dir.clear();
     config.serve.clear();
     config.serve_wait_s = 0;
   }

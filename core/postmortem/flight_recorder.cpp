@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -469,7 +470,12 @@ std::string frMismatchSentence(const FrMismatch& m) {
   if (!m.waiting_ranks.empty()) {
     s += "; " + std::string(m.waiting_ranks.size() == 1 ? "rank " : "ranks ") + frRankList(m.waiting_ranks) +
          (m.waiting_ranks.size() == 1 ? " is" : " are") + " waiting in it";
-    if (m.since_ns > 0) {
+    constexpr int64_t kYear2000Ns = 946684800LL * 1000000000LL;  // earlier: a run's own clock, not the wall's
+    if (m.since_ns > 0 && m.since_ns < kYear2000Ns) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, " since %.1f ms into the run", static_cast<double>(m.since_ns) / 1e6);
+      s += buf;
+    } else if (m.since_ns > 0) {
       const std::time_t secs = static_cast<std::time_t>(m.since_ns / 1000000000);
       std::tm tm{};
       gmtime_r(&secs, &tm);
@@ -482,7 +488,8 @@ std::string frMismatchSentence(const FrMismatch& m) {
     auto it = m.frames_by_rank.find(r);
     if (it == m.frames_by_rank.end()) continue;
     const std::string base = std::filesystem::path(it->second.filename).filename().string();
-    s += "; rank " + std::to_string(r) + " last ran " + base + ":" + std::to_string(it->second.line);
+    s += "; rank " + std::to_string(r) + " last ran " + base;
+    if (it->second.line > 0) s += ":" + std::to_string(it->second.line);  // ShardScope's own frames have no line
     if (!it->second.name.empty()) s += " (" + it->second.name + ")";
   }
   return s;
