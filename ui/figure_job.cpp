@@ -51,7 +51,7 @@ int runFigureJob(const FigureJob& job, QString* message) {
     MainWindow window;
     window.resize(job.width, job.height);
     QString error;
-    if (!window.openTrace(job.open, &error)) return fail(2, error);
+    if (!window.openFiles(QStringList{job.open} + job.more_open, &error)) return fail(2, error);
     if (job.cursor_ms) window.setCursorTime(static_cast<int64_t>(*job.cursor_ms * 1e6));
     show_categories(window);
     if (const QString why = window.figureUnavailable(job.view); !why.isEmpty())

@@ -31,6 +31,7 @@
 #include "run_files.h"
 #include "run_history_model.h"
 #include "run_status.h"
+#include "snapshot_page.h"
 #include "start_page.h"
 #include "step_walkthrough.h"
 #include "stepping_controls.h"
@@ -72,6 +73,9 @@ MainWindow::MainWindow(QWidget* parent)
   box->setSpacing(0);
   box->addWidget(m_banner);
   box->addWidget(m_timeline->widget(), 1);
+  // An opened memory snapshot takes the timeline's place (onRunShown).
+  box->addWidget(m_pages.find(QStringLiteral("snapshot"))->widget(), 1);
+  m_pages.find(QStringLiteral("snapshot"))->widget()->hide();
   setCentralWidget(central);
 
   createDocks();
@@ -203,6 +207,7 @@ void MainWindow::createPages() {
   m_units = static_cast<UnitsPage*>(m_pages.add(std::make_unique<UnitsPage>(m_inspection, this)));
   m_comm = static_cast<CommPage*>(m_pages.add(std::make_unique<CommPage>(m_inspection, this)));
   m_pages.add(std::make_unique<StragglerPage>(m_inspection, this));  // imported jobs: who made the others wait
+  m_pages.add(std::make_unique<SnapshotPage>(m_inspection, this));   // opened PyTorch memory snapshots
   m_capacityPage = static_cast<CapacityPage*>(m_pages.add(std::make_unique<CapacityPage>(this)));
   m_walkthrough = new StepWalkthrough(&m_inspection.store(), this);
   followInspection(m_walkthrough, m_inspection);
@@ -309,6 +314,7 @@ bool MainWindow::compareRuns(const QList<int>& rows, QString* error) { return m_
 void MainWindow::unpinRuns() { m_compare->unpin(); }
 
 bool MainWindow::openTrace(const QString& path, QString* error) { return m_files->openTrace(path, error); }
+bool MainWindow::openFiles(const QStringList& paths, QString* error) { return m_files->openFiles(paths, error); }
 
 bool MainWindow::attachToRun(const QString& address, const QString& server_key, QString* error) {
   if (m_bridge->isRunning()) {
@@ -450,8 +456,15 @@ void MainWindow::onRunShown() {
                               .arg(run.source.toHtmlEscaped())
                               .arg(m_inspection.store().meta().ranks)
                               .arg(QString::fromStdString(imported->format).toHtmlEscaped()));
+  else if (run.snapshots)
+    m_panel->showImported(tr("<b>PyTorch memory snapshot</b>: %1<br>ShardScope did not run it, so there is no "
+                             "experiment to show. Pick a preset or edit an experiment to run one.")
+                              .arg(run.source.toHtmlEscaped()));
   else
     m_panel->clearImported();
+  // A snapshot has no timeline: its page takes the centre while it is shown.
+  m_timeline->widget()->setVisible(!run.snapshots);
+  m_pages.find(QStringLiteral("snapshot"))->widget()->setVisible(run.snapshots != nullptr);
   setWindowTitle(tr("ShardScope — %1").arg(run.source));
   if (run.error.isEmpty())
     m_banner->setVisible(false);

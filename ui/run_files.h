@@ -32,6 +32,9 @@ class RunFiles : public QObject {
   // A trace without events opens (nothing to draw) and says why in a
   // non-modal dialog (notice()).
   bool openTrace(const QString& path, QString* error);
+  // Several files at once: PyTorch memory snapshots, one per rank (snapshot_import.h);
+  // one path is openTrace's (a snapshot is recognised by its content there too).
+  bool openFiles(const QStringList& paths, QString* error);
   // The last such explanation ("" when the last trace had events).
   const QString& notice() const { return m_notice; }
   bool exportTrace(const QString& path, QString* error);
