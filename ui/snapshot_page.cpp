@@ -17,9 +17,11 @@ QWidget* SnapshotPage::widget() const { return m_view; }
 bool SnapshotPage::shown() const { return m_inspection.run().snapshots != nullptr; }
 
 QString SnapshotPage::unavailable() const {
-  if (!shown())
+  if (!shown()) {
+    if (QString why = ViewPage::unavailable(); !why.isEmpty()) return why;  // nothing open at all: as every page says
     return tr("the snapshot view shows PyTorch memory snapshots (torch.cuda.memory._dump_snapshot): open one with "
               "File ▸ Open or shardscope snap.pickle, several at once for one per rank");
+  }
   if (m_view->columnCount() == 0) return tr("%1 has no device with segments or trace entries").arg(m_inspection.run().source);
   return {};
 }
