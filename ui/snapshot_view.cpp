@@ -293,7 +293,7 @@ void SnapshotView::buildColumn(Column& c, int index, int columns) {
   const double last = d.entries() > 0 ? postmortem::snapshotX(d, static_cast<int64_t>(d.entries()) - 1) : 1.0;
   const double pad = std::max((last - first) * 0.02, d.time_axis ? 1.0 : 0.5);
   x->setRange((first - pad) / c.xScale, (last + pad) / c.xScale);
-  y->setRange(0, static_cast<double>(std::max<int64_t>({d.peak_reserved, d.peak_allocated, 1})) * 1.18 / c.unit);
+  y->setRange(0, static_cast<double>(std::max<int64_t>({d.peak_reserved, d.peak_allocated, 1})) * 1.35 / c.unit);  // room above the peak for its label
   thin(c);
   connect(x, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this, index] {
     thin(m_columns[static_cast<size_t>(index)]);
