@@ -51,13 +51,14 @@ int runFigureJob(const FigureJob& job, QString* message) {
     MainWindow window;
     window.resize(job.width, job.height);
     QString error;
-    if (!window.openTrace(job.open, &error)) return fail(2, error);
+    if (!window.openFiles(QStringList{job.open} + job.more_open, &error)) return fail(2, error);
     if (job.cursor_ms) window.setCursorTime(static_cast<int64_t>(*job.cursor_ms * 1e6));
     show_categories(window);
     if (const QString why = window.figureUnavailable(job.view); !why.isEmpty())
       return fail(2, QStringLiteral("%1: %2").arg(job.open, why));
     if (!window.exportViewFigure(job.view, job.out, job.width, job.height, &error, figureOptions(job))) return fail(1, error);
-    return fail(0, QStringLiteral("%1 figure of %2 written to %3").arg(job.view, job.open, job.out));
+    return fail(0, QStringLiteral("%1 figure of %2 written to %3")
+                       .arg(job.view, (QStringList{job.open} + job.more_open).join(QStringLiteral(", ")), job.out));
   }
   Preset preset;
   try {

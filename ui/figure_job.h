@@ -13,6 +13,7 @@ namespace shardscope {
 struct FigureJob {
   QString preset;  // a built-in preset's name, or a path to a .json file
   QString open;    // instead of a preset: a trace, or a PyTorch profiler job (file or folder)
+  QStringList more_open;  // opened with it: PyTorch memory snapshots, one per rank
   QString view;    // one of presetViews()
   QString out;     // .png, .svg or .pdf
   int width = 1600;

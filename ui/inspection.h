@@ -24,6 +24,7 @@ struct RunTrace;
 namespace kineto {
 struct JobAnalysis;
 }
+struct SnapshotSet;
 
 using TimeRange = std::pair<int64_t, int64_t>;  // [begin, end] ns since run start
 
@@ -42,6 +43,7 @@ struct ShownRun {
   const RunResult* result = nullptr;  // its measurements, when kept (owned by the bridge or the Runs table)
   int historyRow = -1;  // its row in the Runs table, -1 while it has none (a live run)
   std::shared_ptr<const kineto::JobAnalysis> hta;  // an imported PyTorch job's analyses, as core computed them
+  std::shared_ptr<const SnapshotSet> snapshots;     // opened PyTorch memory snapshots (the store is then empty)
   bool live() const { return kind == Kind::Live; }
 };
 

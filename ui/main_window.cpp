@@ -33,6 +33,7 @@
 #include "run_files.h"
 #include "run_history_model.h"
 #include "run_status.h"
+#include "snapshot_page.h"
 #include "start_page.h"
 #include "step_walkthrough.h"
 #include "stepping_controls.h"
@@ -74,6 +75,9 @@ MainWindow::MainWindow(QWidget* parent)
   box->setSpacing(0);
   box->addWidget(m_banner);
   box->addWidget(m_timeline->widget(), 1);
+  // An opened memory snapshot takes the timeline's place (onRunShown).
+  box->addWidget(m_pages.find(QStringLiteral("snapshot"))->widget(), 1);
+  m_pages.find(QStringLiteral("snapshot"))->widget()->hide();
   setCentralWidget(central);
 
   createDocks();
@@ -212,6 +216,7 @@ void MainWindow::createPages() {
   m_pages.add(std::make_unique<StragglerPage>(m_inspection, this));  // imported jobs: who made the others wait
   m_pages.add(std::make_unique<HtaPage>(m_inspection, this));  // imported jobs: HTA's idle time, queues, kernels, launches
   m_pages.add(std::make_unique<LadderPage>(m_inspection, this));  // flight-recorder dumps, or a run's collectives
+  m_pages.add(std::make_unique<SnapshotPage>(m_inspection, this));   // opened PyTorch memory snapshots
   m_capacityPage = static_cast<CapacityPage*>(m_pages.add(std::make_unique<CapacityPage>(this)));
   m_walkthrough = new StepWalkthrough(&m_inspection.store(), this);
   followInspection(m_walkthrough, m_inspection);
@@ -318,6 +323,7 @@ bool MainWindow::compareRuns(const QList<int>& rows, QString* error) { return m_
 void MainWindow::unpinRuns() { m_compare->unpin(); }
 
 bool MainWindow::openTrace(const QString& path, QString* error) { return m_files->openTrace(path, error); }
+bool MainWindow::openFiles(const QStringList& paths, QString* error) { return m_files->openFiles(paths, error); }
 
 bool MainWindow::attachToRun(const QString& address, const QString& server_key, QString* error) {
   if (m_bridge->isRunning()) {
@@ -459,8 +465,15 @@ void MainWindow::onRunShown() {
                               .arg(run.source.toHtmlEscaped())
                               .arg(m_inspection.store().meta().ranks)
                               .arg(QString::fromStdString(imported->format).toHtmlEscaped()));
+  else if (run.snapshots)
+    m_panel->showImported(tr("<b>PyTorch memory snapshot</b>: %1<br>ShardScope did not run it, so there is no "
+                             "experiment to show. Pick a preset or edit an experiment to run one.")
+                              .arg(run.source.toHtmlEscaped()));
   else
     m_panel->clearImported();
+  // A snapshot has no timeline: its page takes the centre while it is shown.
+  m_timeline->widget()->setVisible(!run.snapshots);
+  m_pages.find(QStringLiteral("snapshot"))->widget()->setVisible(run.snapshots != nullptr);
   setWindowTitle(tr("ShardScope — %1").arg(run.source));
   if (run.error.isEmpty())
     m_banner->setVisible(false);

@@ -12,6 +12,7 @@
 #include <QHash>
 #include <QMainWindow>
 #include <QString>
+#include <QStringList>
 #include <optional>
 
 #include "figure_export.h"
@@ -62,6 +63,8 @@ class MainWindow : public QMainWindow {
 
   // File I/O (RunFiles): false with the message on error.
   bool openTrace(const QString& path, QString* error);
+  // Several PyTorch memory snapshots, one per rank (one path: openTrace).
+  bool openFiles(const QStringList& paths, QString* error);
   // Shows a run served elsewhere (run --serve), live, from its first step;
   // false with one clear message when nothing answers, the key is refused or
   // the flags are bad. server_key: for any address but 127.0.0.1.

@@ -17,6 +17,7 @@
 #include "trace/chrome_trace_reader.h"
 #include "trace/chrome_trace_writer.h"
 #include "kineto/trace_set.h"
+#include "snapshot_import.h"
 #include "trace_import.h"
 
 namespace shardscope {
@@ -30,6 +31,7 @@ bool RunFiles::openTrace(const QString& path, QString* error) {
     if (error) *error = tr("a run is in progress; stop it (Ctrl+.) before opening %1").arg(path);
     return false;
   }
+  if (isMemorySnapshotFile(path)) return openFiles({path}, error);
   RunTrace trace;
   std::shared_ptr<const kineto::JobAnalysis> hta;
   try {
@@ -68,6 +70,21 @@ bool RunFiles::openTrace(const QString& path, QString* error) {
   }
   emit traceOpened();
   emit fileOpened(path, false);
+  return true;
+}
+
+bool RunFiles::openFiles(const QStringList& paths, QString* error) {
+  if (paths.size() == 1 && !isMemorySnapshotFile(paths.front())) return openTrace(paths.front(), error);
+  if (m_bridge->isRunning()) {
+    if (error) *error = tr("a run is in progress; stop it (Ctrl+.) before opening %1").arg(paths.join(QStringLiteral(", ")));
+    return false;
+  }
+  if (!showMemorySnapshots(*m_inspection, paths, m_window->isVisible() ? m_window : nullptr, error)) return false;
+  m_notice.clear();
+  m_window->statusBar()->showMessage(tr("%1: PyTorch memory snapshot — click its chart for the ledger at any entry")
+                                         .arg(m_inspection->run().source), 10000);
+  emit traceOpened();
+  for (const QString& p : paths) emit fileOpened(p, false);
   return true;
 }
 
@@ -158,12 +175,13 @@ bool RunFiles::openExperiment(const QString& path, QString* error) {
 }
 
 void RunFiles::askOpenTrace() {
-  const QString path = QFileDialog::getOpenFileName(
-      m_window, tr("Open trace"), QString(),
-      tr("Traces: ShardScope, PyTorch profiler (*.json *.json.gz);;All files (*)"));
-  if (path.isEmpty()) return;
+  const QStringList paths = QFileDialog::getOpenFileNames(
+      m_window, tr("Open trace or memory snapshots"), QString(),
+      tr("Traces: ShardScope, PyTorch profiler (*.json *.json.gz);;PyTorch memory snapshots, one per rank (*.pickle "
+         "*.pkl *.json);;All files (*)"));
+  if (paths.isEmpty()) return;
   QString error;
-  if (!openTrace(path, &error)) QMessageBox::critical(m_window, tr("Cannot open trace"), error);
+  if (!openFiles(paths, &error)) QMessageBox::critical(m_window, tr("Cannot open trace"), error);
 }
 
 void RunFiles::askOpenTraceFolder() {

@@ -36,6 +36,9 @@ class RunFiles : public QObject {
   // Flight-recorder dumps (a folder, or several dump files): read and handed
   // to the ladder page (flightRecorderOpened); the run on screen stays.
   bool openFlightRecorder(const QStringList& paths, QString* error);
+  // Several files at once: PyTorch memory snapshots, one per rank (snapshot_import.h);
+  // one path is openTrace's (a snapshot is recognised by its content there too).
+  bool openFiles(const QStringList& paths, QString* error);
   // The last such explanation ("" when the last trace had events).
   const QString& notice() const { return m_notice; }
   bool exportTrace(const QString& path, QString* error);

@@ -10,6 +10,7 @@
 
 #include "common/input_file.h"
 #include "postmortem/pickle_reader.h"
+#include "postmortem/snapshot_ledger.h"
 
 namespace shardscope::postmortem {
 
@@ -87,18 +88,12 @@ bool snapshotActionFrom(std::string_view s, SnapshotAction& out) {
   return false;
 }
 
-// What the forward replay needs of one live allocation.
-struct SnapshotLive {
-  int64_t size = 0;
-  SnapshotCategory category = SnapshotCategory::Other;
-  uint8_t origin = 0;  // 0 traced alloc, 1 no frames, 2 before the trace
-};
-
 struct SnapshotBlock {
   int64_t addr = 0;
   int64_t size = 0;
   SnapshotCategory category = SnapshotCategory::Other;
   bool any_frame = false;
+  const Value* frames = nullptr;  // in the tree
 };
 
 struct SnapshotDeviceInput {
@@ -109,13 +104,16 @@ struct SnapshotDeviceInput {
 };
 
 void snapshotReadTrace(const ValueTree& t, const Value& trace, const std::string& path, SnapshotDevice& d,
-                       std::vector<int64_t>& addrs, std::vector<uint8_t>& no_stack, SnapshotFramesCache& cache) {
+                       std::vector<int64_t>& addrs, SnapshotFramesCache& cache) {
   const size_t n = t.size(trace);
+  if (n >= static_cast<size_t>(INT32_MAX))
+    throw PostmortemFormatError("memory snapshot: " + path + " has " + std::to_string(n) +
+                                " entries, more than the 2^31 - 1 a trace may hold");
   d.actions.reserve(n);
   d.sizes.reserve(n);
   d.categories.reserve(n);
+  d.stackless.reserve(n);
   addrs.reserve(n);
-  no_stack.reserve(n);
   bool all_time = true;
   std::vector<int64_t> times;
   times.reserve(n);
@@ -158,11 +156,12 @@ void snapshotReadTrace(const ValueTree& t, const Value& trace, const std::string
     d.sizes.push_back(size);
     d.categories.push_back(cat);
     addrs.push_back(addr);
-    no_stack.push_back(any_frame ? 0 : 1);
+    d.stackless.push_back(any_frame ? 0 : 1);
   }
   if (all_time && n > 0) {
     d.time_us = std::move(times);
     for (SnapshotOom& o : d.ooms) o.time_us = d.time_us[o.index];
+    d.time_axis = std::is_sorted(d.time_us.begin(), d.time_us.end());
   }
 }
 
@@ -180,8 +179,34 @@ void snapshotDelta(SnapshotAction a, int64_t size, int64_t& allocated, int64_t& 
   }
 }
 
-void snapshotReplay(SnapshotDevice& d, const SnapshotDeviceInput& in, const std::vector<int64_t>& addrs,
-                    const std::vector<uint8_t>& no_stack) {
+std::vector<SnapshotFrame> snapshotFrames(const ValueTree& t, const Value* frames) {
+  std::vector<SnapshotFrame> out;
+  if (frames == nullptr || !t.isSeq(*frames)) return out;
+  const size_t n = t.size(*frames);
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Value f = t.at(*frames, i);
+    if (f.kind != ValueKind::Dict) continue;
+    SnapshotFrame sf;
+    if (const Value* file = t.get(f, "filename")) sf.filename = std::string(t.text(*file));
+    if (const Value* name = t.get(f, "name")) sf.name = std::string(t.text(*name));
+    if (const Value* line = t.get(f, "line"); line != nullptr && line->kind == ValueKind::Int) sf.line = line->i;
+    out.push_back(std::move(sf));
+  }
+  return out;
+}
+
+// A live allocation at the peak before its frames are read.
+struct SnapshotCandidate {
+  int64_t size = 0, addr = 0, entry = -1;
+  SnapshotCategory category = SnapshotCategory::Other;
+  const Value* frames = nullptr;  // blocks of the final segments
+};
+
+// The totals (backward from the final segments), which entry allocated each
+// freed block (forward), the ledger at the peak and its largest allocations.
+void snapshotReplay(const ValueTree& t, const Value* trace, SnapshotDevice& d, const SnapshotDeviceInput& in,
+                    const std::vector<int64_t>& addrs) {
   const size_t n = d.entries();
   d.final_reserved = in.reserved;
   d.final_allocated = 0;
@@ -218,51 +243,72 @@ void snapshotReplay(SnapshotDevice& d, const SnapshotDeviceInput& in, const std:
     }
   }
 
-  // Forward: which allocations are live before the first entry. A block the
-  // trace frees without allocating it was; so was a final block the trace never allocated.
-  std::unordered_map<int64_t, SnapshotLive> live;
-  std::vector<SnapshotLive> initial;
+  // Forward: which entry allocated each freed block. A block the trace frees
+  // without allocating it was live before the first entry; so was a final
+  // block the trace never allocated.
+  d.alloc_of.assign(n, -1);
+  std::unordered_map<int64_t, int32_t> open;
+  const auto other = static_cast<size_t>(SnapshotCategory::Other);
   for (size_t i = 0; i < n; ++i) {
     if (d.actions[i] == SnapshotAction::Alloc) {
-      live[addrs[i]] = SnapshotLive{d.sizes[i], d.categories[i], no_stack[i]};
+      open[addrs[i]] = static_cast<int32_t>(i);
     } else if (d.actions[i] == SnapshotAction::FreeCompleted) {
-      if (live.erase(addrs[i]) == 0) initial.push_back(SnapshotLive{d.sizes[i], SnapshotCategory::Other, 2});
-    }
-  }
-  for (const SnapshotBlock& b : in.live_blocks)
-    if (live.count(b.addr) == 0)
-      initial.push_back(SnapshotLive{b.size, b.category, static_cast<uint8_t>(b.any_frame ? 0 : 1)});
-
-  std::array<int64_t, kSnapshotCategoryCount> by_cat{};
-  int64_t no_stack_bytes = 0, before_bytes = 0;
-  auto account = [&](const SnapshotLive& l, int64_t sign) {
-    by_cat[static_cast<size_t>(l.category)] += sign * l.size;
-    if (l.origin == 1) no_stack_bytes += sign * l.size;
-    if (l.origin == 2) before_bytes += sign * l.size;
-  };
-  live.clear();
-  for (const SnapshotLive& l : initial) account(l, +1);
-  auto snapshotPeak = [&]() {
-    d.peak_by_category = by_cat;
-    d.peak_no_stack_bytes = no_stack_bytes;
-    d.peak_before_trace_bytes = before_bytes;
-  };
-  if (d.peak_allocated_index < 0) snapshotPeak();
-  for (size_t i = 0; i < n; ++i) {
-    if (d.actions[i] == SnapshotAction::Alloc) {
-      const SnapshotLive l{d.sizes[i], d.categories[i], no_stack[i]};
-      live[addrs[i]] = l;
-      account(l, +1);
-    } else if (d.actions[i] == SnapshotAction::FreeCompleted) {
-      auto it = live.find(addrs[i]);
-      if (it != live.end()) {
-        account(it->second, -1);
-        live.erase(it);
+      if (auto it = open.find(addrs[i]); it != open.end()) {
+        d.alloc_of[i] = it->second;
+        open.erase(it);
       } else {
-        account(SnapshotLive{d.sizes[i], SnapshotCategory::Other, 2}, -1);  // one of `initial`
+        d.initial_by_category[other] += d.sizes[i];
+        d.initial_before_trace_bytes += d.sizes[i];
       }
     }
-    if (static_cast<int64_t>(i) == d.peak_allocated_index) snapshotPeak();
+  }
+  std::vector<SnapshotCandidate> live;
+  for (const SnapshotBlock& b : in.live_blocks) {
+    if (open.count(b.addr) != 0) continue;
+    d.initial_by_category[static_cast<size_t>(b.category)] += b.size;
+    if (!b.any_frame) d.initial_no_stack_bytes += b.size;
+    live.push_back(SnapshotCandidate{b.size, b.addr, -1, b.category, b.frames});
+  }
+
+  const SnapshotLedger at_peak = snapshotLedgerAt(d, d.peak_allocated_index);
+  d.peak_by_category = at_peak.by_category;
+  d.peak_no_stack_bytes = at_peak.no_stack_bytes;
+  d.peak_before_trace_bytes = at_peak.before_trace_bytes;
+
+  // Live at the peak: the entries up to it not freed by then, the blocks
+  // freed only after it that were allocated before the trace, and the final
+  // blocks from before the trace (above).
+  const size_t upto = static_cast<size_t>(d.peak_allocated_index + 1);
+  std::vector<uint8_t> freed(upto, 0);
+  for (size_t i = 0; i < upto; ++i)
+    if (d.actions[i] == SnapshotAction::FreeCompleted && d.alloc_of[i] >= 0) freed[static_cast<size_t>(d.alloc_of[i])] = 1;
+  for (size_t i = 0; i < upto; ++i)
+    if (d.actions[i] == SnapshotAction::Alloc && !freed[i])
+      live.push_back(SnapshotCandidate{d.sizes[i], addrs[i], static_cast<int64_t>(i), d.categories[i], nullptr});
+  for (size_t i = upto; i < n; ++i)
+    if (d.actions[i] == SnapshotAction::FreeCompleted && d.alloc_of[i] < 0)
+      live.push_back(SnapshotCandidate{d.sizes[i], addrs[i], -1, SnapshotCategory::Other, nullptr});
+  d.peak_live_allocations = live.size();
+  const size_t keep = std::min(live.size(), kSnapshotLargestKept);
+  std::partial_sort(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(keep), live.end(),
+                    [](const SnapshotCandidate& a, const SnapshotCandidate& b) {
+                      return a.size != b.size ? a.size > b.size : a.entry < b.entry;
+                    });
+  d.peak_largest.reserve(keep);
+  for (size_t k = 0; k < keep; ++k) {
+    const SnapshotCandidate& c = live[k];
+    SnapshotAllocation a;
+    a.size = c.size;
+    a.addr = c.addr;
+    a.entry = c.entry;
+    a.category = c.category;
+    const Value* frames = c.frames;
+    if (c.entry >= 0 && trace != nullptr) {
+      const Value e = t.at(*trace, static_cast<size_t>(c.entry));
+      frames = t.get(e, "frames");
+    }
+    a.frames = snapshotFrames(t, frames);
+    d.peak_largest.push_back(std::move(a));
   }
 }
 
@@ -324,7 +370,8 @@ MemorySnapshot buildMemorySnapshot(const ValueTree& t) {
         SnapshotBlock sb;
         sb.addr = block_addr;
         sb.size = snapshotInt(t, blk, "requested_size", bat, false, size);
-        sb.category = snapshotFramesCategory(t, t.get(blk, "frames"), sb.any_frame, frames_cache);
+        sb.frames = t.get(blk, "frames");
+        sb.category = snapshotFramesCategory(t, sb.frames, sb.any_frame, frames_cache);
         in.live_blocks.push_back(sb);
       } else if (st != "inactive") {
         throw PostmortemFormatError("memory snapshot: " + bat.str() + ".state '" + std::string(st).substr(0, 48) +
@@ -351,10 +398,9 @@ MemorySnapshot buildMemorySnapshot(const ValueTree& t) {
     SnapshotDevice dm;
     dm.device = static_cast<int>(i);
     std::vector<int64_t> addrs;
-    std::vector<uint8_t> no_stack;
     if (in.trace != nullptr)
-      snapshotReadTrace(t, *in.trace, "device_traces[" + std::to_string(i) + "]", dm, addrs, no_stack, frames_cache);
-    snapshotReplay(dm, in, addrs, no_stack);
+      snapshotReadTrace(t, *in.trace, "device_traces[" + std::to_string(i) + "]", dm, addrs, frames_cache);
+    snapshotReplay(t, in.trace, dm, in, addrs);
     out.devices.push_back(std::move(dm));
   }
   return out;

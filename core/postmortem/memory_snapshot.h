@@ -27,6 +27,25 @@ struct SnapshotOom {
   int64_t time_us = -1;           // -1: no time
 };
 
+// One frame of an allocation's stack, innermost first.
+struct SnapshotFrame {
+  std::string filename;
+  int64_t line = 0;
+  std::string name;
+};
+
+// A live allocation (at the allocated peak).
+struct SnapshotAllocation {
+  int64_t size = 0;    // bytes requested
+  int64_t addr = 0;
+  int64_t entry = -1;  // the trace entry that allocated it; -1: allocated before the trace
+  SnapshotCategory category = SnapshotCategory::Other;
+  std::vector<SnapshotFrame> frames;  // innermost first; empty when none were recorded
+};
+
+// How many of the largest live allocations at the peak the model keeps.
+inline constexpr size_t kSnapshotLargestKept = 50;
+
 struct SnapshotDevice {
   int device = 0;
   // Per trace entry, in trace order.
@@ -36,6 +55,13 @@ struct SnapshotDevice {
   std::vector<int64_t> allocated;  // bytes after the entry
   std::vector<int64_t> reserved;   // bytes after the entry
   std::vector<SnapshotCategory> categories;  // alloc entries: their stack's category
+  std::vector<uint8_t> stackless;  // alloc entries: 1 when no frame was recorded
+  // free_completed entries: the entry that allocated the block, -1 when it
+  // was allocated before the trace (a ring holds far fewer than 2^31 entries).
+  std::vector<int32_t> alloc_of;
+  // x of the over-time chart: time_us when every entry has it and it never
+  // goes back, else the entry's index.
+  bool time_axis = false;
 
   int64_t initial_allocated = 0, initial_reserved = 0;  // before the first entry
   int64_t final_allocated = 0, final_reserved = 0;      // the final segments
@@ -49,6 +75,13 @@ struct SnapshotDevice {
   int64_t peak_before_trace_bytes = 0;   // of "other": allocated before the trace's first entry, stack unknown
   int64_t inconsistent_entries = 0;      // entries after which a rebuilt total went below 0
   std::vector<SnapshotOom> ooms;
+  // Live bytes by category before the first entry (what the final segments
+  // and the trace's frees say was allocated earlier).
+  std::array<int64_t, kSnapshotCategoryCount> initial_by_category{};
+  int64_t initial_no_stack_bytes = 0, initial_before_trace_bytes = 0;
+  // The largest live allocations at the allocated peak, largest first (at most kSnapshotLargestKept).
+  std::vector<SnapshotAllocation> peak_largest;
+  size_t peak_live_allocations = 0;  // how many were live then
 
   size_t entries() const { return actions.size(); }
   bool hasTime() const { return !time_us.empty(); }

@@ -95,6 +95,7 @@ class PickleMachine {
     // A snapshot spends about 50 bytes a container (a trace entry's dict); growing
     // the list instead moves it a dozen times. Capacity only: no page is touched.
     m_tree.reserveContainers(std::min<size_t>(m_bytes.size() / 48, size_t(1) << 22));
+    m_memo.reserve(std::min<size_t>(m_bytes.size() / 48, size_t(1) << 22));  // the memo holds every container too
     if (!looksLikePickle(m_bytes))
       fail(0, "not a pickle: it must start with PROTO (0x80) and a protocol from 2 to 5");
     while (true) {
@@ -331,7 +332,7 @@ class PickleMachine {
   std::vector<Value> m_stack;
   std::vector<size_t> m_marks;
   size_t m_markBase = 0;  // the stack size at the MARK popMark just closed
-  std::vector<Value> m_memo;
+  std::vector<Value, HugeAllocator<Value>> m_memo;
   std::vector<bool> m_memoSet;
   uint64_t m_memoNext = 0;
 };

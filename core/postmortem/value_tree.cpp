@@ -1,7 +1,12 @@
 // The value tree's building and reading helpers, and its JSON conversions.
 #include "postmortem/value_tree.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <unordered_set>
 
 namespace shardscope::postmortem {
@@ -15,11 +20,41 @@ Value ValueTree::addText(ValueKind kind, std::string_view text) {
   return v;
 }
 
+void* hugeAwareAllocate(size_t bytes) {
+  constexpr size_t kHuge = size_t(2) << 20;  // a huge page
+  void* p = bytes >= kHuge ? std::aligned_alloc(kHuge, (bytes + kHuge - 1) / kHuge * kHuge) : std::malloc(bytes == 0 ? 1 : bytes);
+  if (p == nullptr) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  if (bytes >= kHuge) (void)madvise(p, bytes, MADV_HUGEPAGE);  // a hint: 4 KiB pages still work
+#endif
+  return p;
+}
+
+ValueArena::~ValueArena() {
+  for (void* chunk : m_chunks) std::free(chunk);
+}
+
+void* ValueArena::allocate(size_t bytes) {
+  bytes = (bytes + 15) & ~size_t(15);
+  if (bytes > m_left) {
+    const size_t size = std::max(m_chunkBytes, bytes);
+    void* chunk = hugeAwareAllocate(size);
+    m_chunks.push_back(chunk);
+    m_next = static_cast<char*>(chunk);
+    m_left = size;
+    m_chunkBytes = std::min(m_chunkBytes * 2, size_t(32) << 20);
+  }
+  void* p = m_next;
+  m_next += bytes;
+  m_left -= bytes;
+  return p;
+}
+
 Value ValueTree::addContainer(ValueKind kind) {
   Value v;
   v.kind = kind;
   v.index = m_containers.size();
-  m_containers.push_back(Container{kind, {}});
+  m_containers.push_back(Container{kind, ValueItems(ArenaAllocator<Value>(m_arena.get()))});
   return v;
 }
 
@@ -47,7 +82,7 @@ Value ValueTree::at(const Value& v, size_t i) const {
 
 const Value* ValueTree::get(const Value& dict, std::string_view key) const {
   if (dict.kind != ValueKind::Dict) return nullptr;
-  const std::vector<Value>& items = m_containers[dict.index].items;
+  const ValueItems& items = m_containers[dict.index].items;
   for (size_t i = items.size() / 2; i-- > 0;) {
     const Value& k = items[2 * i];
     if (k.kind == ValueKind::Str && text(k) == key) return &items[2 * i + 1];
@@ -144,7 +179,7 @@ Value valueFromJson(ValueTree& t, const Json& j) {
       std::vector<Value> items;
       items.reserve(j.size());
       for (const Json& item : j) items.push_back(valueFromJson(t, item));
-      t.container(list).items = std::move(items);
+      t.container(list).items.assign(items.begin(), items.end());
       return list;
     }
     case Json::value_t::object: {
@@ -155,7 +190,7 @@ Value valueFromJson(ValueTree& t, const Json& j) {
         items.push_back(t.addText(ValueKind::Str, it.key()));
         items.push_back(valueFromJson(t, it.value()));
       }
-      t.container(dict).items = std::move(items);
+      t.container(dict).items.assign(items.begin(), items.end());
       return dict;
     }
     default: return v;  // binary and discarded: not produced by the JSON parser
