@@ -1,5 +1,7 @@
 #include "run_files.h"
 
+#include <algorithm>
+
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -75,6 +77,9 @@ bool RunFiles::openTrace(const QString& path, QString* error) {
 
 bool RunFiles::openFiles(const QStringList& paths, QString* error) {
   if (paths.size() == 1 && !isMemorySnapshotFile(paths.front())) return openTrace(paths.front(), error);
+  // Several flight-recorder dumps (one per rank) chosen together: their ladder.
+  if (!paths.isEmpty() && std::all_of(paths.begin(), paths.end(), [](const QString& p) { return isFlightRecorderInput(p); }))
+    return openFlightRecorder(paths, error);
   if (m_bridge->isRunning()) {
     if (error) *error = tr("a run is in progress; stop it (Ctrl+.) before opening %1").arg(paths.join(QStringLiteral(", ")));
     return false;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "postmortem/pickle_reader.h"
@@ -107,8 +108,7 @@ void pwPutValue(std::string& out, const ValueTree& t, const Value& v, int depth,
     case ValueKind::Dict: break;
   }
   const Container* c = t.container(v);
-  const std::vector<Value> none;
-  const std::vector<Value>& items = c ? c->items : none;
+  const std::span<const Value> items = c ? std::span<const Value>(c->items.data(), c->items.size()) : std::span<const Value>();
   if (v.kind == ValueKind::Tuple) {
     if (items.empty()) {
       out.push_back(')');
