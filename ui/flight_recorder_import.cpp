@@ -1,36 +1,16 @@
 #include "flight_recorder_import.h"
 
-#include <QDir>
-#include <QFile>
-#include <QFileInfo>
 #include <QObject>
 #include <new>
 
+#include "postmortem/postmortem_report.h"
+
 namespace shardscope {
 
-namespace {
-
-// Sniffed, not parsed: a dump's first 64 KiB name its keys (a pickle's dict
-// or a JSON object); a profiler trace or a memory snapshot names none of them.
-bool isDumpFile(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) return false;
-  const QByteArray head = f.read(64 * 1024);
-  const bool pickle = head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x80;
-  const bool json = head.trimmed().startsWith('{');
-  if (!pickle && !json) return false;
-  return head.contains("pg_config") || head.contains("collective_seq_id") || head.contains("profiling_name");
-}
-
-}  // namespace
-
 bool isFlightRecorderInput(const QString& path) {
-  const QFileInfo info(path);
-  if (info.isDir()) {
-    const QStringList files = QDir(path).entryList(QDir::Files | QDir::NoDotAndDotDot, QDir::Name);
-    return !files.isEmpty() && isDumpFile(QDir(path).filePath(files.front()));
-  }
-  return info.isFile() && isDumpFile(path);
+  // Core's sniffing, as `analyze` does: a profiler trace's distributedInfo names
+  // pg_config too, so a dump is told by its own keys, not by that one.
+  return postmortem::detectPostmortemInput(path.toStdString()) == postmortem::PostmortemInput::FlightRecorder;
 }
 
 std::shared_ptr<const FlightRecorderSet> importFlightRecorder(const QStringList& inputs, QString* error) {

@@ -51,6 +51,11 @@ void LadderPage::ensure() const {
     m_view->setDumps({}, {});
     return;
   }
+  m_tooMany = store.rankCount() > kMaxDerivedRanks;
+  if (m_tooMany) {
+    m_view->setDumps({}, {});
+    return;
+  }
   // The run's clock, not the wall's: the same run draws the same ladder.
   postmortem::FrWriteOptions options;
   options.epoch_ns = 0;
@@ -72,10 +77,27 @@ QString LadderPage::title() const { return tr("Ladder"); }
 QWidget* LadderPage::widget() const { return m_view; }
 
 QString LadderPage::unavailable() const {
+  // Asked of every page when a run is shown: answered without deriving the
+  // ladder (that waits until the page is seen or drawn into a figure).
+  if (m_stale) {
+    const EventStore& store = m_inspection.store();
+    const ShownRun& run = m_inspection.run();
+    if (run.kind != ShownRun::Kind::None && !(run.live() && !run.done) && !store.empty() && !store.meta().imported &&
+        store.rankCount() <= kMaxDerivedRanks) {
+      for (int r = 0; r < store.rankCount(); ++r)
+        for (const Event& e : store.events(r))
+          if (isAnyCollective(e.kind) && e.seq >= 0) return {};
+    }
+  }
   ensure();
   if (!m_view->empty()) return {};
   if (m_view->source().isEmpty())
     if (const QString why = ViewPage::unavailable(); !why.isEmpty()) return why;
+  if (m_tooMany)
+    return tr("this run has %1 ranks: the window derives a run's ladder for up to %2; write its dumps with "
+              "`shardscope-cli run … --flight-recorder DIR` and read them with `shardscope-cli analyze DIR`")
+        .arg(m_inspection.store().rankCount())
+        .arg(kMaxDerivedRanks);
   if (m_inspection.store().meta().imported)
     return tr("a PyTorch profiler trace has no flight-recorder entries: open the job's flight-recorder dumps "
               "(a folder of nccl_trace_rank_N files) to see its ladder");

@@ -37,6 +37,10 @@ class LadderPage : public ViewPage {
   LadderView* m_view;
   QObject* m_watcher;  // derives the ladder when the view is first shown
   mutable bool m_stale = false;  // the shown run's ladder is still to be derived
+  mutable bool m_tooMany = false;  // the shown run has more ranks than a derived ladder draws
+  // A run's own ladder is derived through its dumps (one per rank, each naming
+  // its groups' members): past this many ranks that costs more than a view may.
+  static constexpr int kMaxDerivedRanks = 1024;
 };
 
 }  // namespace shardscope

@@ -163,6 +163,13 @@ std::vector<ValueTree> flightRecorderTrees(const RunTrace& trace, const FrWriteO
   const bool fp32_param = trace.config && trace.config->paramDType() == CommDType::Fp32;
   const int64_t timeout_ms = trace.config ? trace.config->timeout_ms : 0;
 
+  // Each group's member list as its pg_config writes it, made once (not once per rank).
+  std::map<int, std::string> members_text;
+  for (const CommGroup& g : trace.groups) {
+    std::string members = "[";
+    for (size_t i = 0; i < g.ranks.size(); ++i) members += (i ? ", " : "") + std::to_string(g.ranks[i]);
+    members_text[g.id] = members + "]";
+  }
   std::vector<ValueTree> out;
   for (int r = 0; r < P; ++r) {
     ValueTree t;
@@ -181,9 +188,7 @@ std::vector<ValueTree> flightRecorderTrees(const RunTrace& trace, const FrWriteO
       const Value info = b.dict();
       b.set(info, "name", b.str(std::to_string(g.id)));
       b.set(info, "desc", b.str(g.id == 0 ? "default_pg" : g.name));
-      std::string members = "[";
-      for (size_t i = 0; i < g.ranks.size(); ++i) members += (i ? ", " : "") + std::to_string(g.ranks[i]);
-      b.set(info, "ranks", b.str(members + "]"));
+      b.set(info, "ranks", b.str(members_text[g.id]));
       b.set(cfg, std::to_string(g.id), info);
       last[g.id];
     }
