@@ -1,6 +1,7 @@
 #include "memory_view.h"
 
 #include <QComboBox>
+#include <QStandardItemModel>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenu>
@@ -53,6 +54,7 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
   m_momentCombo->addItem(tr("at timeline cursor"));
   m_momentCombo->setToolTip(tr("Which moment the bars show. Click the timeline to place the cursor."));
   m_rankCombo = new QComboBox(this);
+  m_rankCombo->setObjectName(QStringLiteral("memoryRank"));
   m_rankCombo->setToolTip(tr("Rank shown in the memory-over-time plot"));
   controls->addWidget(new QLabel(tr("Bars"), this));
   controls->addWidget(m_momentCombo);
@@ -307,11 +309,27 @@ void MemoryView::rebuild() {
     m_momentCombo->setItemText(0, imported ? tr("at peak allocated") : tr("at peak model state"));
   }
   const int ranks = m_series.rankCount();
-  if (m_rankCombo->count() != ranks) {
+  const ImportedSource* source = m_store->meta().imported.get();
+  if (m_rankCombo->count() != ranks || source != m_rankSource) {
+    m_rankSource = source;
+    // One rank's file of a larger job (rank 34 of 300): the ranks not in it are
+    // listed, greyed, and the plot opens on the first rank the trace has.
+    const auto inTrace = [source](int r) {
+      return !source || (static_cast<size_t>(r) < source->files.size() && !source->files[static_cast<size_t>(r)].empty());
+    };
     const QSignalBlocker block(m_rankCombo);
     m_rankCombo->clear();
-    for (int r = 0; r < ranks; ++r) m_rankCombo->addItem(tr("rank %1").arg(r));
+    int first = -1;
+    for (int r = 0; r < ranks; ++r) {
+      m_rankCombo->addItem(inTrace(r) ? tr("rank %1").arg(r) : tr("rank %1 (not in the trace)").arg(r));
+      if (!inTrace(r)) {
+        if (auto* items = qobject_cast<QStandardItemModel*>(m_rankCombo->model())) items->item(r)->setEnabled(false);
+      } else if (first < 0) {
+        first = r;
+      }
+    }
     m_rank = std::clamp(m_rank, 0, std::max(0, ranks - 1));
+    if (ranks > 0 && !inTrace(m_rank) && first >= 0) m_rank = first;
     if (ranks > 0) m_rankCombo->setCurrentIndex(m_rank);
   }
   rebuildBars();

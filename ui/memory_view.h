@@ -92,6 +92,7 @@ class MemoryView : public QWidget {
   QCPItemStraightLine* m_cursorLine = nullptr;
   std::optional<int64_t> m_cursor;
   int m_rank = 0;
+  const ImportedSource* m_rankSource = nullptr;  // the imported job the rank list was made for
 };
 
 }  // namespace shardscope

@@ -4,6 +4,7 @@
 // own names and busbw, launch -> kernel arrows, allocated and reserved memory,
 // the communication view over the last-but-one profiler step, and the pages
 // that cannot apply say why. A ShardScope trace opened afterwards is unchanged.
+#include <QComboBox>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <qcustomplot.h>
@@ -95,6 +96,27 @@ class TestKinetoViews : public QObject {
     for (int64_t b : bytes) total += b;
     QVERIFY(total > int64_t(3'221'225'472));
     QVERIFY(bytes[static_cast<size_t>(Category::Gathered)] > 0);
+  }
+
+  // One rank's file of a two-rank job: the memory plot opens on the rank the
+  // file has, and rank 0, not in it, is listed greyed (issue 32).
+  void oneRanksFileOpensOnItsRank() {
+    MainWindow w;
+    w.setPersistSettings(false);
+    QString error;
+    QVERIFY2(w.openTrace(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/kineto/rank1_of_2.json"), &error),
+             qPrintable(error));
+    w.memoryView()->refresh(true);
+    auto* rank = w.memoryView()->findChild<QComboBox*>(QStringLiteral("memoryRank"));
+    QVERIFY(rank);
+    QCOMPARE(rank->count(), 2);
+    QCOMPARE(rank->currentIndex(), 1);
+    QCOMPARE(rank->itemText(0), QStringLiteral("rank 0 (not in the trace)"));
+    QCOMPARE(rank->itemText(1), QStringLiteral("rank 1"));
+    // A whole job afterwards: every rank listed as itself.
+    QVERIFY2(w.openTrace(kJob, &error), qPrintable(error));
+    w.memoryView()->refresh(true);
+    QCOMPARE(rank->itemText(0), QStringLiteral("rank 0"));
   }
 
   void communicationOverTheLastButOneStep() {
