@@ -40,22 +40,6 @@ QString duration(int64_t ns) {
   return QString::number(static_cast<double>(ns) * 1e-6, 'f', 2) + QStringLiteral(" ms");
 }
 
-// Breaks a long message into lines of about `width` characters at spaces
-// (QCPTextElement does not wrap).
-QString wrapped(const QString& text, int width) {
-  QStringList lines;
-  QString line;
-  for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-    if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
-      lines << line;
-      line.clear();
-    }
-    line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
-  }
-  if (!line.isEmpty()) lines << line;
-  return lines.join(QLatin1Char('\n'));
-}
-
 }  // namespace
 
 // Paints the rows of one step: bands, collective bars, ready markers, the
@@ -489,7 +473,7 @@ void BucketsView::updateInfo() {
     const double char_px = std::max(4.0, QFontMetricsF(m_info->font()).averageCharWidth());
     chars = std::max(40, static_cast<int>((m_plot->width() - 24) / char_px));
   }
-  m_info->setText(wrapped(infoText(), chars));
+  m_info->setText(PlotStyle::wrappedText(infoText(), chars));
   m_info->setTextColor(failed() ? kRed : QColor(0x33, 0x33, 0x33));
 }
 

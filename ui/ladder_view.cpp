@@ -265,17 +265,7 @@ void LadderView::wrapSentence(int chars) {
   // Wrapped at the plot's width, a line per clause when it is long.
   if (chars <= 0)
     chars = std::max(40, (m_plot->width() - 16) / std::max(1, QFontMetrics(m_sentence->font()).averageCharWidth() + 1));
-  QStringList lines;
-  QString line;
-  for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-    if (!line.isEmpty() && line.size() + 1 + word.size() > chars) {
-      lines << line;
-      line.clear();
-    }
-    line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
-  }
-  if (!line.isEmpty()) lines << line;
-  m_sentence->setText(lines.join(QLatin1Char('\n')));
+  m_sentence->setText(PlotStyle::wrappedText(text, chars));
   m_sentence->setVisible(!text.isEmpty());
 }
 

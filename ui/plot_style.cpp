@@ -27,19 +27,35 @@ void PlotStyle::styleLegendRow(QCustomPlot* plot, const QFont& base) {
   plot->legend->setMargins(QMargins(4, 2, 4, 0));
 }
 
-void PlotStyle::styleAxes(QCustomPlot* plot) {
-  QFont tick = plot->font();
+void PlotStyle::styleAxis(QCPAxis* a, const QFont& base) {
+  QFont tick = base;
   tick.setPointSizeF(8);
   const QPen axis_pen(QColor(0xB0, 0xB5, 0xBC));
-  for (QCPAxis* a : {plot->xAxis, plot->yAxis}) {
-    a->setTickLabelFont(tick);
-    a->setLabelFont(tick);
-    a->setBasePen(axis_pen);
-    a->setTickPen(axis_pen);
-    a->setSubTickPen(axis_pen);
-    a->grid()->setPen(QPen(Palette::grid(Theme::Light), 1, Qt::DotLine));
-  }
+  a->setTickLabelFont(tick);
+  a->setLabelFont(tick);
+  a->setBasePen(axis_pen);
+  a->setTickPen(axis_pen);
+  a->setSubTickPen(axis_pen);
+  a->grid()->setPen(QPen(Palette::grid(Theme::Light), 1, Qt::DotLine));
+}
+
+void PlotStyle::styleAxes(QCustomPlot* plot) {
+  for (QCPAxis* a : {plot->xAxis, plot->yAxis}) styleAxis(a, plot->font());
   plot->setBackground(Palette::background());
+}
+
+QString PlotStyle::wrappedText(const QString& text, int chars) {
+  QStringList lines;
+  QString line;
+  for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+    if (!line.isEmpty() && line.size() + 1 + word.size() > chars) {
+      lines << line;
+      line.clear();
+    }
+    line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
+  }
+  if (!line.isEmpty()) lines << line;
+  return lines.join(QLatin1Char('\n'));
 }
 
 namespace {

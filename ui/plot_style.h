@@ -17,6 +17,10 @@ class PlotStyle {
  public:
   // Light axes, dotted grid, 8 pt labels, white background.
   static void styleAxes(QCustomPlot* plot);
+  // One axis of that style (styleAxes' x and y; a view's extra axis rects).
+  static void styleAxis(QCPAxis* axis, const QFont& base);
+  // Text broken into lines of at most about `chars` characters at spaces.
+  static QString wrappedText(const QString& text, int chars);
   // A bar chart's category axis: labels only (no grid lines, ticks or sub-ticks).
   static void styleCategoryAxis(QCPAxis* axis);
   // A legend laid out as one row of small entries (8 pt of `base`), no frame

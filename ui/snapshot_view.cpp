@@ -47,17 +47,7 @@ QColor snapshotCategoryColor(SnapshotCategory c) {
 }
 
 void styleRect(QCPAxisRect* rect, const QFont& base) {
-  QFont tick = base;
-  tick.setPointSizeF(8);
-  const QPen axis_pen(QColor(0xB0, 0xB5, 0xBC));
-  for (QCPAxis* a : rect->axes()) {
-    a->setTickLabelFont(tick);
-    a->setLabelFont(tick);
-    a->setBasePen(axis_pen);
-    a->setTickPen(axis_pen);
-    a->setSubTickPen(axis_pen);
-    a->grid()->setPen(QPen(Palette::grid(Theme::Light), 1, Qt::DotLine));
-  }
+  for (QCPAxis* a : rect->axes()) PlotStyle::styleAxis(a, base);
   rect->axis(QCPAxis::atTop)->setVisible(false);
   rect->axis(QCPAxis::atRight)->setVisible(false);
 }
