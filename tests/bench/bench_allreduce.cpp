@@ -15,6 +15,7 @@
 
 #include "comm/communicator.h"
 #include "tensor/bf16.h"
+#include "bench_figures.h"
 
 using namespace shardscope;
 using Clock = std::chrono::steady_clock;
@@ -137,8 +138,8 @@ double memcpyGBps(size_t bytes) {
   return double(bytes) / best / 1e9;
 }
 
-void printTable(std::vector<std::unique_ptr<Communicator>>& group, Op op,
-                const std::vector<DType>& dtypes, const std::vector<size_t>& sizes) {
+void printTable(std::vector<std::unique_ptr<Communicator>>& group, Op op, const std::vector<DType>& dtypes,
+                const std::vector<size_t>& sizes, const bench::BenchFigures& figures) {
   const int P = int(group.size());
   const double factor = op == Op::AllReduce ? 2.0 * (P - 1) / P : double(P - 1) / P;
   std::printf("\n# %s, %d ranks (threads), Gloo TCP loopback ring; busbw = algbw * %s\n",
@@ -151,6 +152,10 @@ void printTable(std::vector<std::unique_ptr<Communicator>>& group, Op op,
       const double algbw = double(bytes) / (row.us * 1e-6) / 1e9;
       std::printf("  %12zu %12zu %6s %12.1f %12.3f %12.3f %8zu\n", bytes, bytes / dtypeSize(dtype),
                   dtype == DType::F32 ? "f32" : "bf16", row.us, algbw, algbw * factor, row.wrong);
+      const std::string key = std::string(opName(op)) + (dtype == DType::F32 ? "_f32_" : "_bf16_") +
+                              std::to_string(bytes >> 20) + "MiB_busbw";
+      // A row whose result is wrong has no figure: scripts/bench reports it as failed.
+      if (row.wrong == 0) figures.add(key.c_str(), algbw * factor, "GB/s");
       std::fflush(stdout);
     }
   }
@@ -159,6 +164,7 @@ void printTable(std::vector<std::unique_ptr<Communicator>>& group, Op op,
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bench::BenchFigures figures(argc, argv);
   const size_t maxMiB = argc > 1 ? size_t(std::atoi(argv[1])) : 64;
   const int ranks = argc > 2 ? std::atoi(argv[2]) : 4;
   if (maxMiB < 1 || ranks < 2) {
@@ -171,12 +177,16 @@ int main(int argc, char** argv) {
   auto group = createGlooGroup(ranks, "bench", 60000);
   std::printf("# bench_allreduce: %d ranks, %u hardware threads\n", ranks,
               std::thread::hardware_concurrency());
-  printTable(group, Op::AllReduce, {DType::F32, DType::BF16}, sizes);
-  printTable(group, Op::ReduceScatter, {DType::F32, DType::BF16}, sizes);
-  printTable(group, Op::AllGather, {DType::F32}, sizes);
+  printTable(group, Op::AllReduce, {DType::F32, DType::BF16}, sizes, figures);
+  printTable(group, Op::ReduceScatter, {DType::F32, DType::BF16}, sizes, figures);
+  printTable(group, Op::AllGather, {DType::F32}, sizes, figures);
 
   std::printf("\n# single-thread memcpy of the same bytes (physical reference):\n#");
-  for (size_t bytes : sizes) std::printf(" %zuMiB %.2f GB/s |", bytes >> 20, memcpyGBps(bytes));
+  for (size_t bytes : sizes) {
+    const double gbps = memcpyGBps(bytes);
+    std::printf(" %zuMiB %.2f GB/s |", bytes >> 20, gbps);
+    figures.add(("memcpy_" + std::to_string(bytes >> 20) + "MiB").c_str(), gbps, "GB/s");
+  }
   std::printf("\n");
   return 0;
 }

@@ -14,6 +14,7 @@
 #include "attach/attach_client.h"
 #include "attach/run_server.h"
 #include "engine/run.h"
+#include "bench_figures.h"
 
 using namespace shardscope;
 using Clock = std::chrono::steady_clock;
@@ -23,6 +24,7 @@ double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bench::BenchFigures figures(argc, argv);
   const int steps = argc > 1 ? std::atoi(argv[1]) : 300;
   RunConfig c;
   c.strategy = Strategy::Zero3;
@@ -93,5 +95,8 @@ int main(int argc, char** argv) {
   row("server's read of the logs alone", read, read_s);
   row("memcpy of the same bytes (limit)", events, memcpy_s);
   std::printf("  catch-up / memcpy: %.3f\n", memcpy_s / catchup_s);
+  figures.add("catchup", static_cast<double>(received) / catchup_s / 1e6, "M_events/s");
+  figures.add("server_read", static_cast<double>(read) / read_s / 1e6, "M_events/s");
+  figures.add("memcpy", static_cast<double>(events) / memcpy_s / 1e6, "M_events/s");
   return received == events ? 0 : 1;
 }

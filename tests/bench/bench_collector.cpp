@@ -28,6 +28,7 @@
 
 #include "launch/wire_format.h"
 #include "trace/event_log.h"
+#include "bench_figures.h"
 
 using namespace shardscope;
 using Clock = std::chrono::steady_clock;
@@ -201,7 +202,8 @@ Latency latency(int events_per_ms, int run_ms) {
 }
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bench::BenchFigures figures(argc, argv);
   const size_t batches = 64;  // 8 ranks x 64 x 16384 = 8.4M events
   const std::string ipc = "ipc:///tmp/shardscope-bench-collector-" + std::to_string(getpid());
   std::printf("collector throughput, %d rank producers, %zu-event batches (M events/s; collector thread CPU ns/event)\n",
@@ -213,14 +215,21 @@ int main() {
     std::printf("  %-18s ZeroMQ + check + record %7.2f (%5.1f ns)   ZeroMQ alone %7.2f (%5.1f ns)\n", name,
                 collector.events_per_s / 1e6, collector.collector_cpu_ns_per_event, transport.events_per_s / 1e6,
                 transport.collector_cpu_ns_per_event);
+    const bool tcp = bind.starts_with("tcp");
+    figures.add(tcp ? "collector_tcp" : "collector_ipc", collector.events_per_s / 1e6, "M_events/s");
+    figures.add(tcp ? "zeromq_tcp" : "zeromq_ipc", transport.events_per_s / 1e6, "M_events/s");
   }
-  std::printf("  %-18s %7.2f M events/s (the limit in warm memory)\n", "memcpy", memcpyEventsPerSecond() / 1e6);
+  const double warm = memcpyEventsPerSecond();
+  std::printf("  %-18s %7.2f M events/s (the limit in warm memory)\n", "memcpy", warm / 1e6);
   const size_t events = batches * kRanks * kBatch;
+  const double fresh = freshMemcpyEventsPerSecond(events, false);
   std::printf("  %-18s %7.2f M events/s with 4 KiB pages, %.2f M with huge pages (the limit in fresh memory)\n",
-              "memcpy to fresh", freshMemcpyEventsPerSecond(events, false) / 1e6,
-              freshMemcpyEventsPerSecond(events, true) / 1e6);
+              "memcpy to fresh", fresh / 1e6, freshMemcpyEventsPerSecond(events, true) / 1e6);
+  figures.add("memcpy_warm", warm / 1e6, "M_events/s");
+  figures.add("memcpy_fresh", fresh / 1e6, "M_events/s");
   const Latency l = latency(200, 2000);
   std::printf("latency record() -> collector's log, 200 events/ms for 2 s, 10 ms forwarding\n");
   std::printf("  p50 %.2f ms   p99 %.2f ms   max %.2f ms\n", l.p50_ms, l.p99_ms, l.max_ms);
+  figures.add("latency_p99", l.p99_ms, "ms");
   return 0;
 }

@@ -3,6 +3,7 @@
 // memory, and how much of the step waited on communication — all read back
 // from the run's own ledger and events. zero3 runs with and without prefetch.
 // Usage: bench_step [--ranks P] [--steps S] [--only NAME]  (step 0 is warm-up)
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "trace/step_metrics.h"
 #include "engine/run.h"
+#include "bench_figures.h"
 
 using namespace shardscope;
 
@@ -24,6 +26,7 @@ struct Variant {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bench::BenchFigures figures(argc, argv);
   int ranks = 4, steps = 4;
   std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -64,6 +67,9 @@ int main(int argc, char** argv) {
     std::printf("%-18s %9.1f %14.1f %13.1f %13.1f %11.1f %10.1f\n", v.label, wall / counted / 1e6, sent / 1e6,
                 r0.ledger.model_state_peak / 1048576.0, r0.ledger.total_peak / 1048576.0, 100.0 * exposed / wall,
                 100.0 * wait / wall);
+    std::string key = std::string(v.label) + "_step";
+    std::replace(key.begin(), key.end(), ' ', '_');
+    figures.add(key.c_str(), wall / counted / 1e6, "ms");
   }
   return 0;
 }
