@@ -290,14 +290,19 @@ void CommView::rebuildPlots() {
   std::vector<const CommStatsModel::RankTiming*> timing_of(static_cast<size_t>(ranks), nullptr);
   for (const CommStatsModel::RankTiming& t : m_model->timing())
     if (t.rank >= 0 && t.rank < ranks) timing_of[static_cast<size_t>(t.rank)] = &t;
-  // Many ranks: those whose bars are rank 0's share one column (as the timeline's band).
-  const std::vector<RankColumn> columns = rankColumns(ranks, [&](int r) {
-    const auto* a = timing_of[0];
+  // Many ranks: those whose bars are the first's share one column (as the
+  // timeline's band). An imported job's ranks without a file get none.
+  std::vector<int> shown = m_store->meta().shownRanks();
+  std::erase_if(shown, [ranks](int r) { return r >= ranks; });
+  if (shown.empty()) shown.push_back(0);
+  const size_t first = static_cast<size_t>(shown.front());
+  const std::vector<RankColumn> columns = rankColumns(shown, [&](int r) {
+    const auto* a = timing_of[first];
     const auto* b = timing_of[static_cast<size_t>(r)];
     if ((a == nullptr) != (b == nullptr)) return false;
     if (a && (a->comm_ns != b->comm_ns || a->exposed_ns != b->exposed_ns)) return false;
-    return std::equal(sent_by.begin(), sent_by.begin() + static_cast<std::ptrdiff_t>(kinds),
-                      sent_by.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r) * kinds));
+    const auto row = [&](size_t rank) { return sent_by.begin() + static_cast<std::ptrdiff_t>(rank * kinds); };
+    return std::equal(row(first), row(first) + static_cast<std::ptrdiff_t>(kinds), row(static_cast<size_t>(r)));
   });
   const int column_count = static_cast<int>(columns.size());
   for (int x = 0; x < column_count; ++x) {
@@ -313,8 +318,8 @@ void CommView::rebuildPlots() {
     if (m_model->expectedTotal() > 0) m_expected->addData(x + 0.19, static_cast<double>(m_model->expectedTotal()) / kMiB);
     top = std::max(top, stack);
     if (!column.sameAsRank0.empty())
-      ticker->addTick(x, tr("ranks %1:\nsame as rank 0").arg(QString::fromStdString(RankSymmetry{column.sameAsRank0}.rangesText())));
-    else if (ranks <= 8)
+      ticker->addTick(x, PlotStyle::foldedRanksTick(column.sameAsRank0, columns.front().rank));
+    else if (shown.size() <= 8)
       ticker->addTick(x, tr("rank %1").arg(r));
     else if (labelsColumn(static_cast<size_t>(x), columns.size()))
       ticker->addTick(x, QString::number(r));

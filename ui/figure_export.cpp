@@ -368,7 +368,7 @@ QString FigureExport::importedLine(const EventStore& store) {
     }
   if (!where.isEmpty()) parts << where;
   parts << QString::fromStdString(source.format)
-        << (store.meta().ranks == 1 ? QStringLiteral("1 rank") : QStringLiteral("%1 ranks").arg(store.meta().ranks));
+        << QString::fromStdString(store.meta().ranksText());
   int first = INT_MAX, last = INT_MIN;
   for (int r = 0; r < store.rankCount(); ++r)
     for (const Event& e : store.events(r))
@@ -395,8 +395,7 @@ QString FigureExport::configLine(const EventStore& store, const RunConfig* live)
   if (meta.strategy.empty()) return {};
   const RunConfig* c = store.config();  // nullptr: a trace without a readable config
   QStringList parts;
-  parts << QString::fromStdString(meta.strategy) +
-               (meta.ranks == 1 ? QStringLiteral(" · 1 rank") : QStringLiteral(" · %1 ranks").arg(meta.ranks));
+  parts << QString::fromStdString(meta.strategy) + QStringLiteral(" · ") + QString::fromStdString(meta.ranksText());
   const std::optional<Strategy> strategy = store.strategy();
   if (strategy && isHybrid(*strategy))
     parts.last() += QStringLiteral(" (shard group %1)").arg(c ? c->shardGroupSize() : meta.ranks);

@@ -460,10 +460,10 @@ void MainWindow::onRunShown() {
   // An imported PyTorch trace ran nothing of ShardScope's: the form says what
   // is on screen instead of an experiment that did not produce it.
   if (const auto& imported = m_inspection.store().meta().imported)
-    m_panel->showImported(tr("<b>Imported PyTorch trace</b>: %1<br>%2 ranks · %3<br>ShardScope did not run it, so "
+    m_panel->showImported(tr("<b>Imported PyTorch trace</b>: %1<br>%2 · %3<br>ShardScope did not run it, so "
                              "there is no experiment to show. Pick a preset or edit an experiment to run one.")
                               .arg(run.source.toHtmlEscaped())
-                              .arg(m_inspection.store().meta().ranks)
+                              .arg(QString::fromStdString(m_inspection.store().meta().ranksText()))
                               .arg(QString::fromStdString(imported->format).toHtmlEscaped()));
   else if (run.snapshots)
     m_panel->showImported(tr("<b>PyTorch memory snapshot</b>: %1<br>ShardScope did not run it, so there is no "

@@ -193,7 +193,7 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
 
   connect(m_momentCombo, &QComboBox::currentIndexChanged, this, [this] { rebuild(); });
   connect(m_rankCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
-    if (index >= 0) m_rank = index;
+    if (index >= 0) m_rank = m_rankCombo->itemData(index).toInt();
     rebuild();
   });
   rebuild();
@@ -219,7 +219,7 @@ void MemoryView::setCursorTime(std::optional<int64_t> ns) {
 
 void MemoryView::setSelectedRank(int rank) {
   m_rank = std::max(0, rank);
-  if (m_rank < m_rankCombo->count()) m_rankCombo->setCurrentIndex(m_rank);
+  if (const int index = m_rankCombo->findData(m_rank); index >= 0) m_rankCombo->setCurrentIndex(index);
   rebuild();
 }
 
@@ -308,29 +308,16 @@ void MemoryView::rebuild() {
     }
     m_momentCombo->setItemText(0, imported ? tr("at peak allocated") : tr("at peak model state"));
   }
-  const int ranks = m_series.rankCount();
-  const ImportedSource* source = m_store->meta().imported.get();
-  if (m_rankCombo->count() != ranks || source != m_rankSource) {
-    m_rankSource = source;
-    // One rank's file of a larger job (rank 34 of 300): the ranks not in it are
-    // listed, greyed, and the plot opens on the first rank the trace has.
-    const auto inTrace = [source](int r) {
-      return !source || (static_cast<size_t>(r) < source->files.size() && !source->files[static_cast<size_t>(r)].empty());
-    };
+  // The ranks the trace has: one rank's file of a 300-rank job lists rank 34
+  // alone, and the plot opens on it.
+  const std::vector<int> shown = m_store->meta().shownRanks();
+  if (m_rankCombo->count() != static_cast<int>(shown.size()) || m_store->meta().imported.get() != m_rankSource) {
+    m_rankSource = m_store->meta().imported.get();
     const QSignalBlocker block(m_rankCombo);
     m_rankCombo->clear();
-    int first = -1;
-    for (int r = 0; r < ranks; ++r) {
-      m_rankCombo->addItem(inTrace(r) ? tr("rank %1").arg(r) : tr("rank %1 (not in the trace)").arg(r));
-      if (!inTrace(r)) {
-        if (auto* items = qobject_cast<QStandardItemModel*>(m_rankCombo->model())) items->item(r)->setEnabled(false);
-      } else if (first < 0) {
-        first = r;
-      }
-    }
-    m_rank = std::clamp(m_rank, 0, std::max(0, ranks - 1));
-    if (ranks > 0 && !inTrace(m_rank) && first >= 0) m_rank = first;
-    if (ranks > 0) m_rankCombo->setCurrentIndex(m_rank);
+    for (int r : shown) m_rankCombo->addItem(tr("rank %1").arg(r), r);
+    if (!shown.empty() && !std::binary_search(shown.begin(), shown.end(), m_rank)) m_rank = shown.front();
+    m_rankCombo->setCurrentIndex(m_rankCombo->findData(m_rank));
   }
   rebuildBars();
   rebuildTime();
@@ -347,10 +334,13 @@ void MemoryView::rebuildBars() {
   m_predicted->data()->clear();
   // Many ranks: the ranks whose bars are rank 0's share one column (as the
   // timeline's band), and only some columns carry a tick label.
+  std::vector<int> shown = m_store->meta().shownRanks();
+  std::erase_if(shown, [ranks](int r) { return r >= ranks; });  // the series not yet synced to a bigger run
+  if (shown.empty()) shown.push_back(0);
   std::array<int64_t, kCategoryCount> bars0{}, ledger0{};
-  if (ranks > kFoldAboveRanks) bars0 = barBytes(0), ledger0 = ledgerBytes(0);
+  if (shown.size() > kFoldAboveRanks) bars0 = barBytes(shown.front()), ledger0 = ledgerBytes(shown.front());
   const std::vector<RankColumn> columns =
-      rankColumns(ranks, [&](int r) { return barBytes(r) == bars0 && ledgerBytes(r) == ledger0; });
+      rankColumns(shown, [&](int r) { return barBytes(r) == bars0 && ledgerBytes(r) == ledger0; });
   const int column_count = static_cast<int>(columns.size());
   for (int x = 0; x < column_count; ++x) {
     const RankColumn& column = columns[static_cast<size_t>(x)];
@@ -368,8 +358,8 @@ void MemoryView::rebuildBars() {
     if (predicted > 0) m_predicted->addData(x + kPredictedOffset, predicted / kMiB);
     top = std::max(top, static_cast<double>(total) / kMiB);
     if (!column.sameAsRank0.empty())
-      ticker->addTick(x, tr("ranks %1:\nsame as rank 0").arg(QString::fromStdString(RankSymmetry{column.sameAsRank0}.rangesText())));
-    else if (ranks <= 8)
+      ticker->addTick(x, PlotStyle::foldedRanksTick(column.sameAsRank0, columns.front().rank));
+    else if (shown.size() <= 8)
       ticker->addTick(x, tr("rank %1").arg(r));
     else if (labelsColumn(static_cast<size_t>(x), columns.size()))
       ticker->addTick(x, QString::number(r));

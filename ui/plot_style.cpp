@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "palette.h"
+#include "trace/rank_copies.h"
 #include "theme.h"
 
 namespace shardscope {
@@ -56,6 +57,10 @@ QString PlotStyle::wrappedText(const QString& text, int chars) {
   }
   if (!line.isEmpty()) lines << line;
   return lines.join(QLatin1Char('\n'));
+}
+
+QString PlotStyle::foldedRanksTick(const std::vector<int>& ranks, int first) {
+  return QObject::tr("ranks %1:\nsame as rank %2").arg(QString::fromStdString(rankRangesText(ranks))).arg(first);
 }
 
 namespace {

@@ -9,6 +9,8 @@ class QFont;
 class QLabel;
 class QString;
 
+#include <vector>
+
 #include "common/units.h"  // kNsPerMs: trace times are ns, every plot's time axis is ms
 
 namespace shardscope {
@@ -21,6 +23,8 @@ class PlotStyle {
   static void styleAxis(QCPAxis* axis, const QFont& base);
   // Text broken into lines of at most about `chars` characters at spaces.
   static QString wrappedText(const QString& text, int chars);
+  // A per-rank chart's tick under a column of folded ranks: "ranks 1–511:\nsame as rank 0".
+  static QString foldedRanksTick(const std::vector<int>& ranks, int first);
   // A bar chart's category axis: labels only (no grid lines, ticks or sub-ticks).
   static void styleCategoryAxis(QCPAxis* axis);
   // A legend laid out as one row of small entries (8 pt of `base`), no frame

@@ -84,9 +84,9 @@ void RunStatus::update() {
   const RunTrace& meta = store.meta();
   QString source = shown.source.isEmpty() ? tr("no run") : shown.source;
   if (!meta.strategy.empty())
-    source += tr(" · %1 · %2 ranks · %3 M params · %4 events")
+    source += tr(" · %1 · %2 · %3 M params · %4 events")
                   .arg(QString::fromStdString(meta.strategy))
-                  .arg(meta.ranks)
+                  .arg(QString::fromStdString(meta.ranksText()))
                   .arg(static_cast<double>(meta.params) * 1e-6, 0, 'f', 2)
                   .arg(QLocale().toString(static_cast<qulonglong>(store.eventCount())));
   m_source = source;

@@ -129,6 +129,9 @@ void StepWalkthrough::updateLit() {
   }
   if (m_store->empty()) {
     m_where->setText(tr("The lines light up as a run's cursor moves through a step."));
+  } else if (m_store->meta().imported) {
+    // The walkthrough follows ShardScope's own runs only (the note above says so).
+    m_where->setText(tr("Click the timeline to place the cursor; the memory view follows it."));
   } else if (!m_cursor) {
     m_where->setText(tr("Click the timeline (or scrub the units view) to place the cursor; the lines rank 0 is on "
                         "light up, with the lane that is busy."));

@@ -43,13 +43,15 @@ RankSymmetry findRankSymmetry(const EventStore& store, int64_t tolerance_ns) {
 
 std::string RankSymmetry::rangesText() const { return rankRangesText(sameAsRank0); }
 
-std::vector<RankColumn> rankColumns(int ranks, const std::function<bool(int)>& same_as_rank0, int min_fold) {
+std::vector<RankColumn> rankColumns(const std::vector<int>& ranks, const std::function<bool(int)>& same_as_first,
+                                    int min_fold) {
   std::vector<int> same;
-  for (int r = 1; r < ranks && ranks > kFoldAboveRanks; ++r)
-    if (same_as_rank0(r)) same.push_back(r);
+  if (ranks.size() > static_cast<size_t>(kFoldAboveRanks))
+    for (size_t i = 1; i < ranks.size(); ++i)
+      if (same_as_first(ranks[i])) same.push_back(ranks[i]);
   const bool fold = static_cast<int>(same.size()) >= min_fold;
   std::vector<RankColumn> out;
-  for (int r = 0; r < ranks; ++r) {
+  for (int r : ranks) {
     if (fold && r == same.front()) out.push_back({r, same});
     if (fold && std::binary_search(same.begin(), same.end(), r)) continue;
     out.push_back({r, {}});

@@ -29,16 +29,18 @@ struct RankSymmetry {
 // tolerance_ns: 0 asks for identical times (a modeled clock's runs are exact).
 RankSymmetry findRankSymmetry(const EventStore& store, int64_t tolerance_ns = 0);
 
-// A per-rank bar chart's columns: rank 0, then one column for the ranks whose
-// bars equal rank 0's ("ranks 1–511: same as rank 0") when there are at least
-// min_fold of them, then every other rank in order. Charts of at most
-// kFoldAboveRanks ranks keep a column per rank (same_as_rank0 is not called).
+// A per-rank bar chart's columns over `ranks` (ascending; RunTrace::shownRanks):
+// the first, then one column for the ranks whose bars equal the first's
+// ("ranks 1–511: same as rank 0") when there are at least min_fold of them,
+// then every other rank in order. Charts of at most kFoldAboveRanks ranks keep
+// a column per rank (same_as_first is not called).
 struct RankColumn {
   int rank = 0;                   // the rank whose numbers the column shows
-  std::vector<int> sameAsRank0;   // the fold column's ranks (empty: one rank's column)
+  std::vector<int> sameAsRank0;   // the fold column's ranks, the same as the first column's (empty: one rank's)
 };
 inline constexpr int kFoldAboveRanks = 8;
-std::vector<RankColumn> rankColumns(int ranks, const std::function<bool(int)>& same_as_rank0, int min_fold = 4);
+std::vector<RankColumn> rankColumns(const std::vector<int>& ranks, const std::function<bool(int)>& same_as_first,
+                                    int min_fold = 4);
 // Whether column i of n gets a tick label, so that at most about max_labels do.
 bool labelsColumn(size_t i, size_t n, size_t max_labels = 16);
 

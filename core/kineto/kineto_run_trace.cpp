@@ -242,6 +242,7 @@ shardscope::RunTrace importedRunTrace(TraceSet set) {
   }
   out.ranks = P;
   out.events.resize(static_cast<size_t>(P));
+  for (const RankTrace& t : set.ranks) source->world_size = std::max(source->world_size, t.world_size);
   source->format = "PyTorch profiler (Kineto)";
   source->tracks.resize(static_cast<size_t>(P));
   source->reserved.resize(static_cast<size_t>(P));

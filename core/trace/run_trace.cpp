@@ -1,5 +1,7 @@
 #include "trace/run_trace.h"
 
+#include <algorithm>
+
 namespace shardscope {
 
 namespace {
@@ -92,6 +94,27 @@ std::vector<CommGroup> meshGroups(int ranks, int shard_group, int tp) {
 
 std::vector<CommGroup> meshGroups(const RunConfig& c) {
   return meshGroups(c.ranks, c.isSharded() ? c.shardGroupSize() : 0, c.tp);
+}
+
+}  // namespace shardscope
+
+namespace shardscope {
+
+std::vector<int> RunTrace::shownRanks() const {
+  std::vector<int> out;
+  out.reserve(static_cast<size_t>(std::max(0, ranks)));
+  for (int r = 0; r < ranks; ++r)
+    if (!imported || imported->hasRank(r)) out.push_back(r);
+  return out;
+}
+
+std::string RunTrace::ranksText() const {
+  const std::vector<int> shown = shownRanks();
+  const int job = imported ? std::max(imported->world_size, ranks) : ranks;
+  if (static_cast<int>(shown.size()) == job || shown.empty())
+    return std::to_string(job) + (job == 1 ? " rank" : " ranks");
+  // Some ranks of a larger job: which, and of how many.
+  return (shown.size() == 1 ? "rank " : "ranks ") + rankRangesText(shown) + " of " + std::to_string(job);
 }
 
 }  // namespace shardscope

@@ -78,7 +78,13 @@ class ImportedEventText {
 // views: Event::lane indexes the rank's tracks instead of naming a lane.
 struct ImportedSource {
   std::string format;  // "PyTorch profiler (Kineto)"
-  std::vector<std::string> files;  // per rank, the file it came from
+  std::vector<std::string> files;  // per rank, the file it came from ("" for a rank the job has but no file read)
+  // The job's ranks as its traces state (distributedInfo's world_size): one
+  // rank's file of a 300-rank job says 300. 0 when no trace says.
+  int world_size = 0;
+  bool hasRank(int rank) const {
+    return rank >= 0 && static_cast<size_t>(rank) < files.size() && !files[static_cast<size_t>(rank)].empty();
+  }
   std::vector<std::vector<ImportedTrack>> tracks;  // per rank; at most 256 (Event::lane is 8 bits)
   // Per rank: the allocator's reserved bytes over time (t_ns, bytes); what
   // Alloc/Free events book is the allocated memory.
@@ -111,6 +117,12 @@ struct RunTrace {
     if (g && !g->ranks.empty()) return static_cast<int>(g->ranks.size());
     return g && g->size > 0 ? g->size : ranks;
   }
+  // The ranks a per-rank view lists: every rank of a run; of an imported
+  // job, the ranks its files hold (rank 34 alone of a 300-rank job's).
+  std::vector<int> shownRanks() const;
+  // What those ranks are, said once for every view: "8 ranks", "1 rank",
+  // "rank 34 of 300", "ranks 0–1, 3 of 4".
+  std::string ranksText() const;
   std::vector<std::string> param_names;
   std::vector<std::string> block_names;
   std::vector<BucketInfo> buckets;

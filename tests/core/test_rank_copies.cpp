@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include <cstring>
+#include <numeric>
 #include <sstream>
 
 #include "analysis/run_summary.h"
@@ -288,18 +289,33 @@ class TestRankCopies : public QObject {
   // The memory and communication bar charts' columns: rank 0, one column for
   // the ranks equal to it, then the others; tick labels thinned to about 16.
   void barColumnsFoldTheCopies() {
-    const auto all = rankColumns(512, [](int) { return true; });
+    const auto ranks = [](int n) {
+      std::vector<int> v(static_cast<size_t>(n));
+      std::iota(v.begin(), v.end(), 0);
+      return v;
+    };
+    const auto all = rankColumns(ranks(512), [](int) { return true; });
     QCOMPARE(all.size(), size_t(2));
     QCOMPARE(all[0].rank, 0);
     QVERIFY(all[0].sameAsRank0.empty());
     QCOMPARE(all[1].rank, 1);
     QCOMPARE(all[1].sameAsRank0.size(), size_t(511));
     QCOMPARE(RankSymmetry{all[1].sameAsRank0}.rangesText(), std::string("1\u2013511"));
-    const auto one_differs = rankColumns(16, [](int r) { return r != 5; });
+    const auto one_differs = rankColumns(ranks(16), [](int r) { return r != 5; });
     QCOMPARE(one_differs.size(), size_t(3));
     QCOMPARE(one_differs[2].rank, 5);
     QCOMPARE(RankSymmetry{one_differs[1].sameAsRank0}.rangesText(), std::string("1\u20134, 6\u201315"));
-    QCOMPARE(rankColumns(16, [](int r) { return r < 4; }).size(), size_t(16));  // 3 alike: no fold
+    QCOMPARE(rankColumns(ranks(16), [](int r) { return r < 4; }).size(), size_t(16));  // 3 alike: no fold
+    // Some ranks of a job (the files of ranks 34 and 40–59): the first shown
+    // rank is the reference, and no rank outside the list gets a column.
+    std::vector<int> some = {34};
+    for (int r = 40; r < 60; ++r) some.push_back(r);
+    const auto partial = rankColumns(some, [](int r) { return r != 41; });
+    QCOMPARE(partial.size(), size_t(3));
+    QCOMPARE(partial[0].rank, 34);
+    QCOMPARE(partial[1].rank, 40);
+    QCOMPARE(RankSymmetry{partial[1].sameAsRank0}.rangesText(), std::string("40, 42\u201359"));
+    QCOMPARE(partial[2].rank, 41);
     int labelled = 0;
     for (size_t i = 0; i < 512; ++i) labelled += labelsColumn(i, 512);
     QVERIFY(labelled <= 16 && labelled >= 8);

@@ -5,12 +5,14 @@
 // the communication view over the last-but-one profiler step, and the pages
 // that cannot apply say why. A ShardScope trace opened afterwards is unchanged.
 #include <QComboBox>
+#include <QLabel>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <qcustomplot.h>
 
 #include "comm_stats_model.h"
 #include "comm_view.h"
+#include "experiment_panel.h"
 #include "inspect/timeline_layout.h"
 #include "main_window.h"
 #include "memory_view.h"
@@ -98,25 +100,57 @@ class TestKinetoViews : public QObject {
     QVERIFY(bytes[static_cast<size_t>(Category::Gathered)] > 0);
   }
 
-  // One rank's file of a two-rank job: the memory plot opens on the rank the
-  // file has, and rank 0, not in it, is listed greyed (issue 32).
-  void oneRanksFileOpensOnItsRank() {
+  // One rank's file of a larger job: the ranks it has are the only ones the
+  // memory view lists or draws a column for (nothing folds into "same as
+  // rank 0" from ranks that are not there), and every text says which rank of
+  // how many it is (issue 32).
+  void oneRanksFileShowsItsRanksOnly() {
     MainWindow w;
     w.setPersistSettings(false);
     QString error;
     QVERIFY2(w.openTrace(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/kineto/rank1_of_2.json"), &error),
              qPrintable(error));
-    w.memoryView()->refresh(true);
     auto* rank = w.memoryView()->findChild<QComboBox*>(QStringLiteral("memoryRank"));
     QVERIFY(rank);
-    QCOMPARE(rank->count(), 2);
-    QCOMPARE(rank->currentIndex(), 1);
-    QCOMPARE(rank->itemText(0), QStringLiteral("rank 0 (not in the trace)"));
-    QCOMPARE(rank->itemText(1), QStringLiteral("rank 1"));
+    const auto check = [&](int r, const QString& ranks_text) {
+      w.memoryView()->refresh(true);
+      QCOMPARE(QString::fromStdString(w.inspection().store().meta().ranksText()), ranks_text);
+      QCOMPARE(rank->count(), 1);
+      QCOMPARE(rank->itemText(0), QStringLiteral("rank %1").arg(r));
+      QCOMPARE(rank->itemData(0).toInt(), r);
+      for (const char* name : {"memoryBars", "commBytes"}) {
+        auto* plot = w.findChild<QCustomPlot*>(QString::fromLatin1(name));
+        QVERIFY(plot);
+        if (QString::fromLatin1(name) == QStringLiteral("commBytes")) {
+          w.showView(QStringLiteral("comm"));
+          QCoreApplication::processEvents();
+        }
+        const auto ticker = plot->xAxis->ticker().dynamicCast<QCPAxisTickerText>();
+        if (!ticker || ticker->ticks().isEmpty()) continue;  // no step completed: no columns at all
+        QCOMPARE(ticker->ticks().values(), QList<QString>{QStringLiteral("rank %1").arg(r)});
+      }
+      bool said = false;
+      for (const QLabel* label : w.experimentPanel()->findChildren<QLabel*>()) said = said || label->text().contains(ranks_text);
+      QVERIFY2(said, qPrintable(ranks_text));
+    };
+    check(1, QStringLiteral("rank 1 of 2"));
+    // Rank 34 of a 300-rank job: before, its memory chart had columns "0" and
+    // "ranks 1–33: same as rank 0" for 34 ranks the file does not have.
+    QFile in(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/kineto/rank1_of_2.json"));
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    QByteArray json = in.readAll();
+    json.replace("\"rank\": 1, \"world_size\": 2", "\"rank\": 34, \"world_size\": 300");
+    QTemporaryDir dir;
+    QFile out(dir.filePath(QStringLiteral("rank34.json")));
+    QVERIFY(out.open(QIODevice::WriteOnly) && out.write(json) == json.size());
+    out.close();
+    QVERIFY2(w.openTrace(out.fileName(), &error), qPrintable(error));
+    check(34, QStringLiteral("rank 34 of 300"));
     // A whole job afterwards: every rank listed as itself.
     QVERIFY2(w.openTrace(kJob, &error), qPrintable(error));
     w.memoryView()->refresh(true);
     QCOMPARE(rank->itemText(0), QStringLiteral("rank 0"));
+    QVERIFY(rank->count() > 1);
   }
 
   void communicationOverTheLastButOneStep() {
