@@ -38,6 +38,8 @@ void populatePages(void* p, size_t bytes) {
   constexpr uintptr_t kPage = 4096;
   const uintptr_t from = roundUp(reinterpret_cast<uintptr_t>(p), kPage);
   const uintptr_t to = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kPage - 1);
+  const uintptr_t huge_from = roundUp(from, kHugePageBytes), huge_to = to & ~(kHugePageBytes - 1);
+  if (huge_to > huge_from) (void)madvise(reinterpret_cast<void*>(huge_from), huge_to - huge_from, MADV_HUGEPAGE);
   if (to > from) (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
 }
 
