@@ -199,6 +199,20 @@ std::string generateRealShapedTrace(size_t bytes, int rank = 0, int world = 8) {
     flowEnd(stream, ts);
     ++corr;
   };
+  // A memcpy or memset on a stream (its launch written just before), and its flow's end.
+  const auto gpuCopy = [&](const char* cat, const char* name, int stream, double ts, double dur, long long bytes,
+                           const char* bandwidth) {
+    std::snprintf(line, sizeof line,
+                  "  {\n    \"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
+                  "    \"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      \"External id\": %lld,\n      \"device\": %d, "
+                  "\"context\": 1,\n      \"stream\": %d, \"correlation\": %lld,\n      \"bytes\": %lld, "
+                  "\"memory bandwidth (GB/s)\": %s\n    }\n  },\n",
+                  cat, name, rank % 8, stream, ts, dur, (long long)ext - 1, rank % 8, stream, (long long)corr, bytes,
+                  bandwidth);
+    s += line;
+    flowEnd(stream, ts);
+    ++corr;
+  };
   const auto memory = [&](double ts, long long delta, long long total) {
     std::snprintf(line, sizeof line,
                   "  {\n    \"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\",\n"
@@ -255,28 +269,12 @@ std::string generateRealShapedTrace(size_t bytes, int rank = 0, int world = 8) {
         cpuOp("aten::copy_", t + 20.0, 9.5, thread, "[[8, 2048], [8, 2048], []]", "[\"long int\", \"long int\", \"Scalar\"]",
               false);
         launch("cudaMemcpyAsync", 41, t + 21.0, 6.5, thread);
-        std::snprintf(line, sizeof line,
-                      "  {\n    \"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pinned -> Device)\", "
-                      "\"pid\": %d, \"tid\": 9,\n    \"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      \"External id\": "
-                      "%lld,\n      \"device\": %d, \"context\": 1,\n      \"stream\": 9, \"correlation\": %lld,\n      "
-                      "\"bytes\": 131072, \"memory bandwidth (GB/s)\": 24.37\n    }\n  },\n",
-                      rank % 8, t + 24.0, 5.375, (long long)ext - 1, rank % 8, (long long)corr);
-        s += line;
-        flowEnd(9, t + 24.0);
-        ++corr;
+        gpuCopy("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 9, t + 24.0, 5.375, 131072, "24.37");
       }
       if (op % 24 == 11) {
         cpuOp("aten::zero_", t + 30.0, 4.5, thread, "[[4096, 4096]]", "[\"c10::BFloat16\"]", false);
         launch("cudaMemsetAsync", 51, t + 31.0, 3.25, thread);
-        std::snprintf(line, sizeof line,
-                      "  {\n    \"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", \"pid\": %d, "
-                      "\"tid\": 7,\n    \"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      \"External id\": %lld,\n"
-                      "      \"device\": %d, \"context\": 1,\n      \"stream\": 7, \"correlation\": %lld,\n      "
-                      "\"bytes\": 33554432, \"memory bandwidth (GB/s)\": 2210.5\n    }\n  },\n",
-                      rank % 8, t + 45.0, 4.25, (long long)ext - 1, rank % 8, (long long)corr);
-        s += line;
-        flowEnd(7, t + 45.0);
-        ++corr;
+        gpuCopy("gpu_memset", "Memset (Device)", 7, t + 45.0, 4.25, 33554432, "2210.5");
       }
       if (backward && op % 16 == 15) {  // a DDP bucket's all-reduce
         std::snprintf(line, sizeof line,

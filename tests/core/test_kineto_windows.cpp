@@ -48,6 +48,17 @@ Parsed parseWithWindow(const PaddedBuffer& json, size_t window) {
   return p;
 }
 
+// loadKinetoFile's trace of a file, or its error.
+Parsed loadParsed(const std::string& path) {
+  Parsed p;
+  try {
+    p.trace = loadKinetoFile(path);
+  } catch (const ConfigError& e) {
+    p.error = e.what();
+  }
+  return p;
+}
+
 PaddedBuffer bufferOf(const std::string& text) {
   PaddedBuffer b;
   b.size = text.size();
@@ -199,12 +210,7 @@ std::string partsDisagree(const std::string& path, uint32_t* parts = nullptr) {
       setKinetoChunkBytes(window);
       setKinetoParallelBytes(1);
       setKinetoWalkThreads(threads);
-      Parsed loaded;
-      try {
-        loaded.trace = loadKinetoFile(path);
-      } catch (const ConfigError& e) {
-        loaded.error = e.what();
-      }
+      Parsed loaded = loadParsed(path);
       setKinetoWalkThreads(0);
       setKinetoParallelBytes(0);
       setKinetoChunkBytes(0);
@@ -259,12 +265,7 @@ class TestKinetoWindows : public QObject {
       const Parsed whole = parseWithWindow(whole_buffer, size_t(1) << 40);
       for (size_t window : {16, 64, 333}) {
         setKinetoChunkBytes(window);
-        Parsed loaded;
-        try {
-          loaded.trace = loadKinetoFile(path);
-        } catch (const ConfigError& e) {
-          loaded.error = e.what();
-        }
+        Parsed loaded = loadParsed(path);
         setKinetoChunkBytes(0);
         const std::string at = path + ", streamed in windows of " + std::to_string(window);
         if (!whole.trace) {
