@@ -31,4 +31,16 @@ void unmapHugeAligned(void* p, size_t bytes) {
   if (p) munmap(p, roundUp(bytes == 0 ? 1 : bytes, kHugePageBytes));
 }
 
+void populatePages(void* p, size_t bytes) {
+#ifndef MADV_POPULATE_WRITE
+  constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14; older kernels answer EINVAL
+#endif
+  constexpr uintptr_t kPage = 4096;
+  const uintptr_t from = roundUp(reinterpret_cast<uintptr_t>(p), kPage);
+  const uintptr_t to = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kPage - 1);
+  const uintptr_t huge_from = roundUp(from, kHugePageBytes), huge_to = to & ~(kHugePageBytes - 1);
+  if (huge_to > huge_from) (void)madvise(reinterpret_cast<void*>(huge_from), huge_to - huge_from, MADV_HUGEPAGE);
+  if (to > from) (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+}
+
 }  // namespace shardscope

@@ -1,13 +1,13 @@
 #include "kineto/decimal_text.h"
 
-#include <charconv>
-#include <cstdio>
+#include <cmath>
 
 namespace shardscope::kineto {
 
 namespace {
 
 __extension__ typedef __int128 Int128;  // holds 38 digits: wide enough to see overflow
+__extension__ typedef unsigned __int128 UInt128;
 
 bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -132,16 +132,34 @@ DecimalValue parseDecimal(std::string_view text, int scale) {
 }
 
 double microsAsJsonDouble(int64_t ns) {
-  // Written back as the decimal text and read with a correctly rounded
-  // conversion, as CPython's float parser reads it; (double)ns / 1000 would
-  // round twice once ns passes 2^53 (epoch nanoseconds do).
-  const uint64_t mag = ns < 0 ? 0 - uint64_t(ns) : uint64_t(ns);
-  char text[32];
-  const int n = std::snprintf(text, sizeof text, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(mag / 1000),
-                              (unsigned long long)(mag % 1000));
-  double value = 0;
-  std::from_chars(text, text + n, value);
-  return value;
+  // The nearest double to ns / 1000, as CPython's correctly rounded float
+  // parser reads the microseconds text. Below 2^53 both operands are exact
+  // and IEEE division rounds once: that is it. Above (epoch nanoseconds),
+  // (double)ns / 1000 would round twice: the quotient is taken exactly in
+  // 128 bits instead, ns * 2^64 / 1000 (at least 54 bits), and rounded to 53
+  // bits, half to even, with the remainder as the sticky bit. No text: this
+  // runs for every event of a float-timestamp trace (snprintf + from_chars
+  // was 12% of `analyze`).
+  const bool negative = ns < 0;
+  const uint64_t mag = negative ? 0 - uint64_t(ns) : uint64_t(ns);
+  if (mag < (uint64_t(1) << 53)) return static_cast<double>(ns) / 1000.0;
+  const UInt128 num = static_cast<UInt128>(mag) << 64;
+  const UInt128 q = num / 1000;
+  const bool sticky = num % 1000 != 0;
+  const uint64_t high = static_cast<uint64_t>(q >> 64);  // non-zero: mag >= 2^53
+  int shift = 64 + (64 - __builtin_clzll(high)) - 53;
+  uint64_t mant = static_cast<uint64_t>(q >> shift);
+  const UInt128 rest = q & ((static_cast<UInt128>(1) << shift) - 1);
+  const UInt128 half = static_cast<UInt128>(1) << (shift - 1);
+  if (rest > half || (rest == half && (sticky || (mant & 1)))) {
+    ++mant;
+    if (mant == (uint64_t(1) << 53)) {
+      mant >>= 1;
+      ++shift;
+    }
+  }
+  const double value = std::ldexp(static_cast<double>(mant), shift - 64);
+  return negative ? -value : value;
 }
 
 }  // namespace shardscope::kineto

@@ -21,7 +21,11 @@ bool htaIsLaunchStatsCall(std::string_view name) {
 
 std::span<const HtaCorrelations::Entry> HtaCorrelations::range(const std::vector<Entry>& v, int64_t correlation) {
   const auto lo = std::lower_bound(v.begin(), v.end(), Entry{correlation, 0});
-  const auto hi = std::upper_bound(lo, v.end(), Entry{correlation, UINT32_MAX});
+  // Kineto gives a correlation one launch and one GPU event: look one entry
+  // past before searching (a crowded correlation keeps its log-time search).
+  if (lo == v.end() || lo->first != correlation) return {lo, lo};
+  if (lo + 1 == v.end() || (lo + 1)->first != correlation) return {lo, lo + 1};
+  const auto hi = std::upper_bound(lo + 1, v.end(), Entry{correlation, UINT32_MAX});
   return {lo, hi};
 }
 

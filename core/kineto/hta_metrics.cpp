@@ -31,73 +31,77 @@ HtaSelection selectHtaKernels(const RankTrace& t, bool multi_step, const HtaOpti
   sel.truncate_type_segments = !options.whole_trace;
   const bool filter = multi_step && !options.whole_trace;
 
-  struct Row {
-    int64_t ts, end;
-    uint32_t event;
+  // Linear passes over the events with nothing per event kept between them
+  // (a row per event was 24 bytes of fresh memory each, most of the
+  // selection's time on a large trace); what depends on a name is worked out
+  // once per distinct name.
+  const auto selected = [](const TraceEvent& e) {
+    return e.has(kHasDur) && e.has(kHasCat) && e.kind != EventKind::ProfilerTrace;
   };
-  std::vector<Row> rows;
-  rows.reserve(t.events.size());
-  for (uint32_t i = 0; i < t.events.size(); ++i) {
-    const TraceEvent& e = t.events[i];
-    if (!e.has(kHasDur) || !e.has(kHasCat) || e.kind == EventKind::ProfilerTrace) continue;
-    int64_t ts = e.ts_ns, end = e.ts_ns + e.dur_ns;
-    if (sel.rounded) {
-      // As HTA's round_down_time_stamps does it, in the doubles pandas holds:
-      // end = ts + dur first, then ceil(ts) and floor(end). At epoch sizes the
-      // doubles sit on a quarter-µs grid, so this is not the exact value's rounding.
-      const double ts_us = microsAsJsonDouble(e.ts_ns);
-      const double end_us = ts_us + microsAsJsonDouble(e.dur_ns);
-      ts = int64_t(std::ceil(ts_us)) * 1000;
-      end = int64_t(std::floor(end_us)) * 1000;
+  const auto span = [&](const TraceEvent& e) -> Interval {
+    if (!sel.rounded) return {e.ts_ns, e.ts_ns + e.dur_ns};
+    // As HTA's round_down_time_stamps does it, in the doubles pandas holds:
+    // end = ts + dur first, then ceil(ts) and floor(end). At epoch sizes the
+    // doubles sit on a quarter-µs grid, so this is not the exact value's rounding.
+    const double ts_us = microsAsJsonDouble(e.ts_ns);
+    const double end_us = ts_us + microsAsJsonDouble(e.dur_ns);
+    return {int64_t(std::ceil(ts_us)) * 1000, int64_t(std::floor(end_us)) * 1000};
+  };
+  enum NameBits : uint8_t { kSync = 1, kStep = 2, kKnown = 4 };
+  std::vector<uint8_t> name_bits(t.strings.size(), 0);
+  const auto bits = [&](uint32_t name) {
+    uint8_t& b = name_bits[name];
+    if (!(b & kKnown)) {
+      const std::string_view n = t.str(name);
+      b = kKnown | (n == "Event Sync" || n == "Context Sync" ? kSync : 0) | (profilerStepNumber(n) >= 0 ? kStep : 0);
     }
-    rows.push_back({ts, end, i});
-  }
-  const auto sync = [&](const TraceEvent& e) {
-    const std::string_view n = t.str(e.name);
-    return n == "Event Sync" || n == "Context Sync";
+    return b;
   };
-  const auto gpuLike = [&](const TraceEvent& e) { return (e.stream >= 0 && e.correlation >= 0) || sync(e); };
+  const auto gpuLike = [&](const TraceEvent& e) { return (e.stream >= 0 && e.correlation >= 0) || (bits(e.name) & kSync); };
 
-  std::vector<bool> keep(rows.size(), true);
+  bool cut_applies = false;
+  int64_t cut = 0;
+  std::vector<int64_t> kept_corr;  // correlations of the kept host events, sorted, once each
   if (filter) {
-    bool any_cpu = false;
+    bool any_cpu = false, any_step = false;
     int64_t last_step_start = std::numeric_limits<int64_t>::min(), min_cpu_ts = std::numeric_limits<int64_t>::max();
-    bool any_step = false;
-    for (const Row& r : rows) {
-      const TraceEvent& e = t.events[r.event];
-      if (gpuLike(e)) continue;
+    for (const TraceEvent& e : t.events) {
+      if (!selected(e) || gpuLike(e)) continue;
+      const int64_t ts = span(e).ts;
       any_cpu = true;
-      min_cpu_ts = std::min(min_cpu_ts, r.ts);
-      if (profilerStepNumber(t.str(e.name)) >= 0) {
+      min_cpu_ts = std::min(min_cpu_ts, ts);
+      if (bits(e.name) & kStep) {
         any_step = true;
-        last_step_start = std::max(last_step_start, r.ts);
+        last_step_start = std::max(last_step_start, ts);
       }
     }
     if (any_cpu) {
       sel.last_step_dropped = true;
-      const int64_t cut = any_step ? last_step_start : min_cpu_ts;
-      std::unordered_set<int64_t> kept_corr;
-      for (size_t k = 0; k < rows.size(); ++k) {
-        const TraceEvent& e = t.events[rows[k].event];
-        if (gpuLike(e)) continue;
-        keep[k] = rows[k].ts < cut;
-        if (keep[k]) kept_corr.insert(e.correlation);
+      cut_applies = true;
+      cut = any_step ? last_step_start : min_cpu_ts;
+      int64_t last = std::numeric_limits<int64_t>::min();
+      for (const TraceEvent& e : t.events) {
+        if (!selected(e) || gpuLike(e) || span(e).ts >= cut) continue;
+        if (e.correlation != last) kept_corr.push_back(last = e.correlation);  // runs of one value (-1) stay one entry
       }
-      for (size_t k = 0; k < rows.size(); ++k) {
-        const TraceEvent& e = t.events[rows[k].event];
-        if (gpuLike(e)) keep[k] = kept_corr.count(e.correlation) > 0;
-      }
+      std::sort(kept_corr.begin(), kept_corr.end());
+      kept_corr.erase(std::unique(kept_corr.begin(), kept_corr.end()), kept_corr.end());
     }
   }
-  for (size_t k = 0; k < rows.size(); ++k) {
-    const TraceEvent& e = t.events[rows[k].event];
-    if (!keep[k]) continue;
+  for (uint32_t i = 0; i < t.events.size(); ++i) {
+    const TraceEvent& e = t.events[i];
+    if (!selected(e)) continue;
+    const Interval r = span(e);
+    if (cut_applies) {
+      const bool keep = gpuLike(e) ? std::binary_search(kept_corr.begin(), kept_corr.end(), e.correlation) : r.ts < cut;
+      if (!keep) continue;
+    }
     if (e.stream == -1) {
       if (e.correlation != -1 || e.kind == EventKind::CudaRuntime || e.kind == EventKind::CudaDriver)
-        sel.host_calls.push_back({rows[k].ts, rows[k].end, rows[k].event});
+        sel.host_calls.push_back({r.ts, r.end, i});
       continue;
     }
-    sel.kernels.push_back({rows[k].ts, rows[k].end, rows[k].event, htaKernelType(t.str(e.name))});
+    sel.kernels.push_back({r.ts, r.end, i, htaKernelType(t.str(e.name))});
   }
   return sel;
 }

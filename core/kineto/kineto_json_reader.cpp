@@ -96,3 +96,14 @@ bool readKinetoJsonStream(const ReadMore& read, RankTrace& out) {
 }
 
 }  // namespace shardscope::kineto
+
+namespace shardscope::kineto {
+
+bool readKinetoJsonParts(const ReadAt& read, uint64_t size, unsigned parts, RankTrace& out) {
+#if defined(SHARDSCOPE_KINETO_AVX2)
+  if (kinetoAvx2WalkUsed()) return readKinetoJsonPartsAvx2(read, size, parts, out);
+#endif
+  return readKinetoJsonPartsPortable(read, size, parts, out);
+}
+
+}  // namespace shardscope::kineto

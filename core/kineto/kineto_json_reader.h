@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 #include "kineto/kineto_trace.h"
@@ -25,6 +26,21 @@ using ReadMore = std::function<size_t(char* to, size_t max)>;
 bool readKinetoJsonStream(const ReadMore& read, RankTrace& out);
 bool readKinetoJsonStreamAvx2(const ReadMore& read, RankTrace& out);
 bool readKinetoJsonStreamPortable(const ReadMore& read, RankTrace& out);
+
+// Reads up to `max` bytes of a document at `offset` (fewer only at its end);
+// called from several threads at once.
+using ReadAt = std::function<size_t(char* to, size_t max, uint64_t offset)>;
+// The streamed walk on `parts` threads, for a plain file: its events are cut
+// into parts at event boundaries, each thread reads its part through its own
+// buffer of a few windows (never the whole file) and walks it with its own
+// parser, and the parts are merged in file order into the single walk's
+// result (ids included). out.path and out.json_bytes are set by the caller.
+// False when the document does not split so or a part did not walk (any
+// error included): the caller then reads it another way, for the same
+// result or the error with its line and column.
+bool readKinetoJsonParts(const ReadAt& read, uint64_t size, unsigned parts, RankTrace& out);
+bool readKinetoJsonPartsAvx2(const ReadAt& read, uint64_t size, unsigned parts, RankTrace& out);
+bool readKinetoJsonPartsPortable(const ReadAt& read, uint64_t size, unsigned parts, RankTrace& out);
 
 // While one is alive on a thread, that thread's reads share one JSON parser:
 // its buffers (a structural index and string space, sized to the largest

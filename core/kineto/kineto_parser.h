@@ -14,9 +14,11 @@ namespace shardscope::kineto {
 
 RankTrace parseKinetoTrace(const PaddedBuffer& json, const std::string& path);
 
-// A file's trace: a large plain .json streamed through a few MB
-// (readKinetoJsonStream), else readTraceFile + parseKinetoTrace. reuse: a
-// buffer kept from file to file for the second way (see readTraceFile).
+// A file's trace: a large plain .json streamed through a few MB, on every
+// core from kinetoParallelBytes() (readKinetoJsonParts: a part of the file
+// each, by pread) else on one (readKinetoJsonStream); else readTraceFile +
+// parseKinetoTrace. reuse: a buffer kept from file to file for the last way
+// (see readTraceFile).
 RankTrace loadKinetoFile(const std::string& path, uint64_t max_bytes = kMaxTraceBytes, PaddedBuffer* reuse = nullptr);
 
 // Whether this CPU takes the AVX2 build of the JSON walk.

@@ -1,6 +1,7 @@
 #include "kineto/trace_file.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -296,6 +297,21 @@ size_t TraceFileReader::read(char* to, size_t max) {
                       " bytes: " + std::strerror(errno));
   m_read += n;
   return n;
+}
+
+size_t TraceFileReader::readAt(char* to, size_t max, uint64_t offset) const {
+  size_t done = 0;
+  while (done < max && offset + done < m_size) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(max - done, m_size - offset - done));
+    const ssize_t n = ::pread(fileno(m_f), to + done, want, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      throw ConfigError(m_path + ": read at byte " + std::to_string(offset + done) + " of " + std::to_string(m_size) +
+                        ": " + std::strerror(errno));
+    if (n == 0) break;  // the file shrank: the walk then finds the document cut short
+    done += static_cast<size_t>(n);
+  }
+  return done;
 }
 
 }  // namespace shardscope::kineto

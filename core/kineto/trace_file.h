@@ -56,6 +56,9 @@ class TraceFileReader {
   // Up to `max` next bytes, never past size(); 0 at the end. Throws
   // ConfigError naming the file on a read error.
   size_t read(char* to, size_t max);
+  // Up to `max` bytes at `offset` of a plain file (fewer only at its end),
+  // by pread: threads may read their parts at once. Throws as read() does.
+  size_t readAt(char* to, size_t max, uint64_t offset) const;
 
  private:
   std::string m_path;

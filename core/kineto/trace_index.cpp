@@ -171,20 +171,29 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
   TraceIndex idx;
   const auto& ev = t.events;
   std::unordered_map<uint32_t, ThreadOps> threads;  // by track
+  // What a name says (a ProfilerStep#N, a collective op), worked out once per
+  // distinct name rather than for each of the host's events.
+  enum NameBits : uint8_t { kKnown = 1, kStepName = 2, kCollectiveName = 4 };
+  std::vector<uint8_t> name_bits(t.strings.size(), 0);
   for (uint32_t i = 0; i < ev.size(); ++i) {
     const TraceEvent& e = ev[i];
     if ((e.kind == EventKind::CudaRuntime || e.kind == EventKind::CudaDriver) && e.correlation >= 0)
       idx.launch_of_correlation.emplace(e.correlation, i);
     if (e.kind == EventKind::CpuOp || e.kind == EventKind::UserAnnotation) {
-      const std::string_view name = t.str(e.name);
-      const int64_t step = profilerStepNumber(name);
-      if (step >= 0) idx.steps.push_back({step, i});
-      if (step == kStepNumberTooLarge)
-        throw ConfigError(t.path + ": \"" + std::string(name.substr(0, 64)) +
-                          "\": a ProfilerStep number as an integer in [0, 9223372036854775807]");
+      uint8_t& bits = name_bits[e.name];
+      if (!(bits & kKnown)) {
+        const std::string_view name = t.str(e.name);
+        const int64_t step = profilerStepNumber(name);
+        if (step == kStepNumberTooLarge)
+          throw ConfigError(t.path + ": \"" + std::string(name.substr(0, 64)) +
+                            "\": a ProfilerStep number as an integer in [0, 9223372036854775807]");
+        bits = kKnown | (step >= 0 ? kStepName : 0) | (isCollectiveOpName(name) ? kCollectiveName : 0);
+      }
+      if (bits & kStepName) idx.steps.push_back({profilerStepNumber(t.str(e.name)), i});
       // record_param_comms also marks work.wait() ("Collective name": "wait"): not a collective.
-      const bool wait = e.extra != kNone && t.str(t.collective_args[e.extra].collective_name) == "wait";
-      if (isCollectiveOpName(name) && e.has(kHasDur) && !wait) threads[e.track].ops.push_back(i);
+      if ((bits & kCollectiveName) && e.has(kHasDur) &&
+          !(e.extra != kNone && t.str(t.collective_args[e.extra].collective_name) == "wait"))
+        threads[e.track].ops.push_back(i);
     }
   }
   const auto byStart = [&](uint32_t a, uint32_t b) { return ev[a].ts_ns < ev[b].ts_ns; };

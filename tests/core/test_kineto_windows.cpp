@@ -5,18 +5,22 @@
 // error; cuts that land inside a string or a nested value fall back to the
 // whole walk; the buffer reads as it came afterwards. Walked on several
 // threads (a part of the events each, merged in file order), the same again,
-// string ids included.
+// string ids included; and so a plain file read in parts by pread, each
+// streamed by its own thread (the index and the analysis too).
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 
 #include "common/errors.h"
 #include "kineto/kineto_json_reader.h"
 #include "kineto/kineto_parser.h"
+#include "kineto/trace_analysis.h"
 #include "kineto/trace_file.h"
+#include "kineto/trace_index.h"
 
 using namespace shardscope;
 using namespace shardscope::kineto;
@@ -41,6 +45,17 @@ Parsed parseWithWindow(const PaddedBuffer& json, size_t window) {
     p.error = e.what();
   }
   setKinetoChunkBytes(0);
+  return p;
+}
+
+// loadKinetoFile's trace of a file, or its error.
+Parsed loadParsed(const std::string& path) {
+  Parsed p;
+  try {
+    p.trace = loadKinetoFile(path);
+  } catch (const ConfigError& e) {
+    p.error = e.what();
+  }
   return p;
 }
 
@@ -158,6 +173,61 @@ std::string events(int n, const std::string& extra_args = "") {
   return s;
 }
 
+
+// What `analyze` prints and writes of one trace (text and JSON): equal for
+// two reads when their index and every analysis agree.
+std::string analysisOf(RankTrace trace) {
+  TraceSet set;
+  if (trace.rank < 0) trace.rank = 0;
+  std::ostringstream out;
+  try {
+    set.indexes.push_back(buildTraceIndex(trace));
+    set.ranks.push_back(std::move(trace));
+    const JobAnalysis job = analyzeTraceSet(set, HtaOptions{});
+    printAnalysisText(job, set, out);
+    writeAnalysisJson(job, set, out);
+  } catch (const ConfigError& e) {
+    out << "refused: " << e.what();
+  }
+  return out.str();
+}
+
+// A file read through loadKinetoFile in parts (pread, one thread each) with
+// windows of `window` bytes on `threads` threads, against the whole file
+// walked at once: "" when they agree (trace, index and analysis, or the
+// same error), else what differs. `parts`: the most parts any load used.
+std::string partsDisagree(const std::string& path, uint32_t* parts = nullptr) {
+  Parsed whole;
+  try {
+    whole.trace = parseKinetoTrace(readTraceFile(path), path);
+  } catch (const ConfigError& e) {
+    whole.error = e.what();
+  }
+  // Parsed again: a trace is not copied, and the analysis takes one.
+  const std::string whole_analysis = whole.trace ? analysisOf(parseKinetoTrace(readTraceFile(path), path)) : "";
+  for (unsigned threads : {2u, 3u})
+    for (size_t window : {16, 64, 333}) {
+      setKinetoChunkBytes(window);
+      setKinetoParallelBytes(1);
+      setKinetoWalkThreads(threads);
+      Parsed loaded = loadParsed(path);
+      setKinetoWalkThreads(0);
+      setKinetoParallelBytes(0);
+      setKinetoChunkBytes(0);
+      const std::string at = path + ", in parts on " + std::to_string(threads) + " threads, windows of " +
+                             std::to_string(window);
+      if (!whole.trace) {
+        if (loaded.error != whole.error) return at + ": the error differs:\n  whole: " + whole.error + "\n  parts: " + loaded.error;
+        continue;
+      }
+      if (!loaded.trace) return at + ": failed: " + loaded.error;
+      const std::string diff = difference(*whole.trace, *loaded.trace);
+      if (!diff.empty()) return at + ": differs in " + diff;
+      if (parts) *parts = std::max(*parts, loaded.trace->json_parts);
+      if (analysisOf(std::move(*loaded.trace)) != whole_analysis) return at + ": the analysis differs";
+    }
+  return "";
+}
 }  // namespace
 
 class TestKinetoWindows : public QObject {
@@ -195,12 +265,7 @@ class TestKinetoWindows : public QObject {
       const Parsed whole = parseWithWindow(whole_buffer, size_t(1) << 40);
       for (size_t window : {16, 64, 333}) {
         setKinetoChunkBytes(window);
-        Parsed loaded;
-        try {
-          loaded.trace = loadKinetoFile(path);
-        } catch (const ConfigError& e) {
-          loaded.error = e.what();
-        }
+        Parsed loaded = loadParsed(path);
         setKinetoChunkBytes(0);
         const std::string at = path + ", streamed in windows of " + std::to_string(window);
         if (!whole.trace) {
@@ -237,6 +302,88 @@ class TestKinetoWindows : public QObject {
     const std::string cut = dir.filePath("cut.json").toStdString();
     std::ofstream(cut) << "{\"traceEvents\": [" << events(30).substr(0, 3000);
     QVERIFY(check(cut).empty());
+  }
+
+  void filesReadInPartsReadTheSame() {
+    // loadKinetoFile reads a large plain file on every core: cut into parts
+    // at event boundaries, each part read by pread and streamed through its
+    // own buffer by its own thread, the parts merged in file order. With tiny
+    // windows and parts every fixture is cut so; the trace, its index and
+    // the analysis are the whole walk's, or the error is.
+    uint32_t most = 0;
+    int in_parts = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(kData)) {
+      const std::string path = entry.path().string();
+      if (!entry.is_regular_file() || !path.ends_with(".json")) continue;
+      uint32_t parts = 0;
+      const std::string why = partsDisagree(path, &parts);
+      QVERIFY2(why.empty(), why.c_str());
+      in_parts += parts > 1;
+      most = std::max(most, parts);
+    }
+    QVERIFY2(in_parts >= 10, qPrintable(QString("only %1 fixtures were read in parts").arg(in_parts)));
+    QCOMPARE(most, uint32_t{3});
+
+    QTemporaryDir dir;
+    const auto write = [&](const std::string& name, const std::string& text) {
+      const std::string path = dir.filePath(QString::fromStdString(name)).toStdString();
+      std::ofstream(path, std::ios::binary) << text;
+      return path;
+    };
+    // Kineto's layout (an event over several lines); a few names and args
+    // whose strings hold escaped quotes, braces and "}, {": part boundaries
+    // (and windows) that fall inside them make those reads fall back, the
+    // others read in parts, and the result is the same.
+    std::string kineto = "{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": {\"rank\": 1, \"world_size\": 2},\n"
+                         "  \"traceEvents\": [\n";
+    for (int i = 0; i < 120; ++i) {
+      const std::string tricky = i == 37 ? "op \\\"}, {\\\" x" : i == 82 ? "q}\\\\\\\", {\\\"" : "aten::mm";
+      kineto += std::string(i ? ",\n" : "") + "  {\n    \"ph\": \"X\", \"cat\": \"" + (i % 2 ? "cpu_op" : "kernel") +
+                "\", \"name\": \"" + tricky + "\", \"pid\": " + std::to_string(i % 2 ? 4242 : 0) +
+                ", \"tid\": " + std::to_string(i % 2 ? 4242 : 7) + ",\n    \"ts\": " + std::to_string(1000 + 10 * i) +
+                ".125, \"dur\": 4.5,\n    \"args\": {\n      \"External id\": " + std::to_string(i) +
+                (i == 61 ? ", \"note\": \"}, {\\\"a\\\": [1, {\\\"b\\\"}]\"" : "") + ", \"Input Dims\": [[4, 4], []], " +
+                "\"stream\": 7, \"correlation\": " + std::to_string(i / 2) + "\n    }\n  }";
+    }
+    kineto += "\n  ],\n  \"traceName\": \"t\",\n  \"baseTimeNanoseconds\": 1700000000000000000\n}\n";
+    uint32_t parts = 0;
+    std::string why = partsDisagree(write("kineto_layout.json", kineto), &parts);
+    QVERIFY2(why.empty(), why.c_str());
+    QVERIFY(parts > 1);
+    // A bare array (the older export), and files smaller than a part, a window or two.
+    why = partsDisagree(write("bare.json", "[" + events(50) + "]\n"), &parts);
+    QVERIFY2(why.empty(), why.c_str());
+    for (int n : {1, 2, 3, 5}) {
+      why = partsDisagree(write("small" + std::to_string(n) + ".json", "{\"traceEvents\": [" + events(n) + "]}"));
+      QVERIFY2(why.empty(), why.c_str());
+    }
+    // Errors are the whole walk's: a bad value in a later part, a key given
+    // before and after the events (each part saw it once), bytes after the
+    // document, and a file cut short.
+    std::string bad = "{\"traceEvents\": [" + events(60) + "]}";
+    bad.replace(bad.find("\"ts\": 1500"), 10, "\"ts\": \"x\" ");
+    for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+             {"bad_ts.json", bad},
+             {"twice.json", "{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": [" + events(60) +
+                                "], \"distributedInfo\": {\"rank\": 1}}"},
+             {"trailing.json", "{\"traceEvents\": [" + events(60) + "]} x"},
+             {"cut.json", "{\"traceEvents\": [" + events(60).substr(0, 4000)}}) {
+      why = partsDisagree(write(name, text));
+      QVERIFY2(why.empty(), why.c_str());
+    }
+    setKinetoChunkBytes(64);
+    setKinetoParallelBytes(1);
+    setKinetoWalkThreads(2);
+    bool refused = false;
+    try {
+      (void)loadKinetoFile(dir.filePath("twice.json").toStdString());
+    } catch (const ConfigError& e) {
+      refused = std::string(e.what()).find("\"distributedInfo\" again") != std::string::npos;
+    }
+    setKinetoWalkThreads(0);
+    setKinetoParallelBytes(0);
+    setKinetoChunkBytes(0);
+    QVERIFY(refused);
   }
 
   void keysAfterTheEventsAreRead() {

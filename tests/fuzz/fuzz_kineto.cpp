@@ -2,17 +2,21 @@
 // simdjson walk, the trace index, HTA's metrics and the communication summary,
 // then both reports (text and JSON), over the whole trace and over its last
 // step. A bad document must end in one ConfigError. Walked in windows of a
-// few bytes, on one thread and on three, the same document must read the same. On a CPU with AVX2 the
-// portable walk reads the same input too: both walks must agree.
+// few bytes, on one thread and on three, the same document must read the same, and so must the
+// document written to a file and read in parts by pread on three threads (loadKinetoFile's way with a
+// large plain file). On a CPU with AVX2 the portable walk reads the same input too: both walks must agree.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 
 #include "common/errors.h"
 #include "inspect/collective_exposure.h"
@@ -63,6 +67,34 @@ WalkResult walk(const PaddedBuffer& json, void (*reader)(const PaddedBuffer&, Ra
   } catch (const ConfigError& e) {
     r.error = e.what();
   }
+  return r;
+}
+
+// The input as a file, read by loadKinetoFile in parts (pread, a thread each)
+// through windows of 32 bytes: its error with the file's name as the
+// in-memory walk names it ("fuzz.json"), or its event count.
+WalkResult loadInParts(const uint8_t* data, size_t size) {
+  static const std::string path = [] {
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("fuzz_kineto_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    return (dir / "fuzz.json").string();
+  }();
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data), std::streamsize(size));
+  setKinetoChunkBytes(32);
+  setKinetoParallelBytes(1);
+  setKinetoWalkThreads(3);
+  WalkResult r;
+  try {
+    r.events = loadKinetoFile(path).events.size();
+  } catch (const ConfigError& e) {
+    std::string text = e.what();
+    for (size_t at; (at = text.find(path)) != std::string::npos;) text.replace(at, path.size(), "fuzz.json");
+    r.error = text;
+  }
+  setKinetoWalkThreads(0);
+  setKinetoParallelBytes(0);
+  setKinetoChunkBytes(0);
   return r;
 }
 
@@ -139,6 +171,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!error && windowed.events != set.ranks[0].events.size())
       finding((how + " read a different event count").c_str(),
               std::to_string(set.ranks[0].events.size()) + " vs " + std::to_string(windowed.events));
+  }
+
+  // A gzip input is inflated by the file reader, not walked as it is: not comparable.
+  if (!(size >= 2 && data[0] == 0x1f && data[1] == 0x8b)) {
+    const WalkResult parts = loadInParts(data, size);
+    if (parts.error.has_value() != error.has_value() || (error && *parts.error != *error))
+      finding("the file read in parts and the whole walk disagree",
+              "whole: " + error.value_or("(valid)") + "; in parts: " + parts.error.value_or("(valid)"));
+    if (!error && parts.events != set.ranks[0].events.size())
+      finding("the file read in parts read a different event count",
+              std::to_string(set.ranks[0].events.size()) + " vs " + std::to_string(parts.events));
   }
 
   if (kinetoAvx2WalkUsed()) {
