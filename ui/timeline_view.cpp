@@ -696,7 +696,10 @@ void TimelineView::updateArrows() {
   m_arrows.clear();
   m_peers.clear();
   if (!m_selected) return;
-  const auto [rank, index] = *m_selected;
+  // Named variables, not a structured binding: the lambdas below capture rank,
+  // which clang before 16 refuses for a binding (the asan preset builds with clang).
+  const int rank = m_selected->first;
+  const int32_t index = m_selected->second;
   const std::vector<Event>& events = m_store->events(rank);
   // A box's point on its row: y at the row's centre, x at the given time.
   const auto anchor = [&](const Event& e, int64_t ns) -> std::optional<QPointF> {

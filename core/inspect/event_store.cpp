@@ -7,7 +7,11 @@
 namespace shardscope {
 
 void EventStore::resetEvents() {
-  m_events.assign(static_cast<size_t>(std::clamp(m_meta.ranks, 0, kMaxRanks)), {});
+  // New buffers, the old run's freed rather than kept as capacity: nothing may
+  // index the old events after a reset (generation() tells), and under ASan a
+  // stale index is then a use-after-free instead of a silent read of the
+  // previous run's bytes (issue 31's timeline crash was such a read).
+  m_events = std::vector<std::vector<Event>>(static_cast<size_t>(std::clamp(m_meta.ranks, 0, kMaxRanks)));
   m_losses.clear();
   m_count = 0;
   m_begin = m_end = 0;
