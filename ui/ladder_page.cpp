@@ -1,5 +1,6 @@
 #include "ladder_page.h"
 
+#include <QDockWidget>
 #include <QEvent>
 #include <QFileInfo>
 #include <QObject>
@@ -14,12 +15,19 @@
 namespace shardscope {
 
 namespace {
-// Runs a callback whenever the watched widget is shown.
+// Runs a callback whenever the watched widget is shown, or the dock it sits
+// in comes into view: a tabbed dock's page behind another tab stays "visible"
+// (Qt moves it off the window), so only the dock's tab change says it is seen.
 class LpShowWatcher : public QObject {
  public:
   LpShowWatcher(QObject* parent, std::function<void()> on_show) : QObject(parent), m_onShow(std::move(on_show)) {}
   bool eventFilter(QObject* watched, QEvent* event) override {
     if (event->type() == QEvent::Show) m_onShow();
+    if (event->type() == QEvent::ParentChange)
+      if (auto* dock = qobject_cast<QDockWidget*>(static_cast<QWidget*>(watched)->parentWidget()))
+        QObject::connect(dock, &QDockWidget::visibilityChanged, this, [this](bool seen) {
+          if (seen) m_onShow();
+        });
     return QObject::eventFilter(watched, event);
   }
 
@@ -39,7 +47,8 @@ LadderPage::~LadderPage() = default;
 
 void LadderPage::runChanged() {
   m_stale = true;
-  if (m_view->isVisible()) ensure();
+  // On screen, not merely visible: behind another dock tab it waits for the tab.
+  if (m_view->isVisible() && !m_view->visibleRegion().isEmpty()) ensure();
 }
 
 void LadderPage::ensure() const {

@@ -142,6 +142,26 @@ class TestLadderView : public QObject {
     QVERIFY2(view->sentenceText().contains(QStringLiteral("ms into the run")), qPrintable(view->sentenceText()));
   }
 
+  // A ladder dock behind another tab is "visible" to Qt (moved off the
+  // window), yet a run must not derive its ladder there: at 512 ranks that
+  // cost seconds at every run's end. Raising the tab derives it.
+  void aLadderBehindAnotherTabWaitsForTheTab() {
+    MainWindow w;
+    w.setPersistSettings(false);
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.showView(QStringLiteral("memory"));  // the ladder's tab group shows memory
+    auto* view = w.findChild<LadderView*>();
+    runPreset(w, "rank-dependent-hang");
+    if (QTest::currentTestFailed()) return;
+    QCoreApplication::processEvents();
+    QVERIFY(view->ladder().ranks.empty());
+    w.showView(QStringLiteral("ladder"));
+    QCoreApplication::processEvents();
+    QCOMPARE(view->ladder().ranks, (std::vector<int>{0, 1, 2, 3}));
+  }
+
   void unavailableWithNothingOpen() {
     MainWindow w;
     w.setPersistSettings(false);
