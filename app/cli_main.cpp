@@ -9,9 +9,6 @@
 #include "cli/cli.h"
 #include "cli/devices_report.h"
 #include "common/stop_signals.h"
-#if SHARDSCOPE_HAVE_CUDA
-#include "cuda/cuda_runtime.h"
-#endif
 
 int main(int argc, char** argv) {
   // First, before any thread: a stop signal stops a run and keeps what it measured.
@@ -21,9 +18,6 @@ int main(int argc, char** argv) {
   // (exit 153, no message, half a file). Inherited by the workers it starts.
   std::signal(SIGXFSZ, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
-#if SHARDSCOPE_HAVE_CUDA
-  shardscope::gpu::registerCudaRuntime();  // --backend cuda, cuda-emulated
-#endif
   shardscope::CliHooks hooks;
   hooks.devices_report = [](bool json) {
     return json ? shardscope::devicesReportJson() : shardscope::devicesReport();

@@ -25,9 +25,6 @@
 #include <memory>
 #include <optional>
 
-#if SHARDSCOPE_HAVE_CUDA
-#include "cuda/cuda_runtime.h"
-#endif
 #include "common/log.h"
 #include "engine_bridge.h"
 #include "experiment_panel.h"
@@ -80,9 +77,6 @@ int main(int argc, char** argv) {
   QElapsedTimer since_start;  // SHARDSCOPE_OPEN_TIMING: start to the opened file's first frame
   since_start.start();
   std::signal(SIGXFSZ, SIG_IGN);  // ulimit -f: a write fails with EFBIG and says so, as in the CLI
-#if SHARDSCOPE_HAVE_CUDA
-  shardscope::gpu::registerCudaRuntime();  // --backend cuda, cuda-emulated
-#endif
   // What needs no display draws without one: a figure, help and version text
   // always, a screenshot when there is no display to open. The platform is
   // picked before QApplication reads QT_QPA_PLATFORM (an explicit setting wins).

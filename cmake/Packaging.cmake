@@ -13,6 +13,12 @@ set(SHARDSCOPE_PKG_DIR ${PROJECT_BINARY_DIR}/packaging)
 file(MAKE_DIRECTORY ${SHARDSCOPE_PKG_DIR})
 
 install(TARGETS shardscope-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The CUDA backend plugin, a private library: core looks for it in
+# ../lib/shardscope/backends beside the program (core/backend/cuda_backend.cpp;
+# a folder below lib/shardscope, so the package runs no ldconfig for it).
+if(TARGET shardscope_cuda_backend)
+  install(TARGETS shardscope_cuda_backend LIBRARY DESTINATION lib/shardscope/backends)
+endif()
 if(TARGET shardscope)
   install(TARGETS shardscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(FILES packaging/shardscope.desktop DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)

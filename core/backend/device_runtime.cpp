@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "backend/cuda_backend.h"
 #include "common/errors.h"
 #include "config/run_config.h"
 
@@ -23,8 +24,11 @@ void registerDeviceRuntime(DeviceRuntimeFactory factory) {
 }
 
 bool deviceRuntimeRegistered() {
-  std::lock_guard lock(g_factoryMutex);
-  return static_cast<bool>(factorySlot());
+  {
+    std::lock_guard lock(g_factoryMutex);
+    if (factorySlot()) return true;
+  }
+  return cudaBackendAvailable();
 }
 
 std::unique_ptr<DeviceRuntime> makeDeviceRuntime(const RunConfig& config) {
@@ -33,11 +37,11 @@ std::unique_ptr<DeviceRuntime> makeDeviceRuntime(const RunConfig& config) {
     std::lock_guard lock(g_factoryMutex);
     factory = factorySlot();
   }
-  if (!factory)
-    throw ConfigError("--backend " + backendName(config.backend) +
-                      " needs a build with the CUDA backend: this one was configured without nvcc, cuBLAS "
-                      "or NCCL (see docs/guide/gpu.md); use --backend cpu or meta");
-  return factory(config);
+  if (factory) return factory(config);
+  std::string why;
+  if (const CudaBackendApi* api = loadCudaBackend(&why)) return api->make_runtime(config);
+  throw ConfigError("--backend " + backendName(config.backend) + " needs the CUDA backend: " + why +
+                    "; use --backend cpu or meta");
 }
 
 }  // namespace shardscope

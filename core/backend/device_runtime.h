@@ -34,11 +34,14 @@ class DeviceRuntime : public CommunicatorFactory {
 // Builds the runtime for a config whose backend is cuda or cuda-emulated, or
 // throws ConfigError naming --backend and what to do (no device, too few GPUs).
 using DeviceRuntimeFactory = std::function<std::unique_ptr<DeviceRuntime>(const RunConfig& config)>;
-// core/cuda's registerCudaRuntime() calls this; builds without CUDA never do.
+// Tests register their own; without one, the CUDA backend (backend/cuda_backend.h)
+// is loaded when first asked for.
 void registerDeviceRuntime(DeviceRuntimeFactory factory);
-// Throws ConfigError when this build has no GPU backend.
+// Throws ConfigError naming --backend when this build has no GPU backend or
+// it cannot be loaded (which file, what the loader said).
 std::unique_ptr<DeviceRuntime> makeDeviceRuntime(const RunConfig& config);
-// Whether this process can run the cuda backends at all (a factory is registered).
+// Whether this process can ask for the cuda backends at all (a factory is
+// registered, or the CUDA backend's file is there), without loading them.
 bool deviceRuntimeRegistered();
 
 }  // namespace shardscope

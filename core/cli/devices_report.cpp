@@ -33,6 +33,10 @@ Json versionJson(int version) { return version > 0 ? Json(cudaVersionString(vers
 std::string formatDevicesReport(const std::optional<CudaInventory>& inventory) {
   if (!inventory) return std::string(kNoCuda) + "\n";
   std::ostringstream out;
+  if (inventory->runtime_version == 0 && inventory->nccl_version.empty() && !inventory->error.empty()) {
+    out << "built with CUDA, but " << inventory->error << "\n";  // the backend did not load
+    return out.str();
+  }
   out << "CUDA runtime " << cudaVersionString(inventory->runtime_version) << ", driver "
       << cudaVersionString(inventory->driver_version) << ", NCCL " << inventory->nccl_version
       << "\n";

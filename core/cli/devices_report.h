@@ -1,13 +1,14 @@
 // The `devices` report: CUDA runtime/driver/NCCL versions and one row per
 // visible GPU, as text for people and JSON for scripts. The format functions are
 // plain shardscope_core; devicesReport()/devicesReportJson() query the live
-// devices, so with SHARDSCOPE_HAVE_CUDA their callers must link shardscope_core_cuda.
+// devices through the CUDA backend (backend/cuda_backend.h), loading it.
 #pragma once
 
 #include <optional>
 #include <string>
 
-#include "cuda/device_query.h"
+#include "backend/cuda_backend.h"
+#include "backend/cuda_inventory.h"
 
 namespace shardscope {
 
@@ -17,7 +18,11 @@ std::string formatDevicesReportJson(const std::optional<CudaInventory>& inventor
 
 inline std::optional<CudaInventory> currentCudaInventory() {
 #ifdef SHARDSCOPE_HAVE_CUDA
-  return queryCudaDevices();
+  std::string why;
+  if (const CudaBackendApi* api = loadCudaBackend(&why)) return api->query_devices();
+  CudaInventory unloaded;  // built with CUDA, but its backend cannot be loaded here: say why
+  unloaded.error = why;
+  return unloaded;
 #else
   return std::nullopt;
 #endif

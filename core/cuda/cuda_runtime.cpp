@@ -21,6 +21,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_stream.h"
+#include "cuda/device_query.h"
 #include "cuda/emulated_communicator.h"
 #include "cuda/emulated_group.h"
 #include "cuda/gpu_gpt_model.h"
@@ -532,11 +533,13 @@ class CudaRuntime final : public DeviceRuntime {
 
 }  // namespace
 
-void registerCudaRuntime() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    registerDeviceRuntime([](const RunConfig& config) { return std::make_unique<CudaRuntime>(config); });
-  });
+const CudaBackendApi* cudaBackendApi() {
+  static const CudaBackendApi api{
+      kCudaBackendAbi, [](const RunConfig& config) -> std::unique_ptr<DeviceRuntime> { return std::make_unique<CudaRuntime>(config); },
+      &queryCudaDevices};
+  return &api;
 }
+
+void registerCudaRuntime() { registerCudaBackend(cudaBackendApi()); }
 
 }  // namespace shardscope::gpu

@@ -5,10 +5,15 @@
 // the rank's caching allocator, and op spans are CUDA-event times.
 #pragma once
 
+#include "backend/cuda_backend.h"
+
 namespace shardscope::gpu {
 
-// Makes Run accept the cuda backends in this process (the CLI and GUI mains
-// call it when the build has CUDA). Idempotent.
+// The backend's entry points: what the plugin (core/cuda/plugin) exports.
+const CudaBackendApi* cudaBackendApi();
+
+// Uses this library's backend in-process instead of loading the plugin (the
+// GPU tests link shardscope_core_cuda themselves). Idempotent.
 void registerCudaRuntime();
 
 }  // namespace shardscope::gpu

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <future>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -13,10 +14,15 @@ namespace shardscope::kineto {
 HtaRankAnalyses computeHtaAnalyses(const RankTrace& trace, const HtaSelection& selection) {
   const HtaCorrelations correlations = pairHtaCorrelations(trace, selection);
   HtaRankAnalyses a;
-  a.idle_time = computeHtaIdleTime(trace, selection, correlations);
+  // Four passes over const inputs, each writing its own member: two on a
+  // second thread (about a tenth of `analyze` on a 200 MB trace, halved).
+  auto second = std::async(std::launch::async, [&] {
+    a.idle_time = computeHtaIdleTime(trace, selection, correlations);
+    a.kernel_breakdown = computeHtaKernelBreakdown(trace, selection);
+  });
   a.queue_length = computeHtaQueueLength(trace, selection, correlations);
-  a.kernel_breakdown = computeHtaKernelBreakdown(trace, selection);
   a.launch = computeHtaLaunchStats(trace, selection, correlations);
+  second.get();
   return a;
 }
 

@@ -1,7 +1,9 @@
 #include "launch/worker.h"
 
+#include <atomic>
 #include <bit>
 #include <chrono>
+#include <optional>
 #include <thread>
 #include <zmq.hpp>
 
@@ -13,6 +15,7 @@
 
 #include "common/exit_codes.h"
 #include "comm/rendezvous_store.h"
+#include "comm/stoppable_store.h"
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/stop_signals.h"
@@ -25,6 +28,9 @@ namespace shardscope {
 
 namespace {
 constexpr auto kForwardEvery = std::chrono::milliseconds(10);
+// A rank stopped while it still connects leaves this long after the stop if
+// its run has not ended by then (the launcher's SIGKILL comes 3 s after).
+constexpr auto kSetupStopGrace = std::chrono::milliseconds(800);
 constexpr size_t kBatchEvents = 16384;        // 1 MiB of records a message
 constexpr size_t kMasterFloats = size_t{4} << 20;  // 16 MiB of weights a message
 constexpr int kSendTimeoutMs = 60000;         // a collector that stops reading ends the worker
@@ -281,10 +287,11 @@ int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err
   }
   std::unique_ptr<Run> run;
   int code = kExitOk;
+  const auto stop_requested = std::make_shared<std::atomic<bool>>(false);
   try {
     run = std::make_unique<Run>(config);
     WorkerPlacement place;
-    place.store = openRendezvousStore(args.rdzv);
+    place.store = std::make_shared<StoppableStore>(openRendezvousStore(args.rdzv), stop_requested);
     place.mesh.rank = args.rank;
     place.mesh.prefix = args.prefix;
     place.mesh.hostname = args.node_addr;
@@ -300,7 +307,10 @@ int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err
     link->send(WireKind::Done, 0, &stopped, 1);
     return kExitRunFailed;
   }
-  const StopSignalScope on_signal([r = run.get()] { r->cancel(); });
+  const StopSignalScope on_signal([r = run.get(), stop_requested] {
+    stop_requested->store(true);  // a rank still in its rendezvous stops waiting
+    r->cancel();
+  });
   RankForwarder forwarder(*run, args.rank, *link);
   std::unique_ptr<WorkerGate> gate;
   bool finished = false;
@@ -311,9 +321,23 @@ int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err
       run->gate().setRemote(gate.get());
     }
     run->start();
+    std::optional<std::chrono::steady_clock::time_point> leave_at;
     while (!run->finished()) {
       std::this_thread::sleep_for(kForwardEvery);
       forwarder.forward();
+      if (!stop_requested->load() || run->stepsDone() > 0) continue;
+      // Stopped before its first step: a rank thread may be inside Gloo's
+      // connect to a peer that died after publishing its address, where no
+      // cancel reaches. Nothing measured is lost by leaving: what it recorded
+      // is forwarded, the run (its threads blocked) is left to the exit.
+      const auto now = std::chrono::steady_clock::now();
+      if (!leave_at) leave_at = now + kSetupStopGrace;
+      if (now < *leave_at) continue;
+      forwarder.forward();
+      const uint8_t stopped = 0;
+      link->send(WireKind::Done, 0, &stopped, 1);
+      (void)run.release();
+      return exitCodeForSignal(stopSignalReceived() ? stopSignalReceived() : SIGTERM);
     }
     RunResult result;
     std::string failure;

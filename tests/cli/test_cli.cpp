@@ -161,10 +161,53 @@ class TestCli : public QObject {
   void devicesReports() {
     const CliResult r = runCli({"devices"}, 60000);
     QCOMPARE(r.exit_code, 0);
-    QVERIFY2(r.out.contains("NCCL") || r.out.contains("without CUDA"), qPrintable(r.out));
+#ifdef SHARDSCOPE_HAVE_CUDA
+    // The report loads the CUDA backend plugin: every symbol it takes from
+    // the program resolved, and it reports the NCCL it was built with.
+    QVERIFY2(r.out.startsWith("CUDA runtime ") && r.out.contains("NCCL 2."), qPrintable(r.out));
+#else
+    QVERIFY2(r.out.contains("without CUDA"), qPrintable(r.out));
+#endif
     const CliResult j = runCli({"devices", "--json"}, 60000);
     QCOMPARE(j.exit_code, 0);
     QVERIFY(QJsonDocument::fromJson(j.out.toUtf8()).isObject());
+  }
+
+  // The CUDA libraries are the plugin's, not the program's: the CLI starts
+  // without them (and without their 0.35 s of static initializers).
+  void theProgramLinksNoCudaLibrary() {
+    const CliResult r = runProcess(QStringLiteral("readelf"), {"-d", SHARDSCOPE_CLI_PATH},
+                                   QProcessEnvironment::systemEnvironment(), 30000);
+    if (r.exit_code != 0) QSKIP("readelf is not available");
+    QVERIFY2(r.out.contains("(NEEDED)"), qPrintable(r.out));
+    for (const char* lib : {"libcudart", "libcublas", "libnccl"})
+      QVERIFY2(!r.out.contains(QLatin1String(lib)), qPrintable(r.out));
+  }
+
+  // A backend that cannot be loaded is one error naming --backend and why.
+  void anUnloadableCudaBackendIsNamed_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("says");
+    QTest::newRow("missing") << QStringLiteral("/nonexistent/libshardscope-cuda.so") << QStringLiteral("was not found");
+    QTest::newRow("not a backend") << QStringLiteral(SHARDSCOPE_CLI_PATH) << QStringLiteral("could not be loaded");
+  }
+  void anUnloadableCudaBackendIsNamed() {
+#ifndef SHARDSCOPE_HAVE_CUDA
+    QSKIP("built without CUDA: no backend to load");
+#else
+    QFETCH(QString, file);
+    QFETCH(QString, says);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SHARDSCOPE_CUDA_BACKEND"), file);
+    const CliResult r = runCli({"run", "--backend", "cuda-emulated", "--steps", "1"}, env, 60000);
+    QVERIFY2(r.exit_code != 0 && r.exit_code != -1, qPrintable(r.err));
+    QVERIFY2(r.err.contains("--backend cuda-emulated needs the CUDA backend") && r.err.contains(says) &&
+                 r.err.contains(file),
+             qPrintable(r.err));
+    const CliResult d = runCli({"devices"}, env, 60000);
+    QCOMPARE(d.exit_code, 0);
+    QVERIFY2(d.out.startsWith("built with CUDA, but") && d.out.contains(file), qPrintable(d.out));
+#endif
   }
 };
 

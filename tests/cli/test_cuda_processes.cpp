@@ -19,7 +19,7 @@ namespace {
 const QStringList kSmall = {"--backend", "cuda", "--layers", "2", "--hidden", "64", "--batch", "8", "--steps", "3"};
 
 bool noDevice(const CliResult& r) {
-  return r.err.contains("no CUDA device is visible") || r.err.contains("needs a build with the CUDA backend");
+  return r.err.contains("no CUDA device is visible") || r.err.contains("needs the CUDA backend");
 }
 
 }  // namespace

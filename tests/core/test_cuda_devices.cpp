@@ -8,6 +8,10 @@
 #include <QtTest>
 
 #include "cli/devices_report.h"
+#ifdef SHARDSCOPE_HAVE_CUDA
+#include "cuda/cuda_runtime.h"
+#include "cuda/device_query.h"
+#endif
 
 using namespace shardscope;
 
@@ -111,6 +115,7 @@ class TestCudaDevices : public QObject {
 #ifndef SHARDSCOPE_HAVE_CUDA
     QSKIP("built without CUDA (SHARDSCOPE_CUDA=OFF or nvcc/NCCL not found)");
 #else
+    gpu::registerCudaRuntime();  // this test links the backend: the report uses it in-process
     const CudaInventory inventory = queryCudaDevices();
     // The loaded libnccl must be the one nccl.h described at compile time.
     QVERIFY(QRegularExpression("^\\d+\\.\\d+\\.\\d+$")

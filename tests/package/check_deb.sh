@@ -37,6 +37,12 @@ version=$("$root/usr/bin/shardscope-cli" --version) || fail "extracted shardscop
 [[ $version == "shardscope-cli $(dpkg-deb -f "$deb" Version)" ]] || fail "--version says '$version'"
 help=$(QT_QPA_PLATFORM=offscreen "$root/usr/bin/shardscope" --help) || fail "extracted shardscope --help"
 [[ $help == *--preset* ]] || fail "shardscope --help does not list --preset"
+# The installed CLI loads the CUDA backend installed beside it, where the build has one.
+if [[ -f $build/app/libshardscope-cuda.so ]]; then
+  [[ -f $root/usr/lib/shardscope/backends/libshardscope-cuda.so ]] || fail "usr/lib/shardscope/backends/libshardscope-cuda.so missing from the package"
+  devices=$("$root/usr/bin/shardscope-cli" devices) || fail "extracted shardscope-cli devices"
+  [[ $devices == "CUDA runtime "* ]] || fail "the installed CLI did not load its CUDA backend: $devices"
+fi
 # The installed program finds the profiles installed beside it.
 profiles=$("$root/usr/bin/shardscope-cli" profiles) || fail "extracted shardscope-cli profiles"
 [[ $profiles == *h100-sxm* && $profiles == *"$root/usr/share/shardscope/profiles"* ]] ||

@@ -1,0 +1,70 @@
+// A rank waiting in its rendezvous for a peer that never publishes stops
+// waiting when its stop is set (the worker's SIGTERM), and otherwise keeps
+// the inner store's timeout and values.
+#include <QtTest>
+
+#include <gloo/common/error.h>
+#include <gloo/rendezvous/file_store.h>
+
+#include <QElapsedTimer>
+#include <QTemporaryDir>
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "comm/stoppable_store.h"
+
+using namespace shardscope;
+
+class TestStoppableStore : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void aStopEndsAWaitForAMissingKey() {
+    QTemporaryDir dir;
+    auto stopped = std::make_shared<std::atomic<bool>>(false);
+    StoppableStore store(std::make_shared<gloo::rendezvous::FileStore>(dir.path().toStdString()), stopped);
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      stopped->store(true);
+    });
+    QElapsedTimer timer;
+    timer.start();
+    QString what;
+    try {
+      store.wait({"rank_3"}, std::chrono::seconds(30));
+    } catch (const gloo::IoException& e) {
+      what = QString::fromUtf8(e.what());
+    }
+    stopper.join();
+    QVERIFY2(what.contains("stopped while waiting for the rendezvous key(s) rank_3"), qPrintable(what));
+    QVERIFY2(timer.elapsed() < 10000, "the wait ran on to the inner store's timeout");
+    // A get of a missing key is a wait too.
+    QVERIFY_THROWS_EXCEPTION(gloo::IoException, store.get("rank_3"));
+  }
+
+  void withoutAStopTheInnerStoreAnswers() {
+    QTemporaryDir dir;
+    auto stopped = std::make_shared<std::atomic<bool>>(false);
+    auto inner = std::make_shared<gloo::rendezvous::FileStore>(dir.path().toStdString());
+    StoppableStore store(inner, stopped);
+    std::thread late([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));  // more than one wait slice
+      inner->set("addr", {'o', 'k'});
+    });
+    store.wait({"addr"}, std::chrono::seconds(10));
+    late.join();
+    QCOMPARE(store.get("addr"), (std::vector<char>{'o', 'k'}));
+    // The deadline still holds: the inner store's timeout error, not a stop.
+    QString what;
+    try {
+      store.wait({"never"}, std::chrono::milliseconds(120));
+    } catch (const gloo::IoException& e) {
+      what = QString::fromUtf8(e.what());
+    }
+    QVERIFY2(!what.isEmpty() && !what.contains("stopped"), qPrintable(what));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestStoppableStore)
+#include "test_stoppable_store.moc"
