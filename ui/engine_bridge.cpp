@@ -228,7 +228,9 @@ void EngineBridge::finish() {
   try {
     RunResult result = m_run->wait();  // returns at once: the run has finished
     m_elapsed = result.wall_seconds;
-    message = tr("finished %1 steps in %2 s").arg(result.losses.size()).arg(result.wall_seconds, 0, 'f', 2);
+    message = (result.losses.size() == 1 ? tr("finished 1 step in %1 s")
+                                          : tr("finished %1 steps in %2 s").arg(result.losses.size()))
+                  .arg(result.wall_seconds, 0, 'f', 2);
     m_result = std::move(result);
   } catch (const RunAborted&) {
     ok = false;
