@@ -28,6 +28,15 @@ std::vector<fs::path> candidates() {
   return {exe.parent_path() / kCudaBackendFile, exe.parent_path().parent_path() / "lib" / "shardscope" / "backends" / kCudaBackendFile};
 }
 
+// The first candidate that exists; "" when none does.
+fs::path pluginFile(const std::vector<fs::path>& paths) {
+  for (const fs::path& path : paths) {
+    std::error_code ec;
+    if (fs::exists(path, ec)) return path;
+  }
+  return {};
+}
+
 struct Loaded {
   const CudaBackendApi* api = nullptr;
   std::string why;
@@ -39,9 +48,7 @@ Loaded loadPlugin() {
                    "docs/guide/gpu.md)"};
 #else
   const std::vector<fs::path> paths = candidates();
-  for (const fs::path& path : paths) {
-    std::error_code ec;
-    if (!fs::exists(path, ec)) continue;
+  if (const fs::path path = pluginFile(paths); !path.empty()) {
     // RTLD_NOW: a missing CUDA library or symbol is reported here, once,
     // not as a crash in the middle of a run. RTLD_LOCAL: its symbols stay its own.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -89,11 +96,7 @@ bool cudaBackendAvailable() {
 #ifndef SHARDSCOPE_HAVE_CUDA
   return false;
 #else
-  for (const fs::path& path : candidates()) {
-    std::error_code ec;
-    if (fs::exists(path, ec)) return true;
-  }
-  return false;
+  return !pluginFile(candidates()).empty();
 #endif
 }
 

@@ -22,6 +22,7 @@ struct CudaDeviceInfo {
 };
 
 struct CudaInventory {
+  bool backend_loaded = true;  // false: the build has CUDA but its backend did not load (error says why)
   bool runtime_ok = false;  // cudaGetDeviceCount succeeded
   std::string error;        // "cudaErrorX: runtime's own message" when it did not
   int runtime_version = 0;  // CUDART_VERSION style: 13000 = 13.0

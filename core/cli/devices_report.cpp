@@ -33,8 +33,8 @@ Json versionJson(int version) { return version > 0 ? Json(cudaVersionString(vers
 std::string formatDevicesReport(const std::optional<CudaInventory>& inventory) {
   if (!inventory) return std::string(kNoCuda) + "\n";
   std::ostringstream out;
-  if (inventory->runtime_version == 0 && inventory->nccl_version.empty() && !inventory->error.empty()) {
-    out << "built with CUDA, but " << inventory->error << "\n";  // the backend did not load
+  if (!inventory->backend_loaded) {
+    out << "built with CUDA, but " << inventory->error << "\n";
     return out.str();
   }
   out << "CUDA runtime " << cudaVersionString(inventory->runtime_version) << ", driver "
@@ -70,6 +70,7 @@ std::string formatDevicesReportJson(const std::optional<CudaInventory>& inventor
   if (!inventory) {
     json["error"] = kNoCuda;
   } else {
+    json["backend_loaded"] = inventory->backend_loaded;
     json["runtime_ok"] = inventory->runtime_ok;
     json["error"] = inventory->error;
     json["runtime_version"] = versionJson(inventory->runtime_version);

@@ -21,6 +21,7 @@ inline std::optional<CudaInventory> currentCudaInventory() {
   std::string why;
   if (const CudaBackendApi* api = loadCudaBackend(&why)) return api->query_devices();
   CudaInventory unloaded;  // built with CUDA, but its backend cannot be loaded here: say why
+  unloaded.backend_loaded = false;
   unloaded.error = why;
   return unloaded;
 #else

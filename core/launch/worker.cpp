@@ -337,7 +337,8 @@ int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err
       const uint8_t stopped = 0;
       link->send(WireKind::Done, 0, &stopped, 1);
       (void)run.release();
-      return exitCodeForSignal(stopSignalReceived() ? stopSignalReceived() : SIGTERM);
+      const int signal = stopSignalReceived();
+      return exitCodeForSignal(signal ? signal : SIGTERM);
     }
     RunResult result;
     std::string failure;

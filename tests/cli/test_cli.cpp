@@ -207,6 +207,11 @@ class TestCli : public QObject {
     const CliResult d = runCli({"devices"}, env, 60000);
     QCOMPARE(d.exit_code, 0);
     QVERIFY2(d.out.startsWith("built with CUDA, but") && d.out.contains(file), qPrintable(d.out));
+    const CliResult j = runCli({"devices", "--json"}, env, 60000);
+    const QJsonObject json = QJsonDocument::fromJson(j.out.toUtf8()).object();
+    QCOMPARE(json.value("cuda_built").toBool(), true);
+    QCOMPARE(json.value("backend_loaded").toBool(true), false);
+    QVERIFY2(json.value("error").toString().contains(file), qPrintable(j.out));
 #endif
   }
 };
