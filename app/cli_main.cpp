@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/devices_report.h"
 #include "common/stop_signals.h"
+#include "kernels/cpu_kernels.h"
 
 int main(int argc, char** argv) {
   // First, before any thread: a stop signal stops a run and keeps what it measured.
@@ -17,6 +18,8 @@ int main(int argc, char** argv) {
   // the file's name like any write error, instead of killing the process
   // (exit 153, no message, half a file). Inherited by the workers it starts.
   std::signal(SIGXFSZ, SIG_IGN);
+  // OpenBLAS's idle thread pool would spin on a core through the first 0.1 s.
+  shardscope::cpu::initBlasSingleThreaded();
   std::vector<std::string> args(argv + 1, argv + argc);
   shardscope::CliHooks hooks;
   hooks.devices_report = [](bool json) {

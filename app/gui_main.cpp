@@ -28,6 +28,7 @@
 #include "common/log.h"
 #include "engine_bridge.h"
 #include "experiment_panel.h"
+#include "kernels/cpu_kernels.h"
 #include "figure_job.h"
 #include "main_window.h"
 #include "theme.h"
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
   QElapsedTimer since_start;  // SHARDSCOPE_OPEN_TIMING: start to the opened file's first frame
   since_start.start();
   std::signal(SIGXFSZ, SIG_IGN);  // ulimit -f: a write fails with EFBIG and says so, as in the CLI
+  shardscope::cpu::initBlasSingleThreaded();  // OpenBLAS's idle pool would spin on a core through the first 0.1 s
   // What needs no display draws without one: a figure, help and version text
   // always, a screenshot when there is no display to open. The platform is
   // picked before QApplication reads QT_QPA_PLATFORM (an explicit setting wins).

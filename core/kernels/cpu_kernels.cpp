@@ -7,8 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+
+// Exported by OpenBLAS's threaded builds (its fork handler), not in cblas.h.
+extern "C" int blas_thread_shutdown_(void);
 
 namespace shardscope::cpu {
 
@@ -23,7 +27,20 @@ void requireNonNegative(int value, const char* name, const char* kernel) {
 
 }  // namespace
 
-void initBlasSingleThreaded() { openblas_set_num_threads(1); }
+void initBlasSingleThreaded() {
+  // Debian's OpenBLAS (the pthread build) starts a pool of nproc - 1 threads
+  // when it is loaded, and each spins on sched_yield for about 0.1 s before
+  // it sleeps: a core taken from the start of every command (analyze of a
+  // 200 MB trace on two cores: 0.31 s with the pool, 0.21 s without). Every
+  // GEMM here runs on its rank's own thread, so the pool is stopped once,
+  // after the one-thread setting; a later openblas_set_num_threads would
+  // start it again (OpenBLAS re-creates a stopped pool on that call), hence once.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    openblas_set_num_threads(1);
+    blas_thread_shutdown_();
+  });
+}
 
 void bf16ToF32(const bf16* in, float* out, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = toFloat(in[i]);

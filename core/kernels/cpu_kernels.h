@@ -11,7 +11,9 @@
 
 namespace shardscope::cpu {
 
-// Force single-threaded BLAS (one thread per rank stream). Safe to call repeatedly.
+// Force single-threaded BLAS (one thread per rank stream) and stop the thread
+// pool OpenBLAS started at load. The programs call it first thing in main.
+// Safe to call repeatedly.
 void initBlasSingleThreaded();
 
 void bf16ToF32(const bf16* in, float* out, size_t n);

@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <numbers>
 #include <random>
 #include <vector>
@@ -16,6 +17,7 @@
 
 // The kernels promise OpenBLAS; the test checks the thread setting took.
 extern "C" int openblas_get_num_threads(void);
+extern "C" int openblas_get_num_procs(void);
 
 using namespace shardscope;
 
@@ -25,6 +27,13 @@ float floatFromBits(uint32_t bits) {
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;
+}
+
+// This process's threads, as /proc lists them.
+int threadCount() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
 }
 
 uint32_t bitsFromFloat(float f) {
@@ -119,9 +128,20 @@ class TestKernels : public QObject {
 };
 
 void TestKernels::initTestCase() {
+  // OpenBLAS started its pool (one thread per core beyond the caller's) when
+  // the test was loaded; initBlasSingleThreaded stops it, and neither a
+  // second call nor a GEMM starts it again.
+  const int pool = openblas_get_num_threads() - 1;
+  const int before = threadCount();
   cpu::initBlasSingleThreaded();
   cpu::initBlasSingleThreaded();  // documented as safe to repeat
   QCOMPARE(openblas_get_num_threads(), 1);
+  if (openblas_get_num_procs() > 1) QVERIFY2(pool > 0, "OpenBLAS started no pool on a machine of several cores");
+  QCOMPARE(threadCount(), before - pool);
+  std::vector<float> a(64 * 64, 1.0f), c(64 * 64, 0.0f);
+  cpu::gemm(false, false, 64, 64, 64, 1.0f, a.data(), a.data(), 0.0f, c.data());
+  QCOMPARE(c[0], 64.0f);
+  QCOMPARE(threadCount(), before - pool);
 }
 
 void TestKernels::bf16SpecialValues_data() {
