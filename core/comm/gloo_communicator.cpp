@@ -38,9 +38,6 @@ namespace {
 using Millis = std::chrono::milliseconds;
 using gloo::transport::UnboundBuffer;
 
-// Segment size: big enough to amortise per-message overhead, small enough that
-// the receive of segment k+1 overlaps the reduction of segment k.
-constexpr size_t kSegmentBytes = size_t{1} << 20;
 // Receives posted ahead of the one being consumed (double buffering).
 constexpr size_t kRecvDepth = 2;
 // Rendezvous may take longer than a short collective timeout on a loaded machine.
@@ -333,6 +330,11 @@ std::vector<int> GlooCommunicator::exchangeUncounted(const void* mine, void* all
   return missing;
 }
 
+void GlooCommunicator::setSegmentBytes(size_t bytes) {
+  if (bytes < 64) throw std::invalid_argument("segment bytes = " + std::to_string(bytes) + " must be at least 64");
+  m_segmentBytes = bytes;
+}
+
 uint64_t GlooCommunicator::nextSlotBase() {
   // 2^32 slots per call: (steps x segments per chunk) stays far below that.
   return ++m_calls << 32;
@@ -404,7 +406,7 @@ void GlooCommunicator::ringAllReduce(char* data, size_t count, DType dtype) {
   const int P = m_size;
   const int r = m_rank;
   const size_t e = dtypeSize(dtype);
-  const size_t segElems = std::max<size_t>(1, kSegmentBytes / e);
+  const size_t segElems = std::max<size_t>(1, m_segmentBytes / e);
   const int steps = 2 * (P - 1);
   const uint64_t base = nextSlotBase();
   const uint64_t maxSegs = segmentCount(chunkRange(count, P, 0), segElems);
@@ -446,7 +448,7 @@ void GlooCommunicator::ringReduceScatter(const char* input, char* output, size_t
   const int P = m_size;
   const int r = m_rank;
   const size_t e = dtypeSize(dtype);
-  const size_t segElems = std::max<size_t>(1, kSegmentBytes / e);
+  const size_t segElems = std::max<size_t>(1, m_segmentBytes / e);
   const int steps = P - 1;
   const uint64_t base = nextSlotBase();
   const Range chunk{0, count};  // every chunk has `count` elements; units use chunk coordinates
@@ -496,7 +498,7 @@ void GlooCommunicator::ringAllGather(const char* input, char* output, size_t cou
   const int P = m_size;
   const int r = m_rank;
   const size_t e = dtypeSize(dtype);
-  const size_t segElems = std::max<size_t>(1, kSegmentBytes / e);
+  const size_t segElems = std::max<size_t>(1, m_segmentBytes / e);
   const int steps = P - 1;
   const uint64_t base = nextSlotBase();
   const size_t segs = segmentCount({0, count}, segElems);
@@ -528,7 +530,7 @@ void GlooCommunicator::chainBroadcast(char* data, size_t count, DType dtype, int
   const int P = m_size;
   const int pos = wrap(m_rank - root, P);
   const size_t e = dtypeSize(dtype);
-  const size_t segElems = std::max<size_t>(1, kSegmentBytes / e);
+  const size_t segElems = std::max<size_t>(1, m_segmentBytes / e);
   const uint64_t base = nextSlotBase();
   const Range all{0, count};
   const size_t segs = segmentCount(all, segElems);

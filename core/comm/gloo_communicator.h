@@ -63,6 +63,16 @@ class GlooCommunicator final : public Communicator {
 
   const std::string& prefix() const { return m_prefix; }
 
+  // The pipelining unit (1 MiB): a chunk is sent in segments this large, big
+  // enough to amortise a message's overhead, small enough that the receive of
+  // one overlaps the reduction of the one before. Every member
+  // of a group must use the same size, set before a collective. Tests set a
+  // small one so a collective of a few thousand elements spans several
+  // segments (the same code path as megabytes at 1 MiB).
+  static constexpr size_t kDefaultSegmentBytes = size_t{1} << 20;
+  void setSegmentBytes(size_t bytes);
+  size_t segmentBytes() const { return m_segmentBytes; }
+
   // The cross-process fingerprint check's transport: sends `bytes` of `mine`
   // to every peer and receives theirs into all + group_rank * bytes (this
   // rank's own copied in). Not counted in bytesSent(): it is no part of the
@@ -89,6 +99,7 @@ class GlooCommunicator final : public Communicator {
   int m_size;
   std::string m_prefix;
   std::chrono::milliseconds m_timeout;
+  size_t m_segmentBytes = kDefaultSegmentBytes;
   std::atomic<uint64_t> m_bytesSent{0};  // bytes, summed at each send call
   uint64_t m_calls = 0;                  // collectives started (owned by the rank's thread)
   AbortState m_abort;

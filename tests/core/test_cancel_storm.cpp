@@ -14,6 +14,7 @@
 #include "common/errors.h"
 #include "common/thread_start.h"
 #include "engine/run.h"
+#include "sanitizer_build.h"
 
 using namespace shardscope;
 using Clock = std::chrono::steady_clock;
@@ -39,6 +40,14 @@ int threadsSettledTo(int expected) {
   return now;
 }
 
+// A hundred; under a sanitizer forty, the same mix of moments (every
+// fourth during setup): a hundred take 22 s there.
+#ifdef SHARDSCOPE_UNDER_SANITIZER
+constexpr int kRuns = 40;
+#else
+constexpr int kRuns = 100;
+#endif
+
 }  // namespace
 
 class TestCancelStorm : public QObject {
@@ -63,7 +72,7 @@ class TestCancelStorm : public QObject {
     const int threads_before = processThreadCount();
     const int fds_before = openDescriptors();
     int stopped_mid_run = 0;
-    for (int i = 0; i < 100; ++i) {
+    for (int i = 0; i < kRuns; ++i) {
       RunConfig c;
       c.strategy = strategies[i % 3];
       c.ranks = 2;
@@ -98,8 +107,8 @@ class TestCancelStorm : public QObject {
                                            .arg(held)));
       }
     }
-    qInfo("%d of 100 runs were stopped after their first step", stopped_mid_run);
-    QVERIFY(stopped_mid_run >= 25);
+    qInfo("%d of %d runs were stopped after their first step", stopped_mid_run, kRuns);
+    QVERIFY(stopped_mid_run >= kRuns / 4);
     const int threads_after = threadsSettledTo(threads_before);
     QVERIFY2(threads_after <= threads_before,
              qPrintable(QString("%1 threads before, %2 after").arg(threads_before).arg(threads_after)));

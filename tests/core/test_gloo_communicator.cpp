@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/gloo_communicator.h"
+#include "sanitizer_build.h"
 #include "tensor/bf16.h"
 
 using namespace shardscope;
@@ -83,6 +85,19 @@ long firstMismatch(const std::vector<float>& got, const std::vector<float>& want
   return -1;
 }
 
+// Every member's pipelining segment (0: the default, 1 MiB). The
+// multi-segment rows use 4 KiB, so a few thousand elements span the
+// segments that megabytes would at 1 MiB (the same code; under a sanitizer,
+// megabytes take tens of seconds); the 1 MiB rows run outside sanitizers.
+constexpr int kSmallSegment = 4096;
+void setSegments(Group& group, int bytes) {
+  for (auto& member : group) {
+    auto* gloo = dynamic_cast<GlooCommunicator*>(member.get());
+    QVERIFY(gloo);
+    gloo->setSegmentBytes(bytes > 0 ? size_t(bytes) : GlooCommunicator::kDefaultSegmentBytes);
+  }
+}
+
 const DType kDtypes[] = {DType::F32, DType::BF16};
 const char* name(DType t) { return t == DType::F32 ? "f32" : "bf16"; }
 
@@ -122,24 +137,31 @@ class TestGlooCommunicator : public QObject {
 void TestGlooCommunicator::allReduce_data() {
   QTest::addColumn<int>("ranks");
   QTest::addColumn<int>("count");
-  QTest::newRow("P1") << 1 << 1000;
-  QTest::newRow("P2") << 2 << 1000;
-  QTest::newRow("P3") << 3 << 999;
-  QTest::newRow("P4") << 4 << 1000;
-  QTest::newRow("P4 uneven 7") << 4 << 7;
-  QTest::newRow("P4 fewer elements than ranks") << 4 << 2;
-  QTest::newRow("P3 uneven 1001") << 3 << 1001;
-  // Chunks span several 1 MiB segments (the pipelining unit) in f32 and bf16.
-  QTest::newRow("P3 multi-segment") << 3 << 3 * 600000 + 2;
-  QTest::newRow("P4 multi-segment") << 4 << 4 * 300000;
+  QTest::addColumn<int>("segment");
+  QTest::newRow("P1") << 1 << 1000 << 0;
+  QTest::newRow("P2") << 2 << 1000 << 0;
+  QTest::newRow("P3") << 3 << 999 << 0;
+  QTest::newRow("P4") << 4 << 1000 << 0;
+  QTest::newRow("P4 uneven 7") << 4 << 7 << 0;
+  QTest::newRow("P4 fewer elements than ranks") << 4 << 2 << 0;
+  QTest::newRow("P3 uneven 1001") << 3 << 1001 << 0;
+  // Chunks span several segments (the pipelining unit) in f32 and bf16.
+  QTest::newRow("P3 multi-segment") << 3 << 3 * 2344 + 2 << kSmallSegment;
+  QTest::newRow("P4 multi-segment") << 4 << 4 * 1172 << kSmallSegment;
+#ifndef SHARDSCOPE_UNDER_SANITIZER
+  QTest::newRow("P3 multi-segment, 1 MiB segments") << 3 << 3 * 600000 + 2 << 0;
+  QTest::newRow("P4 multi-segment, 1 MiB segments") << 4 << 4 * 300000 << 0;
+#endif
 }
 
 void TestGlooCommunicator::allReduce() {
   QFETCH(int, ranks);
   QFETCH(int, count);
+  QFETCH(int, segment);
   const size_t n = static_cast<size_t>(count);
   Group& group = groupOf(ranks);
   QCOMPARE(int(group.size()), ranks);
+  setSegments(group, segment);
   for (DType dtype : kDtypes) {
     // rank r holds (r + 1) * (i % 7 + 1): the sum is P(P+1)/2 * (i % 7 + 1) <= 70.
     std::vector<std::vector<char>> data(static_cast<size_t>(ranks));
@@ -178,19 +200,25 @@ void TestGlooCommunicator::allReduce() {
 void TestGlooCommunicator::reduceScatter_data() {
   QTest::addColumn<int>("ranks");
   QTest::addColumn<int>("count");
-  QTest::newRow("P1") << 1 << 64;
-  QTest::newRow("P2") << 2 << 1000;
-  QTest::newRow("P3") << 3 << 333;
-  QTest::newRow("P4") << 4 << 1000;
-  QTest::newRow("P4 multi-segment") << 4 << 600000;
+  QTest::addColumn<int>("segment");
+  QTest::newRow("P1") << 1 << 64 << 0;
+  QTest::newRow("P2") << 2 << 1000 << 0;
+  QTest::newRow("P3") << 3 << 333 << 0;
+  QTest::newRow("P4") << 4 << 1000 << 0;
+  QTest::newRow("P4 multi-segment") << 4 << 2344 << kSmallSegment;
+#ifndef SHARDSCOPE_UNDER_SANITIZER
+  QTest::newRow("P4 multi-segment, 1 MiB segments") << 4 << 600000 << 0;
+#endif
 }
 
 void TestGlooCommunicator::reduceScatter() {
   QFETCH(int, ranks);
   QFETCH(int, count);
+  QFETCH(int, segment);
   const size_t n = static_cast<size_t>(count);
   const size_t P = static_cast<size_t>(ranks);
   Group& group = groupOf(ranks);
+  setSegments(group, segment);
   for (DType dtype : kDtypes) {
     // input chunk c of rank r holds (r + 1) * (c + 1) + i % 3.
     std::vector<std::vector<char>> in(P), out(P);
@@ -244,19 +272,25 @@ void TestGlooCommunicator::reduceScatterInPlace() {
 void TestGlooCommunicator::allGather_data() {
   QTest::addColumn<int>("ranks");
   QTest::addColumn<int>("count");
-  QTest::newRow("P1") << 1 << 100;
-  QTest::newRow("P2") << 2 << 1000;
-  QTest::newRow("P3") << 3 << 777;
-  QTest::newRow("P4") << 4 << 1000;
-  QTest::newRow("P4 multi-segment") << 4 << 600000;
+  QTest::addColumn<int>("segment");
+  QTest::newRow("P1") << 1 << 100 << 0;
+  QTest::newRow("P2") << 2 << 1000 << 0;
+  QTest::newRow("P3") << 3 << 777 << 0;
+  QTest::newRow("P4") << 4 << 1000 << 0;
+  QTest::newRow("P4 multi-segment") << 4 << 2344 << kSmallSegment;
+#ifndef SHARDSCOPE_UNDER_SANITIZER
+  QTest::newRow("P4 multi-segment, 1 MiB segments") << 4 << 600000 << 0;
+#endif
 }
 
 void TestGlooCommunicator::allGather() {
   QFETCH(int, ranks);
   QFETCH(int, count);
+  QFETCH(int, segment);
   const size_t n = static_cast<size_t>(count);
   const size_t P = static_cast<size_t>(ranks);
   Group& group = groupOf(ranks);
+  setSegments(group, segment);
   for (DType dtype : kDtypes) {
     std::vector<std::vector<char>> in(P), out(P);
     std::vector<uint64_t> sent(P);
@@ -299,8 +333,15 @@ void TestGlooCommunicator::broadcast() {
   QFETCH(int, root);
   const size_t P = static_cast<size_t>(ranks);
   Group& group = groupOf(ranks);
+  // (elements, segment bytes): one segment; several small ones; several of 1 MiB.
+  std::vector<std::pair<size_t, int>> sizes = {{13, 0}, {2344, kSmallSegment}};
+#ifndef SHARDSCOPE_UNDER_SANITIZER
+  sizes.push_back({600000, 0});
+#endif
   for (DType dtype : kDtypes) {
-    for (size_t n : {size_t(13), size_t(600000)}) {
+    for (const auto& size : sizes) {
+      const size_t n = size.first;  // a plain variable: lambdas below capture it
+      setSegments(group, size.second);
       std::vector<float> source(n);
       for (size_t i = 0; i < n; ++i) source[i] = float(i % 11 + 1);
       std::vector<std::vector<char>> data(P);
@@ -436,6 +477,11 @@ void TestGlooCommunicator::rejectsBadArguments() {
   one[0]->barrier();
   QCOMPARE(v, 3.0f);
   QCOMPARE(one[0]->bytesSent(), uint64_t(0));
+  auto& gloo = dynamic_cast<GlooCommunicator&>(*groupOf(2)[0]);
+  gloo.setSegmentBytes(8192);
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, gloo.setSegmentBytes(63));
+  QCOMPARE(gloo.segmentBytes(), size_t(8192));  // a refused size leaves the one before
+  gloo.setSegmentBytes(GlooCommunicator::kDefaultSegmentBytes);
 }
 
 QTEST_APPLESS_MAIN(TestGlooCommunicator)

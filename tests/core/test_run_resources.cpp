@@ -13,6 +13,7 @@
 #include "common/errors.h"
 #include "common/thread_start.h"
 #include "engine/run.h"
+#include "sanitizer_build.h"
 
 using namespace shardscope;
 
@@ -66,7 +67,8 @@ class TestRunResources : public QObject {
     QFETCH(QString, strategy);
     const RunConfig c = small(*parseStrategy(strategy.toStdString()));
     int refused = 0;
-    for (int after = 0; after < 40; ++after) {
+    // Past the run's last thread start every run finishes: three in a row end the walk.
+    for (int after = 0, finished_in_a_row = 0; after < 40 && finished_in_a_row < 3; ++after) {
       failThreadStartsAfter(after);
       QString message;
       bool finished = false;
@@ -80,7 +82,11 @@ class TestRunResources : public QObject {
         message = QString::fromUtf8(e.what());
       }
       failThreadStartsAfter(-1);
-      if (finished) continue;  // past the run's last thread start (teardown falls back in place)
+      if (finished) {  // past the run's last thread start (teardown falls back in place)
+        ++finished_in_a_row;
+        continue;
+      }
+      finished_in_a_row = 0;
       ++refused;
       QVERIFY2(message.contains(QStringLiteral("cannot start a thread for")), qPrintable(message));
       QVERIFY2(message.contains(QStringLiteral("ulimit")), qPrintable(message));
@@ -106,6 +112,9 @@ class TestRunResources : public QObject {
   }
 
   void theEstimateMatchesTheMeasuredLedger() {
+#ifdef SHARDSCOPE_UNDER_SANITIZER
+    QSKIP("an estimate against the ledger: the runs' code is the strategies tests', which run under the sanitizer");
+#endif
     QFETCH(QStringList, args);
     std::vector<std::string> argv;
     for (const QString& a : args) argv.push_back(a.toStdString());

@@ -17,6 +17,7 @@
 #include "model/model.h"
 #include "equivalence_check.h"
 #include "parallel/fsdp_units.h"
+#include "sanitizer_build.h"
 
 using namespace shardscope;
 using namespace shardscope::testing;
@@ -63,7 +64,14 @@ class TestStrategies : public QObject {
     QTest::addColumn<int>("ranks");
     QTest::addColumn<QString>("variant");
     for (const char* s : {"zero1", "zero2", "zero3"})
-      for (int p : {1, 2, 4}) QTest::addRow("%s P=%d", s, p) << QString(s) << p << QString();
+      for (int p : {1, 2, 4}) {
+#ifdef SHARDSCOPE_UNDER_SANITIZER
+        // The threads' code at its widest: one rank has none, and zero1/2 at
+        // two ranks run the same collectives as at four.
+        if (p == 1 || (p == 2 && QString(s) != "zero3")) continue;
+#endif
+        QTest::addRow("%s P=%d", s, p) << QString(s) << p << QString();
+      }
     QTest::newRow("fsdp P=2 unit-blocks 2") << "fsdp" << 2 << "unit-blocks";
     QTest::newRow("zero3 P=4 prefetch none") << "zero3" << 4 << "prefetch-none";
     QTest::newRow("zero3 P=4 reshard off") << "zero3" << 4 << "reshard-off";
@@ -91,6 +99,9 @@ class TestStrategies : public QObject {
     for (const char* s : {"ddp", "zero1", "zero2", "zero3", "hsdp"})
       for (int p : {2, 4}) {
         if (QString(s) == "hsdp" && p == 2) continue;
+#ifdef SHARDSCOPE_UNDER_SANITIZER
+        if (p == 2) continue;  // the ledger's and the sends' code, as at four ranks
+#endif
         QTest::addRow("%s P=%d", s, p) << QString(s) << p << 64;
       }
     // Odd widths: shards need padding, which the ledger counts and the run reports.
