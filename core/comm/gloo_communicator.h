@@ -65,10 +65,10 @@ class GlooCommunicator final : public Communicator {
 
   // The pipelining unit (1 MiB): a chunk is sent in segments this large, big
   // enough to amortise a message's overhead, small enough that the receive of
-  // one overlaps the reduction of the one before. Every member
-  // of a group must use the same size, set before a collective. Tests set a
-  // small one so a collective of a few thousand elements spans several
-  // segments (the same code path as megabytes at 1 MiB).
+  // one overlaps the reduction of the one before. Every member of a group
+  // must use the same size, set before a collective. Tests set a small one so
+  // that a collective of a few thousand elements spans several segments (the
+  // same code path as megabytes at 1 MiB).
   static constexpr size_t kDefaultSegmentBytes = size_t{1} << 20;
   void setSegmentBytes(size_t bytes);
   size_t segmentBytes() const { return m_segmentBytes; }
