@@ -252,8 +252,10 @@ class TestFsdpLessons : public QObject {
     QTest::addColumn<QString>("model");
     QTest::addColumn<int>("ranks");
     QTest::addColumn<int>("hidden");
+#ifndef SHARDSCOPE_UNDER_SANITIZER  // the padded row runs the same units, and more of the code
     QTest::newRow("mlp P=2") << "mlp" << 2 << 64;
     QTest::newRow("mlp P=4") << "mlp" << 4 << 64;
+#endif
     QTest::newRow("mlp P=4 padded") << "mlp" << 4 << 62;
     QTest::newRow("gpt P=4") << "gpt" << 4 << 32;
     QTest::newRow("mlp hsdp P=4 G=2") << "mlp-hsdp" << 4 << 64;

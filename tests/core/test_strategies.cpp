@@ -100,7 +100,9 @@ class TestStrategies : public QObject {
       for (int p : {2, 4}) {
         if (QString(s) == "hsdp" && p == 2) continue;
 #ifdef SHARDSCOPE_UNDER_SANITIZER
-        if (p == 2) continue;  // the ledger's and the sends' code, as at four ranks
+        // The ledger's and the sends' code: the padded rows below run it for
+        // zero1/2/3, these two for the other layouts.
+        if (p == 2 || (QString(s) != "zero3" && QString(s) != "hsdp")) continue;
 #endif
         QTest::addRow("%s P=%d", s, p) << QString(s) << p << 64;
       }
@@ -154,10 +156,12 @@ class TestStrategies : public QObject {
     QTest::addColumn<bool>("reshard");
     QTest::addColumn<int>("unitBlocks");
     QTest::newRow("both") << int(Prefetch::Both) << true << 1;
+    QTest::newRow("reshard off") << int(Prefetch::Both) << false << 1;
+#ifndef SHARDSCOPE_UNDER_SANITIZER  // the peak's formula at every setting: the same allocator code
     QTest::newRow("none") << int(Prefetch::None) << true << 1;
     QTest::newRow("both, 2 blocks per unit") << int(Prefetch::Both) << true << 2;
     QTest::newRow("none, 2 blocks per unit") << int(Prefetch::None) << true << 2;
-    QTest::newRow("reshard off") << int(Prefetch::Both) << false << 1;
+#endif
   }
 
   void gatheredPeak() {
