@@ -11,8 +11,9 @@
 #include <stdexcept>
 #include <string>
 
-// Exported by OpenBLAS's threaded builds (its fork handler), not in cblas.h.
-extern "C" int blas_thread_shutdown_(void);
+// Exported by OpenBLAS's threaded builds (its fork handler), not in cblas.h;
+// weak, so a build against the serial OpenBLAS (no pool, no such symbol) links.
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 
 namespace shardscope::cpu {
 
@@ -38,7 +39,7 @@ void initBlasSingleThreaded() {
   static std::once_flag once;
   std::call_once(once, [] {
     openblas_set_num_threads(1);
-    blas_thread_shutdown_();
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
   });
 }
 

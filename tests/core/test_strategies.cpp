@@ -101,7 +101,7 @@ class TestStrategies : public QObject {
         if (QString(s) == "hsdp" && p == 2) continue;
 #ifdef SHARDSCOPE_UNDER_SANITIZER
         // The ledger's and the sends' code: the padded rows below run it for
-        // zero1/2/3, these two for the other layouts.
+        // zero1/2/3, these two for zero3 and hsdp (ddp's: core_test_ddp).
         if (p == 2 || (QString(s) != "zero3" && QString(s) != "hsdp")) continue;
 #endif
         QTest::addRow("%s P=%d", s, p) << QString(s) << p << 64;
