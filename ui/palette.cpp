@@ -34,6 +34,8 @@ QColor Palette::kind(EventKind kind) {
     case EventKind::Kernel: return QColor(0x7F, 0x9C, 0xB5);  // a muted blue: compute, phase unknown
     case EventKind::CpuOp: return QColor(0xB8, 0xB8, 0xB8);
     case EventKind::Launch: return QColor(0x9E, 0x8F, 0xB8);  // a muted violet: host time, not the device's
+    case EventKind::Send: return QColor(0x2E, 0x8B, 0x8B);  // teal: stage to stage
+    case EventKind::Recv: return QColor(0x6F, 0xB7, 0xB7);
     default: return QColor(0x99, 0x99, 0x99);
   }
 }
@@ -139,6 +141,8 @@ QString Palette::kindTitle(EventKind kind) {
     case EventKind::Kernel: return QStringLiteral("kernel");
     case EventKind::CpuOp: return QStringLiteral("CPU op");
     case EventKind::Launch: return QStringLiteral("kernel launch (host)");
+    case EventKind::Send: return QStringLiteral("send (to next stage)");
+    case EventKind::Recv: return QStringLiteral("receive (from a stage)");
     default: return QString::fromLatin1(eventKindName(kind).data(), static_cast<int>(eventKindName(kind).size()));
   }
 }

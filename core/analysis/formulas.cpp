@@ -195,7 +195,7 @@ GatheredPeak expectedGatheredPeak(const RunConfig& c) {
 bool hasTokenBlocks(const RunConfig& c) { return c.model.kind == ModelKind::Gpt || !c.model.preset.empty(); }
 
 double expectedActivationBytesPerLayer(const RunConfig& c) {
-  const double s = double(c.model.seq), b = double(c.batch / c.dataParallelSize()), h = double(c.model.hidden),
+  const double s = double(c.model.seq), b = double(c.microBatchSize()), h = double(c.model.hidden),
                a = double(c.model.heads), t = c.tp > 1 ? c.tp : 1;
   const double sbh = s * b * h;
   if (c.model.checkpointing == Checkpointing::Full) return 2.0 * sbh;  // the layer's input

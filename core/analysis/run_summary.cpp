@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "analysis/formulas.h"
+#include "parallel/pipeline_timing.h"
 #include "common/errors.h"
 #include "common/json_tree.h"
 #include "common/output_file.h"
@@ -28,6 +29,7 @@ Json commBytesJson(const CommBytes& b) {
   j["all_reduce"] = b.all_reduce;
   j["reduce_scatter"] = b.reduce_scatter;
   j["all_gather"] = b.all_gather;
+  if (b.send > 0) j["send"] = b.send;  // pipeline stages only: the key is absent elsewhere
   return j;
 }
 
@@ -132,6 +134,32 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     const bool sequence = hasTokenBlocks(c);
     t["embedding_and_head"] = sequence ? "vocab-parallel" : "replicated";
     t["all_reduces_per_layer"] = sequence ? 2 : 1;
+  }
+  if (!r.pipeline.stages.empty()) {
+    // Pipeline parallelism: the schedule and what its events measured per stage.
+    Json& p = w["pipeline"];
+    p["stages"] = c.pp;
+    p["schedule"] = pipelineScheduleName(c.pipelineSchedule());
+    p["microbatches"] = c.microbatchCount();
+    p["microbatch_samples"] = c.microBatchSize();
+    p["virtual_stages"] = c.virtualStages();
+    p["rank_order"] = "r = t + T*(d + D*s)";
+    p["bubble_measured"] = r.pipeline.bubble;
+    p["bubble_formula"] = r.pipeline.formula_bubble;
+    Json& stages = p["per_stage"] = Json::array();
+    for (const StageTiming& st : r.pipeline.stages) {
+      Json j;
+      j["stage"] = st.stage;
+      j["rank"] = st.rank;
+      j["holds"] = st.chunks;
+      j["busy_ns"] = st.busy_ns;
+      j["window_ns"] = st.window_ns;
+      j["bubble"] = st.bubble;
+      j["recv_wait_ns"] = st.wait_ns;
+      j["microbatches_in_flight_formula"] = expectedMicrobatchesInFlight(c, st.stage);
+      j["activation_peak_bytes"] = r.ranks[static_cast<size_t>(st.rank)].ledger.peak[static_cast<size_t>(Category::Activation)];
+      stages.push_back(j);
+    }
   }
   w["padding_elements"] = r.padding_elements;
   w["padding_bytes"] = r.padding_elements * static_cast<int64_t>(sizeof(uint16_t));
@@ -244,7 +272,11 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
       << c.model.layers << " blocks, hidden " << c.model.hidden << "), global batch " << c.batch
       << "\n";
   if (!r.device.empty()) out << r.device << "\n";
-  if (r.simulated_ranks > 0 && r.simulated_ranks < c.ranks)
+  if (r.simulated_ranks > 1 && r.simulated_ranks < c.ranks)
+    out << "symmetric ranks: " << r.simulated_ranks << " ranks simulated, one per pipeline stage (ranks 0, "
+        << c.ranks / c.pp << ", .., " << c.ranks / c.pp * (c.pp - 1) << "); the other " << c.ranks - r.simulated_ranks
+        << " are copies of their stage's (same events, ledger and traffic)\n";
+  else if (r.simulated_ranks > 0 && r.simulated_ranks < c.ranks)
     out << "symmetric ranks: rank 0 simulated once, ranks 1.." << c.ranks - 1
         << " are its copies (same events, ledger and traffic)\n";
   out << "\n";
@@ -346,6 +378,26 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     std::snprintf(line, sizeof line, "  TP group bytes sent per step (rank 0): all-reduce %lld, all-gather %lld\n",
                   static_cast<long long>(r0.tp_comm_bytes.all_reduce),
                   static_cast<long long>(r0.tp_comm_bytes.all_gather));
+    out << line;
+  }
+  if (!r.pipeline.stages.empty()) {
+    out << "\npipeline: " << c.pp << " stages x " << c.dataParallelSize() << " data-parallel x " << c.tp
+        << " tensor-parallel ranks (rank r = t + T*(d + D*s)), schedule " << pipelineScheduleName(c.pipelineSchedule())
+        << (c.virtualStages() > 1 ? " with " + std::to_string(c.virtualStages()) + " chunks per stage" : std::string())
+        << ", " << c.microbatchCount() << " microbatches of " << c.microBatchSize()
+        << (c.microBatchSize() == 1 ? " sample" : " samples") << "\n";
+    out << "  stage  rank  busy(ms)  bubble  in flight  activations peak(MiB)  holds\n";
+    for (const StageTiming& st : r.pipeline.stages) {
+      std::snprintf(line, sizeof line, "  %5d  %4d  %8.3f  %5.1f%%  %9d  %21.2f  %s\n", st.stage, st.rank,
+                    double(st.busy_ns) * 1e-6, 100.0 * st.bubble, expectedMicrobatchesInFlight(c, st.stage),
+                    toMiB(r.ranks[static_cast<size_t>(st.rank)].ledger.peak[static_cast<size_t>(Category::Activation)]),
+                    st.chunks.c_str());
+      out << line;
+    }
+    std::snprintf(line, sizeof line,
+                  "  bubble (last step, %s clock): measured %.1f%% of the pipeline window, mean over stages; formula "
+                  "(S-1)/(V*M+S-1) = %.1f%%\n",
+                  !r.profile.empty() ? "modeled" : "measured", 100.0 * r.pipeline.bubble, 100.0 * r.pipeline.formula_bubble);
     out << line;
   }
   if (!r.units.empty()) {

@@ -30,19 +30,19 @@ std::string rankList(const std::vector<int>& m) {
 }  // namespace
 
 CommMesh::CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunControl& control,
-                   int timeout_ms, int transport_timeout_ms, bool meta, CommunicatorFactory* gpu, int tp)
-    : m_ranks(ranks), m_shardGroup(shard_group), m_meta(meta), m_gpu(gpu) {
+                   int timeout_ms, int transport_timeout_ms, bool meta, CommunicatorFactory* gpu, int tp, int pp)
+    : m_ranks(ranks), m_shardGroup(shard_group), m_meta(meta), m_gpu(gpu), m_timeoutMs(timeout_ms) {
   // The same layout a trace reader derives from the config (trace/run_trace.h).
-  for (CommGroup& g : meshGroups(ranks, shard_group, tp))
+  for (CommGroup& g : meshGroups(ranks, shard_group, tp, pp))
     addGroup(g.name, std::move(g.ranks), board, control, timeout_ms, transport_timeout_ms);
 }
 
-CommMesh::CommMesh(int ranks, int shard_group, int tp, const MeshProcess& process, int timeout_ms,
+CommMesh::CommMesh(int ranks, int shard_group, int tp, int pp, const MeshProcess& process, int timeout_ms,
                    int transport_timeout_ms, CommunicatorFactory* device)
-    : m_ranks(ranks), m_shardGroup(shard_group), m_meta(false), m_gpu(device) {
+    : m_ranks(ranks), m_shardGroup(shard_group), m_meta(false), m_gpu(device), m_timeoutMs(timeout_ms) {
   // Every process connects its groups in the mesh's one order, so the lowest
   // group not yet connected always has all its members at its rendezvous.
-  for (CommGroup& g : meshGroups(ranks, shard_group, tp)) {
+  for (CommGroup& g : meshGroups(ranks, shard_group, tp, pp)) {
     const int id = static_cast<int>(m_specs.size());
     const int size = static_cast<int>(g.ranks.size());
     const auto it = std::find(g.ranks.begin(), g.ranks.end(), process.rank);
@@ -128,6 +128,7 @@ void fileGroup(CommMesh::RankGroups& g, const std::string& name, int id) {
   else if (name.starts_with("replica") || name.find(".replica") != std::string::npos) g.replicate = id;
   else if (name.starts_with("tp")) g.tensor = id;
   else if (name.starts_with("dp")) g.data = id;
+  else if (name.starts_with("pp")) g.pipeline = id;
 }
 
 }  // namespace
@@ -155,7 +156,9 @@ std::unique_ptr<ProcessGroup> CommMesh::makeProcessGroup(int id, int rank, RankC
   const auto group_rank = static_cast<size_t>(it - spec.members.begin());
   if (it == spec.members.end() || !m_comms[id][group_rank])
     throw RunError("rank " + std::to_string(rank) + " has no member in group '" + spec.name + "' in this process");
-  return std::make_unique<ProcessGroup>(id, spec.name, *m_comms[id][group_rank], *m_monitors[id], ctx);
+  auto group = std::make_unique<ProcessGroup>(id, spec.name, *m_comms[id][group_rank], *m_monitors[id], ctx);
+  group->setPointToPointTimeout(m_timeoutMs);
+  return group;
 }
 
 }  // namespace shardscope

@@ -49,13 +49,13 @@ class CommMesh {
   // meta: byte-counting communicators that move no data (the meta backend).
   // gpu: the GPU runtime's communicators (NCCL or emulated) instead of Gloo's.
   CommMesh(int ranks, int shard_group, RankStatusBoard& board, RunControl& control, int timeout_ms,
-           int transport_timeout_ms, bool meta = false, CommunicatorFactory* gpu = nullptr, int tp = 1);
+           int transport_timeout_ms, bool meta = false, CommunicatorFactory* gpu = nullptr, int tp = 1, int pp = 1);
   // The same groups, of which this process makes only its rank's members,
   // over Gloo between processes; the fingerprint check goes over the wire.
   // device: the GPU runtime's cross-process communicators (NCCL) carry the
   // collectives; a Gloo member per group still carries the fingerprint check
   // (host memory, as PyTorch checks collectives through a Gloo-side store).
-  CommMesh(int ranks, int shard_group, int tp, const MeshProcess& process, int timeout_ms, int transport_timeout_ms,
+  CommMesh(int ranks, int shard_group, int tp, int pp, const MeshProcess& process, int timeout_ms, int transport_timeout_ms,
            CommunicatorFactory* device = nullptr);
   ~CommMesh();
 
@@ -66,6 +66,7 @@ class CommMesh {
   struct RankGroups {
     int world = -1, gather = -1, reduce = -1, replicate = -1;
     int tensor = -1, data = -1;
+    int pipeline = -1;  // pp > 1: the rank's pipeline (one rank per stage)
   };
   RankGroups groupsOf(int rank) const;
   // Every rank's RankGroups in a layout of meshGroups (trace/run_trace.h), in
@@ -86,6 +87,7 @@ class CommMesh {
   int m_shardGroup;
   bool m_meta;
   CommunicatorFactory* m_gpu;
+  int m_timeoutMs;  // the fingerprint check's wait, also a pipeline receive's
   std::vector<CommGroupSpec> m_specs;
   std::vector<std::vector<std::unique_ptr<Communicator>>> m_comms;  // [group][group rank]
   std::vector<std::unique_ptr<CollectiveCheck>> m_monitors;         // [group]; null where this process has no member

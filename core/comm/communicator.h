@@ -4,11 +4,14 @@
 // The fingerprint check and trace events live one level up (ProcessGroup).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "common/errors.h"
 
 namespace shardscope {
 
@@ -38,7 +41,28 @@ class Communicator {
   // Any thread: wakes a collective blocked in this communicator and makes every
   // later one throw, so a stopped run never waits out a transport timeout.
   virtual void abort() {}
+
+  // Point-to-point, between pipeline stages: one message to group rank `peer`,
+  // an envelope of `header_bytes` (what the receiver checks and the modeled
+  // clock reads) and `bytes` of payload. Messages between one pair arrive in
+  // the order they were sent. send() returns at once (the payload is copied;
+  // the transfer completes in the background); flushSends() returns once every
+  // send so far has been delivered. recv() blocks until the message from
+  // `peer` has landed, or returns false when `timeout` passes first (the peer
+  // never sent; the group is then unusable). Only the payload counts in
+  // bytesSent(). A backend without point-to-point throws RunError.
+  virtual void send(const void* header, size_t header_bytes, const void* data, size_t bytes, int peer);
+  virtual bool recv(void* header, size_t header_bytes, void* data, size_t bytes, int peer,
+                    std::chrono::milliseconds timeout);
+  virtual void flushSends() {}
 };
+
+inline void Communicator::send(const void*, size_t, const void*, size_t, int) {
+  throw RunError("the " + backendName() + " communicator has no point-to-point transfers (pipeline stages)");
+}
+inline bool Communicator::recv(void*, size_t, void*, size_t, int, std::chrono::milliseconds) {
+  throw RunError("the " + backendName() + " communicator has no point-to-point transfers (pipeline stages)");
+}
 
 // Creates a connected group of `size` communicators, one per rank, for ranks
 // that are threads of this process. Gloo over TCP loopback with an in-process

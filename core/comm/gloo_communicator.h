@@ -60,6 +60,12 @@ class GlooCommunicator final : public Communicator {
 
   uint64_t bytesSent() const override { return m_bytesSent.load(std::memory_order_relaxed); }
   void abort() override;
+  // Pipeline point-to-point: one Gloo message (envelope + payload) per call, in
+  // a slot of its own per direction of each pair, numbered in send order.
+  void send(const void* header, size_t header_bytes, const void* data, size_t bytes, int peer) override;
+  bool recv(void* header, size_t header_bytes, void* data, size_t bytes, int peer,
+            std::chrono::milliseconds timeout) override;
+  void flushSends() override;
 
   const std::string& prefix() const { return m_prefix; }
 
@@ -105,6 +111,16 @@ class GlooCommunicator final : public Communicator {
   AbortState m_abort;
   std::unique_ptr<char[]> m_scratch;
   size_t m_scratchBytes = 0;
+  // Point-to-point: sends not yet known delivered (each owns its message's
+  // copy), and the messages sent to / received from each peer so far.
+  struct PendingSend {
+    std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
+    std::unique_ptr<char[]> message;
+  };
+  std::vector<PendingSend> m_pendingSends;
+  std::vector<uint64_t> m_sentTo, m_receivedFrom;
+  std::vector<std::unique_ptr<char[]>> m_lateMessages;  // of receives that timed out (Gloo may still write them)
+  uint64_t p2pSlot(int from, int to, uint64_t index) const;
 };
 
 // This process's member `rank` of a group whose other members are other

@@ -1,10 +1,31 @@
 #include "comm/process_group.h"
 
+#include <cstring>
+
 namespace shardscope {
 
 namespace {
 constexpr int kSetupTimeoutMs = 120000;
+
+// What travels ahead of a pipeline transfer's payload: what it carries (the
+// receiver checks it) and, on the modeled clock, when it lands.
+struct P2pEnvelope {
+  int32_t microbatch = 0;
+  int32_t chunk = 0;
+  int32_t gradient = 0;
+  int32_t step = 0;
+  int64_t bytes = 0;
+  int64_t arrival_ns = 0;  // modeled: the send's time plus the transfer's
+};
+
+std::string carried(const P2pTag& t) {
+  return "microbatch " + std::to_string(t.microbatch) + "'s " + (t.gradient ? "gradient" : "activations") +
+         (t.chunk > 0 ? " (model chunk " + std::to_string(t.chunk) + ")" : "");
 }
+std::string carried(const P2pEnvelope& e) {
+  return carried(P2pTag{e.microbatch, e.chunk, e.gradient != 0});
+}
+}  // namespace
 
 ProcessGroup::ProcessGroup(int group_id, std::string name, Communicator& comm,
                            CollectiveCheck& monitor, RankContext& ctx)
@@ -95,5 +116,81 @@ void ProcessGroup::broadcast(void* data, size_t count, DType dtype, int root, La
   run(EventKind::Broadcast, static_cast<int64_t>(count * dtypeSize(dtype)), {}, lane,
       [&] { m_comm.broadcast(data, count, dtype, root); });
 }
+
+void ProcessGroup::send(const void* data, size_t count, DType dtype, int peer, const P2pTag& tag) {
+  const auto bytes = static_cast<int64_t>(count * dtypeSize(dtype));
+  const std::vector<int>& ranks = members();
+  if (m_sentTo.empty()) m_sentTo.assign(ranks.size(), 0);
+  Event e;
+  e.lane = Lane::Comm;
+  e.kind = EventKind::Send;
+  e.op = m_ctx.newOp();
+  e.dep = tag.dep;
+  e.bytes = bytes;
+  e.group = static_cast<int16_t>(m_groupId);
+  e.block = static_cast<int16_t>(tag.block);
+  e.param = static_cast<int16_t>(tag.microbatch);
+  e.unit = static_cast<int16_t>(tag.chunk);
+  e.seq = m_sentTo[static_cast<size_t>(peer)]++;
+  e.flags = tag.gradient ? kEventGradient : 0;
+  P2pEnvelope env{tag.microbatch, tag.chunk, tag.gradient ? 1 : 0, m_ctx.currentStep(), bytes, 0};
+  e.begin_ns = m_ctx.clock.nowNs();
+  // The send is asynchronous (an isend): the sender's clock does not wait for
+  // it; its span is the transfer's time on the link (modeled), else the post.
+  e.end_ns = e.begin_ns + (m_ctx.cost ? m_ctx.cost->pointToPointNs(double(bytes), ranks[static_cast<size_t>(m_comm.rank())],
+                                                                     ranks[static_cast<size_t>(peer)])
+                                      : 0);
+  env.arrival_ns = e.end_ns;
+  m_comm.send(&env, sizeof env, data, static_cast<size_t>(bytes), peer);
+  if (!m_ctx.cost) e.end_ns = m_ctx.clock.nowNs();
+  m_stepBytes.send += bytes;
+  m_ctx.record(e);
+}
+
+void ProcessGroup::recv(void* data, size_t count, DType dtype, int peer, const P2pTag& tag) {
+  const auto bytes = static_cast<int64_t>(count * dtypeSize(dtype));
+  const std::vector<int>& ranks = members();
+  if (m_receivedFrom.empty()) m_receivedFrom.assign(ranks.size(), 0);
+  const int me = m_comm.rank();
+  const int peer_rank = ranks[static_cast<size_t>(peer)];
+  const auto stage = [&ranks](int s) {
+    return "stage " + std::to_string(s) + " (rank " + std::to_string(ranks[static_cast<size_t>(s)]) + ")";
+  };
+  Event fields;
+  fields.bytes = bytes;
+  fields.group = static_cast<int16_t>(m_groupId);
+  fields.block = static_cast<int16_t>(tag.block);
+  fields.param = static_cast<int16_t>(tag.microbatch);
+  fields.unit = static_cast<int16_t>(tag.chunk);
+  fields.seq = m_receivedFrom[static_cast<size_t>(peer)]++;
+  fields.dep = tag.dep;
+  fields.flags = tag.gradient ? kEventGradient : 0;
+  ScopedEvent scope(m_ctx, Lane::Comm, EventKind::Recv, fields);
+  m_ctx.setStatus(Lane::Comm, "waiting in recv for " + carried(tag) + " from " + stage(peer));
+  P2pEnvelope env;
+  if (!m_comm.recv(&env, sizeof env, data, static_cast<size_t>(bytes), peer, std::chrono::milliseconds(m_p2pTimeoutMs))) {
+    // When the peer waits on this stage in turn, what it waits for is the
+    // send that never happened: its status names it.
+    const std::string peer_status = m_ctx.board.get(peer_rank);
+    throw RunError("pipeline hang: " + stage(me) + " waited " + std::to_string(m_p2pTimeoutMs) + " ms for " +
+                   carried(tag) + " from " + stage(peer) + ", which never sent " + (tag.gradient ? "it" : "them") +
+                   (peer_status.empty() ? std::string(" (it is in no transfer or collective: it took another branch)")
+                                        : "; " + stage(peer) + " is " + peer_status) +
+                   ". A stage that skips a send (a rank-dependent branch) stops every stage that waits on it.");
+  }
+  if (env.microbatch != tag.microbatch || env.chunk != tag.chunk || (env.gradient != 0) != tag.gradient ||
+      env.bytes != bytes)
+    throw RunError("pipeline mismatch: " + stage(me) + " expected " + carried(tag) + " (" + std::to_string(bytes) +
+                   " bytes) from " + stage(peer) + " but received " + carried(env) + " (" +
+                   std::to_string(env.bytes) + " bytes): the two stages run different schedules");
+  const int64_t begin = scope.event().begin_ns;
+  m_ctx.clock.advanceTo(env.arrival_ns);  // modeled: it lands when the sender's transfer does
+  // The share of the span before the data started to move: waiting for the sender.
+  const int64_t transfer = m_ctx.cost ? m_ctx.cost->pointToPointNs(double(bytes), peer_rank, ranks[static_cast<size_t>(me)]) : 0;
+  scope.event().value = std::max<int64_t>(0, m_ctx.clock.nowNs() - begin - transfer);
+  m_ctx.setStatus(Lane::Comm, "");
+}
+
+void ProcessGroup::flushSends() { m_comm.flushSends(); }
 
 }  // namespace shardscope

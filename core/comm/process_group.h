@@ -29,6 +29,16 @@ struct CollectiveTag {
   int block = -1;  // model segment whose op issued it (tensor-parallel all-reduces), or -1
 };
 
+// What one pipeline transfer is: whose activations (or gradient) it carries.
+// The receiver checks it against what arrived; a hang report names it.
+struct P2pTag {
+  int microbatch = 0;
+  int chunk = 0;          // model chunk (interleaved schedule), 0 otherwise
+  bool gradient = false;  // false: activations forward; true: their gradient backward
+  int block = -1;         // the model segment that produced it
+  int32_t dep = -1;       // op id it depends on (the compute op that produced it)
+};
+
 class ProcessGroup {
  public:
   ProcessGroup(int group_id, std::string name, Communicator& comm, CollectiveCheck& monitor,
@@ -54,6 +64,19 @@ class ProcessGroup {
                  const CollectiveTag& tag, Lane lane);
   void broadcast(void* data, size_t count, DType dtype, int root, Lane lane);
 
+  // Pipeline stages (a "pp" group: group rank = stage): `count` elements to /
+  // from group rank `peer`, on the calling stream, drawn on the comm lane.
+  // send() returns at once; the envelope tells the receiver what it carries
+  // and (modeled clock) when it lands. recv() waits for it: a sender that
+  // never sends within the group's timeout is a RunError naming both stages,
+  // the microbatch and what was expected; a message other than the expected
+  // one is a RunError naming both. flushSends(): every send so far delivered.
+  void send(const void* data, size_t count, DType dtype, int peer, const P2pTag& tag);
+  void recv(void* data, size_t count, DType dtype, int peer, const P2pTag& tag);
+  void flushSends();
+  // How long recv() waits for a sender before it reports a hang (ms).
+  void setPointToPointTimeout(int timeout_ms) { m_p2pTimeoutMs = timeout_ms; }
+
   // Bytes sent since the last resetStepBytes() (thread-safe to read after the
   // streams that use this group are synchronised).
   CommBytes stepBytes() const { return m_stepBytes; }
@@ -71,6 +94,8 @@ class ProcessGroup {
   LinkArbiter* m_link = nullptr;
   int m_seq = 0;
   CommBytes m_stepBytes;
+  int m_p2pTimeoutMs = 3000;
+  std::vector<int> m_sentTo, m_receivedFrom;  // point-to-point messages per peer (Event::seq)
 };
 
 }  // namespace shardscope

@@ -58,6 +58,11 @@ const Names<CommDType>& commDTypeTable() {
   static const Names<CommDType> t = {{CommDType::Bf16, "bf16"}, {CommDType::Fp32, "fp32"}};
   return t;
 }
+const Names<PipelineSchedule>& pipelineScheduleTable() {
+  static const Names<PipelineSchedule> t = {
+      {PipelineSchedule::GPipe, "gpipe"}, {PipelineSchedule::OneFOneB, "1f1b"}, {PipelineSchedule::Interleaved, "interleaved"}};
+  return t;
+}
 const Names<BreakOp>& breakOpTable() {
   static const Names<BreakOp> t = {
       {BreakOp::Forward, "forward"},  {BreakOp::Backward, "backward"},     {BreakOp::OptimizerStep, "optimizer_step"},
@@ -115,6 +120,7 @@ std::string attentionName(Attention a) { return nameIn(attentionTable(), a); }
 std::string checkpointingName(Checkpointing c) { return nameIn(checkpointingTable(), c); }
 std::string wrapName(Wrap w) { return nameIn(wrapTable(), w); }
 std::string commDTypeName(CommDType d) { return nameIn(commDTypeTable(), d); }
+std::string pipelineScheduleName(PipelineSchedule s) { return nameIn(pipelineScheduleTable(), s); }
 
 std::optional<Strategy> parseStrategy(std::string_view n) { return valueIn(strategyTable(), n); }
 std::optional<Backend> parseBackend(std::string_view n) { return valueIn(backendTable(), n); }
@@ -127,6 +133,7 @@ std::optional<Attention> parseAttention(std::string_view n) { return valueIn(att
 std::optional<Checkpointing> parseCheckpointing(std::string_view n) { return valueIn(checkpointingTable(), n); }
 std::optional<Wrap> parseWrap(std::string_view n) { return valueIn(wrapTable(), n); }
 std::optional<CommDType> parseCommDType(std::string_view n) { return valueIn(commDTypeTable(), n); }
+std::optional<PipelineSchedule> parsePipelineSchedule(std::string_view n) { return valueIn(pipelineScheduleTable(), n); }
 
 std::vector<std::string> strategyNames() { return namesIn(strategyTable()); }
 std::vector<std::string> backendNames() { return namesIn(backendTable()); }
@@ -138,6 +145,7 @@ std::vector<std::string> attentionNames() { return namesIn(attentionTable()); }
 std::vector<std::string> checkpointingNames() { return namesIn(checkpointingTable()); }
 std::vector<std::string> wrapNames() { return namesIn(wrapTable()); }
 std::vector<std::string> commDTypeNames() { return namesIn(commDTypeTable()); }
+std::vector<std::string> pipelineScheduleNames() { return namesIn(pipelineScheduleTable()); }
 
 bool isSharded(Strategy s) { return s == Strategy::Zero3 || s == Strategy::Fsdp || s == Strategy::Hsdp; }
 bool usesBuckets(Strategy s) { return !isSharded(s); }

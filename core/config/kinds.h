@@ -47,6 +47,12 @@ enum class Wrap { Block, Linear };
 // FSDP MixedPrecision: the dtype gradients are reduced in (reduce_dtype) and
 // parameters are gathered in (param_dtype).
 enum class CommDType { Bf16, Fp32 };
+// Pipeline parallelism: the order each stage runs its microbatches' forward
+// and backward passes. gpipe: all forwards, then all backwards; 1f1b
+// (PipeDream-Flush): P - k warm-up forwards on stage k, then one forward and
+// one backward in turn; interleaved: 1f1b over V model chunks per stage
+// (Megatron-LM), a bubble V times smaller.
+enum class PipelineSchedule { GPipe, OneFOneB, Interleaved };
 enum class BreakOp { Forward, Backward, OptimizerStep, Free, AllGather, ReduceScatter };
 
 // Every value of each kind, in the order the CLI's help and the form list them.
@@ -64,6 +70,7 @@ std::string attentionName(Attention a);
 std::string checkpointingName(Checkpointing c);
 std::string wrapName(Wrap w);
 std::string commDTypeName(CommDType d);
+std::string pipelineScheduleName(PipelineSchedule s);
 
 // nullopt for a name that is not one of the kind's values.
 std::optional<Strategy> parseStrategy(std::string_view name);
@@ -77,6 +84,7 @@ std::optional<Attention> parseAttention(std::string_view name);
 std::optional<Checkpointing> parseCheckpointing(std::string_view name);
 std::optional<Wrap> parseWrap(std::string_view name);
 std::optional<CommDType> parseCommDType(std::string_view name);
+std::optional<PipelineSchedule> parsePipelineSchedule(std::string_view name);
 
 // The names of a kind's values ("none", "forward", …), for help texts and menus.
 std::vector<std::string> strategyNames();
@@ -89,6 +97,7 @@ std::vector<std::string> attentionNames();
 std::vector<std::string> checkpointingNames();
 std::vector<std::string> wrapNames();
 std::vector<std::string> commDTypeNames();
+std::vector<std::string> pipelineScheduleNames();
 
 // zero3, fsdp and hsdp: parameters, gradients and optimizer state sharded in FSDP units.
 bool isSharded(Strategy s);

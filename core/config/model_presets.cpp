@@ -21,7 +21,7 @@ int64_t ModelPreset::params() const {
 
 const std::vector<ModelPreset>& modelPresets() {
   static const std::vector<ModelPreset> presets = [] {
-    std::vector<ModelPreset> p(3);
+    std::vector<ModelPreset> p(4);
     // Radford et al. 2019; 124,439,808 as counted by HF GPT2LMHeadModel.
     p[0] = {"gpt2-124m", "GPT-2 small: LayerNorm, GELU MLP, learned positions, tied embeddings",
             12, 768, 3072, 12, 12, 50257, 1024, true, true, false, true};
@@ -31,6 +31,11 @@ const std::vector<ModelPreset>& modelPresets() {
     // Llama 2 70B, grouped-query attention with 8 KV heads: 68,976,648,192.
     p[2] = {"llama2-70b", "Llama 2 70B: as 7B, with grouped-query attention (8 KV heads)",
             80, 8192, 28672, 64, 8, 32000, 4096, false, false, true, false};
+    // Llama 3 405B (Dubey et al. 2024, Table 3; HF config): 126 layers, hidden
+    // 16384, FFN 53248, 128 heads with 8 KV heads, vocabulary 128256, trained
+    // at sequence 8192: 405,853,388,800 parameters.
+    p[3] = {"llama3-405b", "Llama 3 405B: as Llama 2 70B (GQA, 8 KV heads), 128K vocabulary, sequence 8192",
+            126, 16384, 53248, 128, 8, 128256, 8192, false, false, true, false};
     return p;
   }();
   return presets;

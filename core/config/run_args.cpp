@@ -101,8 +101,10 @@ RunConfig parseRunArgs(const std::vector<std::string>& args, bool* help) {
   // Without --batch the global batch follows the rank count: 32, or the
   // smallest multiple of the data-parallel ranks above it (512 ranks take
   // 512 samples, one each).
-  const int dp = c.tp > 1 && c.ranks % c.tp == 0 ? c.dataParallelSize() : c.ranks;
-  if (!batch_given && dp > 0 && c.batch % dp != 0) c.batch = (c.batch / dp + 1) * dp;
+  // Pipelines: a multiple of the data-parallel ranks times the microbatches.
+  const int dp = c.ranks % (std::max(1, c.tp) * std::max(1, c.pp)) == 0 ? c.dataParallelSize() : c.ranks;
+  const int unit = dp * std::max(1, c.microbatchCount());
+  if (!batch_given && unit > 0 && c.batch % unit != 0) c.batch = (c.batch / unit + 1) * unit;
   validate(c);
   return c;
 }

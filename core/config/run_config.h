@@ -27,6 +27,23 @@ struct RunConfig {
   // matrices; the P/T groups of ranks with the same TP rank are the
   // data-parallel axis the strategy runs along. 1: no tensor parallelism.
   int tp = 1;
+  // Pipeline parallelism: the model's layers split into pp stages of
+  // contiguous segments; the global batch of each step flows through them in
+  // `microbatches` microbatches (gradients accumulate over them). The mesh's
+  // rank order: r = t + T·(d + D·s) for TP rank t, data-parallel rank d of
+  // D = P/(T·pp) and stage s (Megatron-LM's tp-dp-pp order: TP innermost,
+  // inside a node; stages outermost, across nodes). 1: no pipeline.
+  int pp = 1;
+  std::optional<int> microbatches;                 // [pp: M = pp; else 1]
+  std::optional<PipelineSchedule> pp_schedule;     // [1f1b]
+  std::optional<int> virtual_stages;               // interleaved: model chunks per stage [2]
+  int microbatchCount() const { return microbatches.value_or(pp > 1 ? pp : 1); }
+  PipelineSchedule pipelineSchedule() const { return pp_schedule.value_or(PipelineSchedule::OneFOneB); }
+  int virtualStages() const {
+    return pipelineSchedule() == PipelineSchedule::Interleaved ? virtual_stages.value_or(2) : 1;
+  }
+  // The pipeline engine runs the step (stages, or microbatches on one stage).
+  bool pipelined() const { return pp > 1 || microbatchCount() > 1; }
   ModelShape model;
   int batch = 32;          // global batch; each rank takes batch / ranks samples
   int steps = 3;
@@ -52,8 +69,19 @@ struct RunConfig {
   Wrap wrapPolicy() const { return wrap.value_or(Wrap::Block); }
   CommDType reduceDType() const { return reduce_dtype.value_or(CommDType::Bf16); }
   CommDType paramDType() const { return param_dtype.value_or(CommDType::Bf16); }
-  // Ranks along the data-parallel axis: P / T.
-  int dataParallelSize() const { return tp > 0 ? ranks / tp : ranks; }
+  // Ranks along the data-parallel axis: P / (T·pp).
+  int dataParallelSize() const { return tp > 0 && pp > 0 ? ranks / (tp * pp) : ranks; }
+  // Samples one forward pass carries: a data-parallel rank's share of the
+  // batch, split over the microbatches.
+  int microBatchSize() const {
+    const int dp = dataParallelSize(), m = microbatchCount();
+    return dp > 0 && m > 0 ? batch / (dp * m) : batch;
+  }
+  // The pipeline stage of a rank (r = t + T·(d + D·s)).
+  int stageOf(int rank) const {
+    const int per_stage = pp > 0 ? ranks / pp : ranks;
+    return per_stage > 0 ? rank / per_stage : 0;
+  }
   // Ranks that shard one copy of the model state (of one TP slice): P / T, or G under hsdp.
   int shardGroupSize() const {
     return isHybrid(strategy) ? shard_group.value_or(dataParallelSize()) : dataParallelSize();

@@ -191,7 +191,7 @@ std::string exactText(double v) {
 
 Range ranksRange(Backend b) {
   switch (b) {
-    case Backend::Meta: return {1, 1024};
+    case Backend::Meta: return {1, 16384};  // past kMetaRanksSimulatedEach only with symmetric replication
     case Backend::CudaEmulated: return {1, 16};
     case Backend::Cuda:
     case Backend::Cpu: return {1, 64};

@@ -136,5 +136,7 @@ std::string exactText(double v);
 
 // The ranks each backend allows.
 Range ranksRange(Backend b);
+// The meta backend's largest run with every rank simulated as a thread of its own.
+inline constexpr int kMetaRanksSimulatedEach = 1024;
 
 }  // namespace shardscope

@@ -35,12 +35,20 @@ const Setting kClockRows[] = {
     },
     {
         .flag = "--replicate", .type = SettingType::Switch, .metavar = "on|off", .default_text = "on",
-        .help = "meta runs of 64+ symmetric ranks: simulate rank 0 once and copy it to the others (same results)",
+        .help = "meta runs of 64+ symmetric ranks: simulate rank 0 (with --pp, one rank per stage) once and copy it "
+                "to the others (same results)",
         .applies = {.backends = bit(Backend::Meta)},
         .form = {.group = "Clock and backend", .label = "simulate symmetric ranks once"},
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.replicate = parseSwitch(s.flag, v); },
         .text = [](const RunConfig& c) { return onOff(c.replicate); },
         .written = [](const RunConfig& c) { return !c.replicate; },
+        .rule = [](const RunConfig& c) {
+          // Every rank a thread of its own: past a thousand, a machine's threads run out.
+          if (c.backend == Backend::Meta && !c.replicate && c.ranks > kMetaRanksSimulatedEach)
+            throw ConfigError("--replicate off runs every one of the --ranks " + std::to_string(c.ranks) +
+                              " as threads; at most " + std::to_string(kMetaRanksSimulatedEach) +
+                              " ranks can be simulated each (leave --replicate on)");
+        },
     },
 };
 

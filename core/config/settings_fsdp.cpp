@@ -26,7 +26,7 @@ void shardGroupRule(const RunConfig& c) {
   if (!isHybrid(c.strategy)) return;
   if (!c.shard_group) throw ConfigError("--strategy hsdp needs --shard-group G (ranks per shard group, G divides --ranks)");
   const int g = *c.shard_group;
-  if (c.tp > 1) {  // the shard group lies along the data-parallel axis
+  if (c.tp > 1 || c.pp > 1) {  // the shard group lies along the data-parallel axis
     const int dp = c.dataParallelSize();
     if (g < 1 || g > dp || dp % g != 0) shardGroupDivides(g, dp, "the data-parallel ranks --ranks/--tp = ");
     return;

@@ -40,6 +40,44 @@ void tensorParallelRule(const RunConfig& c) {
          " (the embedding and the LM head are split by vocabulary rows)");
 }
 
+// --pp S: T·S divides P; every stage (every model chunk of an interleaved
+// schedule) holds at least one block; the microbatches divide each
+// data-parallel rank's samples (interleaved: a multiple of S, as Megatron-LM asks).
+void pipelineRule(const RunConfig& c) {
+  const int s = c.pp, t = std::max(1, c.tp);
+  auto fail = [](const std::string& what) { throw ConfigError(what); };
+  if (s > 1 && c.ranks % (t * s) != 0) {
+    std::ostringstream os;
+    os << "--pp " << s << " times --tp " << t << " must divide --ranks " << c.ranks << "; with --tp " << t
+       << " use --pp one of";
+    for (int d = 1; d * t <= c.ranks; ++d)
+      if (c.ranks % (d * t) == 0) os << ' ' << d;
+    fail(os.str());
+  }
+  const int v = c.virtualStages();
+  if (s * v > c.model.layers)
+    fail("--pp " + std::to_string(s) + (v > 1 ? " x --virtual-stages " + std::to_string(v) : std::string()) +
+         " model chunks need at least as many blocks; the model has --layers " + std::to_string(c.model.layers));
+  if (s > 1 && c.strategy != Strategy::Ddp && c.strategy != Strategy::Zero1)
+    fail("--pp " + std::to_string(s) + " composes with --strategy ddp or zero1 (Megatron-LM's distributed optimizer, "
+         "DeepSpeed's pipeline engine); " + strategyName(c.strategy) + " with pipeline stages is not built yet");
+}
+
+void microbatchRule(const RunConfig& c) {
+  const int m = c.microbatchCount();
+  const int dp = c.ranks % (std::max(1, c.tp) * std::max(1, c.pp)) == 0 ? c.dataParallelSize() : c.ranks;
+  if (dp > 0 && c.batch % (dp * m) != 0) {
+    const int per_rank = c.batch / std::max(1, dp);
+    std::ostringstream os;
+    os << "--microbatches " << m << " must divide the " << per_rank << " samples of each data-parallel rank (--batch "
+       << c.batch << " over " << dp << (dp == 1 ? " rank" : " ranks") << "); try --batch " << dp * m * std::max(1, (per_rank + m - 1) / m);
+    throw ConfigError(os.str());
+  }
+  if (c.pipelineSchedule() == PipelineSchedule::Interleaved && c.pp > 1 && m % c.pp != 0)
+    throw ConfigError("--pp-schedule interleaved needs --microbatches a multiple of --pp " + std::to_string(c.pp) +
+                      " (each round of microbatches visits every stage's chunks in turn); got " + std::to_string(m));
+}
+
 Range ranksFor(const RunConfig& c, std::string& hint) {
   switch (c.backend) {
     case Backend::Meta: hint = " with --backend meta"; break;
@@ -70,7 +108,7 @@ const Setting kParallelRows[] = {
         .flag = "--ranks", .json_key = "ranks", .metavar = "P", .default_text = "4",
         .help = "data-parallel ranks (CPU threads)",
         .range_for = ranksFor,
-        .form = {.group = "Strategy", .label = "ranks", .max = 1024},
+        .form = {.group = "Strategy", .label = "ranks", .max = 16384},
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.ranks = parseInt32(s.flag, v); },
         .text = [](const RunConfig& c) { return num(c.ranks); },
         .number = [](const RunConfig& c) -> std::optional<double> { return c.ranks; },
@@ -97,6 +135,93 @@ const Setting kParallelRows[] = {
         .rule = tensorParallelRule,
         .json = [](const RunConfig& c, Json& j) {
           if (c.tp != 1) j["tp"] = c.tp;
+        },
+    },
+    // Pipeline parallelism: like --tp, written only when used.
+    {
+        .flag = "--pp", .json_key = "pp", .metavar = "S", .default_text = "1",
+        .help = "pipeline stages: the layers split into S stages of contiguous blocks (the embedding on the first, "
+                "the head on the last), activations sent stage to stage per microbatch; T·S divides P",
+        .applies = {.backends = bit(Backend::Cpu) | bit(Backend::Meta)},
+        .applies_text = "--backend cpu or meta (the CUDA backend has no pipeline path yet)",
+        .range_for = [](const RunConfig& c, std::string& hint) {
+          hint = " (S stages of the --ranks " + std::to_string(c.ranks) + ")";
+          return Range{1, static_cast<double>(std::max(1, c.ranks))};
+        },
+        .form = {.group = "Strategy", .label = "pipeline stages", .max = 1024, .min = 1},
+        .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.pp = parseInt32(s.flag, v); },
+        .text = [](const RunConfig& c) { return num(c.pp); },
+        .written = [](const RunConfig& c) { return c.pp != 1; },
+        .number = [](const RunConfig& c) -> std::optional<double> { return c.pp; },
+        .given = [](const RunConfig& c) { return c.pp != 1; },
+        .rule = pipelineRule,
+        .json = [](const RunConfig& c, Json& j) {
+          if (c.pp != 1) j["pp"] = c.pp;
+        },
+    },
+    {
+        .flag = "--microbatches", .json_key = "microbatches", .metavar = "M",
+        .default_text = "S (1 without --pp)",
+        .help = "microbatches per step: each data-parallel rank's samples split M ways, gradients accumulated over "
+                "them (with --pp 1: gradient accumulation)",
+        .applies = {.backends = bit(Backend::Cpu) | bit(Backend::Meta)},
+        .applies_text = "--backend cpu or meta (the CUDA backend has no pipeline path yet)",
+        .range = {1, 1 << 16},
+        .form = {.group = "Strategy", .label = "microbatches", .max = 1 << 16, .min = 1},
+        .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.microbatches = parseInt32(s.flag, v); },
+        .text = [](const RunConfig& c) { return num(c.microbatchCount()); },
+        .written = [](const RunConfig& c) { return c.microbatches.has_value(); },
+        .number = [](const RunConfig& c) -> std::optional<double> {
+          return c.microbatches ? std::optional<double>(*c.microbatches) : std::nullopt;
+        },
+        .given = [](const RunConfig& c) { return c.microbatches.has_value(); },
+        .rule = microbatchRule,
+        .json = [](const RunConfig& c, Json& j) {
+          if (c.pipelined()) j["microbatches"] = c.microbatchCount();
+        },
+    },
+    {
+        .flag = "--pp-schedule", .json_key = "pp_schedule", .type = SettingType::Choice, .metavar = "NAME",
+        .default_text = "1f1b",
+        .help = "--pp: gpipe (all forwards, then all backwards), 1f1b (stage k: S-k warm-up forwards, then one "
+                "forward, one backward), interleaved (1f1b over --virtual-stages chunks per stage)",
+        .choices = pipelineScheduleNames,
+        .form = {.group = "Strategy", .label = "pipeline schedule"},
+        .parse = [](RunConfig& c, const Setting& s, const std::string& v) {
+          c.pp_schedule = choose(s, v, parsePipelineSchedule);
+        },
+        .text = [](const RunConfig& c) -> Text { return pipelineScheduleName(c.pipelineSchedule()); },
+        .written = [](const RunConfig& c) { return c.pp_schedule.has_value(); },
+        .given = [](const RunConfig& c) { return c.pp_schedule.has_value(); },
+        .rule = [](const RunConfig& c) {
+          if (c.pp_schedule && c.pp == 1)
+            throw ConfigError("--pp-schedule " + pipelineScheduleName(*c.pp_schedule) +
+                              " orders the stages of a pipeline: give --pp 2 or more");
+        },
+        .json = [](const RunConfig& c, Json& j) {
+          if (c.pp > 1) j["pp_schedule"] = pipelineScheduleName(c.pipelineSchedule());
+        },
+    },
+    {
+        .flag = "--virtual-stages", .json_key = "virtual_stages", .metavar = "V", .default_text = "2",
+        .help = "--pp-schedule interleaved: model chunks per stage (Megatron-LM's virtual pipeline size); chunk c "
+                "runs on stage c mod S",
+        .range = {2, 1024},
+        .form = {.group = "Strategy", .label = "virtual stages", .max = 1024, .min = 2},
+        .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.virtual_stages = parseInt32(s.flag, v); },
+        .text = [](const RunConfig& c) { return num(c.virtualStages()); },
+        .written = [](const RunConfig& c) { return c.virtual_stages.has_value(); },
+        .number = [](const RunConfig& c) -> std::optional<double> {
+          return c.virtual_stages ? std::optional<double>(*c.virtual_stages) : std::nullopt;
+        },
+        .given = [](const RunConfig& c) { return c.virtual_stages.has_value(); },
+        .rule = [](const RunConfig& c) {
+          if (c.virtual_stages && c.pipelineSchedule() != PipelineSchedule::Interleaved)
+            throw ConfigError("--virtual-stages " + std::to_string(*c.virtual_stages) +
+                              " applies to --pp-schedule interleaved");
+        },
+        .json = [](const RunConfig& c, Json& j) {
+          if (c.pp > 1 && c.pipelineSchedule() == PipelineSchedule::Interleaved) j["virtual_stages"] = c.virtualStages();
         },
     },
 };

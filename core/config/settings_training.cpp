@@ -11,12 +11,13 @@ namespace {
 
 // The global batch splits evenly over the data-parallel ranks (P, or P/T with --tp).
 void batchDividesRule(const RunConfig& c) {
-  if (c.tp > 1 && c.ranks % c.tp == 0) {  // each data-parallel rank takes batch / (P/T)
+  if ((c.tp > 1 || c.pp > 1) && c.ranks % (c.tp * c.pp) == 0) {  // each data-parallel rank takes batch / (P/(T·S))
     const int dp = c.dataParallelSize();
     if (c.batch % dp != 0) {
       std::ostringstream os;
-      os << "--batch " << c.batch << " must be a multiple of the data-parallel ranks --ranks/--tp = " << dp
-         << " (the T ranks of a tensor-parallel group share their samples); try --batch " << (c.batch / dp + 1) * dp;
+      os << "--batch " << c.batch << " must be a multiple of the data-parallel ranks --ranks/(--tp x --pp) = " << dp
+         << " (the ranks of a tensor-parallel group and of a pipeline share their samples); try --batch "
+         << (c.batch / dp + 1) * dp;
       throw ConfigError(os.str());
     }
     return;

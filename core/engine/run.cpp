@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <limits>
 #include <map>
 
 #if defined(__linux__)
@@ -14,6 +15,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/thread_start.h"
+#include "config/settings.h"
 #include "engine/comm_latency.h"
 #include "memory/ledger_replay.h"
 #include "comm/link_arbiter.h"
@@ -22,6 +24,7 @@
 #include "model/layer_fit.h"
 #include "model/model.h"
 #include "parallel/fsdp_units.h"
+#include "parallel/pipeline_stages.h"
 #include "parallel/strategy.h"
 #include "parallel/tensor_parallel.h"
 
@@ -73,7 +76,7 @@ Run::Run(RunConfig config, RanksElsewhere)
   if (m_config.isSharded()) {
     const FsdpUnits units(m_sliceSpec, m_config.unitBlocks(), m_config.shardGroupSize());
     for (const FsdpUnit& u : units.units()) m_units.push_back({u.index, u.blocks, u.elements});
-  } else {
+  } else if (!m_config.pipelined()) {  // a pipeline reduces each stage's gradients whole, after its flush
     m_buckets = planBuckets(m_config, m_sliceSpec);
   }
   for (int r = 0; r < m_config.ranks; ++r)
@@ -86,6 +89,11 @@ Run::Run(RunConfig config, RanksElsewhere)
   m_rankResults.resize(m_config.ranks);
   for (int r = 0; r < m_config.ranks; ++r) m_lossRanks.push_back(r);
   setReplication(m_config.replicate);
+  if (m_config.backend == Backend::Meta && m_simulated > kMetaRanksSimulatedEach)
+    throw ConfigError("--ranks " + std::to_string(m_config.ranks) + " on the meta backend must be symmetric to run (each " +
+                      (m_config.pp > 1 ? "stage's" : std::string("of the")) +
+                      " ranks alike: no --inject-branch, every group of a kind on one link level), or at most " +
+                      std::to_string(kMetaRanksSimulatedEach) + " ranks simulated each");
   // A meta run has no weights (and may describe more than fits in memory).
   if (m_config.backend != Backend::Meta) m_finalMaster.assign(static_cast<size_t>(m_spec.numParams()), 0.0f);
 }
@@ -104,6 +112,11 @@ void Run::setReplication(bool allowed) {
   for (int r = 0; r < p; ++r) m_representative[static_cast<size_t>(r)] = r;
   bool symmetric = allowed && m_config.backend == Backend::Meta && p >= kReplicateFrom && !m_config.inject_branch &&
                    m_cost != nullptr;
+  // The classes of ranks that behave alike: all ranks, or with pipeline
+  // stages each stage's ranks (its TP and data-parallel ranks differ only in
+  // their groups); the class's first rank is simulated, the others copy it.
+  const int per_class = m_config.pp > 1 ? p / m_config.pp : p;
+  const auto classOf = [per_class](int r) { return r / per_class * per_class; };
   if (symmetric) {
     // Every group of one kind must sit on one link level, or ranks differ in
     // what their collectives cost (a shard group straddling two nodes).
@@ -118,26 +131,33 @@ void Run::setReplication(bool allowed) {
       const auto [it, fresh] = level.emplace(kind, same);
       symmetric &= fresh || it->second == same;
     }
+    // A pipeline's stages must talk over the same link level everywhere too.
+    if (m_config.pp > 1)
+      for (int r = 0; r + per_class < p && symmetric; ++r)
+        symmetric &= m_cost->sameNode({r, r + per_class}) == m_cost->sameNode({classOf(0), classOf(0) + per_class});
     if (symmetric) {
-      // Each copy runs rank 0's ops on its own groups (an HSDP copy is in
-      // another shard group): rank 0's group ids map to the copy's.
+      // Each copy runs its class's ops on its own groups (an HSDP copy is in
+      // another shard group): the simulated rank's group ids map to the copy's.
       const std::vector<CommMesh::RankGroups> groups = CommMesh::groupsByRank(layout, p);
-      const CommMesh::RankGroups& from = groups.front();
       std::vector<RankCopies::GroupMap> maps(static_cast<size_t>(p));
+      std::vector<int> sources(static_cast<size_t>(p));
       for (int r = 0; r < p; ++r) {
+        sources[static_cast<size_t>(r)] = classOf(r);
+        const CommMesh::RankGroups& from = groups[static_cast<size_t>(classOf(r))];
         const CommMesh::RankGroups& to = groups[static_cast<size_t>(r)];
         const auto pair = [](int a, int b) { return std::pair{static_cast<int16_t>(a), static_cast<int16_t>(b)}; };
         maps[static_cast<size_t>(r)] = {pair(from.world, to.world),         pair(from.gather, to.gather),
                                         pair(from.reduce, to.reduce),       pair(from.replicate, to.replicate),
-                                        pair(from.tensor, to.tensor),       pair(from.data, to.data)};
+                                        pair(from.tensor, to.tensor),       pair(from.data, to.data),
+                                        pair(from.pipeline, to.pipeline)};
       }
-      m_copies = RankCopies(std::vector<int>(static_cast<size_t>(p), 0), std::move(maps));
+      m_copies = RankCopies(std::move(sources), std::move(maps));
     }
   }
   if (!symmetric) m_copies = RankCopies();
-  m_simulated = symmetric ? 1 : p;
+  m_simulated = symmetric ? p / per_class : p;
   if (symmetric)
-    for (int& rep : m_representative) rep = 0;
+    for (int r = 0; r < p; ++r) m_representative[static_cast<size_t>(r)] = classOf(r);
   m_gate.setRepresentatives(m_representative);
 }
 
@@ -234,12 +254,13 @@ void Run::connectRanks() {
   std::vector<bool> simulated(static_cast<size_t>(m_config.ranks));
   if (m_worker) {
     simulated[static_cast<size_t>(m_worker->mesh.rank)] = true;
-    m_mesh = std::make_unique<CommMesh>(m_config.ranks, shard_group, m_config.tp, m_worker->mesh, wait_timeout_ms,
+    m_mesh = std::make_unique<CommMesh>(m_config.ranks, shard_group, m_config.tp, m_config.pp, m_worker->mesh,
+                                        wait_timeout_ms,
                                         gloo_timeout_ms, m_runtime.get());
   } else {
     m_mesh = std::make_unique<CommMesh>(m_config.ranks, shard_group, m_board, m_control, wait_timeout_ms,
                                         gloo_timeout_ms, m_config.backend == Backend::Meta, m_runtime.get(),
-                                        m_config.tp);
+                                        m_config.tp, m_config.pp);
     for (int r = 0; r < m_config.ranks; ++r)
       simulated[static_cast<size_t>(r)] = m_representative[static_cast<size_t>(r)] == r;
     m_mesh->setSimulated(simulated);
@@ -304,7 +325,7 @@ void Run::rankMain(int rank) {
   // Tensor parallelism: the strategy's world is this rank's data-parallel
   // axis; its TP group serves the model slice on the compute stream.
   const int tp = m_config.tp;
-  std::unique_ptr<ProcessGroup> data_axis, tensor;
+  std::unique_ptr<ProcessGroup> data_axis, tensor, pipeline;
   std::unique_ptr<TensorParallelLayout> tp_layout;
   std::unique_ptr<TensorParallelGroup> tp_group;
   std::optional<RankEnv> env;
@@ -315,16 +336,20 @@ void Run::rankMain(int rank) {
     comm = std::make_unique<CpuStream>(prefix + ".comm", m_control, 2, queue("comm", -1));
     const CommMesh::RankGroups ids = m_mesh->groupsOf(rank);
     world = m_mesh->makeProcessGroup(ids.world, rank, ctx);
+    if (tp > 1 || m_config.pp > 1) data_axis = m_mesh->makeProcessGroup(ids.data, rank, ctx);
     if (tp > 1) {
-      data_axis = m_mesh->makeProcessGroup(ids.data, rank, ctx);
       tensor = m_mesh->makeProcessGroup(ids.tensor, rank, ctx);
       if (!ctx.meta())  // a meta run has no weights to place
         tp_layout = std::make_unique<TensorParallelLayout>(m_spec, m_sliceSpec, rank % tp);
       tp_group = std::make_unique<TensorParallelGroup>(ctx, *tensor, m_sliceSpec.segmentCount());
     }
+    if (ids.pipeline >= 0) pipeline = m_mesh->makeProcessGroup(ids.pipeline, rank, ctx);
     env.emplace(RankEnv{ctx, m_config, m_sliceSpec, data_axis ? *data_axis : *world, *compute, *comm});
-    env->dp_rank = rank / tp;
-    env->dp_size = m_config.ranks / tp;
+    // The mesh's order (config/run_config.h): r = t + T·(d + D·s).
+    env->dp_size = m_config.dataParallelSize();
+    env->dp_rank = (rank / tp) % env->dp_size;
+    env->stage = rank / (tp * env->dp_size);
+    env->pipeline = pipeline.get();
     env->tensor = tp_group.get();
     env->tp_layout = tp_layout.get();
     env->buckets = &m_buckets;
@@ -341,7 +366,7 @@ void Run::rankMain(int rank) {
       env->reduce_stream = reduce_stream.get();
     }
     for (ProcessGroup* pg : {world.get(), gather.get(), reduce.get(), replicate.get(), data_axis.get(), tensor.get()})
-      attachLink(pg);
+      attachLink(pg);  // the pipeline's sends are point to point: no ring shares its link
     if (device) device->syncOrigin(m_clock);
     strategy = makeStrategy(*env);
     strategy->setup();
@@ -517,6 +542,14 @@ RunResult Run::collectResult(int steps_done) {
       result.last_step.push_back(*m);
       result.last_step.back().rank = r;
     }
+    if (m_config.pp > 1) {
+      result.pipeline = measurePipeline(t, steps_done - 1);
+      const PipelineStages stages = pipelineStagesFor(m_config, m_sliceSpec);
+      for (StageTiming& st : result.pipeline.stages) {
+        for (const PipelineChunk& chunk : stages.chunksOf(st.stage))
+          st.chunks += (st.chunks.empty() ? "" : "; ") + stages.describe(chunk.index, m_config.model.layers);
+      }
+    }
     if (m_cost) {  // rank 0 is always simulated
       const CommLatency latency = dataParallelCommLatency(t, *m_cost, 0, steps_done - 1);
       if (latency.collectives > 0) result.latency_share = latency.share();
@@ -526,10 +559,10 @@ RunResult Run::collectResult(int steps_done) {
   // Model FLOPs: the full model on a data-parallel rank's batch, shared by the T ranks of its TP group.
   const auto model = makeModel(m_spec, scratch, m_config.batch / m_config.dataParallelSize(), m_config.seed);
   for (int s = 0; s < m_spec.segmentCount(); ++s) result.flops_per_step_per_rank += 3.0 * model->forwardFlops(s);
-  result.flops_per_step_per_rank /= m_config.tp;
+  result.flops_per_step_per_rank /= m_config.tp * m_config.pp;  // a stage runs 1/pp of the model (balanced)
   double recomputed = 0;
   for (int s = 0; s < m_spec.segmentCount(); ++s) recomputed += model->recomputeFlops(s);
-  result.hardware_flops_per_step_per_rank = result.flops_per_step_per_rank + recomputed / m_config.tp;
+  result.hardware_flops_per_step_per_rank = result.flops_per_step_per_rank + recomputed / (m_config.tp * m_config.pp);
   if (m_cost) {
     result.peak_flops = m_cost->profile().device.bf16_flops;
     result.profile = m_cost->profile().name;
@@ -595,10 +628,17 @@ std::vector<double> Run::losses() const {
   const size_t p = static_cast<size_t>(m_config.ranks);
   std::vector<double> out;
   out.reserve(static_cast<size_t>(m_stepsDone));
+  // Pipelines: only the last stage's ranks compute a loss.
+  const int last_stage_from = m_config.pp > 1 ? m_config.ranks / m_config.pp * (m_config.pp - 1) : 0;
   for (size_t s = 0; s < static_cast<size_t>(m_stepsDone); ++s) {
     double sum = 0;
-    for (int q : m_lossRanks) sum += m_rankLosses[s * p + static_cast<size_t>(q)];
-    out.push_back(sum / static_cast<double>(m_lossRanks.size()));
+    int counted = 0;
+    for (int q : m_lossRanks) {
+      if (q < last_stage_from) continue;
+      sum += m_rankLosses[s * p + static_cast<size_t>(q)];
+      ++counted;
+    }
+    out.push_back(counted > 0 ? sum / counted : std::numeric_limits<double>::quiet_NaN());
   }
   return out;
 }

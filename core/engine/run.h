@@ -23,6 +23,7 @@
 #include "config/run_config.h"
 #include "model/model_spec.h"
 #include "parallel/bucket_plan.h"
+#include "parallel/pipeline_timing.h"
 #include "trace/run_trace.h"
 #include "trace/step_metrics.h"
 
@@ -88,6 +89,8 @@ struct RunResult {
   // Modeled clock: the share of rank 0's last-step data-parallel collective
   // time that is the links' per-message latency (engine/comm_latency.h).
   std::optional<double> latency_share;
+  // Pipelined runs (pp > 1): the last step's schedule as its events show it, per stage.
+  PipelineTiming pipeline;
   double mfu() const;                  // model FLOPs utilisation of the last step (modeled)
   double hfu() const;                  // the same with hardware FLOPs (recomputes included)
   std::optional<RunInterruption> interrupted;  // set by the front end that stopped it

@@ -11,7 +11,7 @@ using ResultJson = nlohmann::json;
 
 ResultJson commJson(const CommBytes& b) {
   return {{"all_reduce", b.all_reduce}, {"reduce_scatter", b.reduce_scatter}, {"all_gather", b.all_gather},
-          {"broadcast", b.broadcast}};
+          {"broadcast", b.broadcast}, {"send", b.send}};
 }
 
 const ResultJson& field(const ResultJson& j, const char* key) {
@@ -27,7 +27,8 @@ int64_t integer(const ResultJson& j, const char* key) {
 
 CommBytes commBytes(const ResultJson& j, const char* key) {
   const ResultJson& v = field(j, key);
-  return {integer(v, "all_reduce"), integer(v, "reduce_scatter"), integer(v, "all_gather"), integer(v, "broadcast")};
+  return {integer(v, "all_reduce"), integer(v, "reduce_scatter"), integer(v, "all_gather"), integer(v, "broadcast"),
+          integer(v, "send")};
 }
 
 template <size_t N>

@@ -70,9 +70,37 @@ void GptModel::initParams(const ModelSpec& spec, uint64_t seed, float* master) {
 
 void GptModel::loadBatch(int step, int64_t first) {
   const size_t n = static_cast<size_t>(m_batch) * m_spec.shape().seq;
-  m_tokens = Buffer<int32_t>(m_ledger, Category::Activation, n);
-  m_targets = Buffer<int32_t>(m_ledger, Category::Activation, n);
-  m_data.batch(step, first, m_batch, m_tokens.data(), m_targets.data());
+  // A pipeline stage keeps only its part: the tokens (first stage), the targets (last).
+  std::vector<int32_t> unused;
+  if (!m_embeds || !m_computesLoss) unused.resize(n);
+  if (m_embeds) m_tokens = Buffer<int32_t>(m_ledger, Category::Activation, n);
+  if (m_computesLoss) m_targets = Buffer<int32_t>(m_ledger, Category::Activation, n);
+  m_data.batch(step, first, m_batch, m_embeds ? m_tokens.data() : unused.data(),
+               m_computesLoss ? m_targets.data() : unused.data());
+}
+
+size_t GptModel::boundaryElements() const {
+  return static_cast<size_t>(m_batch) * m_spec.shape().seq * m_spec.shape().hidden;
+}
+
+void GptModel::setStageInput(const float* x) {
+  m_cur = activation(boundaryElements());
+  std::memcpy(m_cur.data(), x, sizeof(float) * boundaryElements());
+}
+
+void GptModel::takeStageOutput(float* x) {
+  std::memcpy(x, m_cur.data(), sizeof(float) * boundaryElements());
+  m_cur.reset();
+}
+
+void GptModel::setStageOutputGrad(const float* dy) {
+  m_grad = activation(boundaryElements());
+  std::memcpy(m_grad.data(), dy, sizeof(float) * boundaryElements());
+}
+
+void GptModel::takeStageInputGrad(float* dx) {
+  std::memcpy(dx, m_grad.data(), sizeof(float) * boundaryElements());
+  m_grad.reset();
 }
 
 void GptModel::loadTokens(const int32_t* tokens, const int32_t* targets) {

@@ -63,6 +63,11 @@ class GptModel : public Model {
   bool recomputes(int segment) const override;
   void recompute(int segment, const bf16* w) override;
   double recomputeFlops(int segment) const override;
+  size_t boundaryElements() const override;
+  void setStageInput(const float* x) override;
+  void takeStageOutput(float* x) override;
+  void setStageOutputGrad(const float* dy) override;
+  void takeStageInputGrad(float* dx) override;
 
   // (B, T, V) logits after the head's forward, until loss() turns them into gradients.
   std::span<const float> logits() const { return m_cur.span(); }

@@ -145,18 +145,32 @@ void MetaModel::recompute(int segment, const bf16*) {
 
 void MetaModel::loadBatch(int, int64_t) {
   const ModelShape& m = m_spec.shape();
-  const int64_t per_sample = m.kind == ModelKind::Gpt ? 2 * int64_t(m.seq) : 2 * int64_t(m.io_dim);
-  m_batchBuffers = Buffer<float>(m_ledger, Category::Activation, static_cast<size_t>(m_batch * per_sample));
+  // Inputs and targets (a pipeline stage: only the part its role needs).
+  const int64_t per_part = m.kind == ModelKind::Gpt ? int64_t(m.seq) : int64_t(m.io_dim);
+  const int64_t parts = (m_embeds ? 1 : 0) + (m_computesLoss ? 1 : 0);
+  if (parts > 0)
+    m_batchBuffers = Buffer<float>(m_ledger, Category::Activation, static_cast<size_t>(m_batch * per_part * parts));
+}
+
+// The boundary tensor as the real models book it: bf16 for token models, fp32 for the residual MLP.
+void MetaModel::setStageInput(const float*) {
+  m_boundary = Buffer<uint8_t>(m_ledger, Category::Activation, tokenWidth() * (hasSequence() ? 2 : 4));
+}
+
+void MetaModel::setStageOutputGrad(const float*) {
+  m_boundary = Buffer<uint8_t>(m_ledger, Category::Activation, tokenWidth() * (hasSequence() ? 2 : 4));
 }
 
 void MetaModel::releaseBatch() {
   m_batchBuffers.reset();
+  m_boundary.reset();
   for (auto& b : m_saved) b.reset();
   for (auto& b : m_recomputed) b.reset();
 }
 
 void MetaModel::forward(int segment, const bf16*, bool skip) {
   if (skip) return;
+  m_boundary.reset();  // a received input becomes what the segment keeps as its input (booked below)
   const int64_t before = m_ledger.current(Category::Activation);
   m_saved[segment] = Buffer<uint8_t>(m_ledger, Category::Activation, static_cast<size_t>(savedBytes(segment)));
   tensorParallelCollectives(segment, false);
@@ -172,6 +186,7 @@ void MetaModel::backward(int segment, const bf16*, bf16*, const std::function<vo
     for (int p = last - 1; p >= first; --p) onReady(p);
   m_saved[segment].reset();
   m_recomputed[segment].reset();
+  m_boundary.reset();  // a received output gradient is consumed
 }
 
 }  // namespace shardscope

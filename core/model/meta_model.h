@@ -27,6 +27,11 @@ class MetaModel : public Model {
   bool recomputes(int segment) const override;
   void recompute(int segment, const bf16* w) override;
   double recomputeFlops(int segment) const override;
+  size_t boundaryElements() const override { return tokenWidth(); }
+  void setStageInput(const float*) override;
+  void takeStageOutput(float*) override { m_boundary.reset(); }
+  void setStageOutputGrad(const float*) override;
+  void takeStageInputGrad(float*) override { m_boundary.reset(); }
 
  private:
   // Bytes of the activations a segment keeps for backward, as the real model
@@ -46,6 +51,7 @@ class MetaModel : public Model {
   std::vector<Buffer<uint8_t>> m_saved;
   std::vector<Buffer<uint8_t>> m_recomputed;  // per block: what its recompute rebuilt, until its backward
   Buffer<float> m_batchBuffers;
+  Buffer<uint8_t> m_boundary;  // a stage's received input (or output gradient), until its segment consumes it
 };
 
 }  // namespace shardscope

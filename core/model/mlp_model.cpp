@@ -44,9 +44,35 @@ void MlpModel::initParams(const ModelSpec& spec, uint64_t seed, float* master) {
 
 void MlpModel::loadBatch(int step, int64_t first) {
   const size_t n = static_cast<size_t>(m_batch) * m_spec.shape().io_dim;
-  m_cur = Buffer<float>(m_ledger, Category::Activation, n);
-  m_targets = Buffer<float>(m_ledger, Category::Activation, n);
-  m_data.batch(step, first, m_batch, m_cur.data(), m_targets.data());
+  // A pipeline stage keeps only its part: the inputs (first stage), the targets (last).
+  std::vector<float> unused;
+  if (!m_embeds || !m_computesLoss) unused.resize(n);
+  if (m_embeds) m_cur = Buffer<float>(m_ledger, Category::Activation, n);
+  if (m_computesLoss) m_targets = Buffer<float>(m_ledger, Category::Activation, n);
+  m_data.batch(step, first, m_batch, m_embeds ? m_cur.data() : unused.data(),
+               m_computesLoss ? m_targets.data() : unused.data());
+}
+
+size_t MlpModel::boundaryElements() const { return static_cast<size_t>(m_batch) * m_spec.shape().hidden; }
+
+void MlpModel::setStageInput(const float* x) {
+  m_cur = Buffer<float>(m_ledger, Category::Activation, boundaryElements());
+  std::memcpy(m_cur.data(), x, m_cur.bytes());
+}
+
+void MlpModel::takeStageOutput(float* x) {
+  std::memcpy(x, m_cur.data(), sizeof(float) * boundaryElements());
+  m_cur.reset();
+}
+
+void MlpModel::setStageOutputGrad(const float* dy) {
+  m_grad = Buffer<float>(m_ledger, Category::Activation, boundaryElements());
+  std::memcpy(m_grad.data(), dy, m_grad.bytes());
+}
+
+void MlpModel::takeStageInputGrad(float* dx) {
+  std::memcpy(dx, m_grad.data(), sizeof(float) * boundaryElements());
+  m_grad.reset();
 }
 
 void MlpModel::releaseBatch() {

@@ -44,6 +44,11 @@ class MlpModel : public Model {
                 bool skip = false) override;
   int localBatch() const override { return m_batch; }
   double forwardFlops(int segment) const override;
+  size_t boundaryElements() const override;
+  void setStageInput(const float* x) override;
+  void takeStageOutput(float* x) override;
+  void setStageOutputGrad(const float* dy) override;
+  void takeStageInputGrad(float* dx) override;
 
  private:
   struct Saved {

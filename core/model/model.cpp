@@ -21,6 +21,18 @@ std::unique_ptr<Model> makeModel(const ModelSpec& spec, MemoryLedger& ledger, in
                               std::to_string(static_cast<int>(spec.shape().kind)));
 }
 
+namespace {
+[[noreturn]] void noPipelinePath() {
+  throw std::logic_error("this model has no pipeline-stage boundary (pipelines run the CPU and meta models)");
+}
+}  // namespace
+
+size_t Model::boundaryElements() const { noPipelinePath(); }
+void Model::setStageInput(const float*) { noPipelinePath(); }
+void Model::takeStageOutput(float*) { noPipelinePath(); }
+void Model::setStageOutputGrad(const float*) { noPipelinePath(); }
+void Model::takeStageInputGrad(float*) { noPipelinePath(); }
+
 void initModelParams(const ModelSpec& spec, uint64_t seed, float* master) {
   switch (spec.shape().kind) {
     case ModelKind::Mlp: MlpModel::initParams(spec, seed, master); return;

@@ -54,12 +54,32 @@ class Model {
   // over this group; set before the first batch.
   void setTensorParallel(TensorParallelComm* tp) { m_tp = tp; }
 
+  // Pipeline stages: one instance runs one microbatch through the segments
+  // its stage holds. embeds: it holds the input segment, so loadBatch()
+  // loads the inputs; computes_loss: it holds the head, so loadBatch() loads
+  // the targets. Before loadBatch(); both by default (the whole model).
+  void setStageRole(bool embeds, bool computes_loss) {
+    m_embeds = embeds;
+    m_computesLoss = computes_loss;
+  }
+  // The activation that crosses a stage boundary (the residual stream, (B·T, D)
+  // or (B, D)): elements on this rank. A later stage's first forward starts
+  // from setStageInput(); an earlier stage's last forward leaves
+  // takeStageOutput() (which frees it here). Backward mirrors them with the
+  // gradient. A meta model books the bytes and reads no data.
+  virtual size_t boundaryElements() const;
+  virtual void setStageInput(const float* x);
+  virtual void takeStageOutput(float* x);
+  virtual void setStageOutputGrad(const float* dy);
+  virtual void takeStageInputGrad(float* dx);
+
  protected:
   void noteBlockActivations(int64_t bytes) {
     if (bytes > m_activationBytesPerLayer) m_activationBytesPerLayer = bytes;
   }
   TensorParallelComm* m_tp = nullptr;
   int64_t m_activationBytesPerLayer = 0;
+  bool m_embeds = true, m_computesLoss = true;
 };
 
 // The model the spec describes (ModelShape::kind), for one rank's local batch;

@@ -51,6 +51,10 @@ struct RankEnv {
   const std::vector<Bucket>* buckets = nullptr;
   TensorParallelComm* tensor = nullptr;
   const TensorParallelLayout* tp_layout = nullptr;
+  // Pipelined runs (config.pipelined()): this rank's stage and its pipeline
+  // group (one rank per stage, group rank = stage; null with one stage).
+  int stage = 0;
+  ProcessGroup* pipeline = nullptr;
 };
 
 class ParallelStrategy {

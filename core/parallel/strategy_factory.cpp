@@ -4,6 +4,7 @@
 #include "memory/buffer.h"
 #include "parallel/ddp_strategy.h"
 #include "parallel/fsdp_strategy.h"
+#include "parallel/pipeline_strategy.h"
 #include "parallel/strategy.h"
 #include "parallel/tensor_parallel.h"
 #include "parallel/zero_strategy.h"
@@ -11,6 +12,7 @@
 namespace shardscope {
 
 std::unique_ptr<ParallelStrategy> makeStrategy(RankEnv& env) {
+  if (env.config.pipelined()) return std::make_unique<PipelineStrategy>(env);
   switch (zeroStage(env.config.strategy)) {
     case 0: return std::make_unique<DdpStrategy>(env);
     case 1: return std::make_unique<ZeroStrategy>(env, 1);

@@ -90,4 +90,9 @@ int64_t CostModel::collectiveNs(EventKind kind, double bytes_sent, const std::ve
   return toNs(link.latency * ringSteps(kind, p) + bytes_sent / link.bandwidth);
 }
 
+int64_t CostModel::pointToPointNs(double bytes, int from, int to) const {
+  const HardwareProfile::Link& link = sameNode({from, to}) ? m_profile.intra_node : m_profile.inter_node;
+  return toNs(link.latency + bytes / link.bandwidth);
+}
+
 }  // namespace shardscope

@@ -28,6 +28,9 @@ class CostModel {
   // latency per ring step, 2(P-1) for an all-reduce, P-1 otherwise.
   int64_t latencyNs(EventKind kind, const std::vector<int>& members) const;
   bool sameNode(const std::vector<int>& members) const;
+  // A point-to-point transfer of `bytes` between two ranks (pipeline stages):
+  // one message's latency plus the bytes over the link the pair shares.
+  int64_t pointToPointNs(double bytes, int from, int to) const;
   // The host thread's time to issue `kernels` kernel launches and `hooks` FSDP unit hooks.
   int64_t hostIssueNs(int kernels, int hooks) const;
 

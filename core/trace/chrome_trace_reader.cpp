@@ -444,7 +444,7 @@ class TraceParser {
       else if (k == "unit") e.unit = static_cast<int16_t>(small(kInt16Max));
       else if (k == "bucket") e.bucket = static_cast<int16_t>(small(kInt16Max));
       else if (k == "group") e.group = static_cast<int16_t>(small(kInt16Max));
-      else if (k == "param") e.param = static_cast<int16_t>(small(kInt16Max));
+      else if (k == "param" || k == "microbatch") e.param = static_cast<int16_t>(small(kInt16Max));
       else if (k == "step") e.step = static_cast<int32_t>(small(kInt32Max));
       else if (k == "seq") e.seq = static_cast<int32_t>(small(kInt32Max));
       else if (k == "op") e.op = static_cast<int32_t>(small(kInt32Max));

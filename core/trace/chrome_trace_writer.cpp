@@ -107,6 +107,11 @@ class RankWriter {
       m_name += " unit ";
       appendInt(m_name, e.unit);
     }
+    if (e.kind == EventKind::Send || e.kind == EventKind::Recv) m_name += (e.flags & kEventGradient) ? " gradient" : " activations";
+    if (microbatchOf(e) >= 0) {  // a pipelined run's pass or transfer: "forward block3 mb 2"
+      m_name += " mb ";
+      appendInt(m_name, microbatchOf(e));
+    }
   }
 
   // Only fields that are set; category/value always for Alloc/Free (0 bytes is a real total).
@@ -128,7 +133,8 @@ class RankWriter {
     if (e.group != -1) arg("group").value(e.group);
     if (e.op != -1) arg("op").value(e.op);
     if (e.dep != -1) arg("dep").value(e.dep);
-    if (e.param != -1) arg("param").value(e.param);
+    if (microbatchOf(e) >= 0) arg("microbatch").value(e.param);
+    else if (e.param != -1) arg("param").value(e.param);
     const bool memory = isMemory(e.kind);
     if (memory || e.category != Category::Workspace) arg("category").value(categoryName(e.category));
     if (memory || e.value != 0) arg("value").value(e.value);

@@ -36,6 +36,8 @@ std::string_view eventKindName(EventKind kind) {
     case EventKind::CpuOp: return "cpu_op";
     case EventKind::AllToAll: return "all_to_all";
     case EventKind::Launch: return "launch";
+    case EventKind::Send: return "send";
+    case EventKind::Recv: return "recv";
   }
   return "?";
 }

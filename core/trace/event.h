@@ -40,8 +40,14 @@ enum class EventKind : uint8_t {
   // Modeled clock: the host launching kernels and running hooks (host lane);
   // value = kernels launched, seq = hooks run.
   Launch,
+  // Pipeline stages (comm lane): one microbatch's activations (or, flagged
+  // kEventGradient, their gradient) sent to / received from the next stage;
+  // bytes = payload, seq = the message's number between the pair, value
+  // (recv) = ns spent waiting for the sender.
+  Send,
+  Recv,
 };
-inline constexpr int kEventKindCount = 21;
+inline constexpr int kEventKindCount = 23;
 
 // Memory ledger categories: every allocation is tagged with one, so the
 // allocator is the ledger (core/memory/memory_ledger.h).
@@ -55,6 +61,9 @@ inline constexpr int kCategoryCount = 10;
 inline constexpr uint8_t kEventRecompute = 1;
 // An imported collective whose trace gives no size (bytes is 0, not measured).
 inline constexpr uint8_t kEventSizeUnknown = 2;
+// Pipeline: a Send/Recv that carries a gradient backward (else activations
+// forward), and a Backward/Forward/Loss span of one microbatch.
+inline constexpr uint8_t kEventGradient = 4;
 
 struct Event {
   int64_t begin_ns = 0;
@@ -71,14 +80,27 @@ struct Event {
   int16_t unit = -1;       // FSDP unit index or -1
   int16_t bucket = -1;     // DDP/ZeRO bucket index or -1
   int16_t group = -1;      // communicator group id (0 = world)
-  int16_t param = -1;      // parameter index (GradReady)
+  int16_t param = -1;      // parameter index (GradReady); pipelined runs: the microbatch of a
+                           // Forward, Backward, Loss, Send or Recv (microbatchOf)
   Lane lane = Lane::Host;
   EventKind kind = EventKind::Forward;
   Category category = Category::Workspace;
-  uint8_t flags = 0;       // kEventRecompute, kEventSizeUnknown
+  uint8_t flags = 0;       // kEventRecompute, kEventSizeUnknown, kEventGradient
 };
 static_assert(std::is_trivially_copyable_v<Event>);
 static_assert(sizeof(Event) == 64, "Event must stay one cache line");
+
+// The microbatch a pipelined run's compute or point-to-point event belongs to; -1 when none.
+constexpr int microbatchOf(const Event& e) {
+  switch (e.kind) {
+    case EventKind::Forward:
+    case EventKind::Backward:
+    case EventKind::Loss:
+    case EventKind::Send:
+    case EventKind::Recv: return e.param;
+    default: return -1;
+  }
+}
 
 std::string_view laneName(Lane lane);
 std::string_view eventKindName(EventKind kind);

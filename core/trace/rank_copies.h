@@ -17,7 +17,7 @@ namespace shardscope {
 class RankCopies {
  public:
   // Group ids a copy rewrites: its source's group -> its own, first match wins.
-  using GroupMap = std::array<std::pair<int16_t, int16_t>, 6>;
+  using GroupMap = std::array<std::pair<int16_t, int16_t>, 7>;
 
   RankCopies() = default;
   // source[r]: the rank whose events rank r carries (r itself: its own);

@@ -45,6 +45,8 @@ struct CommGroup {
 
 // A tensor-parallel group of meshGroups ("tp0", "tp1", …).
 bool isTensorParallelGroup(const CommGroup& g);
+// A pipeline group of meshGroups ("pp0", "pp1", …): one rank per stage.
+bool isPipelineGroup(const CommGroup& g);
 
 // The groups a run of P ranks builds: "world" (id 0), then for a shard group
 // of G < P ranks (hsdp), per replica a gather and a reduce group, then one
@@ -52,8 +54,10 @@ bool isTensorParallelGroup(const CommGroup& g);
 // world.reduce over all ranks. shard_group = 0: only the world. Links unknown.
 // tp > 1 (tensor parallelism): the world, then per TP rank t the groups above
 // along its data-parallel axis named "dp<t>…" (shard_group counts ranks on that
-// axis), then the TP groups "tp<g>" of T consecutive ranks.
-std::vector<CommGroup> meshGroups(int ranks, int shard_group, int tp = 1);
+// axis), then the TP groups "tp<g>" of T consecutive ranks. pp > 1 (pipeline
+// stages): the same per stage, rank r = t + T·(d + D·s), then the pipeline
+// groups "pp<k>", one rank per stage (run_trace.cpp says how they are numbered).
+std::vector<CommGroup> meshGroups(int ranks, int shard_group, int tp = 1, int pp = 1);
 // The groups a config's run builds (meshGroups of its strategy's shard group).
 std::vector<CommGroup> meshGroups(const RunConfig& config);
 
