@@ -10,6 +10,7 @@
 #include "common/units.h"
 #include "model/model_spec.h"
 #include "parallel/fsdp_units.h"
+#include "parallel/pipeline_stages.h"
 
 namespace shardscope {
 
@@ -37,11 +38,14 @@ StateSplit stateSplit(const RunConfig& c) {
   return {};
 }
 
-// Bytes per parameter of the slice a rank holds (16, 4 + 12/P, …).
+}  // namespace
+
 double strategyBytesPerParam(const RunConfig& c) {
   const StateSplit s = stateSplit(c);
   return s.replicated + static_cast<double>(s.sharded) / (s.shard_ranks > 0 ? s.shard_ranks : 1);
 }
+
+namespace {
 
 std::string fmt(const char* format, double v) {
   char buf[64];
@@ -77,7 +81,18 @@ std::string modelStateFormulaText(const RunConfig& c) {
     case Strategy::Hsdp: f = "16/G"; break;
   }
   if (c.tp > 1) f = "(" + f + ")/T";
+  if (c.pp > 1) f += " x the stage's share of the parameters";
   return f;
+}
+
+int64_t stageParams(const RunConfig& c, int stage) {
+  if (c.pp <= 1) return sliceParams(c);
+  const ModelSpec slice(c.model, c.tp);
+  const PipelineStages stages = pipelineStagesFor(c, slice);
+  int64_t n = 0;
+  for (const PipelineChunk& chunk : stages.chunksOf(stage))
+    for (int seg = chunk.first_segment; seg < chunk.last_segment; ++seg) n += slice.segmentElements(seg);
+  return n;
 }
 
 double expectedModelStateBytes(const RunConfig& c, int64_t params) {
@@ -141,6 +156,14 @@ ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params) {
     t.tp_notation = std::to_string(t.tp_all_reduces_per_layer) + " × 2(T−1)/T × " + (sequence ? "B·S·D" : "B·D") +
                     " × 2 B";
     t.tp_forward_per_layer = c.model.checkpointing == Checkpointing::Full ? 2 * t.tp_per_layer : t.tp_per_layer;
+    t.tp_backward_per_layer = t.tp_per_layer;
+    if (sequence && c.model.sequence_parallel) {
+      // Sequence parallelism: each all-reduce is a reduce-scatter plus an
+      // all-gather (the same ring bytes); backward gathers both norms'
+      // outputs again for the weight gradients (Megatron-LM keeps them sharded).
+      t.tp_notation = "2 × (reduce-scatter + all-gather) = 2 × 2(T−1)/T × B·S·D × 2 B";
+      t.tp_backward_per_layer = t.tp_per_layer + t.tp_per_layer / 2;
+    }
   }
   return t;
 }
@@ -198,22 +221,25 @@ double expectedActivationBytesPerLayer(const RunConfig& c) {
   const double s = double(c.model.seq), b = double(c.microBatchSize()), h = double(c.model.hidden),
                a = double(c.model.heads), t = c.tp > 1 ? c.tp : 1;
   const double sbh = s * b * h;
-  if (c.model.checkpointing == Checkpointing::Full) return 2.0 * sbh;  // the layer's input
+  if (c.model.checkpointing == Checkpointing::Full)  // the layer's input (sequence parallel: 1/t of it)
+    return 2.0 * sbh / (c.model.sequence_parallel && c.tp > 1 ? t : 1.0);
   const double kv = c.model.kv_heads > 0 ? double(c.model.kv_heads) / a : 1.0;  // K/V width over h
   const double f = (c.model.ffn > 0 ? double(c.model.ffn) : 4.0 * h) / h;      // MLP width over h
   // The published shapes without biases use RMSNorm.
   const bool rms_norm = !c.model.preset.empty() && !c.model.biases;
-  // Korthikanti's 34·s·b·h term by term (bytes per s·b·h):
-  const double norm_inputs = 4.0;                 // 2 + 2: both norms' inputs (whole: no sequence parallelism)
-  const double qkv_input = 2.0;                   // norm1's output (whole)
+  // Korthikanti's 34·s·b·h term by term (bytes per s·b·h); sequence
+  // parallelism splits the whole ones (norms, residual) over the sequence: 34/t.
+  const double sp = c.model.sequence_parallel && c.tp > 1 ? t : 1.0;
+  const double norm_inputs = 4.0 / sp;            // 2 + 2: both norms' inputs (whole without sequence parallelism)
+  const double qkv_input = 2.0 / sp;              // norm1's output (whole)
   const double qkv = 2.0 * (1.0 + 2.0 * kv) / t;  // Q, K (their 4) and V (2); grouped K/V narrower
   const double proj_input = 2.0 / t;              // the heads' output
-  const double mlp_input = 2.0;                   // norm2's output (whole)
+  const double mlp_input = 2.0 / sp;              // norm2's output (whole)
   const double mlp_inner = 2.0 * f * (c.model.gated_mlp ? 3.0 : 2.0) / t;  // GELU in and out (8 + 8); gated: 3 of f·h
   // Their dropout masks (sbh after attention, sbh after the MLP) and the
   // softmax dropout's mask and output: no dropout here, none of them.
   // Not in their count: the norms' fp32 statistics per token (mean and rstd; RMSNorm rstd).
-  const double norm_stats = 2.0 * (rms_norm ? 4.0 : 8.0) / h;
+  const double norm_stats = 2.0 * (rms_norm ? 4.0 : 8.0) / h / sp;
   double bytes = sbh * (norm_inputs + qkv_input + qkv + proj_input + mlp_input + mlp_inner + norm_stats);
   if (c.model.checkpointing == Checkpointing::None) {
     // The attention core: their 5·a·s²·b is the softmax (2), its dropout mask

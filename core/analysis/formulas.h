@@ -47,6 +47,11 @@ std::string modelStateFormulaText(const RunConfig& c);
 // data-parallel ranks × the parameters of its TP slice (the whole model
 // without --tp). `params` < 0: the config's model.
 double expectedModelStateBytes(const RunConfig& c, int64_t params = -1);
+// Bytes per parameter of the slice a rank holds (16, 4 + 12/P, …), before TP.
+double strategyBytesPerParam(const RunConfig& c);
+// Pipeline stages: the parameters stage s holds (of one TP rank's slice); the
+// slice's parameters without pipeline stages.
+int64_t stageParams(const RunConfig& c, int stage);
 // The same in whole bytes with every shard rounded up (ceil(N/P) elements per
 // shard), as a planner sizes it: the capacity page's figure.
 int64_t expectedModelStateBytesRoundedUp(const RunConfig& c, int64_t params);
@@ -67,6 +72,9 @@ struct ExpectedTraffic {
   // activation checkpointing (backward's recompute runs the forward again,
   // all-reduces included, as Megatron-LM's full recompute does).
   int64_t tp_forward_per_layer = 0;
+  // What a layer's backward sends: tp_per_layer; with sequence parallelism
+  // 1.5 × (the norms' outputs gathered again).
+  int64_t tp_backward_per_layer = 0;
   int tp_all_reduces_per_layer = 0;  // row-parallel layers per block: 2 (gpt), 1 (mlp)
   std::string tp_notation;           // "2 × 2(T−1)/T × B·S·D × 2 B"
 

@@ -172,7 +172,9 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     j["model_state_peak_bytes"] = rank.ledger.model_state_peak;
     j["total_peak_bytes"] = rank.ledger.total_peak;
     j["model_state_bytes_per_param"] = modelStateBytesPerParam(rank, r.params);
-    j["expected_model_state_bytes_per_param"] = expected_bpp;
+    j["expected_model_state_bytes_per_param"] =
+        c.pp > 1 ? strategyBytesPerParam(c) * double(stageParams(c, c.stageOf(rank.rank))) / double(r.params)
+                 : expected_bpp;
     j["padding_bytes"] = rank.padding_state_bytes;
     if (gathered.bytes > 0) j["expected_gathered_peak_bytes"] = gathered.bytes;
     if (hasTokenBlocks(c)) {
@@ -210,10 +212,9 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
         fwd = std::max(fwd, lists.tp_forward_bytes[size_t(b)]);
         bwd = std::max(bwd, lists.tp_backward_bytes[size_t(b)]);
       }
-      const int64_t expected_layer = traffic.tp_per_layer;
       j["tp_activation_all_reduce_bytes_per_layer"] = {{"forward", fwd}, {"backward", bwd}};
       j["expected_tp_activation_all_reduce_bytes_per_layer"] = {{"forward", traffic.tp_forward_per_layer},
-                                                                {"backward", expected_layer}};
+                                                                {"backward", traffic.tp_backward_per_layer}};
     }
     per_rank.push_back(std::move(j));
   }
@@ -320,19 +321,28 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
       out << line;
     }
   }
-  const double expected_bpp = expectedBytesPerParam(c);
+  const double expected_bpp_all = expectedBytesPerParam(c);
   const ExpectedTraffic traffic = expectedTraffic(c);
-  const int64_t expected_total = traffic.dataParallelTotal();
+  const int64_t expected_total_all = traffic.dataParallelTotal();
   out << "\nmodel state (param+grad+master+adam_m+adam_v) and bytes sent per rank per step, measured vs the formula\n";
   out << "  model state: " << modelStateFormulaText(c) << " bytes/param (ZeRO paper); traffic: "
       << traffic.valueText() << "\n";
   out << "  rank  strategy  bytes/param  expected  padding(B)   bytes sent/step    expected  in N(P-1)/P\n";
   for (const RankResult& rank : r.ranks) {
     if (copied.skip(rank.rank)) continue;
+    // Pipeline stages: each rank's formulas over its stage's parameters.
+    double expected_bpp = expected_bpp_all;
+    int64_t expected_total = expected_total_all;
+    if (c.pp > 1) {
+      const int64_t held = stageParams(c, c.stageOf(rank.rank));
+      expected_bpp = strategyBytesPerParam(c) * double(held) / double(r.params);
+      expected_total = expectedTraffic(c, held).dataParallelTotal();
+    }
     const int64_t sent = total(rank.comm_bytes);
     char ratio[32] = "-";
-    if (traffic.n_bytes > 0 && traffic.ring_ranks > 1)
-      std::snprintf(ratio, sizeof ratio, "%.3fN", traffic.inUnitsOfN(static_cast<double>(sent)));
+    const ExpectedTraffic held_traffic = c.pp > 1 ? expectedTraffic(c, stageParams(c, c.stageOf(rank.rank))) : traffic;
+    if (held_traffic.n_bytes > 0 && held_traffic.ring_ranks > 1)  // N: what this rank's stage holds
+      std::snprintf(ratio, sizeof ratio, "%.3fN", held_traffic.inUnitsOfN(static_cast<double>(sent)));
     std::snprintf(line, sizeof line, "  %4d  %8s  %11.3f  %8.3f  %10lld   %15lld  %10lld  %9s\n", rank.rank,
                   strategyName(c.strategy).c_str(), modelStateBytesPerParam(rank, r.params), expected_bpp,
                   static_cast<long long>(rank.padding_state_bytes), static_cast<long long>(sent),
@@ -363,10 +373,10 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
         << (sequence ? ", position embeddings if any" : ", input and head projections")
         << "; embedding and head " << (sequence ? "vocab-parallel" : "replicated") << ")\n";
     std::snprintf(line, sizeof line,
-                  "  activation all-reduce bytes per layer (rank 0): forward %lld, backward %lld; formula "
-                  "(Megatron-LM) %s = %lld each way\n",
+                  "  activation collective bytes per layer (rank 0): forward %lld, backward %lld; formula "
+                  "(Megatron-LM) %s = %lld forward, %lld backward\n",
                   static_cast<long long>(fwd), static_cast<long long>(bwd), traffic.tp_notation.c_str(),
-                  static_cast<long long>(traffic.tp_per_layer));
+                  static_cast<long long>(traffic.tp_per_layer), static_cast<long long>(traffic.tp_backward_per_layer));
     out << line;
     if (traffic.tp_forward_per_layer != traffic.tp_per_layer) {
       std::snprintf(line, sizeof line,
@@ -394,6 +404,14 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
                     st.chunks.c_str());
       out << line;
     }
+    // The most loaded stage: the one whose memory peaks highest (1F1B's first stage holds the most microbatches).
+    const StageTiming* loaded = &r.pipeline.stages.front();
+    for (const StageTiming& st : r.pipeline.stages)
+      if (r.ranks[size_t(st.rank)].ledger.total_peak > r.ranks[size_t(loaded->rank)].ledger.total_peak) loaded = &st;
+    std::snprintf(line, sizeof line, "  most loaded: stage %d (rank %d), %.2f GiB at its peak, %d microbatches in flight\n",
+                  loaded->stage, loaded->rank, double(r.ranks[size_t(loaded->rank)].ledger.total_peak) / kGiB,
+                  expectedMicrobatchesInFlight(c, loaded->stage));
+    out << line;
     std::snprintf(line, sizeof line,
                   "  bubble (last step, %s clock): measured %.1f%% of the pipeline window, mean over stages; formula "
                   "(S-1)/(V*M+S-1) = %.1f%%\n",

@@ -26,6 +26,10 @@ struct ModelShape {
   // gpt and published shapes: what each block keeps for backward (the MLP ignores both).
   Attention attention = Attention::Flash;
   Checkpointing checkpointing = Checkpointing::None;
+  // Sequence parallelism (Korthikanti et al. 2022), with tensor parallelism:
+  // the TP all-reduces become reduce-scatters and all-gathers, and the norms',
+  // residual and stage-boundary activations are split over the sequence (1/T).
+  bool sequence_parallel = false;
 };
 
 // The shape of a published model preset (throws ConfigError for unknown names).

@@ -26,8 +26,10 @@ void setModel(RunConfig& c, const Setting&, const std::string& v) {
     // A published shape keeps the activation settings given before it.
     const Attention attention = c.model.attention;
     const Checkpointing checkpointing = c.model.checkpointing;
+    const bool sequence_parallel = c.model.sequence_parallel;
     c.model = presetShape(v);
     c.model.attention = attention, c.model.checkpointing = checkpointing;
+    c.model.sequence_parallel = sequence_parallel;
   } catch (const ConfigError&) {
     std::vector<std::string> names;
     for (const ModelPreset& p : modelPresets()) names.push_back(p.name);

@@ -137,6 +137,28 @@ const Setting kParallelRows[] = {
           if (c.tp != 1) j["tp"] = c.tp;
         },
     },
+    {
+        .flag = "--sp", .json_key = "sp", .type = SettingType::Switch, .metavar = "on|off", .default_text = "off",
+        .help = "sequence parallelism with --tp (Korthikanti et al. 2022): TP's all-reduces become reduce-scatter + "
+                "all-gather, and the norms' and residual activations are split over the sequence",
+        .applies = {.backends = bit(Backend::Meta), .gpt_only = true},
+        .applies_text = "--backend meta with a token model (the CPU kernels have no sequence-parallel path yet)",
+        .form = {.group = "Strategy", .label = "sequence parallel"},
+        .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.model.sequence_parallel = parseSwitch(s.flag, v); },
+        .text = [](const RunConfig& c) { return onOff(c.model.sequence_parallel); },
+        .written = [](const RunConfig& c) { return c.model.sequence_parallel; },
+        .given = [](const RunConfig& c) { return c.model.sequence_parallel; },
+        .rule = [](const RunConfig& c) {
+          if (c.model.sequence_parallel && c.tp <= 1)
+            throw ConfigError("--sp on splits the tensor-parallel group's activations over the sequence: give --tp 2 or more");
+          if (c.model.sequence_parallel && c.model.seq % c.tp != 0)
+            throw ConfigError("--sp on needs --tp " + std::to_string(c.tp) + " to divide the sequence " +
+                              std::to_string(c.model.seq));
+        },
+        .json = [](const RunConfig& c, Json& j) {
+          if (c.model.sequence_parallel) j["sp"] = true;
+        },
+    },
     // Pipeline parallelism: like --tp, written only when used.
     {
         .flag = "--pp", .json_key = "pp", .metavar = "S", .default_text = "1",

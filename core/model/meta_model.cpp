@@ -7,7 +7,7 @@ namespace shardscope {
 
 MetaModel::MetaModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch, uint64_t seed)
     : m_spec(spec), m_ledger(ledger), m_batch(local_batch), m_saved(spec.segmentCount()),
-      m_recomputed(spec.segmentCount()) {
+      m_recomputed(spec.segmentCount()), m_sequenceParallel(spec.tp() > 1 && spec.shape().sequence_parallel) {
   // The FLOP counts come from the real model of this kind (it allocates no
   // tensors until a batch is loaded).
   if (!spec.shape().preset.empty()) {
@@ -63,11 +63,25 @@ void MetaModel::tensorParallelCollectives(int segment, bool backward) {
   const int L = m_spec.shape().layers;
   const double flops = (backward ? 2.0 : 1.0) * m_flops[static_cast<size_t>(segment)];
   if (segment == 0) {
-    if (hasSequence() && !backward) m_tp->allReduceActivation(nullptr, tokenWidth(), segment, false, flops);
+    // The vocab-parallel embedding's sum (sequence parallel: scattered over the sequence).
+    if (hasSequence() && !backward) {
+      if (m_sequenceParallel) m_tp->reduceScatterActivation(tokenWidth(), segment, false, flops);
+      else m_tp->allReduceActivation(nullptr, tokenWidth(), segment, false, flops);
+    }
+    if (m_sequenceParallel && backward) m_tp->allGatherActivation(tokenWidth(), segment, true, 0.0);
     return;
   }
   if (segment == L + 1) {
-    if (hasSequence() && backward) m_tp->allReduceActivation(nullptr, tokenWidth(), segment, true, flops);
+    // The head's input gradient (sequence parallel: its input gathered first, the gradient scattered).
+    if (m_sequenceParallel && !backward) m_tp->allGatherActivation(tokenWidth(), segment, false, 0.0);
+    if (hasSequence() && backward) {
+      if (m_sequenceParallel) {
+        m_tp->allGatherActivation(tokenWidth(), segment, true, 0.0);
+        m_tp->reduceScatterActivation(tokenWidth(), segment, true, flops);
+      } else {
+        m_tp->allReduceActivation(nullptr, tokenWidth(), segment, true, flops);
+      }
+    }
     return;
   }
   if (!hasSequence()) {  // the residual MLP: fc1 column-, fc2 row-parallel
@@ -75,6 +89,27 @@ void MetaModel::tensorParallelCollectives(int segment, bool backward) {
     return;
   }
   const double attention = (backward ? 2.0 : 1.0) * m_attentionFlops[static_cast<size_t>(segment - 1)];
+  if (m_sequenceParallel) {
+    // Megatron-LM's sequence parallelism: forward gathers each norm's
+    // sequence-sharded output before the column-parallel layer and
+    // reduce-scatters the row-parallel output; backward mirrors them and
+    // gathers the norm's output again for the weight gradient (it was kept sharded).
+    const size_t n = tokenWidth();
+    if (!backward) {
+      m_tp->allGatherActivation(n, segment, false, 0.0);
+      m_tp->reduceScatterActivation(n, segment, false, attention);
+      m_tp->allGatherActivation(n, segment, false, attention);
+      m_tp->reduceScatterActivation(n, segment, false, flops);
+    } else {
+      m_tp->allGatherActivation(n, segment, true, 0.0);
+      m_tp->allGatherActivation(n, segment, true, 0.0);
+      m_tp->reduceScatterActivation(n, segment, true, flops - attention);
+      m_tp->allGatherActivation(n, segment, true, flops - attention);
+      m_tp->allGatherActivation(n, segment, true, flops - attention);
+      m_tp->reduceScatterActivation(n, segment, true, flops);
+    }
+    return;
+  }
   // Forward: attention's sum, then the MLP's; backward walks them in reverse.
   m_tp->allReduceActivation(nullptr, tokenWidth(), segment, backward, backward ? flops - attention : attention);
   m_tp->allReduceActivation(nullptr, tokenWidth(), segment, backward, flops);
@@ -96,7 +131,8 @@ int64_t MetaModel::savedBytes(int segment, bool recomputed) const {
   const int64_t B = m_batch, D = m.hidden, L = m.layers;
   if (m.kind == ModelKind::Gpt) {
     const int64_t tokens = B * m.seq, tp = m_spec.tp();
-    if (segment == 0) return tokens * D * 2;  // the embedding's output (bf16)
+    const int64_t split = m_sequenceParallel ? tp : 1;  // sequence parallel: the residual stream is 1/T
+    if (segment == 0) return tokens * D * 2 / split;  // the embedding's output (bf16)
     // The head: LNf's output (bf16) and statistics, the logits (fp32, V/T under TP).
     if (segment == L + 1) return tokens * (2 * D + 8 + 4 * ((m.vocab + tp - 1) / tp));
     // A block, per token: its input, norm1's output, q/k/v (grouped K/V: kv
@@ -109,11 +145,14 @@ int64_t MetaModel::savedBytes(int segment, bool recomputed) const {
     const int64_t kv = m.kv_heads > 0 ? D / m.heads * m.kv_heads : D;
     const int64_t stats = m.preset.empty() || m.biases ? 8 : 4;
     const int64_t core = m.attention == Attention::Naive ? 2 * m.heads / tp * int64_t(m.seq) : 4 * m.heads / tp;
-    const int64_t rest = 2 * (D + D + (D + 2 * kv) / tp + D / tp + D + D + (m.gated_mlp ? 3 : 2) * F / tp) + 2 * stats;
+    // Sequence parallel: the norms' tensors, the residual and the statistics split over the sequence too.
+    const int64_t sp = m_sequenceParallel ? tp : 1;
+    const int64_t rest = 2 * ((D + D) / sp + (D + 2 * kv) / tp + D / tp + (D + D) / sp + (m.gated_mlp ? 3 : 2) * F / tp) +
+                         2 * stats / sp;
     switch (m.checkpointing) {
       case Checkpointing::None: return recomputed ? 0 : tokens * (rest + core);
       case Checkpointing::Selective: return tokens * (recomputed ? core : rest);
-      case Checkpointing::Full: return tokens * (recomputed ? rest - 2 * D + core : 2 * D);
+      case Checkpointing::Full: return tokens * (recomputed ? rest - 2 * D / split + core : 2 * D / split);
     }
     return 0;
   }
@@ -154,11 +193,16 @@ void MetaModel::loadBatch(int, int64_t) {
 
 // The boundary tensor as the real models book it: bf16 for token models, fp32 for the residual MLP.
 void MetaModel::setStageInput(const float*) {
-  m_boundary = Buffer<uint8_t>(m_ledger, Category::Activation, tokenWidth() * (hasSequence() ? 2 : 4));
+  m_boundary = Buffer<uint8_t>(m_ledger, Category::Activation, boundaryElements() * (hasSequence() ? 2 : 4));
 }
 
 void MetaModel::setStageOutputGrad(const float*) {
-  m_boundary = Buffer<uint8_t>(m_ledger, Category::Activation, tokenWidth() * (hasSequence() ? 2 : 4));
+  m_boundary = Buffer<uint8_t>(m_ledger, Category::Activation, boundaryElements() * (hasSequence() ? 2 : 4));
+}
+
+size_t MetaModel::boundaryElements() const {
+  // Sequence parallel: a stage sends its TP rank's part of the sequence (Megatron-LM).
+  return tokenWidth() / (m_sequenceParallel ? static_cast<size_t>(m_spec.tp()) : 1);
 }
 
 void MetaModel::releaseBatch() {

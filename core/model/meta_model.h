@@ -27,7 +27,7 @@ class MetaModel : public Model {
   bool recomputes(int segment) const override;
   void recompute(int segment, const bf16* w) override;
   double recomputeFlops(int segment) const override;
-  size_t boundaryElements() const override { return tokenWidth(); }
+  size_t boundaryElements() const override;
   void setStageInput(const float*) override;
   void takeStageOutput(float*) override { m_boundary.reset(); }
   void setStageOutputGrad(const float*) override;
@@ -50,6 +50,7 @@ class MetaModel : public Model {
   std::vector<double> m_attentionFlops;  // per block: FLOPs before its first TP all-reduce
   std::vector<Buffer<uint8_t>> m_saved;
   std::vector<Buffer<uint8_t>> m_recomputed;  // per block: what its recompute rebuilt, until its backward
+  bool m_sequenceParallel = false;  // spec tp > 1 with the shape's sequence parallelism
   Buffer<float> m_batchBuffers;
   Buffer<uint8_t> m_boundary;  // a stage's received input (or output gradient), until its segment consumes it
 };

@@ -22,6 +22,12 @@ class TensorParallelComm {
   // In place: data(n) := sum over the TP group, through bf16. flops_done: the
   // segment's FLOPs (this rank) before this point of its forward or backward.
   virtual void allReduceActivation(float* data, size_t n, int segment, bool backward, double flops_done) = 0;
+  // Sequence parallelism (Korthikanti et al. 2022), meta models: g becomes a
+  // reduce-scatter of the (tokens, D) row-parallel output over the sequence,
+  // ḡ an all-gather of the sequence-sharded input of a column-parallel layer.
+  // n: elements of the whole (tokens, D) tensor on this rank's microbatch.
+  virtual void reduceScatterActivation(size_t n, int segment, bool backward, double flops_done) = 0;
+  virtual void allGatherActivation(size_t n, int segment, bool backward, double flops_done) = 0;
   // In place, fp32 on the wire: small per-token statistics (the loss's sums).
   virtual void allReduceF32(float* data, size_t n, int segment) = 0;
   // in(n) -> out(n * T), chunk r = TP rank r's in; fp32.

@@ -34,7 +34,10 @@ PipelineTiming measurePipeline(const RunTrace& trace, int step) {
       if (e.step != step) continue;
       if (e.kind == EventKind::Recv) t.wait_ns += e.value;
       if (e.lane != Lane::Compute) continue;
-      if (e.kind != EventKind::Forward && e.kind != EventKind::Backward && e.kind != EventKind::Loss) continue;
+      // A pass's work: its spans and the tensor-parallel collectives inside
+      // them (they block the compute stream, as they do on a GPU).
+      const bool pass = e.kind == EventKind::Forward || e.kind == EventKind::Backward || e.kind == EventKind::Loss;
+      if (!pass && !isCollective(e.kind)) continue;
       t.busy_ns += e.end_ns - e.begin_ns;
       if (e.kind == EventKind::Forward) first = std::min(first, e.begin_ns);
       if (e.kind == EventKind::Backward) last = std::max(last, e.end_ns);

@@ -18,7 +18,7 @@ struct StageTiming {
   std::string chunks;      // what the stage holds: "the embedding, blocks 0–3"
   int stage = 0;
   int rank = 0;            // the rank measured (TP rank 0, data-parallel rank 0 of the stage)
-  int64_t busy_ns = 0;     // forward, backward (recompute included) and loss spans
+  int64_t busy_ns = 0;     // forward, backward (recompute included), loss and their TP collectives
   int64_t window_ns = 0;   // the step's pipeline window, the same for every stage
   double bubble = 0;       // 1 − busy / window
   int64_t wait_ns = 0;     // in receives, waiting for another stage

@@ -110,6 +110,24 @@ void TensorParallelGroup::allReduceActivation(float* data, size_t n, int segment
   (backward ? m_backward : m_forward)[static_cast<size_t>(segment)] += m_group.stepBytes().all_reduce - before;
 }
 
+void TensorParallelGroup::reduceScatterActivation(size_t n, int segment, bool backward, double flops_done) {
+  m_ctx.chargeComputeUpTo(flops_done);
+  Interrupt op;
+  const int64_t before = m_group.stepBytes().reduce_scatter;
+  m_group.reduceScatter(nullptr, nullptr, n / static_cast<size_t>(size()), DType::BF16, tagFor(segment, op.op()),
+                        Lane::Compute);
+  (backward ? m_backward : m_forward)[static_cast<size_t>(segment)] += m_group.stepBytes().reduce_scatter - before;
+}
+
+void TensorParallelGroup::allGatherActivation(size_t n, int segment, bool backward, double flops_done) {
+  m_ctx.chargeComputeUpTo(flops_done);
+  Interrupt op;
+  const int64_t before = m_group.stepBytes().all_gather;
+  m_group.allGather(nullptr, nullptr, n / static_cast<size_t>(size()), DType::BF16, tagFor(segment, op.op()),
+                    Lane::Compute);
+  (backward ? m_backward : m_forward)[static_cast<size_t>(segment)] += m_group.stepBytes().all_gather - before;
+}
+
 void TensorParallelGroup::allReduceF32(float* data, size_t n, int segment) {
   Interrupt op;
   m_group.allReduce(m_ctx.meta() ? nullptr : data, n, DType::F32, tagFor(segment, op.op()), Lane::Compute);
