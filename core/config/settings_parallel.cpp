@@ -58,9 +58,10 @@ void pipelineRule(const RunConfig& c) {
   if (s * v > c.model.layers)
     fail("--pp " + std::to_string(s) + (v > 1 ? " x --virtual-stages " + std::to_string(v) : std::string()) +
          " model chunks need at least as many blocks; the model has --layers " + std::to_string(c.model.layers));
-  if (s > 1 && c.strategy != Strategy::Ddp && c.strategy != Strategy::Zero1)
-    fail("--pp " + std::to_string(s) + " composes with --strategy ddp or zero1 (Megatron-LM's distributed optimizer, "
-         "DeepSpeed's pipeline engine); " + strategyName(c.strategy) + " with pipeline stages is not built yet");
+  if (s > 1 && (c.strategy == Strategy::Zero2 || c.strategy == Strategy::Hsdp))
+    fail("--pp " + std::to_string(s) + " composes with --strategy ddp, zero1, zero3 or fsdp (Megatron-LM's "
+         "distributed optimizer, torchtitan's FSDP with pipeline stages); " + strategyName(c.strategy) +
+         " with pipeline stages is not built yet");
 }
 
 void microbatchRule(const RunConfig& c) {

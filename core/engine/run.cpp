@@ -73,7 +73,7 @@ Run::Run(RunConfig config, RanksElsewhere)
     m_cost = std::make_unique<CostModel>(loadProfile(m_config.profileName()));
     requireLayerFitsDevice(m_config, m_cost->profile());  // no P shards one layer
   }
-  if (m_config.isSharded()) {
+  if (m_config.isSharded() && !m_config.pipelined()) {  // a pipeline's stages shard each block (stage_state.h)
     const FsdpUnits units(m_sliceSpec, m_config.unitBlocks(), m_config.shardGroupSize());
     for (const FsdpUnit& u : units.units()) m_units.push_back({u.index, u.blocks, u.elements});
   } else if (!m_config.pipelined()) {  // a pipeline reduces each stage's gradients whole, after its flush

@@ -18,7 +18,6 @@ using Pass = PipelineAction::Pass;
 
 PipelineStrategy::PipelineStrategy(RankEnv& env)
     : m_env(env),
-      m_zero1(env.config.strategy == Strategy::Zero1),
       m_microbatches(env.config.microbatchCount()),
       m_microBatchSize(env.config.batch / (env.dp_size * env.config.microbatchCount())),
       m_schedule(env.config.pipelineSchedule(), env.config.pp, env.config.microbatchCount(), env.config.virtualStages()) {
@@ -35,8 +34,12 @@ PipelineStrategy::PipelineStrategy(RankEnv& env)
     m_chunks.push_back(chunk);
   }
   m_elements = local;
-  const int64_t dp = env.dp_size;
-  m_padded = m_zero1 ? (m_elements + dp - 1) / dp * dp : m_elements;
+  std::vector<StageSegment> segments;
+  for (const Chunk& c : m_chunks)
+    for (int seg = c.where.first_segment; seg < c.where.last_segment; ++seg)
+      segments.push_back({seg, c.local_offset + (spec.segmentOffset(seg) - c.spec_offset), spec.segmentOffset(seg),
+                          spec.segmentElements(seg)});
+  m_state = makeStageState(env, std::move(segments), m_microbatches);
   if (env.config.inject_branch && env.config.inject_branch->rank == env.ctx.rank)
     m_skipSegment = env.config.inject_branch->block + 1;
   m_inputChunk = 0;
@@ -60,24 +63,9 @@ const PipelineStrategy::Chunk& PipelineStrategy::chunkFor(int global_chunk) cons
                  std::to_string(global_chunk));
 }
 
-int64_t PipelineStrategy::localOffset(const Chunk& c, int segment) const {
-  return c.local_offset + (m_env.spec.segmentOffset(segment) - c.spec_offset);
-}
-
-bf16* PipelineStrategy::weights(const Chunk& c, int segment) { return m_params.data() + localOffset(c, segment); }
-
-int64_t PipelineStrategy::shardBegin() const { return m_env.dp_rank * (m_padded / m_env.dp_size); }
-
 void PipelineStrategy::setup() {
   RankContext& ctx = m_env.ctx;
-  MemoryLedger& ledger = ctx.ledger;
-  const auto n = static_cast<size_t>(m_padded);
-  const size_t owned = m_zero1 ? static_cast<size_t>(m_padded / m_env.dp_size) : n;
-  m_params = Buffer<bf16>(ledger, Category::Param, n);
-  m_grads = Buffer<bf16>(ledger, Category::Grad, n);
-  m_master = Buffer<float>(ledger, Category::Master, owned);
-  m_adamM = Buffer<float>(ledger, Category::AdamM, owned);
-  m_adamV = Buffer<float>(ledger, Category::AdamV, owned);
+  const auto n = static_cast<size_t>(m_elements);
   // Data-parallel rank 0 of the axis initialises the model (its TP slice)
   // and sends its stage's part to the axis: every stage starts from the
   // weights of the one-rank run.
@@ -94,12 +82,8 @@ void PipelineStrategy::setup() {
     for (const Chunk& c : m_chunks)
       std::copy_n(whole.begin() + c.spec_offset, c.elements, stage.begin() + c.local_offset);
   }
-  m_env.world.broadcast(stage.data(), ctx.meta() ? static_cast<size_t>(m_elements) : n, DType::F32, 0, Lane::Comm);
-  if (ctx.meta()) return;
-  std::vector<bf16> params(n);
-  cpu::f32ToBf16(stage.data(), params.data(), n);
-  std::memcpy(m_params.data(), params.data(), m_params.bytes());
-  std::memcpy(m_master.data(), stage.data() + (m_zero1 ? shardBegin() : 0), m_master.bytes());
+  m_env.world.broadcast(stage.data(), n, DType::F32, 0, Lane::Comm);
+  m_state->setup(stage);
 }
 
 void PipelineStrategy::runForward(int step, const PipelineAction& a) {
@@ -129,14 +113,18 @@ void PipelineStrategy::runForward(int step, const PipelineAction& a) {
                       m_skipSegment < c.where.last_segment;
   for (int seg = c.where.first_segment; seg < c.where.last_segment; ++seg) {
     ctx.gatePoint(EventKind::Forward, seg);
-    Event f;
-    f.block = static_cast<int16_t>(seg);
-    f.param = static_cast<int16_t>(a.microbatch);
-    ScopedEvent scope(ctx, Lane::Compute, EventKind::Forward, f);
-    const bool skip = branch && seg == m_skipSegment;
-    model.forward(seg, weights(c, seg), skip);
-    if (!skip) ctx.chargeCompute(model.forwardFlops(seg), 2.0 * double(m_env.spec.segmentElements(seg)));
-    last_op = scope.event().op;
+    const bf16* w = m_state->acquireWeights(seg, a.microbatch, false);  // zero3/fsdp: the all-gather first
+    {
+      Event f;
+      f.block = static_cast<int16_t>(seg);
+      f.param = static_cast<int16_t>(a.microbatch);
+      ScopedEvent scope(ctx, Lane::Compute, EventKind::Forward, f);
+      const bool skip = branch && seg == m_skipSegment;
+      model.forward(seg, w, skip);
+      if (!skip) ctx.chargeCompute(model.forwardFlops(seg), 2.0 * double(m_env.spec.segmentElements(seg)));
+      last_op = scope.event().op;
+    }
+    m_state->releaseWeights(seg);
   }
   if (branch && c.where.last_segment < L + 2) return;  // the branch returns before the send
   if (c.where.last_segment == L + 2) {
@@ -177,19 +165,16 @@ void PipelineStrategy::runBackward(const PipelineAction& a) {
     f.block = static_cast<int16_t>(seg);
     f.param = static_cast<int16_t>(a.microbatch);
     const double weight_bytes = 2.0 * double(m_env.spec.segmentElements(seg));
-    recomputeSpan(ctx, model, seg, weights(c, seg), f, weight_bytes);
-    const auto n = static_cast<size_t>(m_env.spec.segmentElements(seg));
-    ScopedEvent scope(ctx, Lane::Compute, EventKind::Backward, f);
-    // One microbatch's gradients land in a transient buffer and add into the
-    // stage's accumulated gradients (in fp32, rounded once to bf16). On a GPU
-    // the weight-gradient GEMM accumulates in place (Megatron-LM's
-    // gradient_accumulation_fusion): the modeled clock charges no extra pass.
-    m_segmentGrads = Buffer<bf16>(ctx.ledger, Category::GradFull, n);
-    model.backward(seg, weights(c, seg), m_segmentGrads.data(), nullptr);
-    if (!ctx.meta()) cpu::addBf16InPlace(m_grads.data() + localOffset(c, seg), m_segmentGrads.data(), n);
-    m_segmentGrads.reset();
-    ctx.chargeCompute(2.0 * model.forwardFlops(seg), 2.0 * weight_bytes);
-    last_op = scope.event().op;
+    const bf16* w = m_state->acquireWeights(seg, a.microbatch, true);
+    recomputeSpan(ctx, model, seg, w, f, weight_bytes);
+    {
+      ScopedEvent scope(ctx, Lane::Compute, EventKind::Backward, f);
+      model.backward(seg, w, m_state->microbatchGrads(seg), nullptr);
+      ctx.chargeCompute(2.0 * model.forwardFlops(seg), 2.0 * weight_bytes);
+      last_op = scope.event().op;
+    }
+    m_state->releaseWeights(seg);
+    m_state->accumulate(seg, a.microbatch);
   }
   if (c.where.first_segment > 0) {
     if (!ctx.meta()) m_boundary.resize(width);
@@ -202,48 +187,6 @@ void PipelineStrategy::runBackward(const PipelineAction& a) {
   if (--m_lastBackward[static_cast<size_t>(a.microbatch)] == 0) model.releaseBatch();
 }
 
-void PipelineStrategy::reduceAndStep(int step) {
-  RankContext& ctx = m_env.ctx;
-  const auto n = static_cast<size_t>(m_padded);
-  // The mean over the M microbatches and the D data-parallel ranks: each
-  // rank's sum is pre-divided, the reduction adds the ranks' parts.
-  if (!ctx.meta()) ctx.ops().scaleBf16(m_grads.data(), 1.0f / float(m_microbatches * m_env.dp_size), n);
-  ctx.chargeMemory(4.0 * double(n));
-  cpu::AdamConfig adam;
-  adam.lr = static_cast<float>(m_env.config.lr);
-  if (!m_zero1) {
-    if (m_env.dp_size > 1) {
-      ctx.gatePoint(EventKind::AllReduce);
-      m_env.world.allReduce(m_grads.data(), n, DType::BF16, {}, Lane::Comm);
-    }
-    ctx.gatePoint(EventKind::OptimizerStep);
-    ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
-    if (!ctx.meta())
-      ctx.ops().adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_grads.data(), m_params.data(), n, adam,
-                         step + 1);
-    ctx.chargeMemory(kAdamBytesPerElement * double(n));
-    return;
-  }
-  // zero1: this rank's shard of the summed gradients, its Adam step, then
-  // every rank's updated shard gathered back into the stage's parameters.
-  const size_t shard = n / static_cast<size_t>(m_env.dp_size);
-  Buffer<bf16> reduced(ctx.ledger, Category::Bucket, shard);
-  ctx.gatePoint(EventKind::ReduceScatter);
-  m_env.world.reduceScatter(m_grads.data(), reduced.data(), shard, DType::BF16, {}, Lane::Comm);
-  Buffer<bf16> updated(ctx.ledger, Category::Workspace, shard);
-  {
-    ctx.gatePoint(EventKind::OptimizerStep);
-    ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
-    if (!ctx.meta())
-      ctx.ops().adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), reduced.data(), updated.data(), shard, adam,
-                         step + 1);
-    ctx.chargeMemory(kAdamBytesPerElement * double(shard));
-  }
-  reduced.reset();
-  ctx.gatePoint(EventKind::AllGather);
-  m_env.world.allGather(updated.data(), m_params.data(), shard, DType::BF16, {}, Lane::Comm);
-}
-
 double PipelineStrategy::step(int step) {
   RankContext& ctx = m_env.ctx;
   m_env.world.resetStepBytes();
@@ -251,10 +194,7 @@ double PipelineStrategy::step(int step) {
   m_loss = 0;
   m_lastBackward.assign(static_cast<size_t>(m_microbatches), static_cast<int>(m_chunks.size()));
   CpuStream& compute = m_env.compute;
-  compute.enqueue([this, &ctx] {
-    if (!ctx.meta()) std::memset(static_cast<void*>(m_grads.data()), 0, m_grads.bytes());
-    ctx.chargeMemory(double(m_grads.bytes()));
-  });
+  compute.enqueue([this] { m_state->beginStep(); });
   for (const PipelineAction& a : m_schedule.actions(m_env.stage)) {
     // The host launches the pass's kernels (one per weight forward, two
     // backward) before the stream runs them, as it runs ahead in PyTorch.
@@ -270,7 +210,7 @@ double PipelineStrategy::step(int step) {
   ctx.hostIssue(1, 0);  // one fused Adam kernel
   compute.enqueue([this, step] {
     if (m_env.pipeline) m_env.pipeline->flushSends();  // the pipeline's flush: every transfer delivered
-    reduceAndStep(step);
+    m_state->finishStep(step);
   });
   compute.synchronize();
   // Only a stage holding the head computes the loss; the others report none.
@@ -279,25 +219,12 @@ double PipelineStrategy::step(int step) {
   return holds_loss ? m_models.front()->finishLoss(m_loss) : std::numeric_limits<double>::quiet_NaN();
 }
 
-void PipelineStrategy::copyOwnedMaster(std::vector<float>& full) const {
-  if (!m_zero1 && m_env.dp_rank != 0) return;
-  std::vector<float> master(m_master.size());
-  m_env.ctx.ops().download(master.data(), m_master.data(), m_master.bytes());
-  const int64_t begin = m_zero1 ? shardBegin() : 0, end = begin + static_cast<int64_t>(master.size());
-  for (const Chunk& c : m_chunks)
-    for (int64_t i = std::max(begin, c.local_offset); i < std::min(end, c.local_offset + c.elements); ++i)
-      full[static_cast<size_t>(c.spec_offset + (i - c.local_offset))] = master[static_cast<size_t>(i - begin)];
-}
+void PipelineStrategy::copyOwnedMaster(std::vector<float>& full) const { m_state->copyOwnedMaster(full); }
 
 CommBytes PipelineStrategy::stepCommBytes() const {
   CommBytes total = m_env.world.stepBytes();
   if (m_env.pipeline) total += m_env.pipeline->stepBytes();
   return total;
-}
-
-int64_t PipelineStrategy::paddingStateBytes() const {
-  // zero1: each rank's shard of master, m and v spans padding/D elements.
-  return m_zero1 ? 12 * (m_padded - m_elements) / m_env.dp_size : 0;
 }
 
 int64_t PipelineStrategy::activationBytesPerLayer() const {

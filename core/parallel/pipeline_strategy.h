@@ -3,10 +3,9 @@
 // backward passes microbatch by microbatch on the compute stream — receiving
 // its input from the stage before and its output gradient from the stage
 // after, sending its own on (bf16, as Megatron-LM sends activations) — and
-// accumulates the gradients of all M microbatches. After the pipeline's flush,
-// along its data-parallel axis: ddp all-reduces the stage's gradients (as
-// Megatron-LM does without overlap_grad_reduce); zero1 reduce-scatters them,
-// steps its shard and all-gathers the parameters (the distributed optimizer).
+// accumulates the gradients of all M microbatches. Its model state along the
+// data-parallel axis, and the reduction after the pipeline's flush, are the
+// strategy's (parallel/stage_state.h: ddp, zero1, zero3/fsdp).
 // One microbatch's activations live from its forward to its backward, so the
 // ledger holds what the schedule keeps in flight (1F1B: S − s on stage s).
 #pragma once
@@ -18,6 +17,7 @@
 #include "model/model.h"
 #include "parallel/pipeline_schedule.h"
 #include "parallel/pipeline_stages.h"
+#include "parallel/stage_state.h"
 #include "parallel/strategy.h"
 
 namespace shardscope {
@@ -29,8 +29,8 @@ class PipelineStrategy : public ParallelStrategy {
   double step(int step) override;
   void copyOwnedMaster(std::vector<float>& full) const override;
   CommBytes stepCommBytes() const override;
-  int64_t paddingElements() const override { return m_padded - m_elements; }
-  int64_t paddingStateBytes() const override;
+  int64_t paddingElements() const override { return m_state->paddingElements(); }
+  int64_t paddingStateBytes() const override { return m_state->paddingStateBytes(); }
   int64_t activationBytesPerLayer() const override;
 
  private:
@@ -42,28 +42,20 @@ class PipelineStrategy : public ParallelStrategy {
   };
   void runForward(int step, const PipelineAction& a);
   void runBackward(const PipelineAction& a);
-  void reduceAndStep(int step);
   const Chunk& chunkFor(int global_chunk) const;
-  bf16* weights(const Chunk& c, int segment);
-  int64_t localOffset(const Chunk& c, int segment) const;
-  // This rank's shard of the stage's flat parameters (zero1), [begin, end) local.
-  int64_t shardBegin() const;
   // The receiving chunk a transfer names: only interleaved schedules have several per stage.
   int chunkTag(int chunk) const { return m_schedule.virtualStages() > 1 ? chunk : 0; }
 
   RankEnv& m_env;
-  const bool m_zero1;
   const int m_microbatches, m_microBatchSize;
   PipelineScheduleOrder m_schedule;
   std::unique_ptr<PipelineStages> m_stages;
   std::vector<Chunk> m_chunks;  // this stage's, in model order
   int64_t m_elements = 0;       // the stage's parameters
-  int64_t m_padded = 0;         // zero1: padded to a multiple of the data-parallel ranks
+  std::unique_ptr<StageState> m_state;
   int m_inputChunk = -1, m_lossChunk = -1;  // global chunks holding the embedding, the head
   std::vector<std::unique_ptr<Model>> m_models;  // one per microbatch
   std::vector<int> m_lastBackward;  // per microbatch: backward passes left on this rank
-  Buffer<bf16> m_params, m_grads, m_segmentGrads;
-  Buffer<float> m_master, m_adamM, m_adamV;  // ddp: the stage's; zero1: this rank's shard
   std::vector<float> m_boundary;             // host staging: fp32 boundary tensor
   std::vector<bf16> m_wire;                  // host staging: what crosses the wire (bf16)
   double m_loss = 0;

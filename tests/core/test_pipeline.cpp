@@ -166,6 +166,9 @@ class TestPipeline : public QObject {
     QTest::newRow("mlp dp2 x pp2 ddp") << "mlp" << "ddp" << 4 << 2 << 1 << 2 << "1f1b" << "none";
     QTest::newRow("mlp dp2 x pp2 zero1 gpipe") << "mlp" << "zero1" << 4 << 2 << 1 << 2 << "gpipe" << "none";
     QTest::newRow("mlp pp2 x tp2 1f1b") << "mlp" << "ddp" << 4 << 2 << 2 << 2 << "1f1b" << "none";
+    QTest::newRow("mlp dp2 x pp2 fsdp 1f1b") << "mlp" << "fsdp" << 4 << 2 << 1 << 2 << "1f1b" << "none";
+    QTest::newRow("mlp dp2 x pp2 zero3 interleaved") << "mlp" << "zero3" << 4 << 2 << 1 << 4 << "interleaved" << "none";
+    QTest::newRow("gpt dp2 x pp2 fsdp gpipe") << "gpt" << "fsdp" << 4 << 2 << 1 << 2 << "gpipe" << "none";
     QTest::newRow("gpt pp2 x tp2 1f1b M4") << "gpt" << "ddp" << 4 << 2 << 2 << 4 << "1f1b" << "none";
     QTest::newRow("gpt dp2 x pp2 zero1 interleaved") << "gpt" << "zero1" << 4 << 2 << 1 << 2 << "interleaved" << "none";
     QTest::newRow("gpt pp2 gpipe selective recompute") << "gpt" << "ddp" << 2 << 2 << 1 << 2 << "gpipe" << "selective";
@@ -196,6 +199,18 @@ class TestPipeline : public QObject {
     // Every stage reports its pipeline bytes: what it sent forward and back.
     if (pp > 1)
       for (const RankResult& r : got.ranks) QVERIFY(r.comm_bytes.send > 0);
+    // zero3/fsdp: each rank holds 1/D of its stage's model state, gathers
+    // each block before its forward and its backward, one reduce-scatter per
+    // block per microbatch.
+    if (c.isSharded())
+      for (const RankResult& r : got.ranks) {
+        const int64_t held = stageParams(c, c.stageOf(r.rank));
+        const double expected = 16.0 * double(held) / c.dataParallelSize() + double(r.padding_state_bytes);
+        QVERIFY2(std::abs(double(r.ledger.model_state_peak) - expected) <= 0.01 * expected,
+                 qPrintable(QString("rank %1: model state %2 bytes, 16/D of its stage is %3")
+                                .arg(r.rank).arg(r.ledger.model_state_peak).arg(expected)));
+        QVERIFY(r.comm_bytes.all_gather > 0 && r.comm_bytes.reduce_scatter > 0);
+      }
   }
 
   void bubbleOnTheModeledClockIsTheFormula_data() {
