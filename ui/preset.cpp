@@ -18,7 +18,8 @@ namespace {
 const char* const kOrder[] = {"ddp-basics",          "zero-stages-compared", "fsdp-prefetch-on-off",
                               "unit-size",           "hybrid-2x4",           "rank-dependent-hang",
                               "slow-interconnect",   "tp-vs-fsdp",           "tp-x-fsdp-70b",
-                              "activation-checkpointing", "tiny-units",      "reduce-dtype"};
+                              "activation-checkpointing", "tiny-units",      "reduce-dtype",
+                              "pipeline-schedules",  "3d-parallelism"};
 
 QString text(const std::string& s) { return QString::fromStdString(s); }
 

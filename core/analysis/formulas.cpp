@@ -135,13 +135,21 @@ ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params) {
     } else if (!sharded) {  // zero1, zero2: reduce-scatter the grads, all-gather the updated params
       t.data_parallel.reduce_scatter = cast(ringBytesPerRank(Collective::ReduceScatter, n, p));
       t.data_parallel.all_gather = cast(ringBytesPerRank(Collective::AllGather, n, p));
+    } else if (c.pipelined()) {
+      // zero3/fsdp under a pipeline (parallel/stage_state.h): every microbatch
+      // gathers each block for its forward and again for its backward and
+      // reduce-scatters its gradients: M times a step's 3N.
+      const double m = c.microbatchCount();
+      t.data_parallel.reduce_scatter = cast(m * ringBytesPerRank(Collective::ReduceScatter, n, p));
+      t.data_parallel.all_gather = cast(2.0 * m * ringBytesPerRank(Collective::AllGather, n, p));
     } else {  // zero3, fsdp: all-gather in forward (and again in backward), reduce-scatter the grads
       t.data_parallel.reduce_scatter = cast(reduce_scale * ringBytesPerRank(Collective::ReduceScatter, n, p));
       t.data_parallel.all_gather = cast(gather_scale * gathers * ringBytesPerRank(Collective::AllGather, n, p));
     }
     // In units of N·(P−1)/P: an all-reduce is two, each reduce-scatter or all-gather one.
-    t.coefficient = !sharded ? 2.0 : reduce_scale + gather_scale * gathers;
-    t.notation = fmt("%g", t.coefficient) + "N·(P−1)/P";
+    t.coefficient = !sharded ? 2.0 : c.pipelined() ? 3.0 * c.microbatchCount() : reduce_scale + gather_scale * gathers;
+    t.notation = sharded && c.pipelined() ? "3M·N·(P−1)/P, M = " + std::to_string(c.microbatchCount())
+                                          : fmt("%g", t.coefficient) + "N·(P−1)/P";
   }
   if (c.tp > 1) {
     // Megatron-LM: a ring all-reduce of the (B·S, D) activation in bf16 per

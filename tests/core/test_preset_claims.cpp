@@ -238,6 +238,63 @@ class PresetClaimsTest : public QObject {
     SAYS(p, "The composed run's step (%.2f s) is %.1f times as fast as FSDP over all 512 GPUs (%.2f s)",
          stepMs(p[1]) / 1e3, stepMs(p[0]) / stepMs(p[1]), stepMs(p[0]) / 1e3);
   }
+
+  void pipelineSchedules() {
+    const PresetRuns p = runPreset("pipeline-schedules");
+    QCOMPARE(p.results.size(), size_t(3));
+    const auto activationGiB = [](const RunResult& r, int rank) {
+      return double(r.ranks.at(size_t(rank)).ledger.peak[size_t(Category::Activation)]) / kGiB;
+    };
+    const RunConfig& gpipe = p.file.runs[0].config;
+    const int stage1_rank = gpipe.ranks / gpipe.pp;
+    // GPipe: every stage holds all M microbatches; 1F1B: stage k holds S - k.
+    for (int s = 0; s < gpipe.pp; ++s) QCOMPARE(expectedMicrobatchesInFlight(gpipe, s), gpipe.microbatchCount());
+    for (int s = 0; s < gpipe.pp; ++s) QCOMPARE(expectedMicrobatchesInFlight(p.file.runs[1].config, s), gpipe.pp - s);
+    SAYS(p, "every stage holds all %d microbatches' activations: %.1f GiB on stage 0", gpipe.microbatchCount(),
+         activationGiB(p[0], 0));
+    SAYS(p, "stage k holds only %d − k microbatches in flight, %.1f GiB on stage 0", gpipe.pp, activationGiB(p[1], 0));
+    QVERIFY(activationGiB(p[1], 0) > activationGiB(p[1], stage1_rank));  // the first stage is the most loaded
+    QCOMPARE(stepMs(p[0]), stepMs(p[1]));
+    SAYS(p, "Both take %.0f ms per step", stepMs(p[1]));
+    SAYS(p, "the same bubble, %.1f %% of the pipeline window measured against the formula's (S − 1)/(M + S − 1) = %.1f %%",
+         100 * p[1].pipeline.bubble, 100 * p[1].pipeline.formula_bubble);
+    const std::vector<StageTiming>& st = p[1].pipeline.stages;
+    SAYS(p, "the head makes the last stage %.0f %% heavier than the others",
+         100.0 * (double(st.back().busy_ns) / double(st[1].busy_ns) - 1.0));
+    SAYS(p, "cuts the bubble to %.1f %% (formula %.1f %%) and the step to %.0f ms", 100 * p[2].pipeline.bubble,
+         100 * p[2].pipeline.formula_bubble, stepMs(p[2]));
+    QVERIFY(stepMs(p[2]) < stepMs(p[1]));
+    SAYS(p, "more activations in flight on stage 0 (%.1f GiB)", activationGiB(p[2], 0));
+    QVERIFY(activationGiB(p[2], 0) > activationGiB(p[1], 0));
+    const auto sent = [](const RunResult& r, int rank) { return double(r.ranks.at(size_t(rank)).comm_bytes.send); };
+    SAYS(p, "each middle stage sends %.0f times the bytes, stage 0 %.0f times", sent(p[2], stage1_rank) / sent(p[1], stage1_rank),
+         sent(p[2], 0) / sent(p[1], 0));
+  }
+
+  void threeDParallelism() {
+    const PresetRuns p = runPreset("3d-parallelism");
+    QCOMPARE(p.results.size(), size_t(3));
+    const RunConfig& c = p.file.runs[0].config;
+    QCOMPARE(c.ranks, 16384);
+    QCOMPARE(p[0].simulated_ranks, c.pp);  // one rank per stage
+    const auto peakGiB = [](const RunResult& r, int rank) { return double(r.ranks.at(size_t(rank)).ledger.total_peak) / kGiB; };
+    const int last = c.ranks / c.pp * (c.pp - 1);
+    const double h100 = 80e9 / kGiB;
+    SAYS(p, "peaks at %.1f GiB, more than an H100's 80 GB (%.1f GiB); the last stage needs %.1f GiB", peakGiB(p[0], 0),
+         h100, peakGiB(p[0], last));
+    QVERIFY(peakGiB(p[0], 0) > h100 && peakGiB(p[0], last) < h100);
+    SAYS(p, "fits in %.1f GiB, but the step grows from %.2f s to %.2f s", peakGiB(p[1], 0), stepMs(p[0]) / 1e3,
+         stepMs(p[1]) / 1e3);
+    QVERIFY(peakGiB(p[1], 0) < h100);
+    SAYS(p, "fits with selective recompute (%.1f GiB)", peakGiB(p[2], 0));
+    QVERIFY(peakGiB(p[2], 0) < h100);
+    const ExpectedTraffic zero1 = expectedTraffic(p.file.runs[0].config, stageParams(c, 0));
+    const ExpectedTraffic fsdp = expectedTraffic(p.file.runs[2].config, stageParams(c, 0));
+    SAYS(p, "each rank sends %.0f N where ZeRO-1 sends %.0f N, and the step takes %.2f s",
+         fsdp.inUnitsOfN(double(sentBytes(p[2]))), zero1.inUnitsOfN(double(sentBytes(p[0]))), stepMs(p[2]) / 1e3);
+    SAYS(p, "The bubble is %.1f %% of the pipeline window measured against the formula's (S − 1)/(M + S − 1) = %.1f %%",
+         100 * p[0].pipeline.bubble, 100 * p[0].pipeline.formula_bubble);
+  }
 };
 
 QTEST_GUILESS_MAIN(PresetClaimsTest)

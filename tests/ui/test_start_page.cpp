@@ -37,7 +37,8 @@ const QStringList kLessons = {QStringLiteral("ddp-basics"),          QStringLite
                               QStringLiteral("hybrid-2x4"),          QStringLiteral("rank-dependent-hang"),
                               QStringLiteral("slow-interconnect"),   QStringLiteral("tp-vs-fsdp"),
                               QStringLiteral("tp-x-fsdp-70b"),       QStringLiteral("activation-checkpointing"),
-                              QStringLiteral("tiny-units"),          QStringLiteral("reduce-dtype")};
+                              QStringLiteral("tiny-units"),          QStringLiteral("reduce-dtype"),
+                              QStringLiteral("pipeline-schedules"),  QStringLiteral("3d-parallelism")};
 
 QAction* action(MainWindow& w, const char* name) { return w.findChild<QAction*>(QLatin1String(name)); }
 
