@@ -45,6 +45,20 @@ MetaModel::MetaModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batc
                                                         : m_flops[static_cast<size_t>(s)]);
 }
 
+std::unique_ptr<Model> MetaModel::another() const {
+  auto copy = std::unique_ptr<MetaModel>(new MetaModel(m_spec, m_ledger, m_batch));
+  copy->m_flops = m_flops;
+  copy->m_attentionFlops = m_attentionFlops;
+  copy->m_sequenceParallel = m_sequenceParallel;
+  copy->setStageRole(m_embeds, m_computesLoss);
+  copy->setTensorParallel(m_tp);
+  return copy;
+}
+
+MetaModel::MetaModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch)
+    : m_spec(spec), m_ledger(ledger), m_batch(local_batch), m_saved(spec.segmentCount()),
+      m_recomputed(spec.segmentCount()) {}
+
 bool MetaModel::hasSequence() const {
   return m_spec.shape().kind == ModelKind::Gpt || !m_spec.shape().preset.empty();
 }

@@ -28,6 +28,8 @@ class MetaModel : public Model {
   void recompute(int segment, const bf16* w) override;
   double recomputeFlops(int segment) const override;
   size_t boundaryElements() const override;
+  // Its FLOP tables copied, not priced again (a pipeline makes one per microbatch).
+  std::unique_ptr<Model> another() const override;
   void setStageInput(const float*) override;
   void takeStageOutput(float*) override { m_boundary.reset(); }
   void setStageOutputGrad(const float*) override;
@@ -39,6 +41,8 @@ class MetaModel : public Model {
   // statistics and the logits fp32; the residual MLP: fp32). A checkpointed
   // block: what it keeps through forward (kept) or what its recompute adds.
   int64_t savedBytes(int segment, bool recomputed = false) const;
+  // Tables left empty: another() fills them from its prototype.
+  MetaModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch);
   void tensorParallelCollectives(int segment, bool backward);
   bool hasSequence() const;   // gpt or a published transformer (tokens), not the residual MLP
   size_t tokenWidth() const;  // elements of one (tokens, D) activation on this rank

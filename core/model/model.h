@@ -72,6 +72,9 @@ class Model {
   virtual void takeStageOutput(float* x);
   virtual void setStageOutputGrad(const float* dy);
   virtual void takeStageInputGrad(float* dx);
+  // Another instance for the next microbatch (same spec, ledger, batch and
+  // role, no activations), made faster than from scratch; nullptr: use makeModel.
+  virtual std::unique_ptr<Model> another() const { return nullptr; }
 
  protected:
   void noteBlockActivations(int64_t bytes) {

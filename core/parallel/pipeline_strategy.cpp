@@ -44,15 +44,23 @@ PipelineStrategy::PipelineStrategy(RankEnv& env)
     m_skipSegment = env.config.inject_branch->block + 1;
   m_inputChunk = 0;
   m_lossChunk = m_stages->chunkCount() - 1;
-  for (int mb = 0; mb < m_microbatches; ++mb) {
-    m_models.push_back(makeModel(spec, env.ctx.ledger, m_microBatchSize, env.config.seed));
-    m_models.back()->setTensorParallel(env.tensor);
-    bool embeds = false, loss = false;
-    for (const Chunk& c : m_chunks) {
-      embeds |= c.where.index == m_inputChunk;
-      loss |= c.where.index == m_lossChunk;
+  bool embeds = false, loss = false;
+  for (const Chunk& c : m_chunks) {
+    embeds |= c.where.index == m_inputChunk;
+    loss |= c.where.index == m_lossChunk;
+  }
+  // One model instance per microbatch (its activations live from its forward to its backward).
+  m_models.push_back(makeModel(spec, env.ctx.ledger, m_microBatchSize, env.config.seed));
+  m_models.back()->setTensorParallel(env.tensor);
+  m_models.back()->setStageRole(embeds, loss);
+  for (int mb = 1; mb < m_microbatches; ++mb) {
+    std::unique_ptr<Model> next = m_models.front()->another();
+    if (!next) {
+      next = makeModel(spec, env.ctx.ledger, m_microBatchSize, env.config.seed);
+      next->setTensorParallel(env.tensor);
+      next->setStageRole(embeds, loss);
     }
-    m_models.back()->setStageRole(embeds, loss);
+    m_models.push_back(std::move(next));
   }
 }
 

@@ -35,6 +35,26 @@ struct FrwPrint {
 };
 
 bool frwIsEntry(EventKind k) { return isCollective(k) || k == EventKind::Broadcast; }
+bool frwIsP2p(EventKind k) { return k == EventKind::Send || k == EventKind::Recv; }
+
+// A pipeline transfer's row in the ladder: the same id on the sender's send
+// and the receiver's recv (the message's number in its direction between the
+// pair, the pair and the direction), unique within the pipeline group.
+int64_t frwP2pId(const RunTrace& t, int rank, const Event& e) {
+  const CommGroup* g = t.group(e.group);
+  const int stages = g && !g->ranks.empty() ? static_cast<int>(g->ranks.size()) : 2;
+  const auto stageOf = [g](int r) {
+    if (!g) return 0;
+    const auto it = std::find(g->ranks.begin(), g->ranks.end(), r);
+    return it == g->ranks.end() ? 0 : static_cast<int>(it - g->ranks.begin());
+  };
+  // Forward (activations) go from stage s to s + 1 (interleaved: the last stage wraps to 0), gradients back.
+  const int me = stageOf(rank);
+  const bool gradient = (e.flags & kEventGradient) != 0;
+  const bool sending = e.kind == EventKind::Send;
+  const int from = sending ? me : (gradient ? (me + 1) % stages : (me + stages - 1) % stages);
+  return (int64_t(e.seq) * stages + from) * 2 + (gradient ? 1 : 0);
+}
 
 // The engine source that issues a collective of this kind for this strategy (the frames' filename).
 std::string frwSource(const RunTrace& t, const Event& e) {
@@ -105,9 +125,65 @@ class FrwBuilder {
 };
 
 struct FrwRankEvents {
-  std::vector<Event> collectives;  // by begin time
+  std::vector<Event> collectives;  // by begin time (pipeline sends and receives too)
   std::vector<Event> compute;      // forward/backward/loss/optimizer spans by begin
 };
+
+// The fields every entry ends with: its state and times, and its two frames
+// (innermost first: what the engine issued, then the step).
+void frwFinish(FrwBuilder& b, const Value& x, const Event& e, bool done, int64_t epoch, int64_t timeout_ms, bool p2p,
+               int rank, const std::string& thread, const std::string& what, const std::string& source) {
+  b.set(x, "state", b.str(done ? "completed" : "started"));
+  b.set(x, "time_discovered_started_ns", FrwBuilder::num(epoch + e.begin_ns));
+  b.set(x, "time_discovered_completed_ns", done ? FrwBuilder::num(epoch + e.end_ns) : FrwBuilder::none());
+  b.set(x, "retired", FrwBuilder::flag(done));
+  b.set(x, "timeout_ms", FrwBuilder::num(timeout_ms));
+  b.set(x, "is_p2p", FrwBuilder::flag(p2p));
+  b.set(x, "thread_id", b.str(std::to_string(rank)));
+  b.set(x, "thread_name", b.str("rank " + std::to_string(rank) + " " + thread));
+  b.set(x, "duration_ms", done ? FrwBuilder::real(static_cast<double>(e.end_ns - e.begin_ns) / 1e6) : FrwBuilder::none());
+  const Value frames = b.list();
+  const Value f0 = b.dict();
+  b.set(f0, "name", b.str(what));
+  b.set(f0, "filename", b.str(source));
+  b.set(f0, "line", FrwBuilder::num(0));
+  b.add(frames, f0);
+  const Value f1 = b.dict();
+  b.set(f1, "name", b.str(e.step >= 0 ? "train step " + std::to_string(e.step) : std::string("setup")));
+  b.set(f1, "filename", b.str("core/engine/run.cpp"));
+  b.set(f1, "line", FrwBuilder::num(0));
+  b.add(frames, f1);
+  b.set(x, "frames", frames);
+}
+
+// One pipeline send or recv as PyTorch records a P2P op: is_p2p, its own
+// p2p_seq_id (here the transfer's id, the same on both sides), one bf16 tensor.
+Value p2pEntry(FrwBuilder& b, const RunTrace& trace, int rank, const Event& e, size_t record, int64_t p2p_id, bool done,
+               int64_t epoch, int64_t timeout_ms) {
+  const CommGroup* g = trace.group(e.group);
+  const bool sending = e.kind == EventKind::Send;
+  const Value x = b.dict();
+  b.set(x, "record_id", FrwBuilder::num(static_cast<int64_t>(record)));
+  b.set(x, "pg_id", FrwBuilder::num(e.group));
+  const Value pg = b.tuple();
+  b.add(pg, b.str(std::to_string(e.group)));
+  b.add(pg, b.str(g ? g->name : std::to_string(e.group)));
+  b.set(x, "process_group", pg);
+  b.set(x, "collective_seq_id", FrwBuilder::num(0));
+  b.set(x, "p2p_seq_id", FrwBuilder::num(p2p_id));
+  b.set(x, "op_id", FrwBuilder::num(p2p_id));
+  b.set(x, "profiling_name", b.str(sending ? "nccl:send" : "nccl:recv"));
+  b.set(x, "time_created_ns", FrwBuilder::num(epoch + e.begin_ns));
+  const int64_t elements = e.bytes / 2;
+  b.set(x, "input_sizes", sending ? b.sizes(elements) : b.list());
+  b.set(x, "input_dtypes", sending ? b.names("BFloat16") : b.list());
+  b.set(x, "output_sizes", sending ? b.list() : b.sizes(elements));
+  b.set(x, "output_dtypes", sending ? b.list() : b.names("BFloat16"));
+  const std::string what = std::string(sending ? "send of" : "recv of") + " microbatch " + std::to_string(microbatchOf(e)) +
+                           ((e.flags & kEventGradient) ? "'s gradient" : "'s activations");
+  frwFinish(b, x, e, done, epoch, timeout_ms, true, rank, "compute", what, "core/parallel/pipeline_strategy.cpp");
+  return x;
+}
 
 }  // namespace
 
@@ -121,7 +197,7 @@ std::vector<ValueTree> flightRecorderTrees(const RunTrace& trace, const FrWriteO
     for (const Event& source : trace.sourceEvents(r)) {
       const Event e = trace.copies.eventFor(r, source);
       run_end = std::max(run_end, e.end_ns);
-      if (frwIsEntry(e.kind) && e.seq >= 0) {
+      if ((frwIsEntry(e.kind) || frwIsP2p(e.kind)) && e.seq >= 0) {
         re.collectives.push_back(e);
       } else if (e.kind == EventKind::Forward || e.kind == EventKind::Backward || e.kind == EventKind::Loss ||
                  e.kind == EventKind::OptimizerStep) {
@@ -140,9 +216,16 @@ std::vector<ValueTree> flightRecorderTrees(const RunTrace& trace, const FrWriteO
   for (const FrwRankEvents& re : ranks)
     for (size_t i = re.collectives.size() > options.ring ? re.collectives.size() - options.ring : 0; i < re.collectives.size(); ++i)
       kept.insert({re.collectives[i].group, re.collectives[i].seq});
+  // Point to point: a transfer is completed when both its send and its recv are in the trace.
+  std::map<std::pair<int, int64_t>, int> p2p_sides;  // (group, id) -> 1 send, 2 recv, 3 both
   for (int r = 0; r < P; ++r)
-    for (const Event& e : ranks[static_cast<size_t>(r)].collectives)
+    for (const Event& e : ranks[static_cast<size_t>(r)].collectives) {
+      if (frwIsP2p(e.kind)) {
+        p2p_sides[{e.group, frwP2pId(trace, r, e)}] |= e.kind == EventKind::Send ? 1 : 2;
+        continue;
+      }
       if (kept.count({e.group, e.seq}) != 0) entered[{e.group, e.seq}][r] = {e.kind, e.bytes, e.bucket, e.unit};
+    }
   // Completed: every member entered it, all with one fingerprint (what the run's check let through).
   auto completed = [&](const Event& e) {
     const auto it = entered.find({e.group, e.seq});
@@ -197,7 +280,13 @@ std::vector<ValueTree> flightRecorderTrees(const RunTrace& trace, const FrWriteO
     const Value entries = b.list();
     for (size_t i = 0; i < n; ++i) {
       const Event& e = re.collectives[i];
-      const bool done = completed(e);
+      const bool p2p = frwIsP2p(e.kind);
+      const int64_t p2p_id = p2p ? frwP2pId(trace, r, e) : 0;
+      const bool done = p2p ? p2p_sides[{e.group, p2p_id}] == 3 : completed(e);
+      if (p2p) {
+        if (i >= first) b.add(entries, p2pEntry(b, trace, r, e, i, p2p_id, done, epoch, timeout_ms));
+        continue;
+      }
       Last& l = last[e.group];
       l.enqueued = std::max<int64_t>(l.enqueued, e.seq);
       l.started = std::max<int64_t>(l.started, e.seq);
@@ -228,16 +317,7 @@ std::vector<ValueTree> flightRecorderTrees(const RunTrace& trace, const FrWriteO
       b.set(x, "input_dtypes", b.names(dtype));
       b.set(x, "output_sizes", b.sizes(outn));
       b.set(x, "output_dtypes", b.names(dtype));
-      b.set(x, "state", b.str(done ? "completed" : "started"));
-      b.set(x, "time_discovered_started_ns", FrwBuilder::num(epoch + e.begin_ns));
-      b.set(x, "time_discovered_completed_ns", done ? FrwBuilder::num(epoch + e.end_ns) : FrwBuilder::none());
-      b.set(x, "retired", FrwBuilder::flag(done));
-      b.set(x, "timeout_ms", FrwBuilder::num(timeout_ms));
-      b.set(x, "is_p2p", FrwBuilder::flag(false));
-      b.set(x, "thread_id", b.str(std::to_string(r)));
-      b.set(x, "thread_name", b.str(std::string("rank ") + std::to_string(r) + " " + std::string(laneName(e.lane))));
-      b.set(x, "duration_ms", done ? FrwBuilder::real(static_cast<double>(e.end_ns - e.begin_ns) / 1e6) : FrwBuilder::none());
-      // Frames, innermost first: the collective as the strategy issued it, then the step.
+      // What the strategy issued, and the compute op it was issued during.
       std::string what = frwWhat(e);
       const auto cit = std::upper_bound(re.compute.begin(), re.compute.end(), e.begin_ns,
                                         [](int64_t t0, const Event& c) { return t0 < c.begin_ns; });
@@ -249,18 +329,7 @@ std::vector<ValueTree> flightRecorderTrees(const RunTrace& trace, const FrWriteO
           what += ", during " + during;
         }
       }
-      const Value frames = b.list();
-      const Value f0 = b.dict();
-      b.set(f0, "name", b.str(what));
-      b.set(f0, "filename", b.str(frwSource(trace, e)));
-      b.set(f0, "line", FrwBuilder::num(0));
-      b.add(frames, f0);
-      const Value f1 = b.dict();
-      b.set(f1, "name", b.str(e.step >= 0 ? "train step " + std::to_string(e.step) : std::string("setup")));
-      b.set(f1, "filename", b.str("core/engine/run.cpp"));
-      b.set(f1, "line", FrwBuilder::num(0));
-      b.add(frames, f1);
-      b.set(x, "frames", frames);
+      frwFinish(b, x, e, done, epoch, timeout_ms, false, r, std::string(laneName(e.lane)), what, frwSource(trace, e));
       b.add(entries, x);
     }
     for (const auto& [id, l] : last) {

@@ -17,6 +17,8 @@
 #include "equivalence_check.h"
 #include "parallel/pipeline_schedule.h"
 #include "parallel/pipeline_stages.h"
+#include "postmortem/fr_dump_writer.h"
+#include "postmortem/fr_ladder.h"
 #include "sanitizer_build.h"
 
 using namespace shardscope;
@@ -274,8 +276,9 @@ class TestPipeline : public QObject {
     c.microbatches = 2;
     c.timeout_ms = 500;
     c.inject_branch = InjectBranch{0, 0};  // stage 0 takes a branch that skips a send
+    Run run(c);
     try {
-      Run(c).execute();
+      run.execute();
       QFAIL("the run should have stopped");
     } catch (const RunError& e) {
       const QString text = e.what();
@@ -283,6 +286,35 @@ class TestPipeline : public QObject {
                    text.contains("microbatch 1's activations") && text.contains("from stage 0 (rank 0)"),
                qPrintable(text));
     }
+    // The flight-recorder dumps ShardScope writes pair every send with its
+    // recv: microbatch 0's activations arrived (completed on both ranks),
+    // microbatch 1's recv waits on rank 1 (started) with no send on rank 0.
+    const std::vector<postmortem::FrRankDump> dumps = postmortem::flightRecorderDumps(run.trace());
+    QCOMPARE(int(dumps.size()), 2);
+    const auto find = [&](int rank, const char* op, const char* what) -> const postmortem::FrEntry* {
+      for (const postmortem::FrEntry& e : dumps[size_t(rank)].entries)
+        if (e.is_p2p && e.op() == op && !e.frames.empty() && e.frames.front().name.find(what) != std::string::npos)
+          return &e;
+      return nullptr;
+    };
+    const postmortem::FrEntry* sent0 = find(0, "send", "microbatch 0's activations");
+    const postmortem::FrEntry* recv0 = find(1, "recv", "microbatch 0's activations");
+    QVERIFY(sent0 && recv0);
+    QCOMPARE(sent0->p2p_seq_id, recv0->p2p_seq_id);
+    QCOMPARE(sent0->state, postmortem::FrState::Completed);
+    QCOMPARE(recv0->state, postmortem::FrState::Completed);
+    const postmortem::FrEntry* waiting = find(1, "recv", "microbatch 1's activations");
+    QVERIFY(waiting);
+    QCOMPARE(waiting->state, postmortem::FrState::Started);
+    QVERIFY(!find(0, "send", "microbatch 1's activations"));
+    // The ladder puts the pair on one row.
+    const postmortem::FrLadder ladder = postmortem::buildFrLadder(dumps);
+    bool paired = false;
+    for (size_t row = 0; row < ladder.rows.size(); ++row)
+      if (ladder.rows[row].p2p && ladder.rows[row].seq == sent0->p2p_seq_id)
+        paired = ladder.cells[row * 2].state == postmortem::FrCell::Completed &&
+                 ladder.cells[row * 2 + 1].state == postmortem::FrCell::Completed;
+    QVERIFY(paired);
   }
 
   void invalidShapesAreRefusedWithTheFlagNamed() {
