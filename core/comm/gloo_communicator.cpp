@@ -45,14 +45,14 @@ constexpr Millis kMinConnectTimeout{30000};
 
 int wrap(int a, int n) { return ((a % n) + n) % n; }
 
-struct Range {  // elements
+struct ElementRange {  // elements
   size_t offset = 0;
   size_t length = 0;
 };
 
 // Chunk c of `count` elements split into `parts`; the first count % parts chunks
 // hold one element more, so uneven counts still cover every element once.
-Range chunkRange(size_t count, int parts, int c) {
+ElementRange chunkRange(size_t count, int parts, int c) {
   const size_t p = static_cast<size_t>(parts);
   const size_t i = static_cast<size_t>(c);
   const size_t base = count / p;
@@ -60,11 +60,11 @@ Range chunkRange(size_t count, int parts, int c) {
   return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
 }
 
-size_t segmentCount(const Range& r, size_t segElems) {
+size_t segmentCount(const ElementRange& r, size_t segElems) {
   return (r.length + segElems - 1) / segElems;
 }
 
-Range segmentRange(const Range& r, size_t segElems, size_t k) {
+ElementRange segmentRange(const ElementRange& r, size_t segElems, size_t k) {
   const size_t begin = k * segElems;
   return {r.offset + begin, std::min(segElems, r.length - begin)};
 }
@@ -178,16 +178,16 @@ class Transfers {
 struct Unit {
   int step = 0;
   size_t seg = 0;
-  Range elems;        // elements covered, as offsets in the collective's buffer layout
+  ElementRange elems;        // elements covered, as offsets in the collective's buffer layout
   long reuseOf = -1;  // earlier unit whose forwarded send reads this unit's landing
                       // memory: that send must finish before this receive is posted
 };
 
 // Units of steps [0, steps), step j carrying chunk chunkOf(j), in receive order.
-std::vector<Unit> buildUnits(int steps, const std::function<Range(int)>& chunkOf, size_t segElems) {
+std::vector<Unit> buildUnits(int steps, const std::function<ElementRange(int)>& chunkOf, size_t segElems) {
   std::vector<Unit> units;
   for (int j = 0; j < steps; ++j) {
-    const Range chunk = chunkOf(j);
+    const ElementRange chunk = chunkOf(j);
     for (size_t k = 0, n = segmentCount(chunk, segElems); k < n; ++k) {
       units.push_back({j, k, segmentRange(chunk, segElems, k), -1});
     }
@@ -418,9 +418,9 @@ void GlooCommunicator::ringAllReduce(char* data, size_t count, DType dtype) {
 
   char* landing = scratch(kRecvDepth * segElems * e);
   Transfers io(*m_context, m_bytesSent, m_timeout, m_abort);
-  const Range own = chunkRange(count, P, r);
+  const ElementRange own = chunkRange(count, P, r);
   for (size_t k = 0, n = segmentCount(own, segElems); k < n; ++k) {
-    const Range s = segmentRange(own, segElems, k);
+    const ElementRange s = segmentRange(own, segElems, k);
     io.send(data + s.offset * e, s.length * e, wrap(r + 1, P), slotOf(0, k));
   }
   auto target = [&](size_t i) -> void* {
@@ -451,7 +451,7 @@ void GlooCommunicator::ringReduceScatter(const char* input, char* output, size_t
   const size_t segElems = std::max<size_t>(1, m_segmentBytes / e);
   const int steps = P - 1;
   const uint64_t base = nextSlotBase();
-  const Range chunk{0, count};  // every chunk has `count` elements; units use chunk coordinates
+  const ElementRange chunk{0, count};  // every chunk has `count` elements; units use chunk coordinates
   const size_t segs = segmentCount(chunk, segElems);
   auto slotOf = [&](int step, size_t seg) {
     return base + static_cast<uint64_t>(step) * segs + seg;
@@ -473,7 +473,7 @@ void GlooCommunicator::ringReduceScatter(const char* input, char* output, size_t
   Transfers io(*m_context, m_bytesSent, m_timeout, m_abort);
   const char* first = input + static_cast<size_t>(wrap(r - 1, P)) * count * e;
   for (size_t k = 0; k < segs; ++k) {
-    const Range s = segmentRange(chunk, segElems, k);
+    const ElementRange s = segmentRange(chunk, segElems, k);
     io.send(first + s.offset * e, s.length * e, wrap(r + 1, P), slotOf(0, k));
   }
   auto target = [&](size_t i) -> char* {
@@ -506,13 +506,13 @@ void GlooCommunicator::ringAllGather(const char* input, char* output, size_t cou
     return base + static_cast<uint64_t>(step) * segs + seg;
   };
   auto chunkOf = [&](int step) {
-    return Range{static_cast<size_t>(wrap(r - step - 1, P)) * count, count};
+    return ElementRange{static_cast<size_t>(wrap(r - step - 1, P)) * count, count};
   };
   const std::vector<Unit> units = buildUnits(steps, chunkOf, segElems);
 
   Transfers io(*m_context, m_bytesSent, m_timeout, m_abort);
   for (size_t k = 0; k < segs; ++k) {
-    const Range s = segmentRange({0, count}, segElems, k);
+    const ElementRange s = segmentRange({0, count}, segElems, k);
     io.send(input + s.offset * e, s.length * e, wrap(r + 1, P), slotOf(0, k));
   }
   char* mine = output + static_cast<size_t>(r) * count * e;
@@ -532,7 +532,7 @@ void GlooCommunicator::chainBroadcast(char* data, size_t count, DType dtype, int
   const size_t e = dtypeSize(dtype);
   const size_t segElems = std::max<size_t>(1, m_segmentBytes / e);
   const uint64_t base = nextSlotBase();
-  const Range all{0, count};
+  const ElementRange all{0, count};
   const size_t segs = segmentCount(all, segElems);
   auto slotOf = [&](int hop, size_t seg) { return base + static_cast<uint64_t>(hop) * segs + seg; };
   const int right = wrap(m_rank + 1, P);
@@ -540,7 +540,7 @@ void GlooCommunicator::chainBroadcast(char* data, size_t count, DType dtype, int
   Transfers io(*m_context, m_bytesSent, m_timeout, m_abort);
   if (pos == 0) {
     for (size_t k = 0; k < segs; ++k) {
-      const Range s = segmentRange(all, segElems, k);
+      const ElementRange s = segmentRange(all, segElems, k);
       io.send(data + s.offset * e, s.length * e, right, slotOf(0, k));
     }
     io.waitAllSends();
