@@ -68,7 +68,7 @@ double iterationFlops(const PublishedRow& row, const RunResult& result) {
   return sixNIterationFlops(result.config.model, result.params, row.global_batch);
 }
 
-double predict(Quantity q, const PublishedRow& row, const RunResult& result) {
+double predictedFigure(Quantity q, const PublishedRow& row, const RunResult& result) {
   int64_t wall_ns = 0, model_state = 0, activations = 0;
   for (const StepMetrics& m : result.last_step) wall_ns = std::max(wall_ns, m.wall_ns);
   for (const RankResult& r : result.ranks) {
@@ -112,7 +112,7 @@ std::vector<ValidationCheck> validateRows(const std::vector<PublishedRow>& rows)
         throw ConfigError("row '" + row.name + "': " + e.what());
       }
       for (ValidationCheck& c : mine)
-        if (c.not_modeled.empty()) c.predicted = predict(c.quantity, row, result);
+        if (c.not_modeled.empty()) c.predicted = predictedFigure(c.quantity, row, result);
     }
     checks.insert(checks.end(), mine.begin(), mine.end());
   }

@@ -59,7 +59,7 @@ ValidateRequest parseValidateArgs(const std::vector<std::string>& args) {
   return r;
 }
 
-std::string figure(double x) {  // 4 significant digits
+std::string fourDigits(double x) {  // 4 significant digits
   char text[32];
   std::snprintf(text, sizeof text, "%.4g", x);
   return text;
@@ -71,7 +71,7 @@ std::string signedPercent(double x) {
   return text;
 }
 
-std::string pad(const std::string& s, size_t width, bool right = false) {
+std::string padCell(const std::string& s, size_t width, bool right = false) {
   if (s.size() >= width) return s;
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
 }
@@ -79,14 +79,14 @@ std::string pad(const std::string& s, size_t width, bool right = false) {
 void printChecks(const std::vector<ValidationCheck>& checks, std::ostream& out) {
   size_t name_width = 4;
   for (const ValidationCheck& c : checks) name_width = std::max(name_width, c.row->name.size());
-  out << pad("row", name_width) << "  " << pad("figure", 14) << pad("published", 12, true) << pad("predicted", 12, true)
-      << pad("error", 10, true) << "\n";
+  out << padCell("row", name_width) << "  " << padCell("figure", 14) << padCell("published", 12, true) << padCell("predicted", 12, true)
+      << padCell("error", 10, true) << "\n";
   for (const ValidationCheck& c : checks) {
     const std::string unit = " " + quantityUnit(c.quantity);
-    out << pad(c.row->name, name_width) << "  " << pad(quantityName(c.quantity), 14)
-        << pad(figure(c.published) + unit, 12, true);
+    out << padCell(c.row->name, name_width) << "  " << padCell(quantityName(c.quantity), 14)
+        << padCell(fourDigits(c.published) + unit, 12, true);
     if (c.predicted)
-      out << pad(figure(*c.predicted) + unit, 12, true) << pad(signedPercent(c.errorPercent()), 10, true) << "\n";
+      out << padCell(fourDigits(*c.predicted) + unit, 12, true) << padCell(signedPercent(c.errorPercent()), 10, true) << "\n";
     else
       out << "   not modeled: " << c.not_modeled << "\n";
   }
@@ -151,13 +151,13 @@ int validateLocal(const ValidateRequest& request, std::ostream& out) {
   runLocalChecks(checks);
   size_t width = 4;
   for (const LocalCheck& c : checks) width = std::max(width, c.name.size());
-  out << pad("run", width) << pad("measured", 12, true) << pad("modeled", 12, true) << pad("error", 10, true) << "\n";
+  out << padCell("run", width) << padCell("measured", 12, true) << padCell("modeled", 12, true) << padCell("error", 10, true) << "\n";
   double sum = 0;
   Json json = Json::object();
   json["local"] = Json::array();
   for (const LocalCheck& c : checks) {
-    out << pad(c.name, width) << pad(figure(c.measured_s * 1e3) + " ms", 12, true)
-        << pad(figure(c.modeled_s * 1e3) + " ms", 12, true) << pad(signedPercent(c.errorPercent()), 10, true) << "\n";
+    out << padCell(c.name, width) << padCell(fourDigits(c.measured_s * 1e3) + " ms", 12, true)
+        << padCell(fourDigits(c.modeled_s * 1e3) + " ms", 12, true) << padCell(signedPercent(c.errorPercent()), 10, true) << "\n";
     sum += std::fabs(c.errorPercent());
     json["local"].push_back({{"name", c.name},
                              {"measured_s", c.measured_s},
