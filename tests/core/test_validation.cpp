@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analysis/formulas.h"
 #include "analysis/validation.h"
+#include "common/units.h"
 #include "common/json_tree.h"
 
 using namespace shardscope;
@@ -102,6 +104,42 @@ class TestValidation : public QObject {
     QCOMPARE(c.batch, 4);
     QCOMPARE(c.model.checkpointing, Checkpointing::Full);
     QVERIFY(c.model.dropout);
+  }
+
+  // The other figures a row may publish come from the same run: TFLOP/s per
+  // GPU is the published FLOP count over the predicted time, and params +
+  // optimizer is the ledger's model state (bf16 gradients: 16 bytes per
+  // parameter of the TP slice).
+  void otherFiguresFromTheSameRun() {
+    std::vector<PublishedRow> rows = loadPublishedTable(defaultPublishedTablePath());
+    PublishedRow row;
+    for (const PublishedRow& r : rows)
+      if (r.name == "22B, full recompute") row = r;
+    QCOMPARE(QString::fromStdString(row.name), QString("22B, full recompute"));
+    row.fp32_grads = false;
+    row.published.tflops_per_gpu = 140.0;
+    row.published.flops = PublishedFlops::Megatron;
+    row.published.param_opt_gib = 41.0;
+    PublishedRow six = row;
+    six.name = "22B, 6N";
+    six.published.flops = PublishedFlops::SixN;
+    const std::vector<PublishedRow> mine{row, six};
+    const std::vector<ValidationCheck> checks = validateRows(mine);
+    const ValidationCheck* time = find(checks, row.name, Quantity::IterationSeconds);
+    const ValidationCheck* tflops = find(checks, row.name, Quantity::TflopsPerGpu);
+    const ValidationCheck* tflops6 = find(checks, six.name, Quantity::TflopsPerGpu);
+    const ValidationCheck* state = find(checks, row.name, Quantity::ParamOptGib);
+    QVERIFY(time && time->predicted && tflops && tflops->predicted && tflops6 && tflops6->predicted && state &&
+            state->predicted);
+    const RunConfig c = validationRunConfig(row);
+    // Narayanan et al.'s count for this row by hand: 96·B·s·l·h²·(1 + s/6h + V/16lh).
+    const double megatron = 96.0 * 4 * 2048 * 48 * 6144.0 * 6144 * (1 + 2048 / (6.0 * 6144) + 51200 / (16.0 * 48 * 6144));
+    QCOMPARE(megatronIterationFlops(c.model, 4, true), megatron);
+    QCOMPARE(*tflops->predicted, megatron / (*time->predicted * 8) / 1e12);
+    QCOMPARE(*tflops6->predicted,
+             sixNIterationFlops(c.model, modelParams(c), 4) / (*time->predicted * 8) / 1e12);
+    QVERIFY(*tflops6->predicted < *tflops->predicted);  // no recompute counted in 6N
+    QCOMPARE(*state->predicted, toGiB(16 * sliceParams(c)));
   }
 
   // The bounds are not vacuous: the same table under a copy of the Selene
