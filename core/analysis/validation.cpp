@@ -45,8 +45,12 @@ RunConfig validationRunConfig(const PublishedRow& row) {
   c.clock = ClockKind::Modeled;
   c.profile = row.machine;
   c.steps = 2;  // the last step is the steady one
-  // Layout: TP groups of consecutive ranks, DP across them. Pipeline stages
-  // (pp), sequence parallelism (sp) and context parallelism (cp) join here.
+  // Layout: TP groups of consecutive ranks, DP across them. Pipelines and
+  // sequence parallelism join here once the run has them (their --pp,
+  // --microbatches, --pp-schedule, --virtual-stages and --sp settings):
+  // pp = row.parallel.pp, microbatches = global / (micro x dp), the schedule
+  // and virtual stages as the row gives them, sp = row.parallel.sp; then
+  // rowNotModeled() drops their reasons and c.batch below stays the global batch.
   c.ranks = row.parallel.gpus;
   c.tp = row.parallel.tp;
   c.strategy = row.parallel.data_parallel;
