@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/units.h"
 #include "engine/run.h"
 #include "model/cpu_calibration.h"
 
@@ -12,7 +13,7 @@ namespace {
 double lastStepSeconds(const RunResult& result) {
   int64_t wall = 0;
   for (const StepMetrics& m : result.last_step) wall = std::max(wall, m.wall_ns);
-  return double(wall) * 1e-9;
+  return nsToSeconds(wall);
 }
 
 LocalCheck localCheck(std::string name, Strategy strategy, ModelKind kind) {

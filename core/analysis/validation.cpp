@@ -79,10 +79,10 @@ double predictedFigure(Quantity q, const PublishedRow& row, const RunResult& res
     model_state = std::max(model_state, r.ledger.model_state_peak);
     activations = std::max(activations, r.ledger.peak[static_cast<size_t>(Category::Activation)]);
   }
-  const double seconds = double(wall_ns) * 1e-9;
+  const double seconds = nsToSeconds(wall_ns);
   switch (q) {
     case Quantity::IterationSeconds: return seconds;
-    case Quantity::TflopsPerGpu: return iterationFlops(row, result) / (seconds * row.parallel.gpus) / 1e12;
+    case Quantity::TflopsPerGpu: return iterationFlops(row, result) / (seconds * row.parallel.gpus) / kFlopPerTflop;
     case Quantity::ParamOptGib: return toGiB(model_state);
     case Quantity::ActivationsGib: return toGiB(activations);
   }

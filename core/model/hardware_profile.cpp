@@ -57,9 +57,9 @@ const NumberField kHostFields[] = {
 // Calibration); each profile's "sources" says where each comes from.
 const NumberField kCalibrationFields[] = {
     {"gemm_efficiency", "fraction of bf16_tflops a large GEMM reaches", 1.0, 0, false, 1.0, 1e-2},
-    {"gemm_tile_m", "output rows per GEMM thread block", 1.0, 0, false, 4096, 1},
-    {"gemm_tile_n", "output columns per GEMM thread block", 1.0, 0, false, 4096, 1},
-    {"sms", "streaming multiprocessors", 1.0, 0, false, 100000, 1},
+    {"gemm_tile_m", "output rows per GEMM thread block", 1.0, 0, false, 1024, 1},
+    {"gemm_tile_n", "output columns per GEMM thread block", 1.0, 0, false, 1024, 1},
+    {"sms", "streaming multiprocessors", 1.0, 0, false, 10000, 1},
     {"hbm_efficiency", "fraction of mem_bandwidth_gb_per_s memory-bound kernels reach", 1.0, 0, false, 1.0, 1e-2},
     {"intra_node_busbw_gb_per_s", "GB/s, nccl-tests all_reduce busbw inside a node", kGiga, 0, false, 1e5, 1e-4},
     {"inter_node_busbw_gb_per_s", "GB/s per GPU, nccl-tests all_reduce busbw across nodes", kGiga, 0, false, 1e5, 1e-4},
