@@ -7,8 +7,8 @@ namespace {
 // Backward of y = x·W (m x k by k x n): dx = dy·W^T (m, k, n) and dW = x^T·dy (k, n, m).
 void addWithBackward(BlockWork& w, GemmShape g) {
   w.gemms.push_back(g);
-  w.gemms.push_back({g.m, g.k, g.n, g.count, g.writes_output});
-  w.gemms.push_back({g.k, g.n, g.m, g.count, g.writes_output});
+  w.gemms.push_back({g.m, g.k, g.n, g.count, g.through_hbm});
+  w.gemms.push_back({g.k, g.n, g.m, g.count, g.through_hbm});
 }
 
 }  // namespace
@@ -27,10 +27,12 @@ BlockWork blockWork(const ModelSpec& slice, int local_batch) {
   addWithBackward(w, {tokens, (m.gated_mlp ? 2 : 1) * F / t, D});
   addWithBackward(w, {tokens, D, F / t});
   // Attention core per (sample, head): scores q·k^T (s x d by d x s) and
-  // probabilities · v (s x s by s x d). Flash keeps the scores on chip.
+  // probabilities · v (s x s by s x d). Flash keeps scores and probabilities
+  // on chip: its GEMMs are bound by compute only (q, k, v and the output are
+  // the block's own tensors, counted with the linear layers' traffic).
   const bool flash = m.attention == Attention::Flash;
   addWithBackward(w, {s, s, head_dim, local_batch * heads, !flash});
-  addWithBackward(w, {s, head_dim, s, local_batch * heads, true});
+  addWithBackward(w, {s, head_dim, s, local_batch * heads, !flash});
   // Memory-bound ops, bytes per token of the forward (bf16): two norms (read
   // and write D, whole under TP), two residual adds (read 2D, write D), the
   // MLP's activation (read its inputs, write F/T); without flash the softmax

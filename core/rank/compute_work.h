@@ -12,9 +12,9 @@ namespace shardscope {
 struct GemmShape {
   double m = 0, n = 0, k = 0;
   double count = 1;
-  // false: the output stays on chip (flash attention's scores), so the GEMM
-  // moves only its inputs through HBM.
-  bool writes_output = true;
+  // false: a fused kernel keeps its operands on chip (flash attention's
+  // scores and probabilities), so no HBM traffic bounds it.
+  bool through_hbm = true;
   double flops() const { return 2.0 * m * n * k * count; }
 };
 

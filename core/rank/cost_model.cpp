@@ -82,7 +82,8 @@ double CostModel::gemmSeconds(const GemmShape& g) const {
   const double wave_count = std::min(waves(c.gemm_tile_m, c.gemm_tile_n), waves(c.gemm_tile_n, c.gemm_tile_m));
   const double padded_flops = 2.0 * wave_count * c.sms * tile * g.k;
   const double compute = padded_flops / (m_profile.device.bf16_flops * c.gemm_efficiency);
-  const double bytes = 2.0 * g.count * (g.m * g.k + g.k * g.n + (g.writes_output ? g.m * g.n : 0.0));  // bf16
+  if (!g.through_hbm) return compute;
+  const double bytes = 2.0 * g.count * (g.m * g.k + g.k * g.n + g.m * g.n);  // bf16 in and out
   return std::max(compute, bytes / memoryBandwidth());
 }
 

@@ -255,6 +255,11 @@ class TestHardwareProfile : public QObject {
     const GemmShape shallow{8192, 8192, 16};
     const double bytes = 2.0 * (8192.0 * 16 * 2 + 8192.0 * 8192);
     QCOMPARE(cost.gemmSeconds(shallow), bytes / (2039e9 * c.hbm_efficiency));
+    // The same inside a fused kernel (flash attention): compute alone, 64 x 32
+    // tiles in 19 waves.
+    const GemmShape fused{8192, 8192, 16, 1, false};
+    QCOMPARE(cost.gemmSeconds(fused), 2.0 * 19 * 108 * 128 * 256 * 16 / (312e12 * c.gemm_efficiency));
+    QVERIFY(cost.gemmSeconds(fused) < 0.2 * cost.gemmSeconds(shallow));
     // A block's rate: its FLOPs over its time, below the plateau.
     BlockWork work;
     work.gemms = {full, skinny};
