@@ -1,8 +1,8 @@
 # Install rules and the Debian package (CPack DEB): `cpack -G DEB` in the build
 # dir, or `cmake --build build/release --target package`, writes
 # shardscope_<version>_amd64.deb. Presets and help texts are compiled into the
-# GUI (ui/CMakeLists.txt); the hardware profiles are files, found next to the
-# installed program (core/model/hardware_profile.cpp: profilesDir).
+# GUI (ui/CMakeLists.txt); the hardware profiles and validate's table are
+# files, found next to the installed program (core/model/hardware_profile.cpp: profilesDir).
 # Sanitizer and fuzz builds are never packaged: no rules, no build-time man pages.
 if(SHARDSCOPE_SANITIZER OR SHARDSCOPE_FUZZ)
   return()
@@ -26,6 +26,9 @@ if(TARGET shardscope)
   install(FILES packaging/io.github.shardscope.metainfo.xml DESTINATION ${CMAKE_INSTALL_DATADIR}/metainfo)
 endif()
 install(DIRECTORY resources/profiles DESTINATION ${CMAKE_INSTALL_DATADIR}/shardscope
+  FILES_MATCHING PATTERN "*.json")
+# validate's table, beside the profiles (analysis/published_table.cpp: defaultPublishedTablePath).
+install(DIRECTORY resources/validation DESTINATION ${CMAKE_INSTALL_DATADIR}/shardscope
   FILES_MATCHING PATTERN "*.json")
 install(FILES packaging/copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/shardscope)
 

@@ -244,18 +244,32 @@ double expectedActivationBytesPerLayer(const RunConfig& c) {
   const double proj_input = 2.0 / t;              // the heads' output
   const double mlp_input = 2.0 / sp;              // norm2's output (whole)
   const double mlp_inner = 2.0 * f * (c.model.gated_mlp ? 3.0 : 2.0) / t;  // GELU in and out (8 + 8); gated: 3 of f·h
-  // Their dropout masks (sbh after attention, sbh after the MLP) and the
-  // softmax dropout's mask and output: no dropout here, none of them.
+  // Their dropout masks (sbh after attention, sbh after the MLP, whole under
+  // TP, split with sequence parallelism): a shape with dropout (GPT-3's,
+  // Megatron-LM's) keeps them.
+  const double dropout_masks = c.model.dropout ? 2.0 : 0.0;
   // Not in their count: the norms' fp32 statistics per token (mean and rstd; RMSNorm rstd).
-  const double norm_stats = 2.0 * (rms_norm ? 4.0 : 8.0) / h / sp;
-  double bytes = sbh * (norm_inputs + qkv_input + qkv + proj_input + mlp_input + mlp_inner + norm_stats);
+const double norm_stats = 2.0 * (rms_norm ? 4.0 : 8.0) / h / sp;
+  double bytes = sbh * (norm_inputs + qkv_input + qkv + proj_input + mlp_input + mlp_inner + dropout_masks / sp +
+                        norm_stats);
   if (c.model.checkpointing == Checkpointing::None) {
     // The attention core: their 5·a·s²·b is the softmax (2), its dropout mask
-    // (1) and output (2); here only the softmax, 2·a·s²·b/t. Flash keeps one
-    // fp32 statistic per row instead: 4·a·s·b/t.
-    bytes += c.model.attention == Attention::Naive ? 2.0 * a * s * s * b / t : 4.0 * a * s * b / t;
+    // (1) and output (2); without dropout only the softmax, 2·a·s²·b/t. Flash
+    // keeps one fp32 statistic per row instead: 4·a·s·b/t.
+    const double naive = c.model.dropout ? 5.0 : 2.0;
+    bytes += c.model.attention == Attention::Naive ? naive * a * s * s * b / t : 4.0 * a * s * b / t;
   }
   return bytes;
+}
+
+double megatronIterationFlops(const ModelShape& m, int global_batch, bool full_recompute) {
+  const double B = global_batch, s = m.seq, l = m.layers, h = m.hidden, V = m.vocab;
+  return (full_recompute ? 96.0 : 72.0) * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+}
+
+double sixNIterationFlops(const ModelShape& m, int64_t params, int global_batch) {
+  const double tokens = double(global_batch) * m.seq;
+  return 6.0 * double(params) * tokens + 12.0 * m.layers * double(m.hidden) * m.seq * tokens;
 }
 
 }  // namespace shardscope

@@ -115,9 +115,19 @@ bool hasTokenBlocks(const RunConfig& c);
 // Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
 // Transformer Models": s·b·h·(34 + 5·a·s/h) per layer for their GPT block,
 // adapted term by term to the block built here (docs: "Activation memory"):
-// no dropout, grouped-query K/V, a gated MLP's third inner tensor, fp32 norm
+// dropout only where the shape has it (GPT-3's), grouped-query K/V, a gated MLP's third inner tensor, fp32 norm
 // statistics, flash attention's row statistics instead of the softmax; 2·s·b·h
 // under full checkpointing; TP splits the heads' and the MLP's tensors.
 double expectedActivationBytesPerLayer(const RunConfig& c);
+
+// --- published FLOP counts ---------------------------------------------------
+
+// Model FLOPs of one iteration as Narayanan et al. 2021 (arXiv 2104.04473,
+// eq. 3) count them: 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)) with full
+// recompute, 72·… without. B global batch, s sequence, l layers, h hidden, V vocabulary.
+double megatronIterationFlops(const ModelShape& m, int global_batch, bool full_recompute);
+// 6·N per token plus attention's 12·l·h·s (Chowdhery et al. 2022, PaLM, appendix B):
+// 6·N·B·s + 12·l·h·s·B·s. N: every parameter.
+double sixNIterationFlops(const ModelShape& m, int64_t params, int global_batch);
 
 }  // namespace shardscope

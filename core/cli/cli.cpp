@@ -18,6 +18,7 @@
 #include "common/exit_codes.h"
 #include "cli/inspect_command.h"
 #include "cli/profiles_command.h"
+#include "cli/validate_command.h"
 #include "cli/run_outputs.h"
 #include "common/errors.h"
 #include "common/log.h"
@@ -43,6 +44,7 @@ commands:
   analyze   PyTorch profiler traces of a real job: HTA's metrics per rank (analyze --help)
   inspect   per rank of a trace: bucket firing order, FSDP unit states, peak memory (inspect TRACE.json)
   attach    record a run served elsewhere (run --serve ADDR): attach ADDR --trace FILE (attach --help)
+  validate  the modeled clock against published training runs: each prediction, its error (validate --help)
   keys      this user's public key for serving and attaching with CURVE; --authorize KEY lets an inspector in
   help      this text (run --help lists the run flags)
 every command takes:
@@ -356,6 +358,7 @@ int runCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
     if (args[0] == "devices") return commandDevices(rest, out, err, hooks);
     if (args[0] == "calc") return commandCalc(rest, out, err);
     if (args[0] == "profiles") return commandProfiles(rest, out, err);
+    if (args[0] == "validate") return commandValidate(rest, out, err);
     if (args[0] == "analyze") return commandAnalyze(rest, out, err);
     if (args[0] == "inspect") return commandInspect(rest, out, err);
     if (args[0] == "attach") return commandAttach(rest, out, err);
@@ -372,7 +375,7 @@ int runCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
     err << "error: " << e.what() << "\n";
     return kExitRunFailed;
   }
-  err << "error: unknown command '" << args[0] << "'; commands: run, devices, calc, profiles, analyze, inspect, attach, keys, help\n";
+  err << "error: unknown command '" << args[0] << "'; commands: run, devices, calc, profiles, validate, analyze, inspect, attach, keys, help\n";
   return kExitBadInput;
 }
 

@@ -44,7 +44,7 @@ std::string bashCompletion() {
   script += "_shardscope_cli() {\n";
   script += "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n";
   script += "  if ((COMP_CWORD == 1)); then\n";
-  script += "    COMPREPLY=($(compgen -W 'run devices calc profiles analyze inspect attach keys help --version' -- \"$cur\"))\n";
+  script += "    COMPREPLY=($(compgen -W 'run devices calc profiles validate analyze inspect attach keys help --version' -- \"$cur\"))\n";
   script += "    return\n";
   script += "  fi\n";
   script += "  case $prev in\n";

@@ -20,10 +20,14 @@ constexpr double toGiB(Bytes bytes) { return static_cast<double>(bytes) / kGiB; 
 // A size given in MiB (a --bucket-mb value) in bytes, truncated as the planner uses it.
 inline constexpr int64_t mibToBytes(double mib) { return static_cast<int64_t>(mib * kMiB); }
 
+inline constexpr double kNsPerS = 1e9;
 inline constexpr double kNsPerMs = 1e6;
 inline constexpr double kNsPerUs = 1e3;
 template <class Ns>
 constexpr double nsToMs(Ns ns) { return static_cast<double>(ns) / kNsPerMs; }
+template <class Ns>
+constexpr double nsToSeconds(Ns ns) { return static_cast<double>(ns) / kNsPerS; }
+inline constexpr double kFlopPerTflop = 1e12;  // TFLOP/s = 10^12 FLOP per second
 // Bytes over ns is GB/s (10^9 bytes per second).
 inline constexpr double gbPerSecond(double bytes, double ns) { return ns > 0 ? bytes / ns : 0.0; }
 

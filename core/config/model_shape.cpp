@@ -4,8 +4,9 @@
 
 namespace shardscope {
 
-ModelShape presetShape(const std::string& name) {
-  const ModelPreset& p = findModelPreset(name);
+ModelShape presetShape(const std::string& name) { return transformerShape(findModelPreset(name)); }
+
+ModelShape transformerShape(const ModelPreset& p) {
   ModelShape s;
   s.kind = ModelKind::Gpt;
   s.preset = p.name;

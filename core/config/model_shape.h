@@ -23,6 +23,9 @@ struct ModelShape {
   int ffn = 0;        // preset: MLP inner width
   int kv_heads = 0;   // preset: key/value heads
   bool learned_positions = false, tied_embeddings = false, gated_mlp = false, biases = true;
+  // preset: dropout after attention's softmax and after each residual branch
+  // (GPT-2/3, Megatron-LM): its 1-byte masks are kept for backward.
+  bool dropout = false;
   // gpt and published shapes: what each block keeps for backward (the MLP ignores both).
   Attention attention = Attention::Flash;
   Checkpointing checkpointing = Checkpointing::None;
@@ -32,7 +35,12 @@ struct ModelShape {
   bool sequence_parallel = false;
 };
 
+struct ModelPreset;
+
 // The shape of a published model preset (throws ConfigError for unknown names).
 ModelShape presetShape(const std::string& name);
+// The shape of any published transformer's table, named or not (validate's
+// rows describe theirs in the table); p.name labels it in traces and summaries.
+ModelShape transformerShape(const ModelPreset& p);
 
 }  // namespace shardscope

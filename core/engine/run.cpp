@@ -20,6 +20,7 @@
 #include "memory/ledger_replay.h"
 #include "comm/link_arbiter.h"
 #include "kernels/cpu_kernels.h"
+#include "model/block_work.h"
 #include "model/hardware_profile.h"
 #include "model/layer_fit.h"
 #include "model/model.h"
@@ -72,6 +73,8 @@ Run::Run(RunConfig config, RanksElsewhere)
   if (m_clock.modeled()) {
     m_cost = std::make_unique<CostModel>(loadProfile(m_config.profileName()));
     requireLayerFitsDevice(m_config, m_cost->profile());  // no P shards one layer
+    // A calibrated profile prices compute at the rate this run's blocks reach.
+    m_cost->priceComputeBy(blockWork(m_sliceSpec, m_config.batch / m_config.dataParallelSize()));
   }
   if (m_config.isSharded() && !m_config.pipelined()) {  // a pipeline's stages shard each block (stage_state.h)
     const FsdpUnits units(m_sliceSpec, m_config.unitBlocks(), m_config.shardGroupSize());

@@ -1,6 +1,7 @@
 #include "model/hardware_profile.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <ostream>
@@ -52,8 +53,19 @@ const NumberField kHostFields[] = {
     {"kernel_launch_us", "microseconds of host time per kernel launch", kMicro, 0, true, 1e6, 0},
     {"unit_hook_us", "microseconds of host time per FSDP unit hook", kMicro, 0, true, 1e6, 0},
 };
-const std::vector<std::string> kRootKeys = {"name",       "description",   "device",  "intra_node",
-                                            "inter_node", "gpus_per_node", "sources", "host"};
+// Optional: the shape-aware cost model's constants (rank/hardware_profile.h's
+// Calibration); each profile's "sources" says where each comes from.
+const NumberField kCalibrationFields[] = {
+    {"gemm_efficiency", "fraction of bf16_tflops a large GEMM reaches", 1.0, 0, false, 1.0, 1e-2},
+    {"gemm_tile_m", "output rows per GEMM thread block", 1.0, 0, false, 1024, 1},
+    {"gemm_tile_n", "output columns per GEMM thread block", 1.0, 0, false, 1024, 1},
+    {"sms", "streaming multiprocessors", 1.0, 0, false, 10000, 1},
+    {"hbm_efficiency", "fraction of mem_bandwidth_gb_per_s memory-bound kernels reach", 1.0, 0, false, 1.0, 1e-2},
+    {"intra_node_busbw_gb_per_s", "GB/s, nccl-tests all_reduce busbw inside a node", kGiga, 0, false, 1e5, 1e-4},
+    {"inter_node_busbw_gb_per_s", "GB/s per GPU, nccl-tests all_reduce busbw across nodes", kGiga, 0, false, 1e5, 1e-4},
+};
+const std::vector<std::string> kRootKeys = {"name",       "description",   "device",  "intra_node",  "inter_node",
+                                            "gpus_per_node", "sources", "host", "calibration"};
 constexpr int kMaxGpusPerNode = 4096;
 
 // Levenshtein distance, to suggest the key a typo meant.
@@ -254,6 +266,27 @@ HardwareProfile parseProfile(const std::string& json_text, const std::string& fi
     p.host.unit_hook = r.number(*host, "host", kHostFields[1]);
   }
 
+  // Optional: without it the cost model keeps one GEMM efficiency and the wire bandwidths.
+  if (const auto cal = root.find("calibration"); cal != root.end()) {
+    if (!cal->is_object())
+      r.fail("calibration must be an object (the cost model's fitted constants), got " + describe(*cal));
+    r.checkKeys(*cal, "calibration", keysOf(kCalibrationFields));
+    HardwareProfile::Calibration c;
+    const auto count = [&](const NumberField& f) {
+      const double x = r.number(*cal, "calibration", f);
+      if (x != std::floor(x)) r.fail("calibration." + std::string(f.key) + " must be a whole number (" + f.unit + "), got " + describe((*cal)[f.key]));
+      return static_cast<int>(x);
+    };
+    c.gemm_efficiency = r.number(*cal, "calibration", kCalibrationFields[0]);
+    c.gemm_tile_m = count(kCalibrationFields[1]);
+    c.gemm_tile_n = count(kCalibrationFields[2]);
+    c.sms = count(kCalibrationFields[3]);
+    c.hbm_efficiency = r.number(*cal, "calibration", kCalibrationFields[4]);
+    c.intra_node_busbw = r.number(*cal, "calibration", kCalibrationFields[5]);
+    c.inter_node_busbw = r.number(*cal, "calibration", kCalibrationFields[6]);
+    p.calibration = c;
+  }
+
   const Json& gpus = r.require(root, "", "gpus_per_node", "an integer");
   int64_t gpus_per_node = 0;
   if (!jsonInteger(gpus, gpus_per_node) || gpus_per_node < 1 || gpus_per_node > kMaxGpusPerNode)
@@ -324,6 +357,16 @@ Json profileJson(const HardwareProfile& p) {
     Json& h = j["host"];
     h[kHostFields[0].key] = p.host.kernel_launch / kMicro;
     h[kHostFields[1].key] = p.host.unit_hook / kMicro;
+  }
+  if (const auto& c = p.calibration) {
+    Json& cal = j["calibration"];
+    cal[kCalibrationFields[0].key] = c->gemm_efficiency;
+    cal[kCalibrationFields[1].key] = c->gemm_tile_m;
+    cal[kCalibrationFields[2].key] = c->gemm_tile_n;
+    cal[kCalibrationFields[3].key] = c->sms;
+    cal[kCalibrationFields[4].key] = c->hbm_efficiency;
+    cal[kCalibrationFields[5].key] = c->intra_node_busbw / kGiga;
+    cal[kCalibrationFields[6].key] = c->inter_node_busbw / kGiga;
   }
   j["gpus_per_node"] = p.gpus_per_node;
   j["sources"] = p.sources;

@@ -158,11 +158,16 @@ int64_t MetaModel::savedBytes(int segment, bool recomputed) const {
     const int64_t F = m.ffn > 0 ? m.ffn : 4 * D;
     const int64_t kv = m.kv_heads > 0 ? D / m.heads * m.kv_heads : D;
     const int64_t stats = m.preset.empty() || m.biases ? 8 : 4;
-    const int64_t core = m.attention == Attention::Naive ? 2 * m.heads / tp * int64_t(m.seq) : 4 * m.heads / tp;
-    // Sequence parallel: the norms' tensors, the residual and the statistics split over the sequence too.
+// Dropout (GPT-3, Megatron-LM) keeps a 1-byte mask per residual branch
+    // (whole under TP) and, without flash, the probabilities' mask and the
+    // dropped probabilities (bf16): the 34 and 5as/h of Korthikanti et al. 2022.
+    // Sequence parallel: the norms' tensors, the residual, the statistics and
+    // the masks split over the sequence too.
+    const int64_t naive_core = (m.dropout ? 5 : 2) * m.heads / tp * int64_t(m.seq);
+    const int64_t core = m.attention == Attention::Naive ? naive_core : 4 * m.heads / tp;
     const int64_t sp = m_sequenceParallel ? tp : 1;
     const int64_t rest = 2 * ((D + D) / sp + (D + 2 * kv) / tp + D / tp + (D + D) / sp + (m.gated_mlp ? 3 : 2) * F / tp) +
-                         2 * stats / sp;
+                         2 * stats / sp + (m.dropout ? 2 * D / sp : 0);
     switch (m.checkpointing) {
       case Checkpointing::None: return recomputed ? 0 : tokens * (rest + core);
       case Checkpointing::Selective: return tokens * (recomputed ? core : rest);

@@ -3,6 +3,7 @@
 // reading, validating and writing profile files is model/hardware_profile.h.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,20 @@ struct HardwareProfile {
     double kernel_launch = 0;
     double unit_hook = 0;
   } host;
+
+  // The cost model's shape-aware pricing (rank/cost_model.h), fitted once per
+  // profile; a profile without it prices compute as FLOPs / (peak x
+  // compute_efficiency) and collectives at the links' wire bandwidth.
+  struct Calibration {
+    double gemm_efficiency = 0;  // fraction of bf16_flops a large, well-tiled GEMM reaches, (0, 1]
+    int gemm_tile_m = 0;         // output tile a GEMM kernel computes per thread block (rows, cols)
+    int gemm_tile_n = 0;
+    int sms = 0;                 // streaming multiprocessors: tiles run in waves of this many
+    double hbm_efficiency = 0;   // fraction of mem_bandwidth memory-bound kernels reach, (0, 1]
+    double intra_node_busbw = 0;  // bytes/s: nccl-tests all_reduce busbw inside a node, large messages
+    double inter_node_busbw = 0;  // bytes/s per GPU: the same across nodes
+  };
+  std::optional<Calibration> calibration;
 
   int gpus_per_node = 1;
   std::vector<std::string> sources;  // datasheet citations, or how it was measured

@@ -123,10 +123,15 @@ class TestCalcCli : public QObject {
     const QJsonObject o = parseObject(r.out);
     QStringList names;
     for (const QJsonValue& v : o.value("profiles").toArray()) names << v.toObject().value("name").toString();
-    QCOMPARE(names, (QStringList{"a100-40gb-pcie", "cluster-25gbe", "h100-sxm", "h200", "rtx4090-pcie"}));
-    const QJsonObject h100 = o.value("profiles").toArray()[2].toObject();
+    QCOMPARE(names, (QStringList{"a100-40gb-pcie", "a100-sxm4-80gb-selene", "cluster-25gbe", "h100-sxm", "h200",
+                                 "rtx4090-pcie"}));
+    const QJsonObject h100 = o.value("profiles").toArray()[3].toObject();
     QCOMPARE(h100.value("device").toObject().value("bf16_tflops").toDouble(), 989.0);
     QCOMPARE(h100.value("inter_node").toObject().value("bandwidth_gb_per_s").toDouble(), 50.0);
+    // The Selene profile's cost-model constants come back in the file's units.
+    const QJsonObject selene = o.value("profiles").toArray()[1].toObject().value("calibration").toObject();
+    QCOMPARE(selene.value("sms").toInt(), 108);
+    QCOMPARE(selene.value("intra_node_busbw_gb_per_s").toDouble(), 210.0);
     QCOMPARE(o.value("not_calibrated").toArray(), QJsonArray{"this-cpu"});
     QVERIFY(o.value("errors").toArray().isEmpty());
     QVERIFY(!QDir(cache.filePath("shardscope")).exists());

@@ -17,6 +17,7 @@
 #include "model/cpu_calibration.h"
 #include "model/hardware_profile.h"
 #include "common/json_tree.h"
+#include "rank/cost_model.h"
 
 using namespace shardscope;
 
@@ -123,6 +124,7 @@ class TestHardwareProfile : public QObject {
     QTest::newRow("a100-40gb-pcie") << "a100-40gb-pcie" << 312.0 << 1555.0 << 40.0 << 4 << 32.0 << 6.25;
     QTest::newRow("rtx4090-pcie") << "rtx4090-pcie" << 165.2 << 1008.0 << 24.0 << 4 << 25.0 << 3.125;
     QTest::newRow("cluster-25gbe") << "cluster-25gbe" << 312.0 << 1555.0 << 40.0 << 1 << 32.0 << 3.125;
+    QTest::newRow("a100-sxm4-80gb-selene") << "a100-sxm4-80gb-selene" << 312.0 << 2039.0 << 80.0 << 8 << 300.0 << 25.0;
   }
 
   // The datasheet figures, converted to SI: a wrong unit factor fails here.
@@ -151,7 +153,8 @@ class TestHardwareProfile : public QObject {
 
   void everyListedProfileLoads() {
     const std::vector<std::string> names = listProfiles();
-    for (const char* shipped : {"a100-40gb-pcie", "cluster-25gbe", "h100-sxm", "h200", "rtx4090-pcie", "this-cpu"})
+    for (const char* shipped : {"a100-40gb-pcie", "a100-sxm4-80gb-selene", "cluster-25gbe", "h100-sxm", "h200",
+                                "rtx4090-pcie", "this-cpu"})
       QVERIFY2(std::find(names.begin(), names.end(), shipped) != names.end(), shipped);
     for (const std::string& n : names) {
       if (n == kThisCpuProfile) continue;  // measured; see thisCpuCalibration
@@ -172,6 +175,113 @@ class TestHardwareProfile : public QObject {
     QCOMPARE(b.inter_node.latency, a.inter_node.latency);
     QCOMPARE(b.sources, a.sources);
     QCOMPARE(b.description, a.description);
+  }
+
+  // The cost model's constants: optional (an old profile has none), read in
+  // the file's units, written back the same.
+  void calibrationReadAndWritten() {
+    QVERIFY(!parseProfile(kValid, "test-gpu.json").calibration.has_value());
+    const HardwareProfile selene = loadProfile("a100-sxm4-80gb-selene");
+    QVERIFY(selene.calibration.has_value());
+    const HardwareProfile::Calibration& c = *selene.calibration;
+    QCOMPARE(c.sms, 108);
+    QCOMPARE(c.gemm_tile_m, 128);
+    QCOMPARE(c.gemm_tile_n, 256);
+    QCOMPARE(c.intra_node_busbw, 210e9);
+    QCOMPARE(c.inter_node_busbw, 23e9);
+    QVERIFY(c.gemm_efficiency > 0.5 && c.gemm_efficiency <= 1);
+    std::ostringstream text;
+    writeProfileJson(selene, text);
+    const HardwareProfile back = parseProfile(text.str(), "a100-sxm4-80gb-selene.json");
+    QVERIFY(back.calibration.has_value());
+    QCOMPARE(back.calibration->gemm_efficiency, c.gemm_efficiency);
+    QCOMPARE(back.calibration->inter_node_busbw, c.inter_node_busbw);
+    QCOMPARE(back.calibration->sms, c.sms);
+  }
+
+  void badCalibration_data() {
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("efficiency above 1") << "gemm_efficiency" << "1.2" << "calibration.gemm_efficiency must be a number in (0, 1]";
+    QTest::newRow("efficiency missing") << "gemm_efficiency" << "<delete>" << "calibration.gemm_efficiency is missing";
+    QTest::newRow("tile fractional") << "gemm_tile_m" << "127.5" << "calibration.gemm_tile_m must be a whole number";
+    QTest::newRow("sms zero") << "sms" << "0" << "calibration.sms must be a positive number";
+    QTest::newRow("busbw string") << "intra_node_busbw_gb_per_s" << "\"210\"" << "calibration.intra_node_busbw_gb_per_s must be a number";
+    QTest::newRow("hbm zero") << "hbm_efficiency" << "0" << "calibration.hbm_efficiency must be a positive number";
+    QTest::newRow("unknown key") << "gemm_tile" << "[128, 256]" << "unknown key 'calibration.gemm_tile'";
+  }
+
+  void badCalibration() {
+    QFETCH(QString, key);
+    QFETCH(QString, value);
+    QFETCH(QString, expected);
+    Json doc = Json::parse(kValid);
+    Json cal = {{"gemm_efficiency", 0.8}, {"gemm_tile_m", 128}, {"gemm_tile_n", 256}, {"sms", 108},
+                {"hbm_efficiency", 0.85}, {"intra_node_busbw_gb_per_s", 210}, {"inter_node_busbw_gb_per_s", 23}};
+    if (value == "<delete>") cal.erase(key.toStdString());
+    else cal[key.toStdString()] = Json::parse(value.toStdString());
+    doc["calibration"] = cal;
+    const QString error = configErrorOf([&] { parseProfile(doc.dump(), "test-gpu.json"); });
+    QVERIFY2(error.startsWith("profile test-gpu.json: "), qPrintable(error));
+    QVERIFY2(error.contains(expected), qPrintable(error));
+    doc["calibration"] = 5;
+    QVERIFY(configErrorOf([&] { parseProfile(doc.dump(), "test-gpu.json"); }).contains("calibration must be an object"));
+  }
+
+  // A calibrated profile prices a GEMM by its shape: a full wave of whole
+  // tiles runs at the plateau, a skinny one pays for its padded tiles, one
+  // with a tiny k is bound by HBM; collectives run at nccl-tests' busbw and an
+  // all-reduce across nodes takes NCCL's tree when its latency is lower.
+  void calibratedPricing() {
+    const CostModel cost(loadProfile("a100-sxm4-80gb-selene"));
+    const HardwareProfile::Calibration& c = *cost.profile().calibration;
+    const double plateau = 312e12 * c.gemm_efficiency;
+    // 108 x 8 tiles of 128 x 256: exactly 8 full waves.
+    const GemmShape full{108 * 128, 8 * 256, 4096};
+    QVERIFY(std::fabs(cost.gemmSeconds(full) - full.flops() / plateau) < 1e-9 * cost.gemmSeconds(full) + 1e-15);
+    // One tile more: a ninth wave for it alone.
+    const GemmShape spill{108 * 128, 8 * 256 + 1, 4096};
+    QVERIFY(cost.gemmSeconds(spill) > 1.1 * cost.gemmSeconds(full));
+    // n = 64 fills at most half of a tile's narrower side (128, the tile
+    // turned whichever way wastes less): at most half the plateau.
+    const GemmShape skinny{16384, 64, 8192};
+    QVERIFY(skinny.flops() / cost.gemmSeconds(skinny) <= 0.5 * plateau * 1.0001);
+    // A batched GEMM's tiles share the waves: 32 small GEMMs of 128 tiles
+    // each fill 38 waves, not 32 x 2.
+    const GemmShape batched{2048, 2048, 1024, 32};
+    QVERIFY(cost.gemmSeconds(batched) < 0.65 * 32 * cost.gemmSeconds({2048, 2048, 1024}));
+    // k = 16: HBM traffic (bf16 in and out) outweighs the math.
+    const GemmShape shallow{8192, 8192, 16};
+    const double bytes = 2.0 * (8192.0 * 16 * 2 + 8192.0 * 8192);
+    QCOMPARE(cost.gemmSeconds(shallow), bytes / (2039e9 * c.hbm_efficiency));
+    // The same inside a fused kernel (flash attention): compute alone, 64 x 32
+    // tiles in 19 waves.
+    const GemmShape fused{8192, 8192, 16, 1, false};
+    QCOMPARE(cost.gemmSeconds(fused), 2.0 * 19 * 108 * 128 * 256 * 16 / (312e12 * c.gemm_efficiency));
+    QVERIFY(cost.gemmSeconds(fused) < 0.2 * cost.gemmSeconds(shallow));
+    // A block's rate: its FLOPs over its time, below the plateau.
+    BlockWork work;
+    work.gemms = {full, skinny};
+    work.memory_bytes = 1e9;
+    work.flops = full.flops() + skinny.flops();
+    CostModel priced(loadProfile("a100-sxm4-80gb-selene"));
+    priced.priceComputeBy(work);
+    QCOMPARE(priced.computeRate(), work.flops / priced.workSeconds(work));
+    QVERIFY(priced.computeRate() < plateau);
+    // 1 GB all-reduce in one node: the ring's 14 latencies plus bytes at busbw.
+    const std::vector<int> node{0, 1, 2, 3, 4, 5, 6, 7};
+    const double sent = 1e9 * 2 * 7 / 8;
+    QCOMPARE(cost.collectiveNs(EventKind::AllReduce, sent, node), int64_t(std::llround((14 * 3e-6 + sent / 210e9) * 1e9)));
+    // 64 ranks on 8 nodes: tree, 2 log2(64) = 12 steps, not the ring's 126.
+    std::vector<int> world(64);
+    for (int r = 0; r < 64; ++r) world[r] = r;
+    QCOMPARE(cost.latencyNs(EventKind::AllReduce, world), int64_t(std::llround(12 * 6e-6 * 1e9)));
+    QCOMPARE(cost.latencyNs(EventKind::AllGather, world), int64_t(std::llround(63 * 6e-6 * 1e9)));
+    // A profile without calibration keeps the flat formula and the wire bandwidth.
+    const CostModel flat(loadProfile("h100-sxm"));
+    QCOMPARE(flat.computeNs(989e12 * 0.6, 0), int64_t(1000000000));
+    QCOMPARE(flat.collectiveNs(EventKind::AllReduce, 450e9, node), int64_t(std::llround((14 * 3e-6 + 1.0) * 1e9)));
   }
 
   void validBaseParses() {

@@ -203,15 +203,16 @@ class TestTensorParallel : public QObject {
   // Activation bytes per layer, measured on the ledger (what a block's forward
   // leaves booked), against Korthikanti et al.'s formula adapted to the block
   // (analysis/formulas.h), within 10%, for each attention and checkpointing
-  // mode, with and without TP, on CPU ranks, the meta backend and a published
-  // shape (grouped K/V, SwiGLU, RMSNorm); the summary carries both.
+  // mode, with and without TP, on CPU ranks, the meta backend and published
+  // shapes (grouped K/V, SwiGLU, RMSNorm; GPT-2's with dropout's masks, as
+  // validate's GPT-3 rows keep them); the summary carries both.
   void activationsPerLayer_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("backend");
     QTest::addColumn<int>("attention");
     QTest::addColumn<int>("checkpointing");
     QTest::addColumn<int>("tp");
-    for (const char* m : {"gpt", "llama2-70b"})
+    for (const char* m : {"gpt", "llama2-70b", "gpt2-124m+dropout"})
       for (const char* b : {"cpu", "meta"}) {
         if (QString(m) != "gpt" && QString(b) == "cpu") continue;  // published shapes are meta-only
         for (const Attention a : {Attention::Naive, Attention::Flash})
@@ -233,7 +234,9 @@ class TestTensorParallel : public QObject {
     QFETCH(int, tp);
     RunConfig c = gptConfig("ddp", 2, tp);
     if (model != "gpt") {
-      c.model = presetShape(model.toStdString());
+      const bool dropout = model.endsWith("+dropout");
+      c.model = presetShape(model.section('+', 0, 0).toStdString());
+      c.model.dropout = dropout;
       c.batch = 2;
     }
     c.model.attention = static_cast<Attention>(attention);

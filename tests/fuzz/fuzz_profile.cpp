@@ -4,6 +4,7 @@
 // ops of a real size (up to a 1 TFLOP GEMM, a 10 GB collective) as a
 // non-negative time in range (no out-of-range rounding), and must write out
 // (as the this-cpu cache is written) to a document that loads.
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +45,23 @@ void priceOps(const HardwareProfile& profile) {
   for (const auto* members : {&intra, &inter})
     for (EventKind kind : {EventKind::AllReduce, EventKind::AllGather, EventKind::ReduceScatter})
       for (double bytes : {1.0, 1e6, 1e10}) requireTime(cost.collectiveNs(kind, bytes, *members), "collectiveNs");
+  // A calibrated profile prices GEMMs by shape: a skinny, a batched and a big
+  // one make a block whose rate must be a positive finite FLOP/s (an absurd
+  // profile may make it so slow that a run's op ends in a RunError naming
+  // the profile, as any op past the modeled clock's range does).
+  if (!profile.calibration) return;
+  BlockWork work;
+  work.gemms = {{1, 1, 1}, {2048, 2048, 128, 64, false}, {16384, 64, 8192}, {65536, 65536, 8192}};
+  work.memory_bytes = 1e9;
+  for (const GemmShape& g : work.gemms) {
+    const double seconds = cost.gemmSeconds(g);
+    if (!(seconds > 0) || !std::isfinite(seconds)) finding("a GEMM's price is not a positive finite time", std::to_string(seconds));
+    work.flops += g.flops();
+  }
+  CostModel priced(profile);
+  priced.priceComputeBy(work);
+  if (!(priced.computeRate() > 0) || !std::isfinite(priced.computeRate()))
+    finding("a block's rate is not a positive finite FLOP/s", std::to_string(priced.computeRate()));
 }
 
 }  // namespace

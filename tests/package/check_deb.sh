@@ -47,6 +47,10 @@ fi
 profiles=$("$root/usr/bin/shardscope-cli" profiles) || fail "extracted shardscope-cli profiles"
 [[ $profiles == *h100-sxm* && $profiles == *"$root/usr/share/shardscope/profiles"* ]] ||
   fail "shardscope-cli profiles does not read the installed profiles: $profiles"
+# validate reads the table installed beside the profiles.
+validated=$("$root/usr/bin/shardscope-cli" validate) || fail "extracted shardscope-cli validate"
+[[ $validated == *"$root/usr/share/shardscope/validation/published.json"* ]] ||
+  fail "shardscope-cli validate does not read the installed table: $validated"
 
 for f in usr/share/man/man1/shardscope.1.gz usr/share/man/man1/shardscope-cli.1.gz \
   usr/share/bash-completion/completions/shardscope-cli usr/share/applications/shardscope.desktop \

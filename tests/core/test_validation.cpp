@@ -1,0 +1,170 @@
+// validate on the shipped table: the modeled figures stay within the issue's
+// bounds (time: mean absolute error <= 10 %, each <= 20 %; memory: each <= 5 %),
+// every row is either predicted or says what ShardScope lacks for it, and the
+// bounds bite: a profile with half the GEMM efficiency breaks them.
+#include <QtTest>
+
+#include <QTemporaryDir>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "analysis/formulas.h"
+#include "analysis/validation.h"
+#include "common/units.h"
+#include "common/json_tree.h"
+
+using namespace shardscope;
+
+namespace {
+
+const ValidationCheck* find(const std::vector<ValidationCheck>& checks, const std::string& row, Quantity q) {
+  for (const ValidationCheck& c : checks)
+    if (c.row->name == row && c.quantity == q) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+class TestValidation : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { qputenv("SHARDSCOPE_RESOURCES", QByteArray(SHARDSCOPE_SOURCE_DIR "/resources")); }
+
+  void shippedTableWithinBounds() {
+    const std::vector<PublishedRow> rows = loadPublishedTable(defaultPublishedTablePath());
+    const std::vector<ValidationCheck> checks = validateRows(rows);
+    const ValidationStats stats = validationStats(checks);
+    QVERIFY(stats.time_modeled >= 1);
+    QVERIFY(stats.memory_modeled >= 1);
+    for (const ValidationCheck& c : checks) {
+      if (!c.predicted) {
+        QVERIFY2(!c.not_modeled.empty(), c.row->name.c_str());  // never skipped silently
+        continue;
+      }
+      const double bound = isTimeQuantity(c.quantity) ? 20.0 : 5.0;
+      QVERIFY2(std::fabs(c.errorPercent()) <= bound,
+               qPrintable(QString("%1 %2: published %3, predicted %4 (%5 %)")
+                              .arg(QString::fromStdString(c.row->name), QString::fromStdString(quantityName(c.quantity)))
+                              .arg(c.published)
+                              .arg(*c.predicted)
+                              .arg(c.errorPercent())));
+    }
+    QVERIFY2(stats.time_mean_abs_error <= 10.0, qPrintable(QString::number(stats.time_mean_abs_error)));
+    QVERIFY2(stats.memory_mean_abs_error <= 5.0, qPrintable(QString::number(stats.memory_mean_abs_error)));
+
+    // The rows without pipelines run; the others name what is missing.
+    const ValidationCheck* t22 = find(checks, "22B, full recompute", Quantity::IterationSeconds);
+    QVERIFY(t22 && t22->predicted);
+    const ValidationCheck* a22 = find(checks, "22B memory, no recompute", Quantity::ActivationsGib);
+    QVERIFY(a22 && a22->predicted);
+    const ValidationCheck* t175 = find(checks, "GPT-3 175B, full recompute", Quantity::IterationSeconds);
+    QVERIFY(t175 && !t175->predicted);
+    QCOMPARE(QString::fromStdString(t175->not_modeled), QString("pipeline parallelism"));
+    const ValidationCheck* s22 = find(checks, "22B, seq. parallel + selective", Quantity::IterationSeconds);
+    QVERIFY(s22 && !s22->predicted);
+    QCOMPARE(QString::fromStdString(s22->not_modeled), QString("sequence parallelism"));
+    // Megatron-LM's fp32 gradients (18 bytes per parameter) are not ShardScope's DDP.
+    const ValidationCheck* p22 = find(checks, "22B memory, no recompute", Quantity::ParamOptGib);
+    QVERIFY(p22 && !p22->predicted);
+    QVERIFY(QString::fromStdString(p22->not_modeled).contains("fp32 gradients"));
+  }
+
+  // What each missing feature reads as; a row that has none runs.
+  void notModeledReasons() {
+    PublishedRow r;
+    r.parallel.gpus = 8;
+    r.parallel.tp = 8;
+    r.global_batch = r.micro_batch = 4;
+    QCOMPARE(QString::fromStdString(rowNotModeled(r)), QString());
+    PublishedRow pp = r;
+    pp.parallel.pp = 2;
+    QCOMPARE(QString::fromStdString(rowNotModeled(pp)), QString("pipeline parallelism"));
+    PublishedRow sp = r;
+    sp.parallel.sp = true;
+    QCOMPARE(QString::fromStdString(rowNotModeled(sp)), QString("sequence parallelism"));
+    PublishedRow cp = r;
+    cp.parallel.cp = 2;
+    QCOMPARE(QString::fromStdString(rowNotModeled(cp)), QString("context parallelism"));
+    PublishedRow accumulate = r;
+    accumulate.global_batch = 16;
+    QCOMPARE(QString::fromStdString(rowNotModeled(accumulate)), QString("gradient accumulation"));
+    // The mapping: a meta run on the modeled clock under the row's machine.
+    r.machine = "a100-sxm4-80gb-selene";
+    r.recompute = Checkpointing::Full;
+    r.dropout = true;
+    const RunConfig c = validationRunConfig(r);
+    QCOMPARE(c.backend, Backend::Meta);
+    QCOMPARE(c.clock, ClockKind::Modeled);
+    QCOMPARE(c.profileName(), std::string("a100-sxm4-80gb-selene"));
+    QCOMPARE(c.ranks, 8);
+    QCOMPARE(c.tp, 8);
+    QCOMPARE(c.batch, 4);
+    QCOMPARE(c.model.checkpointing, Checkpointing::Full);
+    QVERIFY(c.model.dropout);
+  }
+
+  // The other figures a row may publish come from the same run: TFLOP/s per
+  // GPU is the published FLOP count over the predicted time, and params +
+  // optimizer is the ledger's model state (bf16 gradients: 16 bytes per
+  // parameter of the TP slice).
+  void otherFiguresFromTheSameRun() {
+    std::vector<PublishedRow> rows = loadPublishedTable(defaultPublishedTablePath());
+    PublishedRow row;
+    for (const PublishedRow& r : rows)
+      if (r.name == "22B, full recompute") row = r;
+    QCOMPARE(QString::fromStdString(row.name), QString("22B, full recompute"));
+    row.fp32_grads = false;
+    row.published.tflops_per_gpu = 140.0;
+    row.published.flops = PublishedFlops::Megatron;
+    row.published.param_opt_gib = 41.0;
+    PublishedRow six = row;
+    six.name = "22B, 6N";
+    six.published.flops = PublishedFlops::SixN;
+    const std::vector<PublishedRow> mine{row, six};
+    const std::vector<ValidationCheck> checks = validateRows(mine);
+    const ValidationCheck* time = find(checks, row.name, Quantity::IterationSeconds);
+    const ValidationCheck* tflops = find(checks, row.name, Quantity::TflopsPerGpu);
+    const ValidationCheck* tflops6 = find(checks, six.name, Quantity::TflopsPerGpu);
+    const ValidationCheck* state = find(checks, row.name, Quantity::ParamOptGib);
+    QVERIFY(time && time->predicted && tflops && tflops->predicted && tflops6 && tflops6->predicted && state &&
+            state->predicted);
+    const RunConfig c = validationRunConfig(row);
+    // Narayanan et al.'s count for this row by hand: 96·B·s·l·h²·(1 + s/6h + V/16lh).
+    const double megatron = 96.0 * 4 * 2048 * 48 * 6144.0 * 6144 * (1 + 2048 / (6.0 * 6144) + 51200 / (16.0 * 48 * 6144));
+    QCOMPARE(megatronIterationFlops(c.model, 4, true), megatron);
+    QCOMPARE(*tflops->predicted, megatron / (*time->predicted * 8) / 1e12);
+    QCOMPARE(*tflops6->predicted,
+             sixNIterationFlops(c.model, modelParams(c), 4) / (*time->predicted * 8) / 1e12);
+    QVERIFY(*tflops6->predicted < *tflops->predicted);  // no recompute counted in 6N
+    QCOMPARE(*state->predicted, toGiB(16 * sliceParams(c)));
+  }
+
+  // The bounds are not vacuous: the same table under a copy of the Selene
+  // profile with half its GEMM efficiency puts the 22B time past 20 %.
+  void boundsBite() {
+    namespace fs = std::filesystem;
+    QTemporaryDir dir;
+    const fs::path root = dir.path().toStdString();
+    fs::create_directories(root / "profiles");
+    fs::create_directories(root / "validation");
+    const fs::path src = SHARDSCOPE_SOURCE_DIR "/resources";
+    fs::copy_file(src / "validation" / "published.json", root / "validation" / "published.json");
+    std::ifstream in(src / "profiles" / "a100-sxm4-80gb-selene.json");
+    Json profile = Json::parse(in);
+    profile["calibration"]["gemm_efficiency"] = profile["calibration"]["gemm_efficiency"].get<double>() / 2;
+    std::ofstream(root / "profiles" / "a100-sxm4-80gb-selene.json") << profile.dump(2);
+    qputenv("SHARDSCOPE_RESOURCES", QByteArray(dir.path().toUtf8()));
+    const std::vector<PublishedRow> rows = loadPublishedTable(defaultPublishedTablePath());
+    const std::vector<ValidationCheck> checks = validateRows(rows);
+    qputenv("SHARDSCOPE_RESOURCES", QByteArray(SHARDSCOPE_SOURCE_DIR "/resources"));
+    const ValidationCheck* t22 = find(checks, "22B, full recompute", Quantity::IterationSeconds);
+    QVERIFY(t22 && t22->predicted);
+    QVERIFY2(t22->errorPercent() > 20.0, qPrintable(QString::number(t22->errorPercent())));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestValidation)
+#include "test_validation.moc"
