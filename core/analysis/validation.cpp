@@ -32,10 +32,7 @@ bool isTimeQuantity(Quantity q) { return q == Quantity::IterationSeconds || q ==
 
 std::string rowNotModeled(const PublishedRow& row) {
   const PublishedRow::Parallel& p = row.parallel;
-  if (p.pp > 1) return "pipeline parallelism";
-  if (p.sp) return "sequence parallelism";
   if (p.cp > 1) return "context parallelism";
-  if (row.micro_batch * p.dp != row.global_batch) return "gradient accumulation";
   return "";
 }
 
@@ -45,21 +42,23 @@ RunConfig validationRunConfig(const PublishedRow& row) {
   c.clock = ClockKind::Modeled;
   c.profile = row.machine;
   c.steps = 2;  // the last step is the steady one
-  // Layout: TP groups of consecutive ranks, DP across them. Pipelines and
-  // sequence parallelism join here once the run has them (their --pp,
-  // --microbatches, --pp-schedule, --virtual-stages and --sp settings):
-  // pp = row.parallel.pp, microbatches = global / (micro x dp), the schedule
-  // and virtual stages as the row gives them, sp = row.parallel.sp; then
-  // rowNotModeled() drops their reasons and c.batch below stays the global batch.
-  c.ranks = row.parallel.gpus;
-  c.tp = row.parallel.tp;
-  c.strategy = row.parallel.data_parallel;
+  // Layout: Megatron-LM's mesh (TP innermost, then DP, stages outermost);
+  // each DP rank's share of the global batch in microbatches of the row's
+  // size (gradient accumulation without stages), through the row's schedule.
+  const PublishedRow::Parallel& p = row.parallel;
+  c.ranks = p.gpus;
+  c.tp = p.tp;
+  c.pp = p.pp;
+  c.strategy = p.data_parallel;
+  c.microbatches = std::max(1, row.global_batch / std::max(1, row.micro_batch * p.dp));
+  if (p.pp > 1 && !p.schedule.empty()) c.pp_schedule = parsePipelineSchedule(p.schedule);
+  if (c.pp_schedule == PipelineSchedule::Interleaved) c.virtual_stages = p.virtual_stages;
   // Shape: the row's table; fp16 is priced and booked as bf16 (same bytes).
   c.model = transformerShape(row.model);
   c.model.attention = row.attention;
   c.model.dropout = row.dropout;
   c.model.checkpointing = row.recompute;
-  // One microbatch per DP rank per iteration: the global batch.
+  c.model.sequence_parallel = p.sp;
   c.batch = row.global_batch;
   return c;
 }
