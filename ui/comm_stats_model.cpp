@@ -88,7 +88,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
       group_ranks[copies.eventFor(r, e).group].insert(r);
     }
   }
-  m_step = reportedStep(ended, store.meta().imported != nullptr);
+  m_step = reportedStep(ended, store.meta().imported.get());
   if (m_step < 0) {
     endResetModel();
     return;
