@@ -97,6 +97,8 @@ std::vector<FrP2pFinding> matchFrP2p(const std::vector<FrRankDump>& dumps, std::
         m.detail = "rank " + std::to_string(dst) + "'s recv" + nth + " from rank " + std::to_string(src) + " has " +
                    m.kind + "s " + mine.substr(0, 120) + ", the send " + theirs.substr(0, 120);
         e = sends[k];
+      } else if ((k >= recvs.size() ? sends[k] : recvs[k])->state == FrState::Completed) {
+        break;  // its peer's op did run (a completed send was received): that dump was taken earlier
       } else if (k >= recvs.size()) {
         m.kind = "p2p";
         m.op = "send";

@@ -29,6 +29,7 @@ struct FrP2pFinding {
 
 // The first problem of each (group, sender, receiver) pair whose two dumps are
 // both read and whole; a pair a cut ring leaves unknowable is named in `notes`.
+// An unmatched op that completed is none: its peer did run the other half.
 std::vector<FrP2pFinding> matchFrP2p(const std::vector<FrRankDump>& dumps, std::vector<std::string>& notes);
 
 }  // namespace shardscope::postmortem
