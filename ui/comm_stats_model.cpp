@@ -61,6 +61,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
   m_hiddenShare = 0;
   m_measured = false;
   const int ranks = store.rankCount();
+  m_rankCount = ranks;
   // A replicated run's copied ranks are their source's events in their own
   // groups (of the same sizes): read once per source, relabelled per copy.
   const RankCopies& copies = store.copies();
@@ -88,7 +89,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
       group_ranks[copies.eventFor(r, e).group].insert(r);
     }
   }
-  m_step = reportedStep(ended, store.meta().imported != nullptr);
+  m_step = reportedStep(ended, store.meta().imported.get());
   if (m_step < 0) {
     endResetModel();
     return;

@@ -63,7 +63,8 @@ class CommStatsModel : public QAbstractTableModel {
   bool measuredAtSends() const { return m_measured; }
   const std::vector<Row>& statRows() const { return m_rows; }
   const std::vector<RankTiming>& timing() const { return m_timing; }
-  int rankCount() const { return static_cast<int>(m_timing.size()); }
+  // Ranks the rows index (the store's: an imported rank-3 file's rows say rank 3 of 4), 0 without a step.
+  int rankCount() const { return m_step >= 0 ? m_rankCount : 0; }
   // Sum over kinds of one rank's sent bytes on the data-parallel axis (the formula's), and the formula's.
   int64_t sentTotal(int rank) const;
   int64_t expectedTotal() const { return m_expectedTotal; }
@@ -78,6 +79,7 @@ class CommStatsModel : public QAbstractTableModel {
   std::vector<RankTiming> m_timing;
   int64_t m_expectedTotal = 0;
   int m_step = -1;
+  int m_rankCount = 0;
   double m_hiddenShare = 0;
   bool m_measured = false;
   bool m_has_formula = false;  // the run's strategy is known (not an imported trace's): the formula column applies

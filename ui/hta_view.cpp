@@ -19,6 +19,9 @@ namespace shardscope {
 
 namespace {
 
+// Up to this many idle-time bars their labels sit flat under them, two lines each; beyond, upright.
+constexpr int kIdleBarsLabelledFlat = 12;
+
 QTableWidget* htaTable(const QString& name, const QStringList& headers, QWidget* parent) {
   auto* t = new QTableWidget(0, static_cast<int>(headers.size()), parent);
   t->setObjectName(name);
@@ -84,8 +87,10 @@ HtaView::HtaView(QWidget* parent) : QWidget(parent) {
   m_kernels->setToolTip(tr("HTA's get_gpu_kernel_breakdown: per type the top 10 names within 80 % of the time; "
                            "once grouped, a name's max, min and mean are its sum and \"others\" is over the names' sums"));
   m_launch = htaTable(QStringLiteral("htaLaunchTable"), QStringList{tr("µs")} + htaStatsHeaders(), this);
-  m_launch->setToolTip(tr("HTA's get_cuda_kernel_launch_stats: cudaLaunchKernel / cudaMemcpyAsync / cudaMemsetAsync "
-                          "paired with their GPU events by correlation; launch delay is HTA's gpu ts - cpu ts + cpu dur"));
+  m_launch->setToolTip(tr("HTA's get_cuda_kernel_launch_stats: every launch call HTA knows (cudaLaunchKernel, "
+                          "cudaLaunchKernelExC, cuLaunchKernel, cudaMemcpyAsync, ...) paired with its GPU events by "
+                          "correlation; launch delay as HTA defines it since January 2025: "
+                          "max(0, gpu ts - (cpu ts + cpu dur))"));
   auto* launchPage = new QWidget(this);
   auto* launchBox = new QVBoxLayout(launchPage);
   launchBox->setContentsMargins(0, 0, 0, 0);
@@ -154,7 +159,7 @@ void HtaView::drawIdle(int rank_index) {
     const kineto::RankAnalysis& r = m_analysis->ranks[i];
     for (const kineto::HtaStreamIdleTime& s : r.hta_analyses.idle_time.streams) {
       ticks << ticks.size() + 1;
-      labels << tr("rank %1\nstream %2").arg(r.rank).arg(s.stream);
+      labels << QStringLiteral("rank %1 · stream %2").arg(r.rank).arg(s.stream);
       host << double(s.host_wait_ns);
       kernel << double(s.kernel_wait_ns);
       other << double(s.other_ns);
@@ -184,6 +189,14 @@ void HtaView::drawIdle(int rank_index) {
   ticker->addTicks(ticks, labels);
   m_idlePlot->xAxis->setTicker(ticker);
   PlotStyle::styleCategoryAxis(m_idlePlot->xAxis);
+  // Beyond a few bars the labels would overprint side by side (32 streams did): upright, one line each.
+  if (ticks.size() > kIdleBarsLabelledFlat) {
+    m_idlePlot->xAxis->setTickLabelRotation(-90);
+  } else {
+    m_idlePlot->xAxis->setTickLabelRotation(0);
+    for (QString& l : labels) l.replace(QStringLiteral(" · "), QStringLiteral("\n"));
+    ticker->setTicks(ticks, labels);
+  }
   m_idlePlot->xAxis->setRange(0.4, ticks.size() + 0.6);
   m_idlePlot->yAxis->setRange(0, std::max(1.0, double(top_ns) * scale * 1.15));
   m_idlePlot->yAxis->setLabel(micros ? tr("idle µs") : tr("idle ms"));

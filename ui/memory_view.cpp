@@ -73,6 +73,7 @@ MemoryView::MemoryView(const EventStore* store, QWidget* parent)
   controls->addStretch(1);
 
   m_summary = new QLabel(this);
+  m_summary->setObjectName(QStringLiteral("memorySummary"));
   m_summary->setWordWrap(true);
   m_summary->setTextFormat(Qt::RichText);
   m_summary->setContentsMargins(6, 2, 6, 2);
@@ -455,6 +456,9 @@ QString MemoryView::importedSummary(const ImportedSource& imported, int r,
       const int64_t when = atCursor() ? *m_cursor : (peak ? peak->t_ns : 0);
       if (t <= when) reserved_then = b;
     }
+  if (m_series.samples(r).empty() && reserved_peak < 0)
+    return tr("<b>rank %1</b>: no memory samples — this PyTorch profiler trace holds no [memory] events (the "
+              "profiler records them with profile_memory=True)").arg(r);
   QString text = tr("<b>rank %1</b> %2: allocated <b>%3 MiB</b>")
                      .arg(r)
                      .arg(atCursor() ? tr("at cursor %1 ms").arg(static_cast<double>(*m_cursor) * 1e-6, 0, 'f', 3)

@@ -449,12 +449,8 @@ void SnapshotView::fillTable() {
     m_table->setItem(row, 1, new QTableWidgetItem(categoryLabel(a.category)));
     m_table->setItem(row, 3, new QTableWidgetItem(a.entry >= 0 ? entryMoment(d, a.entry) : tr("before the trace")));
     m_table->setItem(row, 4, new QTableWidgetItem(QStringLiteral("0x%1").arg(static_cast<qulonglong>(a.addr), 0, 16)));
-    const QString top = a.frames.empty()
-                            ? tr("(no stack recorded)")
-                            : QStringLiteral("%1:%2 %3").arg(QString::fromStdString(a.frames.front().filename))
-                                  .arg(a.frames.front().line)
-                                  .arg(QString::fromStdString(a.frames.front().name));
-    m_table->setItem(row, 2, new QTableWidgetItem(top));
+    // The first frame memory_viz shows that is the user's Python, not the unwinder's `??:0 torch::unwind::unwind()`.
+    m_table->setItem(row, 2, new QTableWidgetItem(QString::fromStdString(postmortem::snapshotUserFrameText(a))));
   }
   m_table->resizeColumnsToContents();
   if (!d.peak_largest.empty()) m_table->selectRow(0);
@@ -467,6 +463,8 @@ void SnapshotView::showFrames(int row) {
   if (row >= static_cast<int>(d.peak_largest.size())) return;
   const postmortem::SnapshotAllocation& a = d.peak_largest[static_cast<size_t>(row)];
   if (a.frames.empty()) m_frames->addItem(tr("(no stack recorded for this allocation)"));
+  if (a.frames_omitted > 0)
+    m_frames->addItem(tr("(%n unwinder / interpreter frame(s) left out, as memory_viz does)", nullptr, a.frames_omitted));
   for (const postmortem::SnapshotFrame& f : a.frames)
     m_frames->addItem(QStringLiteral("%1:%2  %3").arg(QString::fromStdString(f.filename)).arg(f.line).arg(QString::fromStdString(f.name)));
 }

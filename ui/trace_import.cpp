@@ -13,7 +13,6 @@
 #include <new>
 #include <thread>
 
-#include "common/errors.h"
 #include "kineto/kineto_run_trace.h"
 #include "kineto/trace_analysis.h"
 #include "kineto/trace_set.h"
@@ -36,16 +35,8 @@ void runImport(ImportJob& job, const std::string& path, const std::function<void
     kineto::TraceSetOptions options;
     options.progress = progress;
     options.cancelled = [&job] { return job.cancel.load(); };
-    kineto::TraceSet set;
-    try {
-      set = kineto::loadTraceSet({path}, options);
-    } catch (const ConfigError& e) {
-      // One file without distributedInfo: it is the job's only rank.
-      const std::vector<std::string> files = kineto::expandTraceInputs({path});
-      if (files.size() != 1 || std::string(e.what()).find("no distributedInfo.rank") == std::string::npos) throw;
-      options.rank_of[files.front()] = 0;
-      set = kineto::loadTraceSet({path}, options);
-    }
+    // One file without distributedInfo.rank is rank 0 there, as in `analyze`.
+    kineto::TraceSet set = kineto::loadTraceSet({path}, options);
     if (job.cancel) throw kineto::CancelledLoad();
     // What `analyze` reports, while the set is whole (importedRunTrace consumes
     // it); the selections' event lists index that set, so they are dropped.

@@ -122,6 +122,16 @@ MemoryPage::MemoryPage(Inspection& inspection, QWidget* parent)
 QString MemoryPage::title() const { return tr("Memory ledger"); }
 QWidget* MemoryPage::widget() const { return m_stack; }
 
+QString MemoryPage::unavailable() const {
+  if (QString why = ViewPage::unavailable(); !why.isEmpty()) return why;
+  if (m_inspection.comparing() || !importedTrace(m_inspection)) return {};
+  const MemorySeries& series = m_view->series();
+  for (int r = 0; r < series.rankCount(); ++r)
+    if (!series.samples(r).empty()) return {};
+  return tr("this PyTorch profiler trace has no memory samples: it holds no [memory] events (the profiler records "
+            "them with profile_memory=True)");
+}
+
 bool MemoryPage::figure(const QString& path, int width, int height, const QString& subtitle, QString* error) {
   if (m_inspection.comparing())
     return FigureExport::write(path, m_compare->figureTitle(), subtitle, {{m_compare->plot(), 1.0}}, width, height, error);

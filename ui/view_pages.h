@@ -60,6 +60,7 @@ class MemoryPage : public ViewPage {
   QString name() const override { return QStringLiteral("memory"); }
   QString title() const override;
   QWidget* widget() const override;
+  QString unavailable() const override;
   bool figure(const QString& path, int width, int height, const QString& subtitle, QString* error) override;
   MemoryView* view() const { return m_view; }
   CompareMemoryView* compareView() const { return m_compare; }

@@ -15,7 +15,7 @@ namespace shardscope {
 
 namespace {
 
-const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... [--json FILE] [--collectives-csv FILE] [--whole-trace] [--rank-of FILE=R]
+const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... [--json FILE] [--collectives-csv FILE] [--whole-trace] [--rank-of FILE=R] [--merge-unrelated]
   TRACE         a PyTorch profiler trace (.json or .json.gz), one per rank; DIR: its *.json, *.json.gz
                 or a memory snapshot (torch.cuda.memory._dump_snapshot, pickle or JSON), or
                 flight-recorder dumps (a DIR of one file per rank, pickle or JSON)
@@ -25,6 +25,9 @@ const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... 
   --whole-trace every step and exact timestamps, instead of HTA's conventions (last step left
                 out when there are two or more; float timestamps rounded to whole microseconds)
   --rank-of FILE=R  the rank of a trace without distributedInfo.rank (repeatable)
+  --merge-unrelated  merge files that cannot be one job's ranks (different world sizes or
+                pg_config group sizes, or profiles started over an hour apart) with a warning
+                for each conflict, instead of refusing them
 )";
 
 }  // namespace
@@ -54,6 +57,8 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
       csv_path = args[++i];
     } else if (a == "--whole-trace") {
       hta.whole_trace = true;
+    } else if (a == "--merge-unrelated") {
+      load.merge_unrelated = true;
     } else if (a == "--rank-of") {
       const std::string spec = i + 1 < args.size() ? args[++i] : "";
       const size_t eq = spec.rfind('=');
@@ -96,6 +101,7 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
   load.progress_min_bytes = 64u << 20;  // say what takes a while
   try {
     const kineto::TraceSet set = kineto::loadTraceSet(inputs, load);
+    for (const std::string& note : set.notes) err << note << "\n";
     const kineto::JobAnalysis job = kineto::analyzeTraceSet(set, hta);
     kineto::printAnalysisText(job, set, out);
     if (!json_path.empty()) {

@@ -1,4 +1,4 @@
-// `shardscope-cli analyze TRACE|DIR... [--json FILE] [--whole-trace] [--rank-of FILE=R]`:
+// `shardscope-cli analyze TRACE|DIR... [--json FILE] [--whole-trace] [--rank-of FILE=R] [--merge-unrelated]`:
 // reads PyTorch profiler (Kineto) traces, one per rank, and prints per rank
 // the steps, Holistic Trace Analysis' metrics (kernel time, idle / compute /
 // non-compute %, comm/comp overlap %, idle time and queue length by stream,

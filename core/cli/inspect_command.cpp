@@ -11,6 +11,7 @@
 #include "inspect/memory_series.h"
 #include "inspect/unit_states.h"
 #include "kineto/trace_set.h"
+#include "postmortem/postmortem_report.h"
 #include "trace/chrome_trace_reader.h"
 
 namespace shardscope {
@@ -158,6 +159,15 @@ int commandInspect(const std::vector<std::string>& args, std::ostream& out, std:
     if (kineto::isKinetoTraceInput(args[0])) {
       err << "error: " << args[0] << " is a PyTorch profiler (Kineto) trace; inspect reads traces of "
           << "`shardscope-cli run --trace`: use `shardscope-cli analyze " << args[0]
+          << "` or open it in the window (shardscope)\n";
+      return kExitBadInput;
+    }
+    // A memory snapshot or a flight-recorder dump (a pickle is "not valid JSON" to the trace reader).
+    if (const auto kind = postmortem::detectPostmortemInput(args[0]); kind != postmortem::PostmortemInput::None) {
+      err << "error: " << args[0] << " is "
+          << (kind == postmortem::PostmortemInput::MemorySnapshot ? "a PyTorch memory snapshot"
+                                                                  : "a flight-recorder dump")
+          << "; inspect reads traces of `shardscope-cli run --trace`: use `shardscope-cli analyze " << args[0]
           << "` or open it in the window (shardscope)\n";
       return kExitBadInput;
     }

@@ -6,11 +6,14 @@
 
 namespace shardscope {
 
-int reportedStep(const std::vector<std::set<int>>& completed_per_rank, bool imported) {
-  if (completed_per_rank.empty()) return -1;
+int reportedStep(const std::vector<std::set<int>>& completed_per_rank, const ImportedSource* imported) {
+  std::vector<const std::set<int>*> counted;
+  for (size_t r = 0; r < completed_per_rank.size(); ++r)
+    if (!imported || imported->hasRank(static_cast<int>(r))) counted.push_back(&completed_per_rank[r]);
+  if (counted.empty()) return -1;
   std::vector<int> complete;
-  for (int s : completed_per_rank.front())
-    if (std::all_of(completed_per_rank.begin(), completed_per_rank.end(), [s](const std::set<int>& r) { return r.count(s) > 0; }))
+  for (int s : *counted.front())
+    if (std::all_of(counted.begin(), counted.end(), [s](const std::set<int>* r) { return r->count(s) > 0; }))
       complete.push_back(s);
   if (complete.empty()) return -1;
   const bool drop_last = imported && complete.size() >= 2;
@@ -23,7 +26,7 @@ ReportedStep reportedStepMetrics(const std::vector<std::vector<Event>>& events_p
   std::vector<std::set<int>> completed(events_per_rank.size());
   for (const StepMetrics& m : all)
     if (m.rank >= 0 && static_cast<size_t>(m.rank) < completed.size()) completed[static_cast<size_t>(m.rank)].insert(m.step);
-  out.step = reportedStep(completed, imported != nullptr);
+  out.step = reportedStep(completed, imported);
   if (out.step < 0) return out;
   for (const StepMetrics& m : all)
     if (m.step == out.step) out.ranks.push_back(m);

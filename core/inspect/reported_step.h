@@ -13,7 +13,9 @@
 namespace shardscope {
 
 // completed_per_rank: the steps each rank ended (StepEnd seen). -1: none every rank completed.
-int reportedStep(const std::vector<std::set<int>>& completed_per_rank, bool imported);
+// Of an imported job (imported != nullptr) only the ranks whose files were
+// read count: one file of rank 3 is a job whose ranks 0-2 are not in view.
+int reportedStep(const std::vector<std::set<int>>& completed_per_rank, const ImportedSource* imported);
 
 // The reported step's per-rank timing (computeStepMetrics; an imported
 // trace's GPU streams are its compute), sorted by rank.

@@ -122,8 +122,9 @@ void printHtaAnalysesText(const HtaRankAnalyses& a, std::ostream& out) {
         << "                   " << kHtaStatsHead << "\n"
         << "    cpu duration   " << htaTextStats(l.cpu_duration, 1e-3, "%.3f") << "\n"
         << "    gpu duration   " << htaTextStats(l.gpu_duration, 1e-3, "%.3f") << "\n"
-        << "    launch delay   " << htaTextStats(l.launch_delay, 1e-3, "%.3f") << "   (HTA: gpu ts - cpu ts + cpu dur)\n"
-        << "    start delay    " << htaTextStats(l.start_delay, 1e-3, "%.3f") << "   (gpu ts - launch end)\n"
+        << "    launch delay   " << htaTextStats(l.launch_delay, 1e-3, "%.3f") << "   (" << kHtaLaunchDelaySource
+        << ": " << kHtaLaunchDelayFormula << ")\n"
+        << "    start delay    " << htaTextStats(l.start_delay, 1e-3, "%.3f") << "   (gpu ts - launch end, unclamped)\n"
         << "    outliers: " << l.runtime_outliers << " launches over 50 us, " << l.launch_delay_outliers
         << " launch delays over 100 us, " << l.short_kernels << " GPU events shorter than their launch\n";
   }
@@ -177,7 +178,8 @@ void writeHtaAnalysesJson(const HtaRankAnalyses& a, std::ostream& out, const cha
   }
   const HtaLaunchStats& l = a.launch;
   const HtaCorrelationCheck& c = l.check;
-  out << "],\n" << in << "\"launch_delay\": {\"pairs\": " << l.pairs << ",\n" << in << "  \"cpu_duration_us\": ";
+  out << "],\n" << in << "\"launch_delay\": {\"pairs\": " << l.pairs << ", \"formula\": \"" << kHtaLaunchDelayFormula
+      << "\", \"definition\": \"" << kHtaLaunchDelaySource << "\",\n" << in << "  \"cpu_duration_us\": ";
   htaJsonStats(out, l.cpu_duration, 1e-3, "%.3f");
   out << ",\n" << in << "  \"gpu_duration_us\": ";
   htaJsonStats(out, l.gpu_duration, 1e-3, "%.3f");

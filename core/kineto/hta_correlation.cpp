@@ -15,10 +15,6 @@ bool htaIsLaunchCall(std::string_view name) {
   return std::find(kCalls.begin(), kCalls.end(), name) != kCalls.end();
 }
 
-bool htaIsLaunchStatsCall(std::string_view name) {
-  return name == "cudaLaunchKernel" || name == "cudaMemcpyAsync" || name == "cudaMemsetAsync";
-}
-
 std::span<const HtaCorrelations::Entry> HtaCorrelations::range(const std::vector<Entry>& v, int64_t correlation) {
   const auto lo = std::lower_bound(v.begin(), v.end(), Entry{correlation, 0});
   // Kineto gives a correlation one launch and one GPU event: look one entry

@@ -19,9 +19,6 @@ namespace shardscope::kineto {
 // HTA's CUDA (and ROCm, MTIA) calls that enqueue work on a stream:
 // trace_symbol_table.py get_runtime_launch_events_mask.
 bool htaIsLaunchCall(std::string_view name);
-// The calls get_cuda_kernel_launch_stats pairs (cuda_kernel_analysis.py
-// cuda_kernel_launch_stats, include_memory_events=True).
-bool htaIsLaunchStatsCall(std::string_view name);
 
 // HTA pairs every host event of a correlation with every GPU event of it; a
 // correlation shared by more pairs than this (a corrupt or adversarial trace,

@@ -1,5 +1,6 @@
 #include "kineto/hta_launch_stats.h"
 
+#include <algorithm>
 #include <unordered_set>
 #include <vector>
 
@@ -11,7 +12,7 @@ HtaLaunchStats computeHtaLaunchStats(const RankTrace& t, const HtaSelection& s, 
   std::unordered_set<int64_t> ids;  // HTA's merged_series, less -1
   for (const HtaHostCall& h : s.host_calls) {
     const TraceEvent& e = t.events[h.event];
-    if (e.correlation != -1 && htaIsLaunchStatsCall(t.str(e.name))) ids.insert(e.correlation);
+    if (e.correlation != -1 && htaIsLaunchCall(t.str(e.name))) ids.insert(e.correlation);
   }
   std::vector<double> cpu, gpu, delay, start;
   // pd.merge(cpu, gpu, on="correlation", how="inner"): every pair of one id.
@@ -25,11 +26,12 @@ HtaLaunchStats computeHtaLaunchStats(const RankTrace& t, const HtaSelection& s, 
         for (const auto& g : c.gpusOf(id)) {
           const HtaKernel& k = s.kernels[g.second];
           const int64_t cpu_dur = call.end_ns - call.ts_ns, gpu_dur = k.end_ns - k.ts_ns;
-          const int64_t launch_delay = k.ts_ns - call.ts_ns + cpu_dur;
+          const int64_t start_delay = k.ts_ns - call.end_ns;
+          const int64_t launch_delay = std::max<int64_t>(0, start_delay);
           cpu.push_back(double(cpu_dur));
           gpu.push_back(double(gpu_dur));
           delay.push_back(double(launch_delay));
-          start.push_back(double(k.ts_ns - call.end_ns));
+          start.push_back(double(start_delay));
           if (cpu_dur > kHtaRuntimeCutoffNs) ++out.runtime_outliers;
           if (launch_delay > kHtaLaunchDelayCutoffNs) ++out.launch_delay_outliers;
           if (cpu_dur <= kHtaRuntimeCutoffNs && gpu_dur < cpu_dur) ++out.short_kernels;

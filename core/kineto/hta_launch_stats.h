@@ -1,12 +1,12 @@
 // HTA's CUDA kernel launch statistics (hta/analyzers/cuda_kernel_analysis.py
 // cuda_kernel_launch_stats): every kept host event (stream -1) paired with
-// every kept GPU event (stream != -1) of a correlation that a cudaLaunchKernel,
-// cudaMemcpyAsync or cudaMemsetAsync has; per pair cpu_duration, gpu_duration
-// and HTA's launch_delay = gpu ts - cpu ts + cpu dur (its formula as written;
-// the time from the launch's end to the GPU start, gpu ts - (cpu ts + cpu
-// dur), is given beside it as start_delay). Outliers use HTA's defaults:
-// runtime_cutoff 50 µs, launch_delay_cutoff 100 µs. Unlike HTA, a launch
-// without a correlation (-1) pairs with nothing: it is counted instead.
+// every kept GPU event (stream != -1) of a correlation that one of HTA's
+// launch calls has (htaIsLaunchCall: cudaLaunchKernelExC, cuLaunchKernel, ...
+// included); per pair cpu_duration, gpu_duration and the launch delay as HTA
+// defines it since January 2025, max(0, gpu ts - (cpu ts + cpu dur))
+// (kHtaLaunchDelayFormula); the unclamped gpu ts - (cpu ts + cpu dur) is
+// given beside it as start_delay. Outliers use HTA's defaults: runtime_cutoff
+// 50 µs, launch_delay_cutoff 100 µs. A launch without a correlation pairs with nothing: it is counted.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,9 @@ namespace shardscope::kineto {
 
 inline constexpr int64_t kHtaRuntimeCutoffNs = 50'000;
 inline constexpr int64_t kHtaLaunchDelayCutoffNs = 100'000;
+// How the launch delay is computed, and whose definition it is: printed beside the figures.
+inline constexpr const char* kHtaLaunchDelayFormula = "max(0, gpu ts - (cpu ts + cpu dur))";
+inline constexpr const char* kHtaLaunchDelaySource = "HTA since January 2025";
 
 struct HtaLaunchStats {
   int64_t pairs = 0;

@@ -248,6 +248,7 @@ shardscope::RunTrace importedRunTrace(TraceSet set) {
   source->reserved.resize(static_cast<size_t>(P));
   source->out_of_memory.assign(static_cast<size_t>(P), 0);
   text->ranks.resize(static_cast<size_t>(P));
+  for (const std::string& note : set.notes) source->notes.push_back(note);
   source->notes.push_back("ranks aligned on the earliest timestamp of all ranks (ranks of one host share a clock)");
   // Collectives matched across ranks: the straggler view's table, and each other host's clock
   // put on the first host's by the collectives' ends (collective_skew.h); one host: offsets 0.

@@ -76,21 +76,66 @@ int32_t countRanks(std::string_view ranks_json) {
   return static_cast<int32_t>(std::count(ranks_json.begin(), ranks_json.end(), ',') + 1);
 }
 
-// The group an op's args name: its "Group size", else the length of its
-// "Process Group Ranks", else the size distributedInfo.pg_config gives its
-// "Process Group Name"; -1 when none says (the world size is the last resort).
-int32_t groupOf(const RankTrace& t, const CollectiveArgs& a) {
-  if (a.group_size > 0) return a.group_size;
-  const int32_t listed = countRanks(t.str(a.pg_ranks));
-  if (listed > 0) return listed;
-  const std::string_view name = t.str(a.pg_name);
-  if (!name.empty())
-    for (const ProcessGroupConfig& pg : t.process_groups)
-      if (pg.name == name && pg.size > 0) return pg.size;
+// The elements of input `which` of "Input Dims" ([[1073741824], [16777216], []]),
+// -1 when it is not a plain shape.
+int64_t elementsOfInput(std::string_view dims_text, size_t which) {
+  const nlohmann::json dims = nlohmann::json::parse(dims_text, nullptr, false);
+  if (!dims.is_array() || which >= dims.size() || !dims[which].is_array() || dims[which].empty()) return -1;
+  int64_t elements = 1;
+  for (const nlohmann::json& d : dims[which]) {
+    if (!d.is_number_unsigned()) return -1;
+    const uint64_t n = d.get<uint64_t>();
+    if (n != 0 && uint64_t(elements) > (uint64_t(1) << 60) / n) return -1;
+    elements *= static_cast<int64_t>(n);
+  }
+  return elements;
+}
+
+// The group an op's own input and output give: an all-gather's output over
+// its input, a reduce-scatter's input over its output, from "In / Out msg
+// nelems" or c10d::_allgather_base_'s / _reduce_scatter_base_'s first two
+// Input Dims (output first); -1 when the op gives no such pair or they do
+// not divide into a group of two or more.
+int32_t groupOfInOut(const RankTrace& t, const CollectiveArgs& a, std::string_view op_name, Collective kind) {
+  if (kind != Collective::AllGather && kind != Collective::ReduceScatter) return -1;
+  int64_t in = a.in_nelems, out = a.out_nelems;
+  if ((in <= 0 || out <= 0) && a.input_dims != StringTable::kEmpty &&
+      (op_name.rfind("c10d::_allgather_base", 0) == 0 || op_name.rfind("c10d::_reduce_scatter_base", 0) == 0)) {
+    out = elementsOfInput(t.str(a.input_dims), 0);
+    in = elementsOfInput(t.str(a.input_dims), 1);
+  }
+  if (in <= 0 || out <= 0) return -1;
+  const int64_t whole = kind == Collective::AllGather ? out : in, part = kind == Collective::AllGather ? in : out;
+  // Equal sizes say nothing (a group of one says so in its other fields too).
+  if (whole % part != 0 || whole / part < 2 || whole / part > INT32_MAX) return -1;
+  return static_cast<int32_t>(whole / part);
+}
+
+// The group of a collective from the ops carrying it (innermost first), in
+// order of trust: the op's own input and output sizes (groupOfInOut), then
+// "Process Group Ranks", then "Group size", then the size distributedInfo.
+// pg_config gives its "Process Group Name"; -1 when none says (the world
+// size is the last resort). What the op moved cannot be wrong about its
+// group; a stated size can (traces of subgroups stating the world's were seen).
+int32_t groupOfChain(const RankTrace& t, const std::vector<uint32_t>& chain, Collective kind) {
+  const auto& ev = t.events;
+  for (int level = 0; level < 4; ++level)
+    for (uint32_t op : chain) {
+      if (ev[op].extra == kNone) continue;
+      const CollectiveArgs& a = t.collective_args[ev[op].extra];
+      int32_t g = -1;
+      if (level == 0) g = groupOfInOut(t, a, t.str(ev[op].name), kind);
+      else if (level == 1) g = countRanks(t.str(a.pg_ranks));
+      else if (level == 2) g = a.group_size;
+      else if (const std::string_view name = t.str(a.pg_name); !name.empty())
+        for (const ProcessGroupConfig& pg : t.process_groups)
+          if (pg.name == name && pg.size > 0) g = pg.size;
+      if (g > 0) return g;
+    }
   return -1;
 }
 
-// Kind and group from the op carrying the args (the innermost with args).
+// Kind, process group and sequence number from the op carrying the args (the innermost with args).
 void applyArgs(const RankTrace& t, const CollectiveArgs& a, TraceCollective& c) {
   const std::string_view name = t.str(a.collective_name);
   if (!name.empty()) {
@@ -98,7 +143,6 @@ void applyArgs(const RankTrace& t, const CollectiveArgs& a, TraceCollective& c) 
     if (k != Collective::Unknown) c.kind = k;
     c.from_args = true;
   }
-  c.group_size = groupOf(t, a);
   c.pg_name = a.pg_name;
   if (a.seq >= 0) c.seq = a.seq;
 }
@@ -152,10 +196,12 @@ void applyChain(const RankTrace& t, const std::vector<uint32_t>& chain, TraceCol
       const Collective k = collectiveFromName(t.str(a.collective_name));
       if (k != Collective::Unknown) c.kind = k;
     }
-    if (c.group_size <= 0) c.group_size = groupOf(t, a);
     if (c.pg_name == StringTable::kEmpty) c.pg_name = a.pg_name;
     if (c.seq < 0) c.seq = a.seq;
   }
+  std::vector<uint32_t> all = chain;
+  if (c.op != kNone && std::find(all.begin(), all.end(), c.op) == all.end()) all.insert(all.begin(), c.op);
+  c.group_size = groupOfChain(t, all, c.kind);
   for (int level = 0; level < 3 && c.bytes < 0; ++level)
     for (uint32_t op : chain)
       if (ev[op].extra != kNone && sizeFromArgs(t, t.collective_args[ev[op].extra], t.str(ev[op].name), level, c)) break;
@@ -257,18 +303,24 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
     idx.collective_of_event[i] = static_cast<uint32_t>(idx.collectives.size());
     idx.collectives.push_back(c);
   }
-  // Host-only collectives (Gloo on CPU): the outermost collective op of each call.
-  // The backend's own ops (gloo:*) do the work; without them, the outermost
-  // collective op of each call on its thread.
+  // Host-only collectives (Gloo on CPU, or a profile without GPU activity):
+  // the backend's own ops (gloo:*, nccl:*) are the calls, each sized by
+  // whichever level carries the information (itself or the record_param_comms
+  // around it); a record_param_comms enclosing none is a wait, not a call.
+  // Without backend ops, the outermost collective op of each call on its thread.
   if (idx.collectives.empty()) {
+    const auto isBackendOp = [&](uint32_t i) {
+      const std::string_view n = t.str(ev[i].name);
+      return n.rfind("gloo:", 0) == 0 || n.rfind("nccl:", 0) == 0;
+    };
     bool any_backend_op = false;
     for (const auto& [key, th] : threads)
-      for (uint32_t i : th.ops) any_backend_op |= t.str(ev[i].name).rfind("gloo:", 0) == 0;
+      for (uint32_t i : th.ops) any_backend_op |= isBackendOp(i);
     for (const auto& [key, th] : threads) {
       int64_t covered_until = INT64_MIN;
       for (uint32_t i : th.ops) {
         const TraceEvent& e = ev[i];
-        if (any_backend_op && t.str(e.name).rfind("gloo:", 0) != 0) continue;
+        if (any_backend_op && !isBackendOp(i)) continue;
         if (e.ts_ns < covered_until) continue;  // nested in the previous one
         covered_until = e.endNs();
         TraceCollective c;

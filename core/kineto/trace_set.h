@@ -2,6 +2,8 @@
 // parsed in parallel, each rank from its distributedInfo.rank (file names are
 // not reliable) or from an explicit FILE=RANK. Ranks of one host share a
 // clock; the set is aligned on the earliest absolute timestamp of all ranks.
+// Files that cannot be one job's (oneJobConflicts) are refused, or merged with warnings when asked.
+// A lone file without distributedInfo.rank is rank 0 (said in notes); among several, one is refused.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,8 @@ struct TraceSetOptions {
   uint64_t progress_min_bytes = 0;                    // ...of at least this much JSON
   // Polled before each file: true stops the load (a CancelledLoad is thrown).
   std::function<bool()> cancelled;
+  // Files that cannot be one job's (oneJobConflicts): merged with warnings instead of refused.
+  bool merge_unrelated = false;
 };
 
 // Thrown by loadTraceSet when options.cancelled said so.
@@ -37,7 +41,22 @@ struct TraceSet {
   std::vector<RankTrace> ranks;  // by rank
   std::vector<TraceIndex> indexes;
   int64_t origin_ns = 0;  // earliest absolute start of any rank: the common time zero
+  // What the load decided that a reader should know, one line each ("warning: ..." for
+  // what merge_unrelated let through; a lone rank-less file read as rank 0).
+  std::vector<std::string> notes;
 };
+
+// Ranks of one job start their profiles within this of each other (ns).
+inline constexpr int64_t kOneJobMaxStartSpreadNs = int64_t(3600) * 1'000'000'000;
+
+// Whether rank traces can be one job's: the ranks of one job state one world
+// size, give each process group of one name one size (distributedInfo.
+// pg_config) and start their windows within an hour of each other. Files of
+// two runs merged as one make every cross-rank figure (stragglers, skew)
+// fiction. One line per conflict, naming the field, the two files and their
+// values; empty when they can be one job. start_ns: each trace's earliest
+// absolute timestamp (INT64_MAX when it has none), in the traces' order.
+std::vector<std::string> oneJobConflicts(const std::vector<RankTrace>& ranks, const std::vector<int64_t>& start_ns);
 
 // Whether a path is a PyTorch profiler job rather than a trace ShardScope
 // wrote: a folder or a .json.gz always is; a .json when its first 64 KiB show
@@ -50,7 +69,8 @@ bool looksLikeKinetoJson(std::string_view head);
 // The trace files an input names: the file itself, or a folder's *.json and *.json.gz (sorted).
 std::vector<std::string> expandTraceInputs(const std::vector<std::string>& inputs);
 
-// Throws ConfigError naming the file on a bad file, a missing rank, or two files of one rank.
+// Throws ConfigError naming the file on a bad file, a missing rank (of one of several files),
+// two files of one rank, or files that cannot be one job's (unless merge_unrelated).
 TraceSet loadTraceSet(const std::vector<std::string>& inputs, const TraceSetOptions& options = {});
 
 }  // namespace shardscope::kineto

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "common/input_file.h"
+#include "postmortem/fr_p2p_match.h"
 #include "postmortem/pickle_reader.h"
 
 namespace shardscope::postmortem {
@@ -82,14 +83,6 @@ bool frUserFrame(const FrFrame& f) {
   return f.filename.find("torch/") == std::string::npos && f.filename.find("<frozen") == std::string::npos;
 }
 
-// The innermost frame outside torch (the user's line), else the innermost.
-std::optional<FrFrame> frLastFrame(const FrEntry& e) {
-  for (const FrFrame& f : e.frames)
-    if (frUserFrame(f)) return f;
-  if (!e.frames.empty()) return e.frames.front();
-  return std::nullopt;
-}
-
 std::string frRankList(const std::vector<int>& ranks) {
   constexpr size_t kShown = 32;  // a 1024-rank group is summarized, not listed
   if (ranks.size() > kShown) {
@@ -106,6 +99,13 @@ std::string frRankList(const std::vector<int>& ranks) {
 }
 
 }  // namespace
+
+std::optional<FrFrame> frLastFrame(const FrEntry& e) {
+  for (const FrFrame& f : e.frames)
+    if (frUserFrame(f)) return f;
+  if (!e.frames.empty()) return e.frames.front();
+  return std::nullopt;
+}
 
 std::string_view frStateName(FrState s) {
   switch (s) {
@@ -246,6 +246,14 @@ std::vector<FrRankDump> readFlightRecorderDumps(const std::vector<std::string>& 
       if (ec) throw PostmortemFormatError("flight-recorder folder " + in + ": cannot list it (" + ec.message() + ")");
       if (here.empty()) throw PostmortemFormatError("flight-recorder folder " + in + ": has no files");
       std::sort(here.begin(), here.end());
+      // A rank's dump written both ways (nccl_trace_rank_0 and nccl_trace_rank_0.json): the pickle is read.
+      const std::set<std::string> names(here.begin(), here.end());
+      here.erase(std::remove_if(here.begin(), here.end(),
+                                [&](const std::string& f) {
+                                  return f.size() > 5 && f.compare(f.size() - 5, 5, ".json") == 0 &&
+                                         names.count(f.substr(0, f.size() - 5)) > 0;
+                                }),
+                 here.end());
       files.insert(files.end(), here.begin(), here.end());
     } else {
       files.push_back(in);
@@ -345,7 +353,8 @@ std::optional<FrMismatch> frMatchGroup(const std::string& pg_name, const std::ve
         sample = e;
         break;
       }
-    m.pg = sample->pg_desc.empty() ? pg_name : sample->pg_desc;
+    m.pg = pg_name;
+    m.pg_desc = sample->pg_desc;
     auto entryOf = [&](int r) -> const FrEntry* {
       for (const auto& [pr, e] : present)
         if (pr == r) return e;
@@ -455,16 +464,24 @@ FrDiagnosis diagnoseFlightRecorder(const std::vector<FrRankDump>& dumps) {
       best_time = t;
     }
   }
+  // Point-to-point ops, pair by pair (fr_p2p_match.h): a pipeline's hang is a send nobody received.
+  for (FrP2pFinding& f : matchFrP2p(dumps, out.notes))
+    if (!best || f.time_ns < best_time) {
+      best = std::move(f.mismatch);
+      best_time = f.time_ns;
+    }
   out.first_mismatch = std::move(best);
   return out;
 }
 
 std::string frMismatchSentence(const FrMismatch& m) {
-  const std::string what = m.op + " #" + std::to_string(m.seq) + " of " + m.pg;
+  const std::string group = "pg " + m.pg + (m.pg_desc.empty() ? std::string() : " (" + m.pg_desc + ")");
+  const std::string what = m.op + " #" + std::to_string(m.seq) + " of " + group;
   const bool one = m.ranks.size() == 1;
   std::string s = (one ? "rank " : "ranks ") + frRankList(m.ranks);
   if (m.kind == "missing_ranks") s += " never joined " + what;
-  else if (m.kind == "op") s += " ran something else as #" + std::to_string(m.seq) + " of " + m.pg + " (" + m.detail + ")";
+  else if (m.kind == "p2p") s += " never posted " + m.detail + " in " + group;
+  else if (m.kind == "op") s += " ran something else as #" + std::to_string(m.seq) + " of " + group + " (" + m.detail + ")";
   else if (m.kind == "state") s += (one ? " is" : " are") + std::string(" behind in ") + what + " (" + m.detail + ")";
   else s += (one ? " disagrees" : " disagree") + std::string(" on the ") + m.kind + " of " + what + " (" + m.detail + ")";
   if (!m.waiting_ranks.empty()) {

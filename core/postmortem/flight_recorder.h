@@ -67,11 +67,12 @@ int frRankFromPath(const std::string& path);
 std::vector<FrRankDump> readFlightRecorderDumps(const std::vector<std::string>& inputs);
 
 struct FrMismatch {
-  std::string pg;       // the group's description when it has one, else its name
-  std::string pg_name;
-  int64_t seq = 0;      // collective_seq_id
+  std::string pg;       // PyTorch's process-group name ("0"), as its dumps and c10d say it
+  std::string pg_desc;  // its description ("default_pg"), "" when the dumps give none
+  std::string pg_name;  // = pg (the key older readers of analyze's JSON use)
+  int64_t seq = 0;      // collective_seq_id; of a point-to-point op, its place among its pair's (1: the first)
   std::string op;       // what the majority ran
-  std::string kind;     // "missing_ranks", "op", "size", "dtype", "state"
+  std::string kind;     // "missing_ranks", "op", "size", "dtype", "state", "p2p" (a send or recv its peer never posted)
   std::vector<int> ranks;          // the culprits
   std::vector<int> waiting_ranks;  // ranks inside it, not completed
   std::map<int, FrFrame> frames_by_rank;  // each rank's last user frame (the culprits' last entry)
@@ -86,9 +87,14 @@ struct FrDiagnosis {
   std::vector<std::string> notes;  // truncated rings, ranks without a dump, unmatched p2p
 };
 
+// Collectives matched per group by collective_seq_id, point-to-point ops pair by
+// pair (fr_p2p_match.h); the earliest problem is the first mismatch.
 FrDiagnosis diagnoseFlightRecorder(const std::vector<FrRankDump>& dumps);
 
-// "rank 2 never joined all_reduce #42 of default_pg; ranks 0, 1, 3 are waiting in it since ...; rank 2 last ran train.py:88"
+// The innermost frame outside torch (the user's line), else the innermost.
+std::optional<FrFrame> frLastFrame(const FrEntry& e);
+
+// "rank 2 never joined all_reduce #42 of pg 0 (default_pg); ranks 0, 1, 3 are waiting in it since ...; rank 2 last ran train.py:88"
 std::string frMismatchSentence(const FrMismatch& m);
 
 }  // namespace shardscope::postmortem

@@ -88,4 +88,22 @@ SnapshotCategory FrameClassifier::result() const {
   return SnapshotCategory::Other;
 }
 
+bool memoryVizShowsFrame(const FrameText& f) {
+  static constexpr std::string_view kOmittedNames[] = {"unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp",
+                                                       "_start", "__libc_start_main", "PyEval_", "PyObject_",
+                                                       "PyFunction_"};
+  static constexpr std::string_view kOmittedFiles[] = {"core/boxing", "/Register", "/Redispatch", "pythonrun.c",
+                                                       "Modules/main.c", "Objects/call.c", "Objects/methodobject.c",
+                                                       "pycore_ceval.h", "ceval.c", "cpython/abstract.h"};
+  for (std::string_view n : kOmittedNames)
+    if (f.name.find(n) != std::string_view::npos) return false;
+  for (std::string_view n : kOmittedFiles)
+    if (f.filename.find(n) != std::string_view::npos) return false;
+  return true;
+}
+
+bool isPythonFrame(const FrameText& f) {
+  return f.filename.size() > 3 && f.filename.compare(f.filename.size() - 3, 3, ".py") == 0;
+}
+
 }  // namespace shardscope::postmortem

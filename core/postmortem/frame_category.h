@@ -1,7 +1,8 @@
 // Which ledger category a PyTorch allocation belongs to, read from the stack
 // frames the memory snapshot recorded for it. The rules are a short table of
 // name/file fragments (docs/postmortem.md lists them); an allocation no rule
-// claims is "other", and that share is reported, not hidden.
+// claims is "other", and that share is reported, not hidden. Also which frames
+// a reader is shown: those PyTorch's memory_viz shows (the unwinder's own left out).
 #pragma once
 
 #include <array>
@@ -23,6 +24,13 @@ struct FrameText {
   std::string_view filename;
   std::string_view name;
 };
+
+// Whether PyTorch's memory_viz shows a frame (torch/cuda/_memory_viz.py
+// _frame_filter): false for the unwinder and interpreter frames it omits
+// ("unwind::unwind", "CapturedTraceback::gather", "PyEval_", ceval.c, ...).
+bool memoryVizShowsFrame(const FrameText& f);
+// A Python source frame (a file name ending in ".py"): the user's code.
+bool isPythonFrame(const FrameText& f);
 
 // Classifies one stack, given frame by frame (innermost first) through
 // `next` (returns false when the stack has no more frames). The first rule,

@@ -179,21 +179,29 @@ void snapshotDelta(SnapshotAction a, int64_t size, int64_t& allocated, int64_t& 
   }
 }
 
-std::vector<SnapshotFrame> snapshotFrames(const ValueTree& t, const Value* frames) {
-  std::vector<SnapshotFrame> out;
-  if (frames == nullptr || !t.isSeq(*frames)) return out;
+// An allocation's frames as memory_viz shows them, and its user frame.
+void snapshotFrames(const ValueTree& t, const Value* frames, SnapshotAllocation& a) {
+  if (frames == nullptr || !t.isSeq(*frames)) return;
   const size_t n = t.size(*frames);
-  out.reserve(n);
+  a.frames.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     const Value f = t.at(*frames, i);
     if (f.kind != ValueKind::Dict) continue;
+    FrameText ft;
+    if (const Value* file = t.get(f, "filename")) ft.filename = t.text(*file);
+    if (const Value* name = t.get(f, "name")) ft.name = t.text(*name);
+    if (!memoryVizShowsFrame(ft)) {
+      ++a.frames_omitted;
+      continue;
+    }
+    if (a.user_frame < 0 && isPythonFrame(ft)) a.user_frame = static_cast<int32_t>(a.frames.size());
     SnapshotFrame sf;
-    if (const Value* file = t.get(f, "filename")) sf.filename = std::string(t.text(*file));
-    if (const Value* name = t.get(f, "name")) sf.name = std::string(t.text(*name));
+    sf.filename = std::string(ft.filename);
+    sf.name = std::string(ft.name);
     if (const Value* line = t.get(f, "line"); line != nullptr && line->kind == ValueKind::Int) sf.line = line->i;
-    out.push_back(std::move(sf));
+    a.frames.push_back(std::move(sf));
   }
-  return out;
+  if (a.user_frame < 0 && !a.frames.empty()) a.user_frame = 0;
 }
 
 // A live allocation at the peak before its frames are read.
@@ -307,7 +315,7 @@ void snapshotReplay(const ValueTree& t, const Value* trace, SnapshotDevice& d, c
       const Value e = t.at(*trace, static_cast<size_t>(c.entry));
       frames = t.get(e, "frames");
     }
-    a.frames = snapshotFrames(t, frames);
+    snapshotFrames(t, frames, a);
     d.peak_largest.push_back(std::move(a));
   }
 }

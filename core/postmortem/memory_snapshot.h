@@ -40,7 +40,11 @@ struct SnapshotAllocation {
   int64_t addr = 0;
   int64_t entry = -1;  // the trace entry that allocated it; -1: allocated before the trace
   SnapshotCategory category = SnapshotCategory::Other;
-  std::vector<SnapshotFrame> frames;  // innermost first; empty when none were recorded
+  // Innermost first, the frames memory_viz shows (memoryVizShowsFrame: the
+  // unwinder's own left out); empty when none were recorded.
+  std::vector<SnapshotFrame> frames;
+  int32_t frames_omitted = 0;  // the unwinder's and interpreter's frames left out
+  int32_t user_frame = -1;     // index in frames of the innermost Python frame, else of the first; -1: none
 };
 
 // How many of the largest live allocations at the peak the model keeps.

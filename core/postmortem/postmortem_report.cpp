@@ -81,6 +81,13 @@ std::string postmortemBytesText(int64_t bytes) {
   return buf;
 }
 
+std::string snapshotUserFrameText(const SnapshotAllocation& a) {
+  if (a.user_frame < 0 || static_cast<size_t>(a.user_frame) >= a.frames.size())
+    return a.frames_omitted > 0 ? "(only the unwinder's frames recorded)" : "(no stack recorded)";
+  const SnapshotFrame& f = a.frames[static_cast<size_t>(a.user_frame)];
+  return f.filename + ":" + std::to_string(f.line) + " " + f.name;
+}
+
 Json memorySnapshotJson(const MemorySnapshot& s, const std::string& path) {
   Json devices = Json::array();
   for (const SnapshotDevice& d : s.devices) {
@@ -121,6 +128,22 @@ Json memorySnapshotJson(const MemorySnapshot& s, const std::string& path) {
       ooms.push_back(oj);
     }
     j["oom"] = ooms;
+    // The largest live allocations at the allocated peak, each with its user frame.
+    j["live_allocations_at_peak"] = d.peak_live_allocations;
+    Json largest = Json::array();
+    for (size_t k = 0; k < d.peak_largest.size() && k < kSnapshotLargestReported; ++k) {
+      const SnapshotAllocation& a = d.peak_largest[k];
+      Json aj = Json::object();
+      aj["bytes"] = a.size;
+      aj["category"] = std::string(snapshotCategoryKey(a.category));
+      aj["entry"] = a.entry;
+      aj["addr"] = a.addr;
+      aj["frame"] = snapshotUserFrameText(a);
+      aj["frames"] = a.frames.size();
+      aj["frames_omitted"] = a.frames_omitted;
+      largest.push_back(aj);
+    }
+    j["largest_at_peak"] = largest;
     devices.push_back(j);
   }
   Json out = Json::object();
@@ -154,6 +177,15 @@ void printMemorySnapshotText(const MemorySnapshot& s, const std::string& path, s
       out << "  unattributed: " << pct << " % of the peak (" << postmortemBytesText(d.peak_no_stack_bytes)
           << " with no stack recorded, " << postmortemBytesText(d.peak_before_trace_bytes) << " allocated before the trace)\n";
     }
+    if (!d.peak_largest.empty()) {
+      out << "  largest live allocations at the peak (" << std::min(d.peak_largest.size(), kSnapshotLargestReported)
+          << " of " << d.peak_live_allocations << "; the first frame memory_viz shows that is Python, else its first):\n";
+      for (size_t k = 0; k < d.peak_largest.size() && k < kSnapshotLargestReported; ++k) {
+        const SnapshotAllocation& a = d.peak_largest[k];
+        out << "    " << postmortemBytesText(a.size) << "  " << snapshotCategoryLabel(a.category) << "  "
+            << snapshotUserFrameText(a) << "\n";
+      }
+    }
     for (const SnapshotOom& o : d.ooms)
       out << "  OOM at entry " << o.index << ": asked for " << postmortemBytesText(o.requested_bytes) << ", CUDA had "
           << postmortemBytesText(o.device_free_bytes) << " free, " << postmortemBytesText(d.reservedAt(static_cast<int64_t>(o.index)))
@@ -172,6 +204,7 @@ Json flightRecorderJson(const FrDiagnosis& d) {
     const FrMismatch& m = *d.first_mismatch;
     Json j = Json::object();
     j["pg"] = m.pg;
+    j["pg_desc"] = m.pg_desc;
     j["pg_name"] = m.pg_name;
     j["seq"] = m.seq;
     j["op"] = m.op;

@@ -1,6 +1,6 @@
 // What `shardscope-cli analyze` prints for a memory snapshot or a set of
 // flight-recorder dumps: a short text for people and JSON with stable keys
-// (memory_snapshot.devices[], flight_recorder.first_mismatch).
+// (memory_snapshot.devices[] with largest_at_peak[], flight_recorder.first_mismatch).
 #pragma once
 
 #include <iosfwd>
@@ -27,5 +27,11 @@ void printFlightRecorderText(const FrDiagnosis& d, std::ostream& out);
 
 // "1.50 GiB", "512.0 MiB", "12 bytes".
 std::string postmortemBytesText(int64_t bytes);
+
+// How many of the largest live allocations at the peak analyze reports (text and JSON).
+inline constexpr size_t kSnapshotLargestReported = 10;
+// An allocation's user frame as "file:line name" (SnapshotAllocation::user_frame),
+// or why there is none.
+std::string snapshotUserFrameText(const SnapshotAllocation& a);
 
 }  // namespace shardscope::postmortem

@@ -58,7 +58,13 @@ class TestAnalyzeCli : public QObject {
   }
 
   void rankOfGivesTheRank() {
-    const Result missing = analyze({kData + "no_rank.json"});
+    // One rank-less file is the job's rank 0, as in the window; it says so.
+    const Result lone = analyze({kData + "no_rank.json"});
+    QCOMPARE(lone.code, 0);
+    QVERIFY(lone.out.find("rank 0") != std::string::npos);
+    QVERIFY2(lone.err.find("no distributedInfo.rank: read as rank 0") != std::string::npos, lone.err.c_str());
+    // Among several files a rank-less one is refused, naming --rank-of.
+    const Result missing = analyze({kData + "no_rank.json", kData + "rank1_of_2.json"});
     QCOMPARE(missing.code, 2);
     QCOMPARE(lines(missing.err), 1);
     QVERIFY(missing.err.find("--rank-of") != std::string::npos);

@@ -127,19 +127,22 @@ class TestAnalyzeHtaCli : public QObject {
 
   void launchDelay() {
     const QJsonObject l = m_ranks[0].toObject()["launch_delay"].toObject();
-    QCOMPARE(l["pairs"].toInt(), 5);
+    // Seven pairs: the two cudaLaunchKernelExC are among HTA's launch calls.
+    QCOMPARE(l["pairs"].toInt(), 7);
+    QCOMPARE(l["formula"].toString(), QStringLiteral("max(0, gpu ts - (cpu ts + cpu dur))"));
+    QCOMPARE(l["definition"].toString(), QStringLiteral("HTA since January 2025"));
     const QJsonObject delay = l["launch_delay_us"].toObject();
-    QCOMPARE(delay["count"].toInt(), 5);
-    QCOMPARE(delay["mean"].toDouble(), 53.0);
-    QCOMPARE(delay["std"].toDouble(), 37.789);
-    QCOMPARE(delay["min"].toDouble(), 15.0);
-    QCOMPARE(delay["p50"].toDouble(), 50.0);
-    QCOMPARE(delay["max"].toDouble(), 114.0);
-    QCOMPARE(l["cpu_duration_us"].toObject()["mean"].toDouble(), 20.6);
-    QCOMPARE(l["gpu_duration_us"].toObject()["p75"].toDouble(), 30.0);
+    QCOMPARE(delay["count"].toInt(), 7);
+    QCOMPARE(delay["mean"].toDouble(), 11.429);
+    QCOMPARE(delay["std"].toDouble(), 13.138);
+    QCOMPARE(delay["min"].toDouble(), 0.0);
+    QCOMPARE(delay["p50"].toDouble(), 10.0);
+    QCOMPARE(delay["max"].toDouble(), 40.0);
+    QCOMPARE(l["cpu_duration_us"].toObject()["mean"].toDouble(), 17.571);
+    QCOMPARE(l["gpu_duration_us"].toObject()["p75"].toDouble(), 55.0);
     QCOMPARE(l["start_delay_us"].toObject()["min"].toDouble(), -6.0);
     QCOMPARE(l["runtime_outliers"].toInt(), 1);
-    QCOMPARE(l["launch_delay_outliers"].toInt(), 1);
+    QCOMPARE(l["launch_delay_outliers"].toInt(), 0);
     QCOMPARE(l["short_kernels"].toInt(), 1);
     const QJsonObject u = l["unpaired"].toObject();
     QCOMPARE(u["gpu_events"].toInt(), 9);

@@ -25,12 +25,12 @@ QStringList hangArgs() {
   return args;
 }
 
-// "rank 1 never joined all_reduce #N of default_pg" from the run's stderr, checked against its hang report.
+// "rank 1 never joined all_reduce #N of pg 0 (default_pg)" from the run's stderr, checked against its hang report.
 QString checkHang(const CliResult& r) {
   const QRegularExpression stuck("ranks 0, 2 and 3 are stuck in (\\w+) .*?seq (\\d+)\\), waiting for rank 1\\.");
   const QRegularExpressionMatch m = stuck.match(r.err);
   if (!m.hasMatch()) return {};
-  return QStringLiteral("rank 1 never joined %1 #%2 of default_pg").arg(m.captured(1), m.captured(2));
+  return QStringLiteral("rank 1 never joined %1 #%2 of pg 0 (default_pg)").arg(m.captured(1), m.captured(2));
 }
 
 }  // namespace

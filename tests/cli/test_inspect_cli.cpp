@@ -127,6 +127,16 @@ class TestInspectCli : public QObject {
                qPrintable(r.err));
       QVERIFY2(!r.err.contains("not valid JSON") && !r.err.contains("expected an integer"), qPrintable(r.err));
     }
+    // A memory snapshot (pickle) and a flight-recorder dump: named as such, with analyze (issue 50: "not valid JSON").
+    const QString pm = QStringLiteral(SHARDSCOPE_SOURCE_DIR) + "/tests/data/postmortem/";
+    for (const auto& [name, what] : {std::pair{QString("snapshot_oom.pickle"), QString("a PyTorch memory snapshot")},
+                                     std::pair{QString("fr_missing_rank/nccl_trace_rank_0"), QString("a flight-recorder dump")}}) {
+      const CliResult r = runCli({"inspect", pm + name});
+      QCOMPARE(r.exit_code, 2);
+      QVERIFY2(r.err.contains(what) && r.err.contains("shardscope-cli analyze " + pm + name) && r.err.count('\n') == 1,
+               qPrintable(r.err));
+      QVERIFY2(!r.err.contains("not valid JSON"), qPrintable(r.err));
+    }
   }
 };
 

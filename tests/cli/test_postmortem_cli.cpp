@@ -76,9 +76,10 @@ class TestPostmortemCli : public QObject {
     const std::string json = dir.filePath("fr.json").toStdString();
     const Result r = analyze({kData + "fr_op_mismatch", "--json", json});
     QCOMPARE(r.code, 0);
-    QVERIFY2(r.out.find("rank 2 ran something else as #5 of default_pg") != std::string::npos, r.out.c_str());
+    QVERIFY2(r.out.find("rank 2 ran something else as #5 of pg 0 (default_pg)") != std::string::npos, r.out.c_str());
     const nlohmann::json m = readJson(json).at("flight_recorder").at("first_mismatch");
-    QCOMPARE(m.at("pg").get<std::string>(), std::string("default_pg"));
+    QCOMPARE(m.at("pg").get<std::string>(), std::string("0"));
+    QCOMPARE(m.at("pg_desc").get<std::string>(), std::string("default_pg"));
     QCOMPARE(m.at("seq").get<int>(), 5);
     QCOMPARE(m.at("op").get<std::string>(), std::string("all_reduce"));
     QCOMPARE(m.at("kind").get<std::string>(), std::string("op"));
@@ -90,7 +91,7 @@ class TestPostmortemCli : public QObject {
   void missingRankSentence() {
     const Result r = analyze({kData + "fr_missing_rank"});
     QCOMPARE(r.code, 0);
-    QVERIFY2(r.out.find("rank 2 never joined all_reduce #4 of default_pg; ranks 0, 1 and 3 are waiting in it since "
+    QVERIFY2(r.out.find("rank 2 never joined all_reduce #4 of pg 0 (default_pg); ranks 0, 1 and 3 are waiting in it since "
                         "2023-11-14 22:13:24 UTC; rank 2 last ran train.py:88") != std::string::npos,
              r.out.c_str());
   }

@@ -1,7 +1,9 @@
 // Flight-recorder dumps diagnosed across ranks: each fixture set of
 // tests/data/postmortem/make_fixtures.py (missing rank, size, dtype and op
-// mismatches, p2p entries, a truncated ring, pickle protocols 2/4/5 and JSON)
-// with its culprit, waiting ranks and frames worked by hand there.
+// mismatches, p2p entries, a pipeline's unmatched send, a truncated ring,
+// pickle protocols 2/4/5 and JSON) with its culprit, waiting ranks and frames
+// worked by hand there.
+#include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "postmortem/flight_recorder.h"
+#include "postmortem/fr_p2p_match.h"
 #include "postmortem/pickle_reader.h"
 
 using namespace shardscope;
@@ -31,7 +34,8 @@ class TestFlightRecorder : public QObject {
     QCOMPARE(d.ranks, (std::vector<int>{0, 1, 2, 3}));
     QVERIFY(d.first_mismatch.has_value());
     const FrMismatch& m = *d.first_mismatch;
-    QCOMPARE(m.pg, std::string("default_pg"));
+    QCOMPARE(m.pg, std::string("0"));  // PyTorch's name for the group
+    QCOMPARE(m.pg_desc, std::string("default_pg"));
     QCOMPARE(m.seq, int64_t(4));
     QCOMPARE(m.op, std::string("all_reduce"));
     QCOMPARE(m.kind, std::string("missing_ranks"));
@@ -41,7 +45,7 @@ class TestFlightRecorder : public QObject {
     QCOMPARE(m.frames_by_rank.at(2).line, int64_t(88));
     QCOMPARE(m.since_ns, int64_t(1700000004001000003));
     QCOMPARE(frMismatchSentence(m),
-             std::string("rank 2 never joined all_reduce #4 of default_pg; ranks 0, 1 and 3 are waiting in it since "
+             std::string("rank 2 never joined all_reduce #4 of pg 0 (default_pg); ranks 0, 1 and 3 are waiting in it since "
                          "2023-11-14 22:13:24 UTC; rank 2 last ran train.py:88 (train_step)"));
   }
 
@@ -80,6 +84,55 @@ class TestFlightRecorder : public QObject {
     QCOMPARE(m.seq, int64_t(2));  // not #1, which the send/recv pair also carries
     QCOMPARE(m.ranks, std::vector<int>{1});
     QCOMPARE(m.waiting_ranks, std::vector<int>{0});
+  }
+
+  void p2pNamesAsPyTorchWritesThem() {
+    const auto send = frP2pOp("nccl:send 0->1");
+    QVERIFY(send && send->send && send->self == 0 && send->peer == 1);
+    const auto recv = frP2pOp("nccl:recv 3<-12");
+    QVERIFY(recv && !recv->send && recv->self == 3 && recv->peer == 12);
+    QVERIFY(!frP2pOp("nccl:all_reduce"));
+    QVERIFY(!frP2pOp("nccl:send 0->"));
+    QVERIFY(!frP2pOp("nccl:recv 1->0"));
+  }
+
+  void pipelineSendNobodyReceived() {
+    // fr_p2p_hang: rank 0's third "send 0->1" is started; rank 1 posted two
+    // "recv 1<-0" and went on to all-reduce #2, which rank 0 never reached.
+    // The send (created at BASE + 1 s + 12 ns) precedes the all-reduce (BASE + 2 s): it is the hang.
+    const FrDiagnosis d = diagnose("fr_p2p_hang");
+    QVERIFY(d.first_mismatch.has_value());
+    const FrMismatch& m = *d.first_mismatch;
+    QCOMPARE(m.kind, std::string("p2p"));
+    QCOMPARE(m.op, std::string("send"));
+    QCOMPARE(m.seq, int64_t(3));
+    QCOMPARE(m.pg, std::string("0"));
+    QCOMPARE(m.ranks, std::vector<int>{1});
+    QCOMPARE(m.waiting_ranks, std::vector<int>{0});
+    QCOMPARE(m.since_ns, int64_t(1700000001001000012));
+    QCOMPARE(frMismatchSentence(m),
+             std::string("rank 1 never posted the recv matching rank 0's send #3 to it in pg 0 (default_pg); rank 0 "
+                         "is waiting in it since 2023-11-14 22:13:21 UTC; rank 1 last ran train.py:88 (train_step)"));
+    // Matched pairs are no finding: fr_p2p's one send and one recv agree.
+    std::vector<std::string> notes;
+    QVERIFY(matchFrP2p(readFlightRecorderDumps({kData + "fr_p2p"}), notes).empty());
+    // Nor is a completed send whose recv the peer's (earlier) dump lacks: the recv did run.
+    std::vector<FrRankDump> dumps = readFlightRecorderDumps({kData + "fr_p2p_hang"});
+    dumps[0].entries.back().state = FrState::Completed;
+    QVERIFY(matchFrP2p(dumps, notes).empty());
+  }
+
+  void pickleAndJsonOfOneRankReadOnce() {
+    // A folder holding a rank's dump both ways: the pickle is read, not refused as a second dump.
+    QTemporaryDir dir;
+    for (const char* f : {"nccl_trace_rank_0", "nccl_trace_rank_1"}) {
+      QVERIFY(QFile::copy(QString::fromStdString(kData + "fr_p2p/" + f), dir.filePath(f)));
+      QVERIFY(QFile::copy(QString::fromStdString(kData + "fr_all_complete/" + f + ".json"),
+                          dir.filePath(QString(f) + ".json")));
+    }
+    const std::vector<FrRankDump> dumps = readFlightRecorderDumps({dir.path().toStdString()});
+    QCOMPARE(dumps.size(), size_t(2));
+    QCOMPARE(dumps[0].path, dir.filePath("nccl_trace_rank_0").toStdString());
   }
 
   void truncatedRingIsNotAMismatch() {

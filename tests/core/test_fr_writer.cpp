@@ -160,9 +160,10 @@ class TestFrWriter : public QObject {
     QCOMPARE(fm.waiting_ranks, waiting);
     QCOMPARE(fm.op, op);
     QCOMPARE(fm.seq, seq);
-    QCOMPARE(fm.pg, std::string("default_pg"));
+    QCOMPARE(fm.pg, std::string("0"));
+    QCOMPARE(fm.pg_desc, std::string("default_pg"));
     const std::string sentence = frMismatchSentence(fm);
-    QVERIFY2(sentence.find("rank 1 never joined " + op + " #" + std::to_string(seq) + " of default_pg") == 0,
+    QVERIFY2(sentence.find("rank 1 never joined " + op + " #" + std::to_string(seq) + " of pg 0 (default_pg)") == 0,
              sentence.c_str());
     QVERIFY2(sentence.find("ddp_strategy.cpp") != std::string::npos, sentence.c_str());
     // The waiting ranks' entry is started, every earlier one completed.

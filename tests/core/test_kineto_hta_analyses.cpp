@@ -213,23 +213,24 @@ class TestKinetoHtaAnalyses : public QObject {
 
   void launchStatistics() {
     const HtaLaunchStats& l = m_job.ranks[0].hta_analyses.launch;
-    // Pairs (cudaLaunchKernel / cudaMemcpyAsync with a GPU event; the ExC are
-    // not among HTA's three calls): cpu dur, gpu dur, HTA's launch delay
-    // gpu ts - cpu ts + cpu dur, start delay gpu ts - cpu end:
-    //   c1: 10, 30, 20 - 0 + 10 = 30, 10     c2: 8, 20, 60 - 12 + 8 = 56, 40
-    //   c3: 5, 10, 100 - 90 + 5 = 15, 5      c4: 60, 50, 150 - 96 + 60 = 114, -6
-    //   c6: 20, 10, 230 - 200 + 20 = 50, 10
-    QCOMPARE(l.pairs, 5);
-    // cpu 5 8 10 20 60: mean 20.6, std 22.7332, quartiles at 1, 2, 3.
-    compareStats(l.cpu_duration, 5, {20.6, 22.7332, 5, 8, 10, 20, 60}, 1e-3);
-    // gpu 10 10 20 30 50: mean 24, std 16.7332.
-    compareStats(l.gpu_duration, 5, {24, 16.7332, 10, 10, 20, 30, 50}, 1e-3);
-    // launch delay 15 30 50 56 114: mean 53, std 37.7889.
-    compareStats(l.launch_delay, 5, {53, 37.7889, 15, 30, 50, 56, 114}, 1e-3);
-    // start delay -6 5 10 10 40: mean 11.8, std 17.0646.
-    compareStats(l.start_delay, 5, {11.8, 17.0646, -6, 5, 10, 10, 40}, 1e-3);
+    // Pairs (every launch call HTA knows, the two cudaLaunchKernelExC
+    // included): cpu dur, gpu dur, start delay gpu ts - (cpu ts + cpu dur)
+    // and HTA's launch delay max(0, start delay):
+    //   c1: 10, 30, 20 - 10 = 10, 10        c2: 8, 20, 60 - 20 = 40, 40
+    //   c7: 10, 100, 45 - 40 = 5, 5 (ExC)   c3: 5, 10, 100 - 95 = 5, 5
+    //   c4: 60, 50, 150 - 156 = -6, 0       c8: 10, 60, 170 - 160 = 10, 10 (ExC)
+    //   c6: 20, 10, 230 - 220 = 10, 10
+    QCOMPARE(l.pairs, 7);
+    // cpu 5 8 10 10 10 20 60: mean 17.5714, std 19.2688, quartiles at 1.5, 3, 4.5.
+    compareStats(l.cpu_duration, 7, {17.5714, 19.2688, 5, 9, 10, 15, 60}, 1e-3);
+    // gpu 10 10 20 30 50 60 100: mean 40, std 32.6599.
+    compareStats(l.gpu_duration, 7, {40, 32.6599, 10, 15, 30, 55, 100}, 1e-3);
+    // launch delay 0 5 5 10 10 10 40: mean 11.4286, std 13.1385 (the old formula's gpu ts - cpu ts + cpu dur gave mean 53).
+    compareStats(l.launch_delay, 7, {11.4286, 13.1385, 0, 5, 10, 10, 40}, 1e-3);
+    // start delay -6 5 5 10 10 10 40: mean 10.5714, std 14.1640.
+    compareStats(l.start_delay, 7, {10.5714, 14.1640, -6, 5, 10, 10, 40}, 1e-3);
     QCOMPARE(l.runtime_outliers, 1);       // c4's 60 > 50
-    QCOMPARE(l.launch_delay_outliers, 1);  // c4's 114 > 100
+    QCOMPARE(l.launch_delay_outliers, 0);  // none over 100
     QCOMPARE(l.short_kernels, 1);          // c6: 20 <= 50 and 10 < 20
   }
 
@@ -265,11 +266,11 @@ class TestKinetoHtaAnalyses : public QObject {
     QCOMPARE(q7->length.count, 6);
     QCOMPARE(r4(q7->length.mean), 0.8333);
     QCOMPARE(a.queue_length.launches, 5);
-    // Launch delays (gpu ts - cpu ts + cpu dur): 50-10+5 = 45, 100-25+5 = 80,
-    // 200-110+4 = 94, 220-120+5 = 105, 240-130+6 = 116: mean 88, two over 100.
+    // Launch delays max(0, gpu ts - (cpu ts + cpu dur)): 50-15 = 35, 100-30 = 70,
+    // 200-114 = 86, 220-125 = 95, 240-136 = 104: mean 78, one over 100.
     QCOMPARE(a.launch.pairs, 5);
-    QCOMPARE(r4(a.launch.launch_delay.mean / 1000), 88.0);
-    QCOMPARE(a.launch.launch_delay_outliers, 2);
+    QCOMPARE(r4(a.launch.launch_delay.mean / 1000), 78.0);
+    QCOMPARE(a.launch.launch_delay_outliers, 1);
   }
 
   void crowdedCorrelationIsCountedNotPaired() {

@@ -272,8 +272,12 @@ class TestKinetoRead : public QObject {
   }
 
   void missingRankNamesTheFile() {
+    // Alone, a rank-less file is rank 0 (and the set says so); beside another, it is refused.
     const std::string path = kData + "no_rank.json";
-    const std::string e = loadError({path});
+    const TraceSet lone = loadTraceSet({path});
+    QCOMPARE(lone.ranks.at(0).rank, 0);
+    QCOMPARE(lone.notes.size(), size_t(1));
+    const std::string e = loadError({path, kData + "rank1_of_2.json"});
     QVERIFY2(contains(e, path) && contains(e, "distributedInfo.rank") && contains(e, "--rank-of " + path + "=R"), e.c_str());
     TraceSetOptions o;
     o.rank_of[path] = 3;

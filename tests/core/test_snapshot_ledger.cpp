@@ -1,12 +1,15 @@
 // What the snapshot page shows, from the core model: the ledger by category
 // at any trace entry (worked by hand from make_fixtures.py's device 0 and 1),
-// the largest live allocations at the peak with their stacks, and the chart's
-// thinning, which keeps every peak and dip of a long trace at its entry.
+// the largest live allocations at the peak with their stacks (the unwinder's
+// own frames left out as memory_viz does, the user's frame named, in analyze's
+// JSON too), and the chart's thinning, which keeps every peak and dip of a
+// long trace at its entry.
 #include <QtTest>
 
 #include <string>
 
 #include "postmortem/memory_snapshot.h"
+#include "postmortem/postmortem_report.h"
 #include "postmortem/snapshot_ledger.h"
 #include "postmortem/snapshot_series.h"
 
@@ -102,6 +105,36 @@ class TestSnapshotLedger : public QObject {
     QCOMPARE(before.bytes(SnapshotCategory::Other), 2 * MiB);
     QCOMPARE(before.no_stack_bytes, 2 * MiB);
     QCOMPARE(before.unattributedShare(), 1.0);
+  }
+
+  void unwinderFramesLeftOutAsMemoryVizDoes() {
+    // snapshot_unwinder_frames.json (written by hand in the snapshot's JSON form): a 2 MiB
+    // allocation whose stack opens with `??:0 torch::unwind::unwind()`, CapturedTraceback::gather,
+    // the caching allocator, a boxing.h frame, ceval.c and PyObject_Call, then model.py, module.py,
+    // train.py, __libc_start_main and _start; and a 1 MiB one with only the unwinder's two frames.
+    const MemorySnapshot s = readMemorySnapshotFile(kData + "snapshot_unwinder_frames.json");
+    const SnapshotDevice& d = s.devices.at(0);
+    QCOMPARE(d.peak_largest.size(), size_t(2));
+    const SnapshotAllocation& top = d.peak_largest[0];
+    QCOMPARE(top.size, 2 * MiB);
+    // Left out: unwind, gather, boxing.h, ceval.c, PyObject_Call, __libc_start_main, _start (7 of 11).
+    QCOMPARE(top.frames_omitted, 7);
+    QCOMPARE(top.frames.size(), size_t(4));
+    QCOMPARE(top.frames[0].name.rfind("c10::cuda::CUDACachingAllocator", 0), size_t(0));  // memory_viz keeps it
+    QCOMPARE(top.user_frame, 1);  // the first Python frame: model.py
+    QCOMPARE(snapshotUserFrameText(top), std::string("/work/model.py:40 forward"));
+    const SnapshotAllocation& bare = d.peak_largest[1];
+    QVERIFY(bare.frames.empty());
+    QCOMPARE(bare.frames_omitted, 2);
+    QCOMPARE(snapshotUserFrameText(bare), std::string("(only the unwinder's frames recorded)"));
+    // analyze --json: the largest at the peak with their user frames.
+    const Json j = memorySnapshotJson(s, "x");
+    const Json& largest = j["devices"][0]["largest_at_peak"];
+    QCOMPARE(largest.size(), size_t(2));
+    QCOMPARE(largest[0]["bytes"].get<int64_t>(), 2 * MiB);
+    QCOMPARE(largest[0]["frame"].get<std::string>(), std::string("/work/model.py:40 forward"));
+    QCOMPARE(largest[0]["frames_omitted"].get<int>(), 7);
+    QCOMPARE(j["devices"][0]["live_allocations_at_peak"].get<size_t>(), size_t(2));
   }
 
   void thinningKeepsPeaksAndDips() {

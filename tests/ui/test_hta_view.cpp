@@ -11,6 +11,8 @@
 #include <QTableWidget>
 #include <QtTest>
 
+#include <fstream>
+
 #include "hta_view.h"
 #include "inspection.h"
 #include "main_window.h"
@@ -76,12 +78,13 @@ class TestHtaView : public QObject {
     QCOMPARE(cell(kernels, 0, 7), QStringLiteral("gemm_a"));
     QCOMPARE(cell(kernels, 3, 0), QStringLiteral("COMMUNICATION"));
 
-    // Launch delay: 5 pairs; HTA's launch delay mean 53, max 114; start delay min -6.
+    // Launch delay: 7 pairs (the two cudaLaunchKernelExC included); HTA's launch delay
+    // max(0, gpu ts - (cpu ts + cpu dur)) mean 11.429, max 40; start delay min -6.
     const QTableWidget* launch = view->launchTable();
     QCOMPARE(launch->rowCount(), 4);
-    QCOMPARE(cell(launch, 2, 1), QStringLiteral("5"));
-    QCOMPARE(cell(launch, 2, 2), QStringLiteral("53.000"));
-    QCOMPARE(cell(launch, 2, 8), QStringLiteral("114.000"));
+    QCOMPARE(cell(launch, 2, 1), QStringLiteral("7"));
+    QCOMPARE(cell(launch, 2, 2), QStringLiteral("11.429"));
+    QCOMPARE(cell(launch, 2, 8), QStringLiteral("40.000"));
     QCOMPARE(cell(launch, 3, 4), QStringLiteral("-6.000"));
     QVERIFY2(view->launchNote().contains(QStringLiteral("1 launches without a correlation, 1 without a GPU event")),
              qPrintable(view->launchNote()));
@@ -132,6 +135,32 @@ class TestHtaView : public QObject {
     const QString png = dir.filePath(QStringLiteral("hta.png"));
     QVERIFY2(w.exportViewFigure(QStringLiteral("hta"), png, 1200, 600, &error), qPrintable(error));
     QVERIFY(QFileInfo(png).size() > 1000);
+    QCOMPARE(plot->xAxis->tickLabelRotation(), 0.0);  // four bars: labels flat, two lines each
+  }
+
+  // 32 streams' labels overprinted side by side: beyond 12 bars they stand upright, one line each.
+  void manyStreamsStandTheirLabelsUpright() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("streams.json"));
+    {
+      std::ofstream f(path.toStdString());
+      f << "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [";
+      for (int s = 0; s < 32; ++s)
+        for (int k = 0; k < 2; ++k)
+          f << (s || k ? ",\n" : "\n") << "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"pid\": 0, "
+            << "\"tid\": " << 7 + s << ", \"ts\": " << 10 + 40 * k << ", \"dur\": 10, \"args\": {\"stream\": " << 7 + s
+            << "}}";
+      f << "]}\n";
+    }
+    MainWindow w;
+    w.setPersistSettings(false);
+    QString error;
+    QVERIFY2(w.openTrace(path, &error), qPrintable(error));
+    QCustomPlot* plot = w.findChild<HtaView*>()->idlePlot();
+    auto* bars = qobject_cast<QCPBars*>(plot->plottable(0));
+    QVERIFY(bars);
+    QCOMPARE(bars->data()->size(), 32);
+    QCOMPARE(plot->xAxis->tickLabelRotation(), -90.0);
   }
 };
 

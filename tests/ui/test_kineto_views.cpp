@@ -8,6 +8,8 @@
 #include <QLabel>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <fstream>
 #include <qcustomplot.h>
 
 #include "comm_stats_model.h"
@@ -151,6 +153,48 @@ class TestKinetoViews : public QObject {
     w.memoryView()->refresh(true);
     QCOMPARE(rank->itemText(0), QStringLiteral("rank 0"));
     QVERIFY(rank->count() > 1);
+  }
+
+  // Issue 50: one file of rank 3 (of 4), five profiler steps and no [memory]
+  // events: the communication view measures its last-but-one step (it said the
+  // trace had no profiler step), and the memory view says there are no memory
+  // samples instead of empty axes and "allocated 0.00 MiB".
+  void rankThreeAloneWithoutMemorySamples() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("rank3.json"));
+    {
+      std::ofstream f(path.toStdString());
+      f << "{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, \"world_size\": 4}, \"traceEvents\": [";
+      for (int s = 0; s < 5; ++s) {
+        const int t = 1000 + 1000 * s;
+        f << (s ? ",\n" : "\n") << "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#" << s
+          << "\", \"pid\": 5, \"tid\": 5, \"ts\": " << t << ", \"dur\": 900},\n"
+          << "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 5, \"tid\": 5, \"ts\": "
+          << t + 10 << ", \"dur\": 50, \"args\": {\"Collective name\": \"allreduce\", \"dtype\": \"Float\", "
+          << "\"In msg nelems\": 1024, \"Out msg nelems\": 1024, \"Group size\": 4, \"Process Group Name\": \"0\", "
+          << "\"Process Group Ranks\": \"[0, 1, 2, 3]\"}},\n"
+          << "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 5, \"tid\": 5, \"ts\": "
+          << t + 20 << ", \"dur\": 5, \"args\": {\"correlation\": " << s + 1 << "}},\n"
+          << "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL\", \"pid\": 0, "
+          << "\"tid\": 7, \"ts\": " << t + 100 << ", \"dur\": 300, \"args\": {\"stream\": 7, \"correlation\": " << s + 1
+          << "}}";
+      }
+      f << "]}\n";
+    }
+    MainWindow w;
+    w.setPersistSettings(false);
+    QString error;
+    QVERIFY2(w.openTrace(path, &error), qPrintable(error));
+    auto* comm = w.findChild<CommView*>();
+    QVERIFY(comm);
+    QCOMPARE(comm->model()->step(), 3);  // ProfilerStep#0..4: the last left out, as HTA does
+    QVERIFY2(w.figureUnavailable(QStringLiteral("comm")).isEmpty(), qPrintable(w.figureUnavailable(QStringLiteral("comm"))));
+    QVERIFY2(w.figureUnavailable(QStringLiteral("memory")).contains(QStringLiteral("no memory samples")),
+             qPrintable(w.figureUnavailable(QStringLiteral("memory"))));
+    w.memoryView()->refresh(true);
+    auto* summary = w.memoryView()->findChild<QLabel*>(QStringLiteral("memorySummary"));
+    QVERIFY(summary);
+    QVERIFY2(summary->text().contains(QStringLiteral("no memory samples")), qPrintable(summary->text()));
   }
 
   void communicationOverTheLastButOneStep() {

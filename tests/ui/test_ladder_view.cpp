@@ -43,11 +43,11 @@ class TestLadderView : public QObject {
     QTest::addColumn<int>("seq");
     QTest::addColumn<int>("rank");
     QTest::addColumn<QString>("words");  // the sentence begins so
-    QTest::newRow("missing rank") << "fr_missing_rank" << 4 << 2 << "rank 2 never joined all_reduce #4 of default_pg";
+    QTest::newRow("missing rank") << "fr_missing_rank" << 4 << 2 << "rank 2 never joined all_reduce #4 of pg 0 (default_pg)";
     QTest::newRow("size") << "fr_size_mismatch" << 2 << 1 << "rank 1 disagrees on the size of all_reduce #2";
     QTest::newRow("dtype") << "fr_dtype_mismatch" << 3 << 1 << "rank 1 disagrees on the dtype of broadcast #3";
-    QTest::newRow("op") << "fr_op_mismatch" << 5 << 2 << "rank 2 ran something else as #5 of default_pg";
-    QTest::newRow("p2p") << "fr_p2p" << 2 << 1 << "rank 1 never joined all_reduce #2 of default_pg";
+    QTest::newRow("op") << "fr_op_mismatch" << 5 << 2 << "rank 2 ran something else as #5 of pg 0 (default_pg)";
+    QTest::newRow("p2p") << "fr_p2p" << 2 << 1 << "rank 1 never joined all_reduce #2 of pg 0 (default_pg)";
     QTest::newRow("truncated ring") << "fr_truncated_ring" << 7 << 1 << "rank 1 never joined all_reduce #7";
   }
   void fixtureSets() {

@@ -233,11 +233,59 @@ def fr_p2p(out):
     # A send/recv pair between the all-reduces carries collective_seq_id 1 (p2p
     # ops do not advance it) and must not be matched as collective #1.
     # Then rank 1 never joins all_reduce #2. Expected: missing_ranks, seq 2, ranks [1], waiting [0].
+    # PyTorch names them by the recording rank first: "nccl:send 0->1" on rank 0, "nccl:recv 1<-0" on rank 1.
     send = fr_entry(1, 1, "send 0->1", "completed", p2p=True, p2p_seq=1, sizes=((4096,),))
-    recv = fr_entry(1, 1, "recv 0<-1", "completed", p2p=True, p2p_seq=1, sizes=((4096,),))
+    recv = fr_entry(1, 1, "recv 1<-0", "completed", p2p=True, p2p_seq=1, sizes=((4096,),))
     per = {0: completed(1) + [send, fr_entry(2, 2, "all_reduce", "started")],
            1: completed(1) + [recv]}
     write_dumps(os.path.join(out, "fr_p2p"), per, range(2), 4)
+
+
+def fr_p2p_hang(out):
+    # A two-stage pipeline: rank 0 sends each microbatch's activations to rank 1
+    # ("nccl:send 0->1"), rank 1 receives them ("nccl:recv 1<-0"). Microbatches 1
+    # and 2 pass; rank 0's third send is started, but rank 1 went on to the
+    # all-reduce #2 of the default group instead of posting its third receive.
+    # Expected: p2p, rank 1 never posted the recv matching rank 0's send #3,
+    # rank 0 waiting in it (an all-reduce #2 only rank 1 entered comes later).
+    def sends(n, state_last):
+        return [fr_entry(10 + k, 1, "send 0->1", "completed" if k < n - 1 else state_last, p2p=True, p2p_seq=k + 1,
+                         sizes=((8, 1024),)) for k in range(n)]
+    def recvs(n):
+        return [fr_entry(10 + k, 1, "recv 1<-0", "completed", p2p=True, p2p_seq=k + 1, sizes=((8, 1024),))
+                for k in range(n)]
+    per = {0: completed(1) + sends(3, "started"),
+           1: completed(1) + recvs(2) + [fr_entry(12, 2, "all_reduce", "started")]}
+    write_dumps(os.path.join(out, "fr_p2p_hang"), per, range(2), 4)
+
+
+def snapshot_unwinder_frames():
+    # As a C++-and-Python stack (torch.cuda.memory._record_memory_history(stacks="all"))
+    # records it: the unwinder's own frames first, then the allocator, a dispatcher and
+    # interpreter frames, then the user's Python. A 2 MiB allocation with such a stack
+    # and a 1 MiB one with only the unwinder's two frames, both live at the end.
+    unwind = [{"filename": "??", "line": 0, "name": "torch::unwind::unwind()"},
+              {"filename": "??", "line": 0, "name": "torch::CapturedTraceback::gather(bool, bool, bool)"},
+              {"filename": "??", "line": 0, "name": "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::"
+                                                   "malloc(signed char, unsigned long, CUstream_st*)"},
+              {"filename": "/opt/conda/lib/python3.10/site-packages/torch/include/ATen/core/boxing/impl/boxing.h",
+               "line": 0, "name": "c10::impl::BoxedKernelWrapper"},
+              {"filename": "Python/ceval.c", "line": 0, "name": "_PyEval_EvalFrameDefault"},
+              {"filename": "??", "line": 0, "name": "PyObject_Call"}]
+    fwd = unwind + [{"filename": "/work/model.py", "line": 40, "name": "forward"},
+                    {"filename": "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py", "line": 1501,
+                     "name": "_call_impl"},
+                    {"filename": "/work/train.py", "line": 80, "name": "train_step"},
+                    {"filename": "??", "line": 0, "name": "__libc_start_main"},
+                    {"filename": "??", "line": 0, "name": "_start"}]
+    only = unwind[:2]
+    base = 0x7F0000000000
+    blocks = [block(base, 2 * MiB, 2 * MiB, "active_allocated", fwd),
+              block(base + 2 * MiB, MiB, MiB, "active_allocated", only),
+              block(base + 3 * MiB, MiB, MiB, "inactive")]
+    trace = [te("segment_alloc", base, 4 * MiB, t=100), te("alloc", base, 2 * MiB, t=110, frames=fwd),
+             te("alloc", base + 2 * MiB, MiB, t=120, frames=only)]
+    return snapshot([segment(0, base, 4 * MiB, blocks)], [trace])
 
 
 def fr_truncated_ring(out):
@@ -276,8 +324,10 @@ def main():
     import collections
     with open(os.path.join(out, "refused_object.pickle"), "wb") as f:
         pickle.dump({"segments": collections.OrderedDict()}, f, protocol=4)
-    for fn in (fr_missing_rank, fr_size_mismatch, fr_dtype_mismatch, fr_op_mismatch, fr_p2p, fr_truncated_ring,
-               fr_all_complete):
+    with open(os.path.join(out, "snapshot_unwinder_frames.json"), "w") as f:
+        json.dump(snapshot_unwinder_frames(), f)
+    for fn in (fr_missing_rank, fr_size_mismatch, fr_dtype_mismatch, fr_op_mismatch, fr_p2p, fr_p2p_hang,
+               fr_truncated_ring, fr_all_complete):
         fn(out)
 
 
