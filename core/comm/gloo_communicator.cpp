@@ -379,29 +379,39 @@ bool GlooCommunicator::recv(void* header, size_t header_bytes, void* data, size_
   auto message = std::make_unique<char[]>(header_bytes + bytes);
   std::unique_ptr<UnboundBuffer> buffer;
   bool landed = false;
-  guarded("recv", [&] {
-    buffer = m_context->createUnboundBuffer(message.get(), header_bytes + bytes);
-    {
-      std::lock_guard lock(m_abort.mutex);
-      if (m_abort.aborted) throw std::runtime_error("communicator aborted (run stopped)");
-      m_abort.live.insert(buffer.get());
-    }
-    buffer->recv(peer, p2pSlot(peer, m_rank, m_receivedFrom[static_cast<size_t>(peer)]++));
-    try {
-      landed = buffer->waitRecv(timeout);
-      if (!landed) throw std::runtime_error("receive was aborted (run stopped)");
-    } catch (const gloo::IoException&) {
-      landed = false;  // timed out: the caller names who never sent
-    }
-  });
-  std::lock_guard lock(m_abort.mutex);
-  m_abort.live.erase(buffer.get());
-  if (!landed) {
-    // Gloo's loop thread may still complete it: both go after the context.
+  // On every way out but a landed message (a timeout, an abort, an error),
+  // Gloo's loop thread may still complete the receive: the buffer and its
+  // memory go after the context, and abort() no longer sees it.
+  const auto retire = [&] {
+    std::lock_guard lock(m_abort.mutex);
+    if (!buffer) return;
+    m_abort.live.erase(buffer.get());
+    if (landed) return;
     m_abort.graveyard.push_back(std::move(buffer));
     m_lateMessages.push_back(std::move(message));
-    return false;
+  };
+  try {
+    guarded("recv", [&] {
+      buffer = m_context->createUnboundBuffer(message.get(), header_bytes + bytes);
+      {
+        std::lock_guard lock(m_abort.mutex);
+        if (m_abort.aborted) throw std::runtime_error("communicator aborted (run stopped)");
+        m_abort.live.insert(buffer.get());
+      }
+      buffer->recv(peer, p2pSlot(peer, m_rank, m_receivedFrom[static_cast<size_t>(peer)]++));
+      try {
+        landed = buffer->waitRecv(timeout);
+        if (!landed) throw std::runtime_error("receive was aborted (run stopped)");
+      } catch (const gloo::IoException&) {
+        landed = false;  // timed out: the caller names who never sent (the context is closed now)
+      }
+    });
+  } catch (...) {
+    retire();
+    throw;
   }
+  retire();
+  if (!landed) return false;
   std::memcpy(header, message.get(), header_bytes);
   if (bytes > 0) std::memcpy(data, message.get() + header_bytes, bytes);
   return true;

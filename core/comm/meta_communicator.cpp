@@ -19,18 +19,20 @@ namespace {
 // bytes); the envelope carries what the receiver checks and when the send left.
 class MetaMailbox {
  public:
+  explicit MetaMailbox(int size) : m_ready(static_cast<size_t>(size)) {}
   void post(int from, int to, const void* header, size_t bytes) {
     const auto* p = static_cast<const char*>(header);
     {
       std::lock_guard lock(m_mutex);
       m_queues[{from, to}].emplace_back(p, p + bytes);
     }
-    m_ready.notify_all();
+    m_ready[static_cast<size_t>(to)].notify_all();  // only the receiver's waits (a pipeline of 64 stages)
   }
   bool take(int from, int to, void* header, size_t bytes, std::chrono::milliseconds timeout) {
     std::unique_lock lock(m_mutex);
     auto& queue = m_queues[{from, to}];
-    if (!m_ready.wait_for(lock, timeout, [&] { return m_aborted || !queue.empty(); })) return false;
+    if (!m_ready[static_cast<size_t>(to)].wait_for(lock, timeout, [&] { return m_aborted || !queue.empty(); }))
+      return false;
     if (m_aborted) throw RunError("meta point-to-point receive aborted (run stopped)");
     std::memcpy(header, queue.front().data(), std::min(bytes, queue.front().size()));
     queue.pop_front();
@@ -41,12 +43,12 @@ class MetaMailbox {
       std::lock_guard lock(m_mutex);
       m_aborted = true;
     }
-    m_ready.notify_all();
+    for (auto& ready : m_ready) ready.notify_all();
   }
 
  private:
   std::mutex m_mutex;
-  std::condition_variable m_ready;
+  std::vector<std::condition_variable> m_ready;  // per receiver
   std::map<std::pair<int, int>, std::deque<std::vector<char>>> m_queues;
   bool m_aborted = false;
 };
@@ -90,7 +92,7 @@ class MetaCommunicator final : public Communicator {
 
 std::vector<std::unique_ptr<Communicator>> createMetaGroup(int size) {
   std::vector<std::unique_ptr<Communicator>> group;
-  auto mailbox = std::make_shared<MetaMailbox>();
+  auto mailbox = std::make_shared<MetaMailbox>(size);
   for (int r = 0; r < size; ++r) group.push_back(std::make_unique<MetaCommunicator>(r, size, mailbox));
   return group;
 }

@@ -174,12 +174,12 @@ void ProcessGroup::recv(void* data, size_t count, DType dtype, int peer, const P
     const std::string peer_status = m_ctx.board.get(peer_rank);
     throw RunError("pipeline hang: " + stage(me) + " waited " + std::to_string(m_p2pTimeoutMs) + " ms for " +
                    carried(tag) + " from " + stage(peer) + ", which never sent " + (tag.gradient ? "it" : "them") +
-                   (peer_status.empty() ? std::string(" (it is in no transfer or collective: it took another branch)")
+                   (peer_status.empty() ? std::string(" (it waits in no transfer or collective: it took another branch, or stopped)")
                                         : "; " + stage(peer) + " is " + peer_status) +
                    ". A stage that skips a send (a rank-dependent branch) stops every stage that waits on it.");
   }
   if (env.microbatch != tag.microbatch || env.chunk != tag.chunk || (env.gradient != 0) != tag.gradient ||
-      env.bytes != bytes)
+      env.bytes != bytes || env.step != m_ctx.currentStep())
     throw RunError("pipeline mismatch: " + stage(me) + " expected " + carried(tag) + " (" + std::to_string(bytes) +
                    " bytes) from " + stage(peer) + " but received " + carried(env) + " (" +
                    std::to_string(env.bytes) + " bytes): the two stages run different schedules");

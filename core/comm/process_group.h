@@ -76,6 +76,7 @@ class ProcessGroup {
   void flushSends();
   // How long recv() waits for a sender before it reports a hang (ms).
   void setPointToPointTimeout(int timeout_ms) { m_p2pTimeoutMs = timeout_ms; }
+  int pointToPointTimeout() const { return m_p2pTimeoutMs; }
 
   // Bytes sent since the last resetStepBytes() (thread-safe to read after the
   // streams that use this group are synchronised).

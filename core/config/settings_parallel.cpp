@@ -61,10 +61,13 @@ void pipelineRule(const RunConfig& c) {
   if (s > 1 && c.launch != Launch::Threads)
     fail("--pp " + std::to_string(s) + " runs its stages as threads of one process (--launch threads) so far; --launch " +
          launchName(c.launch) + " with pipeline stages is not built yet");
-  if (s > 1 && (c.strategy == Strategy::Zero2 || c.strategy == Strategy::Hsdp))
-    fail("--pp " + std::to_string(s) + " composes with --strategy ddp, zero1, zero3 or fsdp (Megatron-LM's "
-         "distributed optimizer, torchtitan's FSDP with pipeline stages); " + strategyName(c.strategy) +
-         " with pipeline stages is not built yet");
+  if (c.pipelined() && (c.strategy == Strategy::Zero2 || c.strategy == Strategy::Hsdp))
+    fail((s > 1 ? "--pp " + std::to_string(s) : "--microbatches " + std::to_string(c.microbatchCount())) +
+         " composes with --strategy ddp, zero1, zero3 or fsdp (Megatron-LM's distributed optimizer, torchtitan's "
+         "FSDP with pipeline stages); " + strategyName(c.strategy) + " with microbatches is not built yet");
+  if (s > 1 && (!c.break_on.empty() || !c.break_units.empty()))
+    fail("--pp " + std::to_string(s) + ": breakpoints stop every rank at the same op, which pipeline stages never "
+         "reach together; stepping a pipeline is not built yet");
 }
 
 void microbatchRule(const RunConfig& c) {
@@ -192,8 +195,8 @@ const Setting kParallelRows[] = {
                 "them (with --pp 1: gradient accumulation)",
         .applies = {.backends = bit(Backend::Cpu) | bit(Backend::Meta)},
         .applies_text = "--backend cpu or meta (the CUDA backend has no pipeline path yet)",
-        .range = {1, 1 << 16},
-        .form = {.group = "Strategy", .label = "microbatches", .max = 1 << 16, .min = 1},
+        .range = {1, 32767},  // a microbatch's number travels in Event::param (16 bits)
+        .form = {.group = "Strategy", .label = "microbatches", .max = 32767, .min = 1},
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.microbatches = parseInt32(s.flag, v); },
         .text = [](const RunConfig& c) { return num(c.microbatchCount()); },
         .written = [](const RunConfig& c) { return c.microbatches.has_value(); },

@@ -87,7 +87,9 @@ Run::Run(RunConfig config, RanksElsewhere)
                                                        m_config.backend == Backend::Meta));
   for (auto& ctx : m_contexts) {
     ctx->cost = m_cost.get();
-    ctx->gate = &m_gate;
+    // Stages never reach one op together, and a stage stopped at a gate
+    // starves its neighbours' receives: a pipeline is not stepped (yet).
+    ctx->gate = m_config.pp > 1 ? nullptr : &m_gate;
   }
   m_rankResults.resize(m_config.ranks);
   for (int r = 0; r < m_config.ranks; ++r) m_lossRanks.push_back(r);

@@ -26,8 +26,9 @@ PipelineStages::PipelineStages(int stages, int virtual_stages, const std::vector
     for (int i = k; i <= n - (parts - k); ++i)
       for (int j = k - 1; j < i; ++j) {
         const double cost = std::max(best[k - 1][j], prefix[i] - prefix[j]);
-        // Ties keep the later cut: earlier chunks no larger than later ones.
-        if (cost <= best[k][i] * (1 + 1e-12)) {
+        // Ties keep the earliest cut: earlier chunks no larger than later ones
+        // (the first stage holds the most microbatches in flight under 1F1B).
+        if (cost < best[k][i] * (1 - 1e-12)) {
           best[k][i] = cost;
           cut[k][i] = j;
         }

@@ -73,6 +73,13 @@ const PipelineStrategy::Chunk& PipelineStrategy::chunkFor(int global_chunk) cons
 
 void PipelineStrategy::setup() {
   RankContext& ctx = m_env.ctx;
+  // A receive legitimately waits while the stages before it compute (GPipe:
+  // all M forwards before a backward comes back): the check's timeout per
+  // pass it may wait through, so only a stage that never sends is a hang.
+  if (m_env.pipeline)
+    m_env.pipeline->setPointToPointTimeout(
+        static_cast<int>(std::min<int64_t>(int64_t(m_env.pipeline->pointToPointTimeout()) * (m_microbatches + m_env.config.pp),
+                                           24LL * 3600 * 1000)));
   const auto n = static_cast<size_t>(m_elements);
   // Data-parallel rank 0 of the axis initialises the model (its TP slice)
   // and sends its stage's part to the axis: every stage starts from the
