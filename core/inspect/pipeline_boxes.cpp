@@ -190,6 +190,9 @@ void PipelineBoxes::build(const EventStore& store, int step) {
       at = std::max(at, b.end_ns);
     }
     if (at < last) row.idle.push_back({at, last});
+    int64_t idle = 0;
+    for (const auto& [b, e] : row.idle) idle += e - b;
+    if (last > first) m_idleShare += double(idle) / double(last - first) / double(m_rows.size());
   }
 }
 

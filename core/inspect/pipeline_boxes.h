@@ -76,6 +76,10 @@ class PipelineBoxes {
   int sends() const { return m_sends; }  // the representative ranks' sends in the step (matched or not)
   // measurePipeline over the same events and step: the bubble beside the formula.
   const PipelineTiming& timing() const { return m_timing; }
+  // The rows' idle spans as a share of the window, mean over stages: the bubble
+  // between passes. Below timing().bubble when a pass's spans leave gaps on the
+  // compute lane (tensor parallelism's collectives inside a stage's pass).
+  double idleShare() const { return m_idleShare; }
   // "F3", or "F3.5" (interleaved: the global chunk too).
   std::string label(const PipelineBox& box) const { return actionText(box.action, m_virtual > 1); }
 
@@ -90,6 +94,7 @@ class PipelineBoxes {
   std::vector<PipelineArrow> m_arrows;
   int m_sends = 0;
   PipelineTiming m_timing;
+  double m_idleShare = 0;
 };
 
 }  // namespace shardscope
