@@ -18,7 +18,8 @@ namespace {
 
 constexpr int kPipelineThrottleMs = 250;
 
-QString pipelinePercent(double share) { return QString::number(100.0 * share, 'f', 1) + QStringLiteral(" %"); }
+// A no-break space: a wrapped caption never leaves "%" alone on a line.
+QString pipelinePercent(double share) { return QString::number(100.0 * share, 'f', 1) + QChar(0x00A0) + QLatin1Char('%'); }
 
 QString pipelineBytesText(int64_t bytes) {
   if (bytes >= static_cast<int64_t>(kGiB)) return QString::number(static_cast<double>(bytes) / kGiB, 'f', 2) + " GiB";

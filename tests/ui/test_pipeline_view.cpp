@@ -66,7 +66,7 @@ int pixelsOf(QCustomPlot* plot, const QColor& color) {
   return n;
 }
 
-QString percent(double share) { return QString::number(100.0 * share, 'f', 1) + QStringLiteral(" %"); }
+QString percent(double share) { return QString::number(100.0 * share, 'f', 1) + QChar(0x00A0) + QLatin1Char('%'); }
 
 }  // namespace
 
