@@ -27,6 +27,7 @@
 #include "memory_view.h"
 #include "plot_style.h"
 #include "page_help.h"
+#include "pipeline_page.h"
 #include "preset_runner.h"
 #include "recent_files.h"
 #include "run_banner.h"
@@ -213,6 +214,7 @@ void MainWindow::createPages() {
   m_buckets = static_cast<BucketsPage*>(m_pages.add(std::make_unique<BucketsPage>(m_inspection, this)));
   m_units = static_cast<UnitsPage*>(m_pages.add(std::make_unique<UnitsPage>(m_inspection, this)));
   m_comm = static_cast<CommPage*>(m_pages.add(std::make_unique<CommPage>(m_inspection, this)));
+  m_pages.add(std::make_unique<PipelinePage>(m_inspection, this));  // pipelined runs: the schedule, the bubble measured
   m_pages.add(std::make_unique<StragglerPage>(m_inspection, this));  // imported jobs: who made the others wait
   m_pages.add(std::make_unique<HtaPage>(m_inspection, this));  // imported jobs: HTA's idle time, queues, kernels, launches
   m_pages.add(std::make_unique<LadderPage>(m_inspection, this));  // flight-recorder dumps, or a run's collectives

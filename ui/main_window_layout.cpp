@@ -143,8 +143,10 @@ void MainWindow::createDocks() {
   QDockWidget* stragglers = pageDock(m_pages.find(QStringLiteral("stragglers")), "stragglersDock", Qt::RightDockWidgetArea);
   tabifyDockWidget(memory, buckets);
   tabifyDockWidget(buckets, units);
+  QDockWidget* pipeline = pageDock(m_pages.find(QStringLiteral("pipeline")), "pipelineDock", Qt::RightDockWidgetArea);
   tabifyDockWidget(units, comm);
-  tabifyDockWidget(comm, stragglers);
+  tabifyDockWidget(comm, pipeline);
+  tabifyDockWidget(pipeline, stragglers);
   tabifyDockWidget(stragglers, pageDock(m_pages.find(QStringLiteral("ladder")), "ladderDock", Qt::RightDockWidgetArea));
   memory->raise();
 

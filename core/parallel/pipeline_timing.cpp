@@ -20,17 +20,24 @@ int expectedMicrobatchesInFlight(const RunConfig& c, int stage) {
 }
 
 PipelineTiming measurePipeline(const RunTrace& trace, int step) {
+  if (!trace.config) return {};
+  return measurePipeline(
+      *trace.config, [&trace](int rank) -> const std::vector<Event>& { return trace.events[static_cast<size_t>(rank)]; },
+      static_cast<int>(trace.events.size()), step);
+}
+
+PipelineTiming measurePipeline(const RunConfig& c, const std::function<const std::vector<Event>&(int)>& events,
+                               int ranks, int step) {
   PipelineTiming out;
-  if (!trace.config || trace.config->pp <= 1) return out;
-  const RunConfig& c = *trace.config;
+  if (c.pp <= 1) return out;
   out.formula_bubble = expectedPipelineBubble(c);
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   for (int s = 0; s < c.pp; ++s) {
     StageTiming t;
     t.stage = s;
-    t.rank = s * (c.ranks / c.pp);
-    if (static_cast<size_t>(t.rank) >= trace.events.size()) return {};
-    for (const Event& e : trace.events[static_cast<size_t>(t.rank)]) {
+    t.rank = pipelineStageRank(c, s);
+    if (t.rank >= ranks) return {};
+    for (const Event& e : events(t.rank)) {
       if (e.step != step) continue;
       if (e.kind == EventKind::Recv) t.wait_ns += e.value;
       if (e.lane != Lane::Compute) continue;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,16 @@ struct PipelineTiming {
   double formula_bubble = 0;  // (S − 1)/(V·M + S − 1)
 };
 
+// The rank a stage is measured and drawn on: TP rank 0, data-parallel rank 0
+// (r = t + T·(d + D·s)); the stage's ranks are this one and the next P/S − 1.
+inline int pipelineStageRank(const RunConfig& c, int stage) { return stage * (c.ranks / c.pp); }
+
 // Empty stages when the trace is not of a pipelined run or lacks the step.
 PipelineTiming measurePipeline(const RunTrace& trace, int step);
+// The same over any holder of a run's events (the GUI's EventStore):
+// events(rank) is rank's list, for ranks 0 .. ranks − 1.
+PipelineTiming measurePipeline(const RunConfig& config, const std::function<const std::vector<Event>&(int)>& events,
+                               int ranks, int step);
 
 // The formula's bubble and microbatches in flight for a config (the schedule's own count).
 double expectedPipelineBubble(const RunConfig& c);
