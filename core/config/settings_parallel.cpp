@@ -71,8 +71,10 @@ void pipelineRule(const RunConfig& c) {
 }
 
 void microbatchRule(const RunConfig& c) {
+  if (!c.pipelined()) return;  // one pass per step: --batch's own rule
   const int m = c.microbatchCount();
   const int dp = c.ranks % (std::max(1, c.tp) * std::max(1, c.pp)) == 0 ? c.dataParallelSize() : c.ranks;
+  if (dp > 0 && c.batch % dp != 0) return;  // --batch's rule names that
   if (dp > 0 && c.batch % (dp * m) != 0) {
     const int per_rank = c.batch / std::max(1, dp);
     std::ostringstream os;
@@ -213,7 +215,7 @@ const Setting kParallelRows[] = {
         .flag = "--pp-schedule", .json_key = "pp_schedule", .type = SettingType::Choice, .metavar = "NAME",
         .default_text = "1f1b",
         .help = "--pp: gpipe (all forwards, then all backwards), 1f1b (stage k: S-k warm-up forwards, then one "
-                "forward, one backward), interleaved (1f1b over --virtual-stages chunks per stage)",
+                "forward, one backward), interleaved (1f1b over --virtual-stages chunks per stage); unused without --pp",
         .choices = pipelineScheduleNames,
         .form = {.group = "Strategy", .label = "pipeline schedule"},
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) {
@@ -222,11 +224,6 @@ const Setting kParallelRows[] = {
         .text = [](const RunConfig& c) -> Text { return pipelineScheduleName(c.pipelineSchedule()); },
         .written = [](const RunConfig& c) { return c.pp_schedule.has_value(); },
         .given = [](const RunConfig& c) { return c.pp_schedule.has_value(); },
-        .rule = [](const RunConfig& c) {
-          if (c.pp_schedule && c.pp == 1)
-            throw ConfigError("--pp-schedule " + pipelineScheduleName(*c.pp_schedule) +
-                              " orders the stages of a pipeline: give --pp 2 or more");
-        },
         .json = [](const RunConfig& c, Json& j) {
           if (c.pp > 1) j["pp_schedule"] = pipelineScheduleName(c.pipelineSchedule());
         },
@@ -234,7 +231,7 @@ const Setting kParallelRows[] = {
     {
         .flag = "--virtual-stages", .json_key = "virtual_stages", .metavar = "V", .default_text = "2",
         .help = "--pp-schedule interleaved: model chunks per stage (Megatron-LM's virtual pipeline size); chunk c "
-                "runs on stage c mod S",
+                "runs on stage c mod S; unused by the other schedules",
         .range = {2, 1024},
         .form = {.group = "Strategy", .label = "virtual stages", .max = 1024, .min = 2},
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.virtual_stages = parseInt32(s.flag, v); },
@@ -244,11 +241,6 @@ const Setting kParallelRows[] = {
           return c.virtual_stages ? std::optional<double>(*c.virtual_stages) : std::nullopt;
         },
         .given = [](const RunConfig& c) { return c.virtual_stages.has_value(); },
-        .rule = [](const RunConfig& c) {
-          if (c.virtual_stages && c.pipelineSchedule() != PipelineSchedule::Interleaved)
-            throw ConfigError("--virtual-stages " + std::to_string(*c.virtual_stages) +
-                              " applies to --pp-schedule interleaved");
-        },
         .json = [](const RunConfig& c, Json& j) {
           if (c.pp > 1 && c.pipelineSchedule() == PipelineSchedule::Interleaved) j["virtual_stages"] = c.virtualStages();
         },

@@ -334,9 +334,8 @@ class TestPipeline : public QObject {
     c.pp_schedule = PipelineSchedule::Interleaved;
     c.virtual_stages = 4;  // 2 stages x 4 chunks of 4 blocks
     QVERIFY_THROWS_EXCEPTION(ConfigError, validate(c));
-    c.pp = 1;
-    c.pp_schedule = PipelineSchedule::GPipe;
-    c.virtual_stages.reset();
+    c.virtual_stages = 2;
+    c.strategy = Strategy::Zero2;  // no zero2 stage state yet: refused, not run as another strategy
     QVERIFY_THROWS_EXCEPTION(ConfigError, validate(c));
   }
 };
