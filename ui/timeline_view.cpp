@@ -33,7 +33,8 @@ constexpr double kMinRowPx = 20.0;  // below this rows scroll instead of shrinki
 // Legend order follows a step: compute, then communication, then the rest.
 constexpr EventKind kLegendOrder[] = {
     EventKind::Forward, EventKind::Backward, EventKind::Loss, EventKind::AllReduce,
-    EventKind::ReduceScatter, EventKind::AllGather, EventKind::OptimizerStep, EventKind::Wait,
+    EventKind::ReduceScatter, EventKind::AllGather, EventKind::Send, EventKind::Recv, EventKind::OptimizerStep,
+    EventKind::Wait,
     EventKind::Copy, EventKind::Broadcast, EventKind::Launch, EventKind::BucketReady, EventKind::GradReady,
     EventKind::Error,
     // An imported PyTorch trace's kinds.

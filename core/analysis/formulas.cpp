@@ -68,7 +68,11 @@ int64_t modelParams(const RunConfig& c) { return ModelSpec(c.model).numParams();
 
 int64_t sliceParams(const RunConfig& c) { return c.tp > 1 ? ModelSpec(c.model, c.tp).numParams() : modelParams(c); }
 
-double expectedBytesPerParam(const RunConfig& c) { return strategyBytesPerParam(c) / (c.tp > 1 ? c.tp : 1); }
+double expectedBytesPerParam(const RunConfig& c) {
+  // Pipeline stages: rank 0's, stage 0's share of the parameters.
+  if (c.pp > 1) return strategyBytesPerParam(c) * double(stageParams(c, 0)) / double(modelParams(c));
+  return strategyBytesPerParam(c) / (c.tp > 1 ? c.tp : 1);
+}
 
 std::string modelStateFormulaText(const RunConfig& c) {
   std::string f;
@@ -96,7 +100,7 @@ int64_t stageParams(const RunConfig& c, int stage) {
 }
 
 double expectedModelStateBytes(const RunConfig& c, int64_t params) {
-  if (params < 0) params = sliceParams(c);
+  if (params < 0) params = c.pp > 1 ? stageParams(c, 0) : sliceParams(c);
   return strategyBytesPerParam(c) * static_cast<double>(params);
 }
 
@@ -108,7 +112,7 @@ int64_t expectedModelStateBytesRoundedUp(const RunConfig& c, int64_t params) {
 
 ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params) {
   ExpectedTraffic t;
-  if (params < 0) params = sliceParams(c);
+  if (params < 0) params = c.pp > 1 ? stageParams(c, 0) : sliceParams(c);
   t.n_bytes = 2.0 * static_cast<double>(params);
   const int p = c.dataParallelSize();
   const double n = t.n_bytes;

@@ -38,14 +38,16 @@ int64_t sliceParams(const RunConfig& c);
 
 // Model-state bytes per parameter of the whole model on one rank:
 // the strategy's figure on the data-parallel ranks, divided by T (zero3 under
-// --tp 2 on 8 ranks: 16/(2·4) = 2).
+// --tp 2 on 8 ranks: 16/(2·4) = 2). Pipeline stages: rank 0's, the strategy's
+// figure × stage 0's share of the parameters.
 double expectedBytesPerParam(const RunConfig& c);
 // The same as text: "16", "4 + 12/P", "2 + 14/P", "16/P", "16/G", and under
 // tensor parallelism "(16/P)/T" (P: data-parallel ranks).
 std::string modelStateFormulaText(const RunConfig& c);
 // Model-state bytes one rank holds: the strategy's bytes per parameter on the
 // data-parallel ranks × the parameters of its TP slice (the whole model
-// without --tp). `params` < 0: the config's model.
+// without --tp). `params` < 0: the config's model (with pipeline stages,
+// stage 0's part of it: rank 0's).
 double expectedModelStateBytes(const RunConfig& c, int64_t params = -1);
 // Bytes per parameter of the slice a rank holds (16, 4 + 12/P, …), before TP.
 double strategyBytesPerParam(const RunConfig& c);
@@ -86,7 +88,7 @@ struct ExpectedTraffic {
   // "3N·(P−1)/P = 2.250 N at P = 4 (20.00 MiB)": the formula and its value here.
   std::string valueText() const;
 };
-// `params` < 0: the config's model (one TP slice under --tp).
+// `params` < 0: the config's model (one TP slice under --tp; stage 0's part with --pp).
 ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params = -1);
 
 // --- FSDP's gathered parameters ----------------------------------------------

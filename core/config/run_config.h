@@ -34,10 +34,10 @@ struct RunConfig {
   // D = P/(T·pp) and stage s (Megatron-LM's tp-dp-pp order: TP innermost,
   // inside a node; stages outermost, across nodes). 1: no pipeline.
   int pp = 1;
-  std::optional<int> microbatches;                 // [pp: M = pp; else 1]
+  std::optional<int> microbatches;                 // [1]
   std::optional<PipelineSchedule> pp_schedule;     // [1f1b]
   std::optional<int> virtual_stages;               // interleaved: model chunks per stage [2]
-  int microbatchCount() const { return microbatches.value_or(pp > 1 ? pp : 1); }
+  int microbatchCount() const { return microbatches.value_or(1); }
   PipelineSchedule pipelineSchedule() const { return pp_schedule.value_or(PipelineSchedule::OneFOneB); }
   int virtualStages() const {
     return pipelineSchedule() == PipelineSchedule::Interleaved ? virtual_stages.value_or(2) : 1;

@@ -85,7 +85,8 @@ namespace {
 // listed are not written (they say where ranks run, not what runs).
 constexpr const char* kArgsOrder[] = {
     "--model", "--layers", "--hidden", "--heads", "--seq", "--vocab",
-    "--strategy", "--ranks", "--tp", "--shard-group",
+    "--strategy", "--ranks", "--tp", "--pp", "--microbatches", "--pp-schedule", "--virtual-stages", "--sp",
+    "--shard-group",
     "--batch", "--steps", "--lr", "--seed", "--bucket-mb", "--first-bucket-mb", "--timeout-ms",
     "--unit-blocks", "--prefetch", "--reshard-after-forward",
     "--backend", "--clock", "--profile",

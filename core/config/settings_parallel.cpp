@@ -149,7 +149,7 @@ const Setting kParallelRows[] = {
     {
         .flag = "--sp", .json_key = "sp", .type = SettingType::Switch, .metavar = "on|off", .default_text = "off",
         .help = "sequence parallelism with --tp (Korthikanti et al. 2022): TP's all-reduces become reduce-scatter + "
-                "all-gather, and the norms' and residual activations are split over the sequence",
+                "all-gather, and the norms' and residual activations are split over the sequence (--tp 1: nothing to split)",
         .applies = {.backends = bit(Backend::Meta), .gpt_only = true},
         .applies_text = "--backend meta with a token model (the CPU kernels have no sequence-parallel path yet)",
         .form = {.group = "Strategy", .label = "sequence parallel"},
@@ -158,9 +158,7 @@ const Setting kParallelRows[] = {
         .written = [](const RunConfig& c) { return c.model.sequence_parallel; },
         .given = [](const RunConfig& c) { return c.model.sequence_parallel; },
         .rule = [](const RunConfig& c) {
-          if (c.model.sequence_parallel && c.tp <= 1)
-            throw ConfigError("--sp on splits the tensor-parallel group's activations over the sequence: give --tp 2 or more");
-          if (c.model.sequence_parallel && c.model.seq % c.tp != 0)
+          if (c.model.sequence_parallel && c.tp > 1 && c.model.seq % c.tp != 0)
             throw ConfigError("--sp on needs --tp " + std::to_string(c.tp) + " to divide the sequence " +
                               std::to_string(c.model.seq));
         },
@@ -192,7 +190,7 @@ const Setting kParallelRows[] = {
     },
     {
         .flag = "--microbatches", .json_key = "microbatches", .metavar = "M",
-        .default_text = "S (1 without --pp)",
+        .default_text = "1",
         .help = "microbatches per step: each data-parallel rank's samples split M ways, gradients accumulated over "
                 "them (with --pp 1: gradient accumulation)",
         .applies = {.backends = bit(Backend::Cpu) | bit(Backend::Meta)},
@@ -235,7 +233,7 @@ const Setting kParallelRows[] = {
         .range = {2, 1024},
         .form = {.group = "Strategy", .label = "virtual stages", .max = 1024, .min = 2},
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.virtual_stages = parseInt32(s.flag, v); },
-        .text = [](const RunConfig& c) { return num(c.virtualStages()); },
+        .text = [](const RunConfig& c) { return num(c.virtual_stages.value_or(2)); },
         .written = [](const RunConfig& c) { return c.virtual_stages.has_value(); },
         .number = [](const RunConfig& c) -> std::optional<double> {
           return c.virtual_stages ? std::optional<double>(*c.virtual_stages) : std::nullopt;

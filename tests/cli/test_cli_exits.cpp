@@ -109,14 +109,14 @@ class TestCliExits : public QObject {
       QStringList backend;
       int hi;
     };
-    for (const Case& c : {Case{{}, 64}, Case{{"--backend", "meta"}, 1024}}) {
+    for (const Case& c : {Case{{}, 64}, Case{{"--backend", "meta"}, 16384}}) {
       const QString hi = QString::number(c.hi), over = QString::number(c.hi + 1);
       const CliResult refused = runCli(QStringList{"run", "--ranks", over} + c.backend);
       expectOneLine(refused, 2, QStringLiteral("--ranks must be in 1..%1, got %2").arg(hi, over));
     }
-    QVERIFY(runCli({"run", "--help"}).out.contains(QStringLiteral("meta 1..1024")));
+    QVERIFY(runCli({"run", "--help"}).out.contains(QStringLiteral("meta 1..16384")));
     const CliResult cpu = runCli({"run", "--ranks", "65"});
-    QVERIFY2(cpu.err.contains(QStringLiteral("--backend meta simulates up to 1024")), qPrintable(cpu.err));
+    QVERIFY2(cpu.err.contains(QStringLiteral("--backend meta simulates up to 16384")), qPrintable(cpu.err));
     // 1024 meta ranks are accepted (and run: symmetric ranks are simulated once).
     const CliResult meta = runCli({"run", "--backend", "meta", "--ranks", "1024", "--batch", "1024", "--steps", "1",
                                    "--layers", "1", "--hidden", "16"});

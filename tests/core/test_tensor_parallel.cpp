@@ -411,7 +411,7 @@ class TestTensorParallel : public QObject {
     QVERIFY2(validationError(c).contains("must divide --heads 2"), qPrintable(validationError(c)));
     c = mlpConfig("zero3", 4, 2);
     c.batch = 7;
-    QVERIFY2(validationError(c).contains("multiple of the data-parallel ranks --ranks/--tp = 2"),
+    QVERIFY2(validationError(c).contains("multiple of the data-parallel ranks --ranks/(--tp x --pp) = 2"),
              qPrintable(validationError(c)));
     c.batch = 8;
     QVERIFY(validationError(c).isEmpty());

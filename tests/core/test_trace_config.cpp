@@ -139,7 +139,7 @@ class TestTraceConfig : public QObject {
       validate(c);
       QFAIL("65 CPU ranks were accepted");
     } catch (const ConfigError& e) {
-      QVERIFY2(std::string(e.what()).find("simulates up to 1024") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("simulates up to 16384") != std::string::npos, e.what());
     }
   }
 };

@@ -80,7 +80,7 @@ QByteArray readAll(const QString& path) {
 const char* const kPresetNames[] = {"ddp-basics", "zero-stages-compared", "fsdp-prefetch-on-off", "unit-size",
                                     "hybrid-2x4", "rank-dependent-hang",  "slow-interconnect",
                                     "tp-vs-fsdp", "tp-x-fsdp-70b",  "activation-checkpointing",
-                                    "tiny-units", "reduce-dtype"};
+                                    "tiny-units", "reduce-dtype", "pipeline-schedules", "3d-parallelism"};
 
 }  // namespace
 
