@@ -44,10 +44,15 @@ class TestValidateCli : public QObject {
     QVERIFY(predicted > 0);
     QCOMPARE(first.value("error_percent").toObject().value("iteration_s").toDouble(),
              std::round((predicted - 1.42) / 1.42 * 1e4) / 100);
-    QVERIFY(rows[2].toObject().value("not_modeled").toObject().value("iteration_s").toString().startsWith(
-        "not modeled: pipeline parallelism"));
-    QVERIFY(!rows[2].toObject().contains("predicted"));
-    QVERIFY(o.value("summary").toObject().value("time_modeled").toInt() >= 1);
+    // The 175B row runs through its interleaved pipeline of 8 stages; the
+    // parameters + optimizer figures name what they wait for.
+    QVERIFY(rows[2].toObject().value("predicted").toObject().value("iteration_s").toDouble() > 0);
+    bool fp32_named = false;
+    for (const QJsonValue& row : rows)
+      fp32_named |= row.toObject().value("not_modeled").toObject().value("param_opt").toString().startsWith(
+          "not modeled: fp32 gradients");
+    QVERIFY(fp32_named);
+    QCOMPARE(o.value("summary").toObject().value("time_modeled").toInt(), 8);
   }
 
   void badInputs_data() {

@@ -109,21 +109,27 @@ void checkRun(MainWindow& w, int row, const QString& where) {
     const double k = traffic.inUnitsOfN(double(expected_total));
     QVERIFY2(sent_cell.contains(QStringLiteral("(formula %1)").arg(QString::number(k, 'g', 4))),
              qPrintable(tag + ": Runs table traffic '" + sent_cell + "'"));
-    // The texts' notation: 2N for ddp, zero1, zero2; 3N for zero3 with resharding, in bf16.
+    // The texts' notation: 2N for ddp, zero1, zero2; 3N for zero3 with resharding, in bf16
+    // (under a pipeline each of the M microbatches gathers and reduces: 3M N).
+    const double sharded_k = c.pipelined() ? 3.0 * c.microbatchCount() : c.reshardAfterForward() ? 3.0 : 2.0;
     if (!isHybrid(c.strategy) && c.reduceDType() == CommDType::Bf16 && c.paramDType() == CommDType::Bf16)
-      QVERIFY2(near(k, c.isSharded() && c.reshardAfterForward() ? 3.0 : 2.0, 1e-6), qPrintable(tag + QStringLiteral(": k = %1").arg(k, 0, 'g', 12)));
+      QVERIFY2(near(k, c.isSharded() ? sharded_k : 2.0, 1e-6), qPrintable(tag + QStringLiteral(": k = %1").arg(k, 0, 'g', 12)));
   }
   if (c.tp > 1) {
-    const int64_t per_layer = rank0["expected_tp_activation_all_reduce_bytes_per_layer"]["backward"].get<int64_t>();
-    QCOMPARE(per_layer, traffic.tp_per_layer);
+    // Backward sends the forward's bytes (sequence parallelism: 1.5 times, the norms' outputs gathered again).
+    const int64_t backward = rank0["expected_tp_activation_all_reduce_bytes_per_layer"]["backward"].get<int64_t>();
+    QCOMPARE(backward, traffic.tp_backward_per_layer);
+    QCOMPARE(backward, c.model.sequence_parallel ? traffic.tp_per_layer * 3 / 2 : traffic.tp_per_layer);
     // Full checkpointing's recompute repeats the forward all-reduces (tp-x-fsdp-70b).
     const int64_t forward = rank0["expected_tp_activation_all_reduce_bytes_per_layer"]["forward"].get<int64_t>();
-    QCOMPARE(forward, c.model.checkpointing == Checkpointing::Full ? 2 * per_layer : per_layer);
+    QCOMPARE(forward, c.model.checkpointing == Checkpointing::Full ? 2 * traffic.tp_per_layer : traffic.tp_per_layer);
     QCOMPARE(rank0["tp_activation_all_reduce_bytes_per_layer"]["forward"].get<int64_t>(), forward);
-    QCOMPARE(rank0["tp_activation_all_reduce_bytes_per_layer"]["backward"].get<int64_t>(), per_layer);
+    QCOMPARE(rank0["tp_activation_all_reduce_bytes_per_layer"]["backward"].get<int64_t>(), backward);
   }
 
-  // The capacity page answers from the same formula (per TP slice parameter under --tp).
+  // The capacity page answers from the same formula (per TP slice parameter
+  // under --tp). It has no pipeline stages yet: a stage's share is the summary's alone.
+  if (c.pp > 1) return;
   CalcRequest calc;
   calc.params = result.params;
   calc.ranks = c.ranks;
