@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "common/errors.h"
 #include "kernels/cpu_kernels.h"
@@ -42,13 +43,13 @@ PipelineStrategy::PipelineStrategy(RankEnv& env)
   m_state = makeStageState(env, std::move(segments), m_microbatches);
   if (env.config.inject_branch && env.config.inject_branch->rank == env.ctx.rank)
     m_skipSegment = env.config.inject_branch->block + 1;
-  m_inputChunk = 0;
-  m_lossChunk = m_stages->chunkCount() - 1;
-  bool embeds = false, loss = false;
+  // The embedding is chunk 0's, the head the last chunk's.
+  bool embeds = false;
   for (const Chunk& c : m_chunks) {
-    embeds |= c.where.index == m_inputChunk;
-    loss |= c.where.index == m_lossChunk;
+    embeds |= c.where.index == 0;
+    m_holdsLoss |= c.where.index == m_stages->chunkCount() - 1;
   }
+  const bool loss = m_holdsLoss;
   // One model instance per microbatch (its activations live from its forward to its backward).
   m_models.push_back(makeModel(spec, env.ctx.ledger, m_microBatchSize, env.config.seed));
   m_models.back()->setTensorParallel(env.tensor);
@@ -229,9 +230,7 @@ double PipelineStrategy::step(int step) {
   });
   compute.synchronize();
   // Only a stage holding the head computes the loss; the others report none.
-  const bool holds_loss = std::any_of(m_chunks.begin(), m_chunks.end(),
-                                      [this](const Chunk& c) { return c.where.index == m_lossChunk; });
-  return holds_loss ? m_models.front()->finishLoss(m_loss) : std::numeric_limits<double>::quiet_NaN();
+  return m_holdsLoss ? m_models.front()->finishLoss(m_loss) : std::numeric_limits<double>::quiet_NaN();
 }
 
 void PipelineStrategy::copyOwnedMaster(std::vector<float>& full) const { m_state->copyOwnedMaster(full); }

@@ -53,7 +53,7 @@ class PipelineStrategy : public ParallelStrategy {
   std::vector<Chunk> m_chunks;  // this stage's, in model order
   int64_t m_elements = 0;       // the stage's parameters
   std::unique_ptr<StageState> m_state;
-  int m_inputChunk = -1, m_lossChunk = -1;  // global chunks holding the embedding, the head
+  bool m_holdsLoss = false;  // this stage holds the head (the last chunk): it computes the loss
   std::vector<std::unique_ptr<Model>> m_models;  // one per microbatch
   std::vector<int> m_lastBackward;  // per microbatch: backward passes left on this rank
   std::vector<float> m_boundary;             // host staging: fp32 boundary tensor
