@@ -295,14 +295,13 @@ void CommView::rebuildPlots() {
   std::vector<int> shown = m_store->meta().shownRanks();
   std::erase_if(shown, [ranks](int r) { return r >= ranks; });
   if (shown.empty()) shown.push_back(0);
-  const size_t first = static_cast<size_t>(shown.front());
-  const std::vector<RankColumn> columns = rankColumns(shown, [&](int r) {
-    const auto* a = timing_of[first];
-    const auto* b = timing_of[static_cast<size_t>(r)];
+  const std::vector<RankColumn> columns = rankColumns(shown, [&](int ra, int rb) {
+    const auto* a = timing_of[static_cast<size_t>(ra)];
+    const auto* b = timing_of[static_cast<size_t>(rb)];
     if ((a == nullptr) != (b == nullptr)) return false;
     if (a && (a->comm_ns != b->comm_ns || a->exposed_ns != b->exposed_ns)) return false;
-    const auto row = [&](size_t rank) { return sent_by.begin() + static_cast<std::ptrdiff_t>(rank * kinds); };
-    return std::equal(row(first), row(first) + static_cast<std::ptrdiff_t>(kinds), row(static_cast<size_t>(r)));
+    const auto row = [&](int rank) { return sent_by.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(rank) * kinds); };
+    return std::equal(row(ra), row(ra) + static_cast<std::ptrdiff_t>(kinds), row(rb));
   });
   const int column_count = static_cast<int>(columns.size());
   for (int x = 0; x < column_count; ++x) {
@@ -317,8 +316,8 @@ void CommView::rebuildPlots() {
     }
     if (m_model->expectedTotal() > 0) m_expected->addData(x + 0.19, static_cast<double>(m_model->expectedTotal()) / kMiB);
     top = std::max(top, stack);
-    if (!column.sameAsRank0.empty())
-      ticker->addTick(x, PlotStyle::foldedRanksTick(column.sameAsRank0, columns.front().rank));
+    if (!column.folded.empty())
+      ticker->addTick(x, PlotStyle::foldedRanksTick(column.folded, column.source));
     else if (shown.size() <= 8)
       ticker->addTick(x, tr("rank %1").arg(r));
     else if (labelsColumn(static_cast<size_t>(x), columns.size()))

@@ -333,15 +333,19 @@ void MemoryView::rebuildBars() {
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int c = 0; c < kCategoryCount; ++c) m_stack[static_cast<size_t>(c)]->data()->clear();
   m_predicted->data()->clear();
-  // Many ranks: the ranks whose bars are rank 0's share one column (as the
-  // timeline's band), and only some columns carry a tick label.
+  // Many ranks: the ranks whose bars equal an earlier rank's (rank 0's, or
+  // their pipeline stage's first) share one column (as the timeline's bands),
+  // and only some columns carry a tick label.
   std::vector<int> shown = m_store->meta().shownRanks();
   std::erase_if(shown, [ranks](int r) { return r >= ranks; });  // the series not yet synced to a bigger run
   if (shown.empty()) shown.push_back(0);
-  std::array<int64_t, kCategoryCount> bars0{}, ledger0{};
-  if (shown.size() > kFoldAboveRanks) bars0 = barBytes(shown.front()), ledger0 = ledgerBytes(shown.front());
-  const std::vector<RankColumn> columns =
-      rankColumns(shown, [&](int r) { return barBytes(r) == bars0 && ledgerBytes(r) == ledger0; });
+  // Equal ledgers give equal bars (the bars are the ledger, filtered); each
+  // rank's is looked up once, as a rank is compared with every class's first.
+  std::vector<std::array<int64_t, kCategoryCount>> ledger_of(static_cast<size_t>(ranks));
+  if (shown.size() > kFoldAboveRanks)
+    for (int r : shown) ledger_of[static_cast<size_t>(r)] = ledgerBytes(r);
+  const std::vector<RankColumn> columns = rankColumns(
+      shown, [&](int a, int b) { return ledger_of[static_cast<size_t>(a)] == ledger_of[static_cast<size_t>(b)]; });
   const int column_count = static_cast<int>(columns.size());
   for (int x = 0; x < column_count; ++x) {
     const RankColumn& column = columns[static_cast<size_t>(x)];
@@ -358,8 +362,8 @@ void MemoryView::rebuildBars() {
     }
     if (predicted > 0) m_predicted->addData(x + kPredictedOffset, predicted / kMiB);
     top = std::max(top, static_cast<double>(total) / kMiB);
-    if (!column.sameAsRank0.empty())
-      ticker->addTick(x, PlotStyle::foldedRanksTick(column.sameAsRank0, columns.front().rank));
+    if (!column.folded.empty())
+      ticker->addTick(x, PlotStyle::foldedRanksTick(column.folded, column.source));
     else if (shown.size() <= 8)
       ticker->addTick(x, tr("rank %1").arg(r));
     else if (labelsColumn(static_cast<size_t>(x), columns.size()))

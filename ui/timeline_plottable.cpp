@@ -163,7 +163,7 @@ void TimelinePlottable::drawBands(QCPPainter* painter, const QRect& clip, int fi
     const double a = mValueAxis->coordToPixel(r.top), b = mValueAxis->coordToPixel(r.top + r.height);
     const QRectF band(QPointF(clip.left(), std::min(a, b)), QPointF(clip.right() + 1, std::max(a, b)));
     painter->fillRect(band, Palette::rankBand(r.rank));
-    if (r.sameAsRank0) drawSameAsBand(painter, band);
+    if (r.isBand()) drawSameAsBand(painter, band, m_layout->folds()[static_cast<size_t>(r.fold)]);
   }
   // A firm line between rank groups, a faint one between lanes.
   for (int row = first_row; row <= last_row; ++row) {
@@ -175,13 +175,11 @@ void TimelinePlottable::drawBands(QCPPainter* painter, const QRect& clip, int fi
   }
 }
 
-void TimelinePlottable::drawSameAsBand(QCPPainter* painter, const QRectF& band) const {
+void TimelinePlottable::drawSameAsBand(QCPPainter* painter, const QRectF& band, const RankFold& fold) const {
   // Pale stripes under "ranks 1–7: same as rank 0", so the band never reads as an idle rank.
   const QRectF inner = band.adjusted(0, band.height() * 0.14, 0, -band.height() * 0.14);
   painter->fillRect(inner, Palette::themed(QColor(0xEE, 0xF0, 0xF3)));
-  const auto& ranks = m_layout->collapsedRanks();
-  const QString text = (ranks.size() == 1 ? QObject::tr("rank %1: same as rank 0") : QObject::tr("ranks %1: same as rank 0"))
-                           .arg(QString::fromStdString(RankSymmetry{ranks}.rangesText()));
+  const QString text = QString::fromStdString(fold.text(m_store ? m_store->config() : nullptr));
   QFont font = FigureExport::paintFont(painter->font(), 8.5);
   font.setItalic(true);
   painter->setFont(font);

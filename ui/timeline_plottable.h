@@ -11,6 +11,7 @@
 #include <qcustomplot.h>
 #include <vector>
 
+#include "inspect/rank_symmetry.h"
 #include "inspect/stuck_collectives.h"
 
 namespace shardscope {
@@ -68,7 +69,7 @@ class TimelinePlottable : public QCPAbstractPlottable {
  private:
   void drawBands(QCPPainter* painter, const QRect& clip, int first_row, int last_row) const;
   void drawGrid(QCPPainter* painter, const QRect& clip) const;
-  void drawSameAsBand(QCPPainter* painter, const QRectF& band) const;
+  void drawSameAsBand(QCPPainter* painter, const QRectF& band, const RankFold& fold) const;
   void drawSteps(QCPPainter* painter, const QRect& clip) const;
   void drawBoxes(QCPPainter* painter, const QRect& clip, bool* folds, bool* waits) const;
   void drawMarkers(QCPPainter* painter, const QRect& clip) const;

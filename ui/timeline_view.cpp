@@ -192,7 +192,7 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
   connect(m_plot, &QCustomPlot::mousePress, this, &TimelineView::onMousePress);
   connect(m_plot, &QCustomPlot::mouseRelease, this, &TimelineView::onMouseRelease);
   connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* event) {
-    if (onCollapsedBand(event->pos()))
+    if (collapsedBandAt(event->pos()) >= 0)
       setCollapseIdenticalRanks(false);  // the band opens into its ranks
     else
       zoomToFit();
@@ -203,7 +203,7 @@ TimelineView::TimelineView(const EventStore* store, QWidget* parent)
     if (ranksCollapsed()) {
       menu.addAction(tr("Show every rank"), this, [this] { setCollapseIdenticalRanks(false); });
     } else if (!m_store->empty()) {
-      QAction* fold = menu.addAction(tr("Collapse ranks identical to rank 0"), this,
+      QAction* fold = menu.addAction(tr("Collapse identical ranks"), this,
                                      [this] { setCollapseIdenticalRanks(true, 2); });
       fold->setEnabled(m_store->modeledClock() && !m_store->meta().imported);
     }
@@ -275,8 +275,9 @@ void TimelineView::updateRows() {
   const auto& rows = m_layout.rows();
   for (size_t i = 0; i < rows.size(); ++i)
     ticks.insert(rows[i].center(),
-                 rows[i].sameAsRank0
-                     ? tr("ranks %1").arg(QString::fromStdString(RankSymmetry{m_layout.collapsedRanks()}.rangesText()))
+                 rows[i].isBand()
+                     ? tr("ranks %1").arg(QString::fromStdString(
+                           rankRangesText(m_layout.folds()[static_cast<size_t>(rows[i].fold)].ranks)))
                      : QStringLiteral("rank %1 · %2").arg(rows[i].rank).arg(rowTitle(rows[i].rank, rows[i].lane)));
   m_rowTicker->setTicks(ticks);
   fitRows();
@@ -566,41 +567,45 @@ void TimelineView::onMouseMove(QMouseEvent* event) {
 }
 
 bool TimelineView::setCollapseIdenticalRanks(bool collapse, int min_ranks) {
-  std::vector<int> ranks;
+  std::vector<RankFold> folds;
   // Identical means the same times: only a modeled clock's ranks are (a
   // measured clock's jitter makes every rank its own).
   if (collapse && m_store->modeledClock() && !m_store->meta().imported) {
-    RankSymmetry symmetry = findRankSymmetry(*m_store);
-    if (static_cast<int>(symmetry.sameAsRank0.size()) + 1 >= min_ranks) ranks = std::move(symmetry.sameAsRank0);
+    folds = findRankSymmetry(*m_store).folds;
+    std::erase_if(folds, [min_ranks](const RankFold& f) { return static_cast<int>(f.ranks.size()) + 1 < min_ranks; });
   }
-  if (ranks == m_layout.collapsedRanks()) return ranksCollapsed();
-  if (m_selected && std::binary_search(ranks.begin(), ranks.end(), m_selected->first)) selectEvent(-1, -1);  // its rows go
-  m_layout.setCollapsedRanks(std::move(ranks));
+  m_layout.setFolds(std::move(folds));
+  if (m_selected && m_layout.collapsed(m_selected->first)) selectEvent(-1, -1);  // its rows went
   updateRows();
   if (m_selected) updateArrows();  // rows moved
   m_plot->replot(QCustomPlot::rpQueuedReplot);
   return ranksCollapsed();
 }
 
-QString TimelineView::collapsedBandText() const {
-  if (!ranksCollapsed()) return {};
-  const auto& ranks = m_layout.collapsedRanks();
-  return (ranks.size() == 1 ? tr("rank %1: same as rank 0") : tr("ranks %1: same as rank 0"))
-      .arg(QString::fromStdString(RankSymmetry{ranks}.rangesText()));
+QString TimelineView::foldText(int fold) const {
+  return QString::fromStdString(m_layout.folds().at(static_cast<size_t>(fold)).text(m_store->config()));
 }
 
-bool TimelineView::onCollapsedBand(const QPoint& pos) const {
-  if (!ranksCollapsed() || !m_plot->axisRect()->rect().contains(pos)) return false;
+QString TimelineView::collapsedBandText() const {
+  QStringList lines;
+  for (size_t i = 0; i < m_layout.folds().size(); ++i) lines << foldText(static_cast<int>(i));
+  return lines.join(QLatin1Char('\n'));
+}
+
+int TimelineView::collapsedBandAt(const QPoint& pos) const {
+  if (!ranksCollapsed() || !m_plot->axisRect()->rect().contains(pos)) return -1;
   const double y = m_plot->yAxis->pixelToCoord(pos.y());
   const int row = m_layout.rowAt(y);
-  return row >= 0 && y >= 0 && y <= m_layout.totalHeight() && m_layout.rows()[static_cast<size_t>(row)].sameAsRank0;
+  if (row < 0 || y < 0 || y > m_layout.totalHeight()) return -1;
+  return m_layout.rows()[static_cast<size_t>(row)].fold;
 }
 
 QString TimelineView::tooltipAt(const QPoint& pos) const {
-  if (onCollapsedBand(pos))
-    return tr("<b>%1</b><br>the same ops, bytes and times as rank 0 (group ids aside)<br><i>double-click to show "
+  if (const int fold = collapsedBandAt(pos); fold >= 0)
+    return tr("<b>%1</b><br>the same ops, bytes and times as rank %2 (group ids aside)<br><i>double-click to show "
               "each rank</i>")
-        .arg(collapsedBandText().toHtmlEscaped());
+        .arg(foldText(fold).toHtmlEscaped())
+        .arg(m_layout.folds()[static_cast<size_t>(fold)].source);
   const QRect rect = m_plot->axisRect()->rect();
   if (!rect.contains(pos) || m_layout.rows().empty()) return {};
   const double y = m_plot->yAxis->pixelToCoord(pos.y());

@@ -79,13 +79,15 @@ class TimelineView : public QWidget {
   void setShowCpuThreads(bool show);
   // A row's name: the lane ("compute"), or an imported trace's track ("stream 7 · NCCL").
   QString rowTitle(int rank, Lane lane) const;
-  // Ranks identical to rank 0 (findRankSymmetry) as one band "ranks 1–7:
-  // same as rank 0", when at least `min_ranks` ranks (rank 0 included) are
-  // identical; false: every rank its rows. Returns whether ranks are collapsed.
-  // Double-click or right-click on the band expands it.
+  // Each class of identical ranks (findRankSymmetry: rank 0's, or a
+  // pipeline stage's) as one band "ranks 1–7: same as rank 0" after its first
+  // rank's rows, for the classes of at least `min_ranks` ranks (the first
+  // included); false: every rank its rows. Returns whether ranks are collapsed.
+  // Double-click or right-click on a band expands them.
   bool setCollapseIdenticalRanks(bool collapse, int min_ranks = 4);
-  bool ranksCollapsed() const { return !m_layout.collapsedRanks().empty(); }
-  // "ranks 1–7: same as rank 0" while collapsed, else "".
+  bool ranksCollapsed() const { return !m_layout.folds().empty(); }
+  // The bands' texts ("ranks 1–7: same as rank 0"; a pipeline's name their
+  // stage), one line each, while collapsed; else "".
   QString collapsedBandText() const;
   // The kinds the legend names, in its order (every kind TimelinePlottable::drawsKind).
   static std::vector<EventKind> legendOrder();
@@ -119,7 +121,9 @@ class TimelineView : public QWidget {
   void updateArrows();
   void updateRangeBand();
   bool figureHasFolds(int width);
-  bool onCollapsedBand(const QPoint& pos) const;  // at a figure this wide, over the shown time
+  // The band under pos (its fold's index), or -1.
+  int collapsedBandAt(const QPoint& pos) const;
+  QString foldText(int fold) const;  // at a figure this wide, over the shown time
   int64_t stuckEnd() const;  // 0 without stuck collectives
   int64_t cursorEnd() const;  // the cursor (ns), which the view keeps in range; 0 without one
   void revealTime(int64_t ns);  // pans (same zoom) until ns is in view

@@ -58,9 +58,6 @@ void pipelineRule(const RunConfig& c) {
   if (s * v > c.model.layers)
     fail("--pp " + std::to_string(s) + (v > 1 ? " x --virtual-stages " + std::to_string(v) : std::string()) +
          " model chunks need at least as many blocks; the model has --layers " + std::to_string(c.model.layers));
-  if (s > 1 && c.launch != Launch::Threads)
-    fail("--pp " + std::to_string(s) + " runs its stages as threads of one process (--launch threads) so far; --launch " +
-         launchName(c.launch) + " with pipeline stages is not built yet");
   if (c.pipelined() && (c.strategy == Strategy::Zero2 || c.strategy == Strategy::Hsdp))
     fail((s > 1 ? "--pp " + std::to_string(s) : "--microbatches " + std::to_string(c.microbatchCount())) +
          " composes with --strategy ddp, zero1, zero3 or fsdp (Megatron-LM's distributed optimizer, torchtitan's "

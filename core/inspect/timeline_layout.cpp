@@ -83,7 +83,8 @@ bool TimelineLayout::sync(const EventStore& store) {
     m_generation = store.generation();
     m_cursors.clear();
     m_lanes.clear();
-    m_collapsed.clear();  // another run: its own symmetry, if any, is found again
+    m_folds.clear();  // another run: its own symmetry, if any, is found again
+    m_foldOf.clear();
     m_stepStarts.clear();
     m_kinds = 0;
     m_drawnBegin = INT64_MAX;
@@ -212,27 +213,37 @@ void TimelineLayout::rebuildRows() {
   m_rows.clear();
   m_rowOf.assign(m_lanes.size() * m_slots, -1);
   // Every rank gets its rows, events or not: a rank that recorded nothing
-  // shows as empty. Collapsed ranks share one band after rank 0's rows.
+  // shows as empty. A class of collapsed ranks shares one band after its
+  // source's rows.
+  size_t next_fold = 0;
   for (size_t r = 0; r < m_lanes.size(); ++r) {
-    if (std::binary_search(m_collapsed.begin(), m_collapsed.end(), static_cast<int>(r))) continue;
+    if (collapsed(static_cast<int>(r))) continue;
     for (Lane lane : kLaneOrder) {
       if (!used[static_cast<size_t>(lane)]) continue;
       m_rowOf[r * m_slots + static_cast<size_t>(lane)] = static_cast<int>(m_rows.size());
       m_rows.push_back({static_cast<int>(r), lane, totalHeight(), rowHeight(lane)});
     }
-    if (r == 0 && !m_collapsed.empty()) {
-      TimelineRow band{m_collapsed.front(), Lane::Compute, totalHeight(), 1.0};
-      band.sameAsRank0 = true;
+    for (; next_fold < m_folds.size() && m_folds[next_fold].source == static_cast<int>(r); ++next_fold) {
+      TimelineRow band{m_folds[next_fold].ranks.front(), Lane::Compute, totalHeight(), 1.0};
+      band.fold = static_cast<int>(next_fold);
       m_rows.push_back(band);
     }
   }
 }
 
-void TimelineLayout::setCollapsedRanks(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::remove(ranks.begin(), ranks.end(), 0), ranks.end());
-  if (ranks == m_collapsed) return;
-  m_collapsed = std::move(ranks);
+void TimelineLayout::setFolds(std::vector<RankFold> folds) {
+  std::erase_if(folds, [](const RankFold& f) { return f.ranks.empty(); });
+  std::sort(folds.begin(), folds.end(), [](const RankFold& a, const RankFold& b) { return a.source < b.source; });
+  const auto same = [](const RankFold& a, const RankFold& b) { return a.source == b.source && a.ranks == b.ranks; };
+  if (std::equal(folds.begin(), folds.end(), m_folds.begin(), m_folds.end(), same)) return;
+  m_folds = std::move(folds);
+  m_foldOf.clear();
+  for (size_t i = 0; i < m_folds.size(); ++i)
+    for (int r : m_folds[i].ranks) {
+      if (r < 0) continue;
+      if (m_foldOf.size() <= static_cast<size_t>(r)) m_foldOf.resize(static_cast<size_t>(r) + 1, -1);
+      m_foldOf[static_cast<size_t>(r)] = static_cast<int>(i);
+    }
   if (m_store) rebuildRows();
 }
 
@@ -261,7 +272,7 @@ void TimelineLayout::layout(double t0_ns, double t1_ns, double width_px, int fir
   last_row = std::min(last_row, static_cast<int>(m_rows.size()) - 1);
   for (int row = first_row; row <= last_row; ++row) {
     const TimelineRow& r = m_rows[static_cast<size_t>(row)];
-    if (r.sameAsRank0) continue;  // the collapsed ranks' band draws no boxes
+    if (r.isBand()) continue;  // the collapsed ranks' band draws no boxes
     std::vector<LaneData>& lanes = m_lanes[static_cast<size_t>(m_store->sourceOf(r.rank))];
     if (lanes.empty()) continue;  // a rank without events
     LaneData& d = lanes[static_cast<size_t>(r.lane)];

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "inspect/rank_symmetry.h"
+
 #include "trace/event.h"
 
 namespace shardscope {
@@ -21,9 +23,11 @@ struct TimelineRow {
   Lane lane = Lane::Compute;
   double top = 0;     // y units from the top of the timeline (the y axis is reversed)
   double height = 1;  // y units: 1 for lanes with boxes, less for the host's instants
-  // The band that stands for the collapsed ranks (setCollapsedRanks): no
-  // boxes of its own; rank is the first rank it stands for.
-  bool sameAsRank0 = false;
+  // The band that stands for one class of collapsed ranks (setFolds), the
+  // index of its fold; -1 for a lane's row. A band has no boxes of its own;
+  // rank is the first rank it stands for.
+  int fold = -1;
+  bool isBand() const { return fold >= 0; }
   double center() const { return top + height / 2; }
 };
 
@@ -82,10 +86,14 @@ class TimelineLayout {
   // allocations before the first op). {0, 0} while there is none.
   int64_t drawnBegin() const { return m_drawnEnd >= m_drawnBegin ? m_drawnBegin : 0; }
   int64_t drawnEnd() const { return m_drawnEnd >= m_drawnBegin ? m_drawnEnd : 0; }
-  // Ranks drawn as one band "same as rank 0" after rank 0's rows, instead of
-  // their own rows (findRankSymmetry's ranks); empty draws every rank.
-  void setCollapsedRanks(std::vector<int> ranks);
-  const std::vector<int>& collapsedRanks() const { return m_collapsed; }
+  // Classes of ranks each drawn as one band "same as rank S" after rank S's
+  // rows, instead of their own rows (findRankSymmetry's folds); empty draws
+  // every rank.
+  void setFolds(std::vector<RankFold> folds);
+  const std::vector<RankFold>& folds() const { return m_folds; }
+  bool collapsed(int rank) const {
+    return rank >= 0 && static_cast<size_t>(rank) < m_foldOf.size() && m_foldOf[static_cast<size_t>(rank)] >= 0;
+  }
   // Bit (1 << kind) for every kind drawn so far (boxes and markers).
   uint32_t kinds() const { return m_kinds; }
 
@@ -137,7 +145,8 @@ class TimelineLayout {
   std::vector<int> m_rowOf;                 // [rank * m_slots + lane] -> row or -1
   size_t m_slots = kLaneCount;              // lanes per rank: 5, or 256 tracks of an imported trace
   bool m_showHostTracks = true;
-  std::vector<int> m_collapsed;  // ascending
+  std::vector<RankFold> m_folds;  // by source
+  std::vector<int> m_foldOf;      // [rank] -> index into m_folds for a collapsed rank, else -1
   std::vector<StepStart> m_stepStarts;  // sorted by step
   uint32_t m_kinds = 0;
   int64_t m_drawnBegin = INT64_MAX;

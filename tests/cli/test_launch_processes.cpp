@@ -48,6 +48,11 @@ class TestLaunchProcesses : public QObject {
     QTest::newRow("gpt zero2, full checkpointing")
         << QStringList{"--model", "gpt", "--heads", "2", "--seq", "16", "--strategy", "zero2",
                        "--activation-checkpointing", "full"};
+    // Pipelines: activations and gradients cross processes as Gloo pairs.
+    QTest::newRow("1f1b 2 stages x zero1") << QStringList{"--strategy", "zero1", "--pp", "2", "--microbatches", "4"};
+    QTest::newRow("interleaved 2 stages x tp 2, zero3")
+        << QStringList{"--model", "gpt", "--heads", "2", "--seq", "16", "--layers", "4", "--strategy", "zero3",
+                       "--tp", "2", "--pp", "2", "--microbatches", "4", "--pp-schedule", "interleaved"};
   }
 
   void everyStrategyMatchesThreads() {
@@ -260,14 +265,21 @@ class TestLaunchProcesses : public QObject {
              summaryWithoutWallTime(dir.filePath("threads.summary.json")));
   }
 
-  // The environments srun and torchrun give four processes, set by hand.
+  // The environments srun and torchrun give four processes, set by hand (a
+  // pipeline too: its stages are processes the cluster launcher started).
   void srunAndTorchrunEnvironmentsMatchThreads_data() {
     QTest::addColumn<QString>("rank_var");
     QTest::addColumn<QString>("size_var");
     QTest::addColumn<QString>("local_var");
     QTest::addColumn<QString>("launcher");
-    QTest::newRow("srun") << "SLURM_PROCID" << "SLURM_NTASKS" << "SLURM_LOCALID" << "Slurm";
-    QTest::newRow("torchrun") << "RANK" << "WORLD_SIZE" << "LOCAL_RANK" << "torchrun";
+    QTest::addColumn<QStringList>("flags");
+    QTest::newRow("srun") << "SLURM_PROCID" << "SLURM_NTASKS" << "SLURM_LOCALID" << "Slurm"
+                          << QStringList{"--strategy", "zero2"};
+    QTest::newRow("torchrun") << "RANK" << "WORLD_SIZE" << "LOCAL_RANK" << "torchrun"
+                              << QStringList{"--strategy", "zero2"};
+    QTest::newRow("torchrun, 2 pipeline stages x fsdp")
+        << "RANK" << "WORLD_SIZE" << "LOCAL_RANK" << "torchrun"
+        << QStringList{"--strategy", "fsdp", "--pp", "2", "--microbatches", "2", "--pp-schedule", "gpipe"};
   }
 
   void srunAndTorchrunEnvironmentsMatchThreads() {
@@ -275,8 +287,9 @@ class TestLaunchProcesses : public QObject {
     QFETCH(QString, size_var);
     QFETCH(QString, local_var);
     QFETCH(QString, launcher);
+    QFETCH(QStringList, flags);
     QTemporaryDir dir;
-    const QStringList run = QStringList{"run", "--strategy", "zero2"} + kSmall;
+    const QStringList run = QStringList{"run"} + kSmall + flags;
     const CliResult threads = runCli(run + QStringList{"--ranks", "4", "--summary", dir.filePath("threads.json")});
     QVERIFY2(threads.exit_code == 0, qPrintable(threads.err));
     std::vector<std::unique_ptr<QProcess>> ranks;

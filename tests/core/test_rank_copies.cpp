@@ -138,7 +138,7 @@ void compareInspected(const RunTrace& full_trace, const RunTrace& shared_trace) 
     }
   }
   QCOMPARE(findStuckCollectives(copied).size(), findStuckCollectives(full).size());
-  QCOMPARE(findRankSymmetry(copied).sameAsRank0, findRankSymmetry(full).sameAsRank0);
+  QCOMPARE(findRankSymmetry(copied).sameAsRank0(), findRankSymmetry(full).sameAsRank0());
 
   // The timeline: every rank's rows, and the boxes of each over the whole run.
   TimelineLayout la, lb;
@@ -292,35 +292,49 @@ class TestRankCopies : public QObject {
   }
 
   // The memory and communication bar charts' columns: rank 0, one column for
-  // the ranks equal to it, then the others; tick labels thinned to about 16.
+  // the ranks equal to it, then the others (a pipeline: a pair per stage);
+  // tick labels thinned to about 16.
   void barColumnsFoldTheCopies() {
     const auto ranks = [](int n) {
       std::vector<int> v(static_cast<size_t>(n));
       std::iota(v.begin(), v.end(), 0);
       return v;
     };
-    const auto all = rankColumns(ranks(512), [](int) { return true; });
+    const auto all = rankColumns(ranks(512), [](int, int) { return true; });
     QCOMPARE(all.size(), size_t(2));
     QCOMPARE(all[0].rank, 0);
-    QVERIFY(all[0].sameAsRank0.empty());
+    QVERIFY(all[0].folded.empty());
     QCOMPARE(all[1].rank, 1);
-    QCOMPARE(all[1].sameAsRank0.size(), size_t(511));
-    QCOMPARE(RankSymmetry{all[1].sameAsRank0}.rangesText(), std::string("1\u2013511"));
-    const auto one_differs = rankColumns(ranks(16), [](int r) { return r != 5; });
+    QCOMPARE(all[1].source, 0);
+    QCOMPARE(all[1].folded.size(), size_t(511));
+    QCOMPARE(rankRangesText(all[1].folded), std::string("1\u2013511"));
+    const auto one_differs = rankColumns(ranks(16), [](int a, int b) { return (a != 5) == (b != 5); });
     QCOMPARE(one_differs.size(), size_t(3));
     QCOMPARE(one_differs[2].rank, 5);
-    QCOMPARE(RankSymmetry{one_differs[1].sameAsRank0}.rangesText(), std::string("1\u20134, 6\u201315"));
-    QCOMPARE(rankColumns(ranks(16), [](int r) { return r < 4; }).size(), size_t(16));  // 3 alike: no fold
+    QCOMPARE(rankRangesText(one_differs[1].folded), std::string("1\u20134, 6\u201315"));
+    // 3 alike: no fold.
+    QCOMPARE(rankColumns(ranks(16), [](int a, int b) { return a == b || (a < 4 && b < 4); }).size(), size_t(16));
     // Some ranks of a job (the files of ranks 34 and 40–59): the first shown
     // rank is the reference, and no rank outside the list gets a column.
     std::vector<int> some = {34};
     for (int r = 40; r < 60; ++r) some.push_back(r);
-    const auto partial = rankColumns(some, [](int r) { return r != 41; });
+    const auto partial = rankColumns(some, [](int a, int b) { return (a != 41) == (b != 41); });
     QCOMPARE(partial.size(), size_t(3));
     QCOMPARE(partial[0].rank, 34);
     QCOMPARE(partial[1].rank, 40);
-    QCOMPARE(RankSymmetry{partial[1].sameAsRank0}.rangesText(), std::string("40, 42\u201359"));
+    QCOMPARE(rankRangesText(partial[1].folded), std::string("40, 42\u201359"));
     QCOMPARE(partial[2].rank, 41);
+    // A pipeline's stages: 4 classes of 8 ranks, each its first rank's column
+    // and one fold column after it.
+    const auto stages = rankColumns(ranks(32), [](int a, int b) { return a / 8 == b / 8; });
+    QCOMPARE(stages.size(), size_t(8));
+    for (int s = 0; s < 4; ++s) {
+      QCOMPARE(stages[static_cast<size_t>(2 * s)].rank, 8 * s);
+      QVERIFY(stages[static_cast<size_t>(2 * s)].folded.empty());
+      QCOMPARE(stages[static_cast<size_t>(2 * s + 1)].source, 8 * s);
+      QCOMPARE(rankRangesText(stages[static_cast<size_t>(2 * s + 1)].folded),
+               std::to_string(8 * s + 1) + "\u2013" + std::to_string(8 * s + 7));
+    }
     int labelled = 0;
     for (size_t i = 0; i < 512; ++i) labelled += labelsColumn(i, 512);
     QVERIFY(labelled <= 16 && labelled >= 8);

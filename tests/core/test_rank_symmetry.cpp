@@ -1,7 +1,8 @@
 // findRankSymmetry: the ranks of a symmetric run on the modeled clock (ddp,
 // zero3 and hsdp, 8 ranks) are all rank 0's again, group ids aside; a rank
 // with other bytes, a straggler (times shifted) and a hang (a rank that
-// skipped a block) are not, and the band's text names the ranks as ranges.
+// skipped a block) are not, and the band's text names the ranks as ranges; a
+// pipeline's ranks fold per stage.
 #include <QtTest>
 
 #include "engine/run.h"
@@ -40,7 +41,7 @@ RunTrace traceOf(const RunConfig& c) {
 std::vector<int> sameAs0(const RunTrace& trace, int64_t tolerance_ns = 0) {
   EventStore store;
   store.setFromTrace(trace);
-  return findRankSymmetry(store, tolerance_ns).sameAsRank0;
+  return findRankSymmetry(store, tolerance_ns).sameAsRank0();
 }
 
 const std::vector<int> kAllButZero = {1, 2, 3, 4, 5, 6, 7};
@@ -74,9 +75,10 @@ class TestRankSymmetry : public QObject {
         break;
       }
     QCOMPARE(sameAs0(trace), (std::vector<int>{1, 2, 4, 5, 6, 7}));
-    RankSymmetry symmetry{sameAs0(trace)};
-    QCOMPARE(QString::fromStdString(symmetry.rangesText()), QStringLiteral("1–2, 4–7"));
-    QCOMPARE(QString::fromStdString(RankSymmetry{kAllButZero}.rangesText()), QStringLiteral("1–7"));
+    QCOMPARE(QString::fromStdString(RankFold{0, sameAs0(trace)}.text(nullptr)),
+             QStringLiteral("ranks 1–2, 4–7: same as rank 0"));
+    QCOMPARE(QString::fromStdString(RankFold{0, kAllButZero}.text(nullptr)), QStringLiteral("ranks 1–7: same as rank 0"));
+    QCOMPARE(QString::fromStdString(RankFold{0, {3}}.text(nullptr)), QStringLiteral("rank 3: same as rank 0"));
   }
 
   void aStragglerIsNotTheSame() {
@@ -100,6 +102,28 @@ class TestRankSymmetry : public QObject {
     const std::vector<int> same = sameAs0(trace);
     QVERIFY2(std::find(same.begin(), same.end(), 1) == same.end(), "the hung rank counts as rank 0's twin");
     QVERIFY(same.size() < 3);
+  }
+
+  // A pipeline's ranks differ from stage to stage but not within one: one
+  // class per stage, each named by its stage (ranks r = t + T·(d + D·s)).
+  void aPipelineFoldsEachStage() {
+    RunConfig c = config(Strategy::Zero3);
+    c.backend = Backend::Meta;
+    c.model.layers = 4;
+    c.pp = 2;
+    c.tp = 2;
+    c.microbatches = 4;
+    EventStore store;
+    store.setFromTrace(traceOf(c));
+    const RankSymmetry symmetry = findRankSymmetry(store);
+    QCOMPARE(symmetry.folds.size(), size_t(2));
+    QCOMPARE(symmetry.folds[0].source, 0);
+    QCOMPARE(symmetry.folds[0].ranks, (std::vector<int>{1, 2, 3}));
+    QCOMPARE(symmetry.folds[1].source, 4);
+    QCOMPARE(symmetry.folds[1].ranks, (std::vector<int>{5, 6, 7}));
+    QCOMPARE(QString::fromStdString(symmetry.folds[1].text(store.config())),
+             QStringLiteral("stage 1, ranks 5–7: same as rank 4"));
+    QCOMPARE(symmetry.sameAsRank0(), (std::vector<int>{1, 2, 3}));
   }
 
   void oneRankHasNoTwins() {

@@ -277,7 +277,7 @@ class TestSlideFigures : public QObject {
     QVERIFY(shown.size() < rows);
     int band = -1;
     for (size_t i = 0; i < shown.size(); ++i)
-      if (shown[i].sameAsRank0) band = static_cast<int>(i);
+      if (shown[i].isBand()) band = static_cast<int>(i);
     QVERIFY(band > 0);
     QCOMPARE(view->layout().rowOf(3, Lane::Compute), -1);
     view->plot()->replot();
