@@ -239,6 +239,21 @@ void SteppingControls::rebuildUnitMenu() {
 QString SteppingControls::describe(const std::vector<GatePoint>& points, bool lockstep, const EventStore& store) {
   if (points.empty()) return {};
   const GatePoint& p = points.front();
+  if (const RunConfig* c = store.config(); p.slot >= 0 && c && c->pp > 1 && c->ranks % c->pp == 0) {
+    // A pipeline stops at a slot of its schedule: each stage before its own next pass.
+    QStringList stages;
+    const int per_stage = c->ranks / c->pp;
+    constexpr int kStagesNamed = 4;
+    for (int s = 0; s < std::min(c->pp, kStagesNamed); ++s) {
+      const size_t r = static_cast<size_t>(s * per_stage);
+      if (r >= points.size()) break;
+      const GatePoint& q = points[r];
+      stages << (q.microbatch < 0 ? tr("stage %1 before its flush").arg(s)
+                                  : tr("stage %1 before the %2 of microbatch %3").arg(s).arg(kindText(q.kind)).arg(q.microbatch));
+    }
+    if (c->pp > kStagesNamed) stages << tr("…");
+    return tr("step %1 · %2 · every stage stopped before its next pass").arg(p.step).arg(stages.join(QStringLiteral(", ")));
+  }
   QString where;
   if (p.block >= 0)
     where = tr("before %1 of %2").arg(kindText(p.kind), QString::fromStdString(store.blockName(p.block)));

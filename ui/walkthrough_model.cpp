@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "inspect/event_store.h"
+#include "pipeline_walkthrough.h"
 
 namespace shardscope {
 
@@ -110,6 +111,9 @@ void WalkthroughModel::withTensorParallel(Algorithm& a, const RunConfig& c) {
   a.note = a.note.isEmpty() ? tp : a.note + QStringLiteral(" ") + tp;
 }
 
+WalkthroughModel::WalkthroughModel() = default;
+WalkthroughModel::~WalkthroughModel() = default;
+
 void WalkthroughModel::sync(const EventStore& store) {
   if (m_store != &store || m_generation != store.generation()) {
     m_store = &store;
@@ -129,6 +133,11 @@ void WalkthroughModel::sync(const EventStore& store) {
     m_algorithm = algorithm(m_strategy);
     m_family = isSharded(m_strategy) ? Family::Fsdp : zeroStage(m_strategy) > 0 ? Family::Zero : Family::Ddp;
     if (const RunConfig* c = store.config(); c && c->tp > 1) withTensorParallel(m_algorithm, *c);
+    m_pipeline.reset();
+    if (const RunConfig* c = store.config(); c && c->pp > 1 && !store.meta().imported) {
+      m_algorithm = PipelineWalkthrough::algorithm(*c);
+      m_pipeline = std::make_unique<PipelineWalkthrough>();
+    }
   }
   if (store.meta().imported) {
     // A profiler trace names kernels, not the algorithm's steps: nothing to light.
@@ -238,6 +247,7 @@ std::vector<LitLine> WalkthroughModel::litAt(int64_t t, std::optional<EventKind>
   if (!m_store || m_store->rankCount() == 0) return out;
   const int step = stepAt(t);
   if (step < 0) return out;
+  if (m_pipeline) return m_pipeline->litAt(*m_store, step, t, pending);
   const auto add = [&](int line, const QString& lane, bool primary) {
     for (LitLine& l : out)
       if (l.line == line) {

@@ -7,6 +7,7 @@
 
 #include <QString>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,8 @@ struct LitLine {
 
 class WalkthroughModel {
  public:
+  WalkthroughModel();
+  ~WalkthroughModel();
   // Each strategy's own lines: FSDP's for zero3/fsdp, HSDP's, ZeRO-1's, ZeRO-2's, DDP's.
   static Algorithm algorithm(Strategy strategy);
   // A run under --tp: the title and note say the lines are the data-parallel axis's.
@@ -67,6 +70,8 @@ class WalkthroughModel {
 
   const EventStore* m_store = nullptr;
   uint64_t m_generation = ~0ull;
+  // A pipelined run walks through its schedule's lines instead (pipeline_walkthrough.h).
+  std::unique_ptr<class PipelineWalkthrough> m_pipeline;
   size_t m_cursor = 0;
   Family m_family = Family::Ddp;
   Strategy m_strategy = Strategy::Ddp;

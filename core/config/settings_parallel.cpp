@@ -64,7 +64,7 @@ void pipelineRule(const RunConfig& c) {
          "FSDP with pipeline stages); " + strategyName(c.strategy) + " with microbatches is not built yet");
   if (s > 1 && (!c.break_on.empty() || !c.break_units.empty()))
     fail("--pp " + std::to_string(s) + ": breakpoints stop every rank at the same op, which pipeline stages never "
-         "reach together; stepping a pipeline is not built yet");
+         "reach together; step a pipeline with the window's pause and next (its stages stop at slots of the schedule)");
 }
 
 void microbatchRule(const RunConfig& c) {

@@ -25,6 +25,7 @@
 #include "model/layer_fit.h"
 #include "model/model.h"
 #include "parallel/fsdp_units.h"
+#include "parallel/pipeline_schedule.h"
 #include "parallel/pipeline_stages.h"
 #include "parallel/strategy.h"
 #include "parallel/tensor_parallel.h"
@@ -87,10 +88,13 @@ Run::Run(RunConfig config, RanksElsewhere)
                                                        m_config.backend == Backend::Meta));
   for (auto& ctx : m_contexts) {
     ctx->cost = m_cost.get();
-    // Stages never reach one op together, and a stage stopped at a gate
-    // starves its neighbours' receives: a pipeline is not stepped (yet).
-    ctx->gate = m_config.pp > 1 ? nullptr : &m_gate;
+    ctx->gate = &m_gate;
   }
+  // A pipeline's stages stop at slots of its schedule (step_gate.h).
+  if (m_config.pp > 1)
+    m_gate.setSlotsPerStep(PipelineScheduleOrder(m_config.pipelineSchedule(), m_config.pp, m_config.microbatchCount(),
+                                                 m_config.virtualStages())
+                               .slotsPerStep());
   m_rankResults.resize(m_config.ranks);
   for (int r = 0; r < m_config.ranks; ++r) m_lossRanks.push_back(r);
   setReplication(m_config.replicate);
@@ -177,6 +181,10 @@ void Run::setWorker(WorkerPlacement placement) {
   std::fill(m_finalMaster.begin(), m_finalMaster.end(), std::bit_cast<float>(kUnwrittenMaster));
   m_worker = std::move(placement);
   m_worker->mesh.store = m_worker->store.get();
+  // A worker's gate points reach the launcher's gate without their pipeline
+  // slots, so a pipeline of processes runs unstepped.
+  if (m_config.pp > 1)
+    for (auto& ctx : m_contexts) ctx->gate = nullptr;
   // A GPU backend opens this process's one device and connects its groups
   // across processes (or refuses, naming the flags).
   if (m_runtime) m_runtime->setProcess(m_worker->mesh);

@@ -1,6 +1,7 @@
 #include "parallel/pipeline_schedule.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "common/errors.h"
@@ -74,6 +75,7 @@ PipelineScheduleOrder::PipelineScheduleOrder(PipelineSchedule kind, int stages, 
     else m_actions.push_back(oneFOneB(stages, microbatches, s));
   }
   if (kind == PipelineSchedule::Interleaved && stages == 1) m_virtual = 1;
+  computeSlots();
 }
 
 int PipelineScheduleOrder::maxInFlight(int stage) const {
@@ -90,14 +92,17 @@ double PipelineScheduleOrder::bubbleFormula() const {
   return (s - 1) / (v * m + s - 1);
 }
 
-double PipelineScheduleOrder::simulatedBubble(double forward, double backward) const {
+PipelineScheduleOrder::Simulation PipelineScheduleOrder::simulate(double forward, double backward) const {
   // Each pass starts when its stage is free and its input has been produced
   // (no transfer time): the order's own critical path.
   const int chunks = this->chunks();
   const auto key = [&](int mb, int chunk) { return static_cast<size_t>(mb) * chunks + chunk; };
   std::vector<double> fwd_done(static_cast<size_t>(m_microbatches) * chunks, -1.0), bwd_done = fwd_done;
   std::vector<size_t> next(static_cast<size_t>(m_stages), 0);
-  std::vector<double> free_at(static_cast<size_t>(m_stages), 0.0), busy(static_cast<size_t>(m_stages), 0.0);
+  Simulation sim;
+  sim.free_at.assign(static_cast<size_t>(m_stages), 0.0);
+  sim.busy.assign(static_cast<size_t>(m_stages), 0.0);
+  sim.starts.resize(static_cast<size_t>(m_stages));
   const double f = forward / m_virtual, b = backward / m_virtual;  // a chunk is 1/V of a stage's layers
   for (bool progress = true; progress;) {
     progress = false;
@@ -113,11 +118,12 @@ double PipelineScheduleOrder::simulatedBubble(double forward, double backward) c
           if (fwd_done[key(a.microbatch, a.chunk)] < 0) ready = -1;
         }
         if (ready < 0) break;
-        const double start = std::max(ready, free_at[s]);
+        const double start = std::max(ready, sim.free_at[s]);
         const double cost = a.pass == Pass::Forward ? f : b;
-        free_at[s] = start + cost;
-        busy[s] += cost;
-        (a.pass == Pass::Forward ? fwd_done : bwd_done)[key(a.microbatch, a.chunk)] = free_at[s];
+        sim.starts[s].push_back(start);
+        sim.free_at[s] = start + cost;
+        sim.busy[s] += cost;
+        (a.pass == Pass::Forward ? fwd_done : bwd_done)[key(a.microbatch, a.chunk)] = sim.free_at[s];
         ++next[s];
         progress = true;
       }
@@ -127,10 +133,70 @@ double PipelineScheduleOrder::simulatedBubble(double forward, double backward) c
   for (int s = 0; s < m_stages; ++s)
     if (next[s] < actions(s).size()) stuck += " stage " + std::to_string(s) + " at " + actionText(actions(s)[next[s]], m_virtual > 1);
   if (!stuck.empty()) throw std::logic_error("pipeline schedule deadlocks:" + stuck);
-  const double makespan = *std::max_element(free_at.begin(), free_at.end());
+  sim.makespan = *std::max_element(sim.free_at.begin(), sim.free_at.end());
+  return sim;
+}
+
+double PipelineScheduleOrder::simulatedBubble(double forward, double backward) const {
+  const Simulation sim = simulate(forward, backward);
   double idle = 0;
-  for (int s = 0; s < m_stages; ++s) idle += makespan - busy[s];
-  return idle / (makespan * m_stages);
+  for (int s = 0; s < m_stages; ++s) idle += sim.makespan - sim.busy[static_cast<size_t>(s)];
+  return idle / (sim.makespan * m_stages);
+}
+
+void PipelineScheduleOrder::computeSlots() {
+  // Forward 1, backward 2 per chunk: every start is a whole number.
+  const Simulation sim = simulate(m_virtual, 2.0 * m_virtual);
+  m_slots.resize(static_cast<size_t>(m_stages));
+  for (int s = 0; s < m_stages; ++s)
+    for (double t : sim.starts[static_cast<size_t>(s)]) m_slots[static_cast<size_t>(s)].push_back(std::llround(t));
+  m_slotsPerStep = std::llround(sim.makespan) + 1;
+}
+
+namespace {
+
+// A stage's leading forwards and trailing backwards, and its forward count.
+struct PipelineRuns {
+  int leading_forwards = 0, trailing_backwards = 0, forwards = 0;
+};
+
+PipelineRuns pipelineRunsOf(const std::vector<PipelineAction>& acts) {
+  using Pass = PipelineAction::Pass;
+  PipelineRuns r;
+  while (r.leading_forwards < static_cast<int>(acts.size()) && acts[static_cast<size_t>(r.leading_forwards)].pass == Pass::Forward)
+    ++r.leading_forwards;
+  while (r.trailing_backwards < static_cast<int>(acts.size()) &&
+         acts[acts.size() - 1 - static_cast<size_t>(r.trailing_backwards)].pass == Pass::Backward)
+    ++r.trailing_backwards;
+  for (const PipelineAction& a : acts) r.forwards += a.pass == Pass::Forward ? 1 : 0;
+  return r;
+}
+
+}  // namespace
+
+int PipelineScheduleOrder::warmUpForwards(int stage) const {
+  // The steady state starts with a forward: the leading run less that one,
+  // unless every forward leads (GPipe, or fewer microbatches than the warm-up).
+  const PipelineRuns r = pipelineRunsOf(actions(stage));
+  return r.leading_forwards == r.forwards ? r.forwards : r.leading_forwards - 1;
+}
+
+int PipelineScheduleOrder::coolDownBackwards(int stage) const {
+  const PipelineRuns r = pipelineRunsOf(actions(stage));
+  return r.leading_forwards == r.forwards ? r.forwards : r.trailing_backwards - 1;
+}
+
+PipelinePhase PipelineScheduleOrder::phaseOf(int stage, size_t action) const {
+  const size_t n = actions(stage).size();
+  if (action < static_cast<size_t>(warmUpForwards(stage))) return PipelinePhase::WarmUp;
+  if (action >= n - static_cast<size_t>(coolDownBackwards(stage))) return PipelinePhase::CoolDown;
+  return PipelinePhase::Steady;
+}
+
+int PipelineScheduleOrder::actionIndex(int stage, const PipelineAction& a) const {
+  const auto& acts = actions(stage);
+  const auto it = std::find(acts.begin(), acts.end(), a);
+  return it == acts.end() ? -1 : static_cast<int>(it - acts.begin());
 }
 
 std::string actionText(const PipelineAction& a, bool with_chunk) {

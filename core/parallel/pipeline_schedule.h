@@ -6,12 +6,19 @@
 // the same microbatch, its backward needs chunk c + 1's input gradient.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "config/kinds.h"
 
 namespace shardscope {
+
+// Where a pass sits in its stage's order: 1F1B's warm-up forwards before the
+// first backward, its steady state of one forward then one backward, its
+// cool-down backwards after the last forward. GPipe's forwards are all
+// warm-up and its backwards all cool-down.
+enum class PipelinePhase { WarmUp, Steady, CoolDown };
 
 struct PipelineAction {
   enum class Pass { Forward, Backward };
@@ -47,10 +54,38 @@ class PipelineScheduleOrder {
   // is free of deadlock (throws std::logic_error naming the stuck stages otherwise).
   double simulatedBubble(double forward = 1.0, double backward = 2.0) const;
 
+  // Where each pass sits in the step's unit-time order (forward 1, backward 2
+  // per chunk): stage s's i-th action starts at slot(s, i). Every pass's
+  // inputs come from passes at smaller slots, so stopping every stage before
+  // its first pass at slot >= T leaves none waiting on another: the gate's
+  // stops of a pipeline (rank/step_gate.h). slotsPerStep() is the makespan
+  // plus one: the slot of the step's flush (gradient reduction, optimizer).
+  // Stage s's warm-up forwards (1F1B: min(S − s − 1, M); interleaved:
+  // Megatron-LM's (S − s − 1)·2 + (V − 1)·S, capped at V·M; GPipe: M) and
+  // cool-down backwards (as many), read from its order.
+  int warmUpForwards(int stage) const;
+  int coolDownBackwards(int stage) const;
+  PipelinePhase phaseOf(int stage, size_t action) const;
+  // The index of `a` in stage s's order; -1 when the stage does not run it.
+  int actionIndex(int stage, const PipelineAction& a) const;
+
+  int64_t slot(int stage, size_t action) const { return m_slots.at(static_cast<size_t>(stage)).at(action); }
+  int64_t slotsPerStep() const { return m_slotsPerStep; }
+
  private:
+  struct Simulation {
+    std::vector<std::vector<double>> starts;  // [stage][action]
+    std::vector<double> free_at, busy;        // per stage
+    double makespan = 0;
+  };
+  Simulation simulate(double forward, double backward) const;
+  void computeSlots();
+
   PipelineSchedule m_kind;
   int m_stages, m_microbatches, m_virtual;
   std::vector<std::vector<PipelineAction>> m_actions;
+  std::vector<std::vector<int64_t>> m_slots;
+  int64_t m_slotsPerStep = 0;
 };
 
 // "F3" / "B3", with the chunk for interleaved schedules ("F3.1").

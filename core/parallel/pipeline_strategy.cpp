@@ -211,22 +211,37 @@ double PipelineStrategy::step(int step) {
   m_lastBackward.assign(static_cast<size_t>(m_microbatches), static_cast<int>(m_chunks.size()));
   CpuStream& compute = m_env.compute;
   compute.enqueue([this] { m_state->beginStep(); });
-  for (const PipelineAction& a : m_schedule.actions(m_env.stage)) {
+  const int64_t step_slot = int64_t(step) * m_schedule.slotsPerStep();
+  const std::vector<PipelineAction>& actions = m_schedule.actions(m_env.stage);
+  for (size_t i = 0; i < actions.size(); ++i) {
+    const PipelineAction& a = actions[i];
     // The host launches the pass's kernels (one per weight forward, two
     // backward) before the stream runs them, as it runs ahead in PyTorch.
     const PipelineChunk& where = chunkFor(a.chunk).where;
     const auto [p0, p1] = std::pair{m_env.spec.segmentParams(where.first_segment).first,
                                     m_env.spec.segmentParams(where.last_segment - 1).second};
     ctx.hostIssue((a.pass == Pass::Forward ? 1 : 2) * (p1 - p0), 0);
-    compute.enqueue([this, step, a] {
+    const int64_t slot = step_slot + m_schedule.slot(m_env.stage, i);
+    compute.enqueue([this, &ctx, step, a, slot, first = where.first_segment, last = where.last_segment] {
+      // The pass's gate point comes before its receive: a stage stopped
+      // there waits on no other (pipeline_schedule.h, slot()).
+      ctx.gate_slot = slot;
+      ctx.gate_microbatch = a.microbatch;
+      ctx.gatePoint(a.pass == Pass::Forward ? EventKind::Forward : EventKind::Backward,
+                    a.pass == Pass::Forward ? first : last - 1);
       if (a.pass == Pass::Forward) runForward(step, a);
       else runBackward(a);
     });
   }
   ctx.hostIssue(1, 0);  // one fused Adam kernel
-  compute.enqueue([this, step] {
+  compute.enqueue([this, &ctx, step, flush_slot = step_slot + m_schedule.slotsPerStep() - 1] {
+    // The flush's gate point comes before it waits for its sends' receivers.
+    ctx.gate_slot = flush_slot;
+    ctx.gate_microbatch = -1;
+    ctx.gatePoint(EventKind::OptimizerStep);
     if (m_env.pipeline) m_env.pipeline->flushSends();  // the pipeline's flush: every transfer delivered
     m_state->finishStep(step);
+    ctx.gate_slot = -1;
   });
   compute.synchronize();
   // Only a stage holding the head computes the loss; the others report none.

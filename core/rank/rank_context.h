@@ -116,11 +116,16 @@ struct RankContext {
   // parameters or a collective launch (see StepGate).
   void gatePoint(EventKind kind, int block = -1, int unit = -1) {
     if (!gate) return;
+    const GatePoint point{kind, currentStep(), block, unit, gate_microbatch, gate_slot};
     if (device)  // a stop shows the device work launched so far, resolved
-      gate->pass(rank, {kind, currentStep(), block, unit}, clock.nowNs(), [this] { resolveDeviceTimes(); });
+      gate->pass(rank, point, clock.nowNs(), [this] { resolveDeviceTimes(); });
     else
-      gate->pass(rank, {kind, currentStep(), block, unit}, clock.nowNs());
+      gate->pass(rank, point, clock.nowNs());
   }
+  // A pipeline's stage sets where in its schedule the next gate points are
+  // (GatePoint::microbatch, slot); -1 elsewhere.
+  int gate_microbatch = -1;
+  int64_t gate_slot = -1;
 
  private:
   struct TimedEvent {

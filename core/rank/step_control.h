@@ -18,6 +18,11 @@ struct GatePoint {
   int step = -1;
   int block = -1;  // model segment
   int unit = -1;   // FSDP unit, -1 otherwise
+  // Pipelines: the microbatch whose pass this is (-1: the step's flush), and
+  // the pass's place in the schedule's unit-time order over the whole run
+  // (step · slotsPerStep + PipelineScheduleOrder::slot); -1 without a pipeline.
+  int microbatch = -1;
+  int64_t slot = -1;
   bool operator==(const GatePoint&) const = default;
 };
 

@@ -1,6 +1,7 @@
 #include "rank/step_gate.h"
 
 #include <algorithm>
+#include <climits>
 
 #include "common/log.h"
 
@@ -46,6 +47,7 @@ void StepGate::setRepresentatives(std::vector<int> representative) {
 }
 
 bool StepGate::isStop(int rank, const GatePoint& p) const {
+  if (p.slot >= 0) return m_mode != StepMode::Run && p.slot >= m_targetSlot;
   const bool compute = isComputeGate(p.kind);
   const bool breakpoint = m_breakKinds.count(p.kind) || (compute && m_breakUnits.count(p.unit >= 0 ? p.unit : p.block));
   if (m_mode == StepMode::NextAction) return true;  // every pass after a release
@@ -91,18 +93,22 @@ void StepGate::pass(int rank, const GatePoint& point, int64_t now_ns, const std:
     lock.lock();
     if (m_generation != seen) return;  // released (resumed) while settling: no longer a stop
   }
-  m_waiting[rank] = true;
-  if (++m_waitingCount == m_participants) {
-    ++m_stops;
-    SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Engine), "stop {}: ranks stopped at step {}, {} of block {}{}", m_stops,
-                        point.step, eventKindName(point.kind), point.block,
-                        point.unit >= 0 ? " (unit " + std::to_string(point.unit) + ")" : std::string());
-  }
-  m_cv.notify_all();
-  const uint64_t generation = m_generation;
-  // The release (step/resume) clears the waiting set itself, so a rank that has
-  // not woken yet is never counted at the next stop.
-  m_control.waitUntil(lock, m_cv, [&] { return m_generation != generation; });
+  // A pipeline's stage whose pass lies beyond the released slots stays
+  // stopped, counted at the next stop.
+  do {
+    m_waiting[rank] = true;
+    if (++m_waitingCount == m_participants) {
+      ++m_stops;
+      SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Engine), "stop {}: ranks stopped at step {}, {} of block {}{}", m_stops,
+                          point.step, eventKindName(point.kind), point.block,
+                          point.unit >= 0 ? " (unit " + std::to_string(point.unit) + ")" : std::string());
+    }
+    m_cv.notify_all();
+    const uint64_t generation = m_generation;
+    // The release (step/resume) clears the waiting set itself, so a rank that has
+    // not woken yet is never counted at the next stop.
+    m_control.waitUntil(lock, m_cv, [&] { return m_generation != generation; });
+  } while (point.slot >= 0 && isStop(rank, point));
 }
 
 bool StepGate::passIfFree(int rank, const GatePoint& point, int64_t now_ns) {
@@ -122,8 +128,38 @@ bool StepGate::passIfFree(int rank, const GatePoint& point, int64_t now_ns) {
 
 void StepGate::pause() {
   std::lock_guard lock(m_mutex);
+  if (m_slotsPerStep > 0) m_targetSlot = slotTarget(StepMode::Pause);
   m_mode = StepMode::Pause;
   m_pauseAt = *std::max_element(m_passes.begin(), m_passes.end()) + 1;
+}
+
+int64_t StepGate::slotTarget(StepMode granularity) const {
+  // Where the stages are: the earliest slot a stopped stage waits at, or,
+  // while they run, the slot after the furthest one passed.
+  int64_t furthest = -1, earliest_waiting = INT64_MAX;
+  bool all_waiting = m_waitingCount == m_participants;
+  for (int r = 0; r < m_ranks; ++r) {
+    if (m_representative[static_cast<size_t>(r)] != r) continue;
+    const int64_t slot = m_at[static_cast<size_t>(r)].slot;
+    furthest = std::max(furthest, slot);
+    if (m_waiting[static_cast<size_t>(r)] && slot >= 0) earliest_waiting = std::min(earliest_waiting, slot);
+  }
+  const int64_t now = all_waiting && earliest_waiting != INT64_MAX ? earliest_waiting : furthest + 1;
+  const int64_t per = m_slotsPerStep;
+  switch (granularity) {
+    case StepMode::Run:
+    case StepMode::Pause: return furthest + 1;
+    case StepMode::NextPhase: {  // the flush of the step `now` is in, or of the next once there
+      int64_t flush = (now / per) * per + per - 1;
+      if (flush <= now && all_waiting) flush += per;
+      return flush;
+    }
+    case StepMode::NextStep: return (now / per + 1) * per;
+    case StepMode::NextOp:
+    case StepMode::NextUnit:
+    case StepMode::NextAction: return all_waiting ? now + 1 : now;
+  }
+  return now + 1;
 }
 
 void StepGate::resume() { step(StepMode::Run); }
@@ -133,6 +169,7 @@ void StepGate::step(StepMode granularity) {
   SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Engine), "gate released: {}", kModes[static_cast<int>(granularity)]);
   {
     std::lock_guard lock(m_mutex);
+    if (m_slotsPerStep > 0) m_targetSlot = slotTarget(granularity);
     m_mode = granularity;
     ++m_generation;
     m_waitingCount = 0;

@@ -9,6 +9,15 @@
 // the same logical point: the state a view shows at a stop is the state there
 // on every rank. Only the compute stream is gated, so a stop never holds a
 // collective half-entered; a gate costs nothing when stepping is off.
+//
+// A pipeline's stages run different sequences, so its points carry their
+// slot in the schedule's unit-time order (GatePoint::slot) and a stop is a
+// slot T: every stage stops before its first pass at a slot >= T. Each pass's
+// inputs come from smaller slots, so no stopped stage holds up one still
+// running to T. The next op, unit or action is the next slot; the next phase
+// the step's flush; the next step the first slot of the next; pause the slot
+// after the furthest stage's. Breakpoints do not stop a pipeline (its stages
+// never reach one op together).
 #pragma once
 
 #include <condition_variable>
@@ -80,9 +89,15 @@ class StepGate final : public StepControl {
   // Before the run starts (a worker process): an enabled gate hands every
   // point to `remote` instead of stopping here; the controller side is unused.
   void setRemote(RemoteGatePass* remote) { m_remote = remote; }
+  // Before the run starts (a pipeline): the slots of one step, flush included
+  // (PipelineScheduleOrder::slotsPerStep), for the next phase and step.
+  void setSlotsPerStep(int64_t per_step) { m_slotsPerStep = per_step; }
 
  private:
   bool isStop(int rank, const GatePoint& p) const;
+  // A pipeline's stop slot for a release of this granularity, from where the
+  // stages are now (under the lock).
+  int64_t slotTarget(StepMode granularity) const;
 
   const int m_ranks;
   int m_participants;                // ranks that pass the gate themselves
@@ -104,6 +119,8 @@ class StepGate final : public StepControl {
   uint64_t m_stops = 0;
   std::set<EventKind> m_breakKinds;
   std::set<int> m_breakUnits;
+  int64_t m_slotsPerStep = 0;  // a pipeline's; 0: lockstep points only
+  int64_t m_targetSlot = 0;    // a pipeline's stop: every stage before its first pass at or after this slot
 };
 
 }  // namespace shardscope
