@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "analysis/capacity.h"
+#include "cli/calc_stages.h"
 #include "common/exit_codes.h"
 #include "common/errors.h"
 #include "config/model_presets.h"
@@ -316,11 +317,16 @@ int commandCalc(const std::vector<std::string>& args, std::ostream& out, std::os
     std::vector<std::string> flags;
     for (const std::string& arg : args) {
       if (arg == "--help" || arg == "-h") {
-        out << calcUsage();
+        out << calcUsage() << calcStagesUsage();
         return kExitOk;
       }
       if (arg == "--json") json = true;
       else flags.push_back(arg);
+    }
+    if (calcWantsStagePlan(flags)) {
+      const CalcStagesAnswer answer = answerCalcStages(flags);
+      out << (json ? answer.json : answer.text);
+      return kExitOk;
     }
     const CalcAnswer answer = answerCalc(parseCalcRequest(flags));
     out << (json ? answer.json : answer.text);
