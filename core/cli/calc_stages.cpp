@@ -163,9 +163,10 @@ void csPrintPlan(const ParallelPlan& p, std::ostream& out) {
   one_slice.pp = 1;
   std::ostringstream bpp;
   bpp << std::setprecision(4) << strategyBytesPerParam(c);
-  out << "\nmodel states (formula, ZeRO paper): " << modelStateFormulaText(one_slice) << " = " << bpp.str()
-      << " bytes per parameter a GPU holds, P = " << c.dataParallelSize()
-      << " data-parallel ranks; a GPU holds its stage's parameters of one TP slice\n\n";
+  const std::string formula = modelStateFormulaText(one_slice);
+  out << "\nmodel states (formula, ZeRO paper): " << formula << (formula == bpp.str() ? "" : " = " + bpp.str())
+      << " bytes per parameter a GPU holds (P = " << c.dataParallelSize() << " data-parallel rank"
+      << (c.dataParallelSize() == 1 ? "" : "s") << "), for its stage's parameters of one TP slice\n\n";
   out << std::left << std::setw(6) << "stage" << std::setw(34) << "holds" << std::right << std::setw(15) << "params/GPU"
       << std::setw(10) << "in flight" << std::setw(12) << "model GB" << std::setw(12) << "activ. GB" << std::setw(12)
       << "buffers GB" << std::setw(10) << "peak GB" << "  fits\n";

@@ -45,9 +45,13 @@ class TestCalcStagesCli : public QObject {
     QCOMPARE(plan.value("most_loaded_stage").toInt(), 0);
     for (const QJsonValue& v : stages) {
       const QJsonObject s = v.toObject();
-      QCOMPARE(s.value("peak_bytes").toDouble(),
-               s.value("model_state_bytes").toDouble() + s.value("activation_bytes").toDouble() +
-                   s.value("buffer_bytes").toDouble());
+      // The peak holds the model states and the activation peak, and at
+      // most the largest buffer beside them (the last stage's head is freed
+      // before its blocks' gradients are booked).
+      const double model = s.value("model_state_bytes").toDouble(), activations = s.value("activation_bytes").toDouble();
+      const double peak = s.value("peak_bytes").toDouble();
+      QVERIFY(peak >= model + activations);
+      QVERIFY(peak <= model + activations + s.value("buffer_bytes").toDouble());
     }
     QVERIFY(plan.value("fits").toBool());
   }
