@@ -26,7 +26,8 @@ constexpr double kMaxCapacityGb = 1e6;
 
 const char* const kActivationNote =
     "model states only (bf16 params and grads, fp32 master weights, Adam m and v); activations, "
-    "temporary buffers (DDP gradient buckets, zero3's gathered layers) and the CUDA context are extra";
+    "temporary buffers (DDP gradient buckets, zero3's gathered layers) and the CUDA context are extra (with a model "
+    "preset, --pp S gives the per-stage plan with activations: see calc --help)";
 
 // The request with its preset resolved, as the printers read it.
 struct CalcArgs {

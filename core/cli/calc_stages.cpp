@@ -361,6 +361,10 @@ CalcStagesAnswer answerCalcStages(const std::vector<std::string>& args) {
       x["refused"] = t.refused.empty() ? Json(nullptr) : Json(t.refused);
       x["most_loaded_stage"] = t.plan ? Json(t.plan->most_loaded) : Json(nullptr);
       x["peak_bytes"] = t.plan ? Json(t.plan->mostLoaded().peakBytes()) : Json(nullptr);
+      Json stage_peaks = Json::array();
+      if (t.plan)
+        for (const StagePlan& st : t.plan->stages) stage_peaks.push_back(st.peakBytes());
+      x["stage_peak_bytes"] = std::move(stage_peaks);
       x["fits"] = t.fits();
       tried.push_back(std::move(x));
     }

@@ -78,6 +78,13 @@ class TestCalcStagesCli : public QObject {
     for (const QJsonValue& v : tried) {
       const QJsonObject t = v.toObject();
       QVERIFY(t.value("tp").toInt() * t.value("pp").toInt() <= product);
+      // Every stage's peak; the most loaded one's is the candidate's.
+      if (!t.value("refused").isNull()) continue;
+      const QJsonArray peaks = t.value("stage_peak_bytes").toArray();
+      QCOMPARE(peaks.size(), t.value("pp").toInt());
+      double top = 0;
+      for (const QJsonValue& p : peaks) top = std::max(top, p.toDouble());
+      QCOMPARE(top, t.value("peak_bytes").toDouble());
     }
     QCOMPARE(o.value("plan").toObject().value("tp").toInt(), chosen.value("tp").toInt());
     QVERIFY(o.value("plan").toObject().value("fits").toBool());
