@@ -400,23 +400,27 @@ CalcStagesAnswer answerCalcStages(const std::vector<std::string>& args) {
 
 std::string calcStagesUsage() {
   return R"(
-Stage plan: per pipeline stage, model states and the activations its schedule
-keeps in flight, for a model's shape on W GPUs as TP x PP x data-parallel ranks.
-usage: shardscope-cli calc --model PRESET --ranks W [mesh flags] [--fit] [--compare-schedules]
-  --model PRESET|gpt        a published shape, or gpt with --layers --hidden --heads --seq --vocab
-  --ranks W                 every GPU of the job (W = T x S x D)
-  --strategy NAME           the data-parallel axis: ddp, zero1, zero3, fsdp (zero2, hsdp: without stages) [ddp]
-  --tp T, --pp S            tensor- and pipeline-parallel sizes                                          [1]
-  --microbatches M          microbatches per step (with --fit: M = S unless given)                      [1]
-  --micro-batch B           samples per microbatch; the global batch is B x D x M                       [1]
-  --pp-schedule NAME        gpipe, 1f1b, interleaved (--virtual-stages V chunks per stage)            [1f1b]
-  --sp on|off               sequence parallelism (splits the norms' and residual activations over T)   [off]
-  --activation-checkpointing none|selective|full   recompute in backward                               [none]
-  --attention flash|naive   what attention keeps for backward                                         [flash]
-  --capacity-gb C           memory per GPU in GB (1 GB = 1e9 bytes)                                      [80]
-  --fit                     search the smallest T x S that fits (T in 1, 2, 4, 8; ties: the smaller T)
-  --compare-schedules       run gpipe, 1f1b and interleaved on the meta backend and compare step time,
-                            bubble and peak memory per stage with the plan
+Stage plan: per pipeline stage, model states and the activations its
+schedule keeps in flight, for a model's shape on W GPUs (TP x PP x DP).
+usage: shardscope-cli calc --model PRESET --ranks W [mesh flags] [--fit]
+                           [--compare-schedules] [--json]
+  --model PRESET|gpt  a published shape, or gpt with --layers --hidden
+                      --heads --seq --vocab
+  --ranks W           every GPU of the job (W = T x S x D)
+  --strategy NAME     the data-parallel axis: ddp, zero1, zero3, fsdp   [ddp]
+  --tp T, --pp S      tensor- and pipeline-parallel sizes                 [1]
+  --microbatches M    microbatches per step (--fit: M = S unless given)   [1]
+  --micro-batch B     samples per microbatch; global batch B x D x M      [1]
+  --pp-schedule NAME  gpipe, 1f1b, interleaved                         [1f1b]
+  --virtual-stages V  interleaved: model chunks per stage                 [2]
+  --sp on|off         sequence parallelism (norms, residual split over T)
+  --activation-checkpointing none|selective|full                       [none]
+  --attention KIND    flash, naive: what attention keeps for backward [flash]
+  --capacity-gb C     memory per GPU in GB (1 GB = 1e9 bytes)            [80]
+  --fit               the smallest T x S that fits: T in 1, 2, 4, 8, S
+                      dividing W/T; among equal products the smaller T
+  --compare-schedules run gpipe, 1f1b and interleaved on the meta backend:
+                      step time, bubble, peak memory per stage vs the plan
 )";
 }
 
