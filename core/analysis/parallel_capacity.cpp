@@ -125,10 +125,14 @@ ParallelPlan planParallelCapacity(const RunConfig& c, double capacity_bytes) {
     st.activation_bytes = static_cast<int64_t>(std::llround(activation_peak));
     if (!c.pipelined()) {
       // One pass without stages runs the strategy's own buffers: zero3/fsdp/hsdp's
-      // gathered units (with prefetch) and one unit's full gradients.
+      // gathered units (with prefetch) and one unit's full gradients; ddp, zero1
+      // and zero2's gradient buckets, a bf16 copy of every gradient of the
+      // slice (as run_memory's estimate books them), held through backward.
       if (sharded) {
         const GatheredPeak g = expectedGatheredPeak(c);
         st.buffer_bytes = g.bytes + g.unit_bytes;
+      } else {
+        st.buffer_bytes = 2 * st.params;
       }
       peak = activation_peak + double(st.buffer_bytes);
     }

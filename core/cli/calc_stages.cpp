@@ -184,7 +184,8 @@ void csPrintPlan(const ParallelPlan& p, std::ostream& out) {
     out << "bubble (formula): (S - 1)/(V·M + S - 1) = " << csPercent(p.bubble) << "\n";
   out << "in flight: microbatch-chunks whose forward has run and backward not yet at the stage's peak (1f1b: S - k "
          "on stage k; gpipe: M); buffers: one segment's bf16 gradients during backward (zero3/fsdp: with its "
-         "gathered parameters); the CUDA context and the allocator's fragmentation are extra\n";
+         "gathered parameters; one pass without stages: the strategy's buckets or gathered units); the CUDA context and "
+         "the allocator's fragmentation are extra\n";
 }
 
 Json csPlanJson(const ParallelPlan& p) {

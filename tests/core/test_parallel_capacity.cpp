@@ -265,6 +265,27 @@ class TestParallelCapacity : public QObject {
     checkPlanAgainstRun(*chosen.plan);
   }
 
+  void withoutStagesAgreesWithItsRun_data() {
+    QTest::addColumn<QString>("strategy");
+    QTest::newRow("ddp") << "ddp";
+    QTest::newRow("zero1") << "zero1";
+    QTest::newRow("zero3") << "zero3";
+  }
+  void withoutStagesAgreesWithItsRun() {
+    // One pass without stages (a --fit candidate with S = 1): Llama 2 70B as
+    // TP 8 on 64 GPUs, one sample per data-parallel rank; the strategies' own
+    // buffers (ddp and zero1 buckets: a bf16 copy of the gradients).
+    QFETCH(QString, strategy);
+    RunConfig c = presetConfig("llama2-70b", 64, *parseStrategy(strategy.toStdString()), Checkpointing::None, false);
+    c.tp = 8;
+    c.batch = 8;
+    validate(c);
+    const ParallelPlan p = planParallelCapacity(c, 80 * kGb);
+    QCOMPARE(int(p.stages.size()), 1);
+    QCOMPARE(p.stages[0].in_flight, 1);
+    checkPlanAgainstRun(p);
+  }
+
   void fitLlama405b() {
     // Llama 3 405B on 16,384 GPUs as trained (zero1, selective recompute,
     // sequence parallelism, 16 microbatches of one sequence): the answer is
