@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QTextDocumentFragment>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -20,6 +21,7 @@
 #include "config/model_presets.h"
 #include "figure_export.h"
 #include "plot_style.h"
+#include "schedule_compare_table.h"
 #include "theme.h"
 
 namespace shardscope {
@@ -65,7 +67,10 @@ CapacityPage::CapacityPage(QWidget* parent)
       m_error(new QLabel(m_widget)),
       m_summary(new QLabel(m_widget)),
       m_plot(new QCustomPlot(m_widget)),
-      m_text(new QPlainTextEdit(m_widget)) {
+      m_text(new QPlainTextEdit(m_widget)),
+      m_compare(new QPushButton(m_widget)),
+      m_compareTable(new ScheduleCompareTable(m_widget)),
+      m_compareContext(std::make_unique<QObject>()) {
   m_widget->setObjectName(QStringLiteral("capacityPage"));
   m_params->setObjectName(QStringLiteral("capacityParams"));
   m_model->setObjectName(QStringLiteral("capacityModel"));
@@ -144,6 +149,14 @@ CapacityPage::CapacityPage(QWidget* parent)
   m_text->setObjectName(QStringLiteral("capacityText"));
   m_text->setToolTip(tr("What shardscope-cli calc prints for these inputs"));
   box->addWidget(m_text, 2);
+  m_compare->setObjectName(QStringLiteral("capacityCompareSchedules"));
+  m_compare->setText(tr("Compare schedules"));
+  m_compare->setToolTip(tr("Run this plan's config under GPipe, 1F1B and interleaved on the meta backend (modeled "
+                           "clock, one step each): step time, bubble and the most loaded stage's peak, measured "
+                           "beside the plan"));
+  box->addWidget(m_compare, 0, Qt::AlignLeft);
+  box->addWidget(m_compareTable, 1);
+  QObject::connect(m_compare, &QPushButton::clicked, m_widget, [this] { compareSchedules(); });
 
   for (QLineEdit* edit : {m_params, m_ranks, m_capacity, m_shardGroup, m_tp, m_pp, m_microbatches})
     QObject::connect(edit, &QLineEdit::textChanged, m_widget, [this] { recompute(); });
@@ -157,7 +170,43 @@ CapacityPage::CapacityPage(QWidget* parent)
   recompute();
 }
 
-CapacityPage::~CapacityPage() = default;
+CapacityPage::~CapacityPage() {
+  // The worker posts its answer to m_compareContext: let it finish, then drop
+  // the context and with it any answer still queued.
+  if (m_compareThread.joinable()) m_compareThread.join();
+  m_compareContext.reset();
+}
+
+void CapacityPage::compareSchedules() {
+  if (m_comparing || !m_stages || !m_stages->plan) return;
+  if (m_compareThread.joinable()) m_compareThread.join();  // the last one has posted its answer
+  m_comparing = true;
+  m_compare->setEnabled(false);
+  m_compareTable->setStatus(tr("Running GPipe, 1F1B and interleaved on the meta backend …"));
+  std::vector<std::string> args = m_stageArgs;
+  args.emplace_back("--compare-schedules");
+  const int generation = m_generation;
+  QObject* context = m_compareContext.get();
+  m_compareThread = std::thread([this, args, generation, context] {
+    auto answer = std::make_shared<CalcStagesAnswer>();
+    QString error;
+    try {
+      *answer = answerCalcStages(args);
+    } catch (const std::exception& e) {
+      error = QString::fromUtf8(e.what());
+    }
+    QMetaObject::invokeMethod(
+        context,
+        [this, answer, error, generation] {
+          m_comparing = false;
+          m_compare->setEnabled(m_stages && m_stages->plan);
+          if (generation != m_generation) return;  // the inputs changed meanwhile
+          if (!error.isEmpty() || !answer->schedules) m_compareTable->setStatus(fieldWords(error));
+          else m_compareTable->setComparison(*answer->schedules);
+        },
+        Qt::QueuedConnection);
+  });
+}
 
 QString CapacityPage::title() const { return tr("Capacity"); }
 
@@ -249,6 +298,9 @@ void CapacityPage::recompute() {
   m_model->setStyleSheet({});
   m_stages.reset();
   m_answer.reset();
+  ++m_generation;
+  m_stageArgs = args;
+  m_compareTable->setStatus({});
   try {
     if (model.isEmpty() && m_params->text().trimmed().isEmpty())
       throw ConfigError("--params: enter a parameter count (e.g. 70e9, 7B) or pick a model preset");
@@ -277,6 +329,8 @@ void CapacityPage::recompute() {
     m_error->setText(fieldWords(message));
     m_error->show();
   }
+  m_compare->setVisible(staged);
+  m_compare->setEnabled(!m_comparing && m_stages && m_stages->plan);
   draw();
 }
 

@@ -12,6 +12,7 @@
 #include <QString>
 #include <QVector>
 #include <memory>
+#include <thread>
 
 #include "page.h"
 
@@ -21,12 +22,14 @@ class QCustomPlot;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
+class QPushButton;
 class QWidget;
 
 namespace shardscope {
 
 struct CalcAnswer;
 struct CalcStagesAnswer;
+class ScheduleCompareTable;
 
 class CapacityPage : public Page {
   Q_DECLARE_TR_FUNCTIONS(CapacityPage)
@@ -50,6 +53,12 @@ class CapacityPage : public Page {
   // The stage plan on screen (null: the model-state table, or an error).
   const CalcStagesAnswer* stagePlan() const { return m_stages.get(); }
   QVector<double> stagePeakGb() const;  // each pipeline stage's peak, GB per GPU
+  // Runs the stage plan's config under GPipe, 1F1B and interleaved on the
+  // meta backend (calc --compare-schedules) off the GUI thread; the table
+  // fills when they finish. A change of the inputs drops a stale answer.
+  void compareSchedules();
+  bool comparing() const { return m_comparing; }
+  const ScheduleCompareTable* compareTable() const { return m_compareTable; }
   QString error() const;        // "" or the one error, naming the field
   QString answerText() const;   // calc's text for the inputs ("" on error)
   QVector<double> barGb() const;  // GB per rank per stage, in calc's order
@@ -83,6 +92,13 @@ class CapacityPage : public Page {
   QPlainTextEdit* m_text;
   std::unique_ptr<CalcAnswer> m_answer;
   std::unique_ptr<CalcStagesAnswer> m_stages;
+  std::vector<std::string> m_stageArgs;  // calc's flags of the plan on screen
+  QPushButton* m_compare;
+  ScheduleCompareTable* m_compareTable;
+  std::thread m_compareThread;
+  std::unique_ptr<QObject> m_compareContext;  // receives the worker's answer; gone with the page
+  int m_generation = 0;                       // bumped by every recompute: an older answer is stale
+  bool m_comparing = false;
   QString m_verdict;
 };
 

@@ -10,10 +10,13 @@
 #include <QTemporaryDir>
 #include <sstream>
 
+#include "analysis/schedule_comparison.h"
 #include "capacity_page.h"
 #include "cli/calc_command.h"
+#include "cli/calc_stages.h"
 #include "main_window.h"
 #include "page_registry.h"
+#include "schedule_compare_table.h"
 
 using namespace shardscope;
 
@@ -132,6 +135,37 @@ class TestCalcPage : public QObject {
     page.setStageInputs("", "");
     QVERIFY(!page.stagePlan());
     QCOMPARE(page.barStages(), (QStringList{"ddp", "zero1", "zero2", "zero3"}));
+  }
+
+  // The schedules side by side: three meta runs off the GUI thread, their
+  // rows the CLI's --compare-schedules numbers.
+  void comparesSchedules() {
+    CapacityPage page(nullptr);
+    page.setInputs("", "llama2-7b", "8", "80", "", "2");
+    page.setStageInputs("4", "16");
+    QVERIFY(page.stagePlan());
+    page.compareSchedules();
+    QVERIFY(page.comparing());
+    QTRY_VERIFY_WITH_TIMEOUT(!page.comparing(), 60000);
+    const ScheduleCompareTable* table = page.compareTable();
+    QCOMPARE(table->rowCount(), 3);
+    QCOMPARE(table->cell(0, ScheduleCompareTable::Schedule), QString("gpipe"));
+    QCOMPARE(table->cell(1, ScheduleCompareTable::Schedule), QString("1f1b"));
+    QVERIFY(table->cell(2, ScheduleCompareTable::Schedule).startsWith("interleaved"));
+    const ParallelPlan& plan = *page.stagePlan()->plan;
+    const ScheduleComparison core = shardscope::compareSchedules(plan.config, plan.capacity_bytes);
+    for (int r = 0; r < 3; ++r) {
+      const ScheduleRow& row = core.rows[size_t(r)];
+      QCOMPARE(table->cell(r, ScheduleCompareTable::StepMs), QString::number(row.step_ms, 'f', 1));
+      QCOMPARE(table->cell(r, ScheduleCompareTable::BubbleFormula),
+               QStringLiteral("%1 %").arg(100.0 * row.bubble_formula, 0, 'f', 1));
+      const ScheduleStageRow& loaded = row.stages[size_t(row.most_loaded)];
+      QCOMPARE(table->cell(r, ScheduleCompareTable::PeakMeasured), QString::number(double(loaded.peak_measured) / 1e9, 'f', 2));
+      QCOMPARE(table->cell(r, ScheduleCompareTable::PeakPlanned), QString::number(double(loaded.peak_planned) / 1e9, 'f', 2));
+    }
+    // Changing an input clears the comparison (it belonged to the old plan).
+    page.setStageInputs("2", "16");
+    QCOMPARE(table->rowCount(), 0);
   }
 
   void aBadStageFieldIsNamed() {
