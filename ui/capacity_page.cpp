@@ -129,9 +129,13 @@ CapacityPage::CapacityPage(QWidget* parent)
   more->addRow(QString(), m_sp);
   inputs->addLayout(left, 1);
   inputs->addLayout(right, 1);
-  inputs->addLayout(stages, 1);
-  inputs->addLayout(more, 1);
+  // The stage plan's fields on a row of their own: four columns side by side
+  // would widen the page past a 1280-pixel screen.
+  auto* stageInputs = new QHBoxLayout;
+  stageInputs->addLayout(stages, 1);
+  stageInputs->addLayout(more, 1);
   box->addLayout(inputs);
+  box->addLayout(stageInputs);
   m_error->setWordWrap(true);
   m_error->setStyleSheet(QStringLiteral("color: #D55E00"));
   m_error->hide();
