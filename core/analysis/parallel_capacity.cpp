@@ -22,14 +22,6 @@ int pcapBlocksIn(const PipelineChunk& chunk, int layers) {
   return std::max(0, last - first);
 }
 
-// The activations one microbatch leaves booked on a chunk from its forward to its backward.
-double pcapChunkBytes(const ParallelPlan& p, const PipelineChunk& chunk, int layers) {
-  double bytes = pcapBlocksIn(chunk, layers) * p.per_layer_bytes;
-  if (chunk.first_segment == 0) bytes += p.embedding_bytes;
-  if (chunk.last_segment == layers + 2) bytes += p.head_bytes;
-  return bytes;
-}
-
 }  // namespace
 
 ParallelPlan planParallelCapacity(const RunConfig& c, double capacity_bytes) {
@@ -93,9 +85,9 @@ ParallelPlan planParallelCapacity(const RunConfig& c, double capacity_bytes) {
     // backward of it. A backward pass starts with the received output
     // gradient booked (not on the head's chunk), recomputes a checkpointed
     // block and books the segment's gradients. The plan counts all of it at
-    // once, an upper bound: a run may free a block's activations, or book the
-    // received gradient, before the gradients (ddp and zero1 runs do without
-    // recompute), less by at most a block's activations and 2·s·b·h/sp.
+    // once, an upper bound: ddp and zero1 runs without recompute free the
+    // block's activations and the received gradient before booking the
+    // gradients, by at most a block's activations and 2·s·b·h/sp less.
     std::vector<int> chunks_left(static_cast<size_t>(c.microbatchCount()), chunks_here);
     std::vector<bool> started(static_cast<size_t>(c.microbatchCount()), false);
     double live = 0, activation_peak = 0, peak = 0;
