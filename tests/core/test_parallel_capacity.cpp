@@ -194,6 +194,28 @@ class TestParallelCapacity : public QObject {
     QCOMPARE(gpipe.stages[0].activation_bytes - 2048, 2 * (onefoneb.stages[0].activation_bytes - 2048));
   }
 
+  void interleavedHoldsMegatronsWarmup() {
+    // Megatron-LM's interleaved 1F1B: stage k warms up with (S − k − 1)·2 +
+    // (V − 1)·S chunk forwards, so it holds one more than that at its peak:
+    // S = 4, V = 2, M = 8: stage 0 11 chunks, stage 1 9, stage 3 5. Each
+    // chunk holds 64/(4·2) = 8 blocks of this 64-block GPT (on the middle stages).
+    RunConfig c = smallGpt(PipelineSchedule::Interleaved);
+    c.model.layers = 64;
+    c.ranks = 4;
+    c.pp = 4;
+    c.microbatches = 8;
+    c.batch = 8;
+    c.virtual_stages = 2;
+    validate(c);
+    const ParallelPlan p = planParallelCapacity(c, 80 * kGb);
+    for (int k = 0; k < 4; ++k) QCOMPARE(p.stages[size_t(k)].in_flight, std::min((4 - k - 1) * 2 + (2 - 1) * 4 + 1, 16));
+    QCOMPARE(p.stages[1].blocks, 16);
+    // Stage 1's peak: 9 chunks of 8 blocks, and the received gradient.
+    QCOMPARE(p.stages[1].in_flight, 9);
+    QCOMPARE(double(p.stages[1].activation_bytes), 9 * 8 * p.per_layer_bytes + expectedStageBoundaryBytes(c));
+    checkPlanAgainstRun(p);
+  }
+
   void sequenceParallelDividesByT_data() {
     QTest::addColumn<int>("tp");
     QTest::addColumn<int>("recompute");
