@@ -94,23 +94,6 @@ std::string csGb(double bytes) {
   return os.str();
 }
 
-// Left-aligned in `width` columns, counting UTF-8 characters ("blocks 0–7"), cut to fit.
-std::string csLeft(const std::string& text, size_t width) {
-  std::string out;
-  size_t chars = 0;
-  for (size_t i = 0; i < text.size() && chars + 1 < width;) {
-    size_t len = 1;
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0xF0) len = 4;
-    else if (c >= 0xE0) len = 3;
-    else if (c >= 0xC0) len = 2;
-    out += text.substr(i, len);
-    i += len;
-    ++chars;
-  }
-  return out + std::string(width - chars, ' ');
-}
-
 std::string csCommas(int64_t n) {
   std::string digits = std::to_string(n), out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -167,15 +150,16 @@ void csPrintPlan(const ParallelPlan& p, std::ostream& out) {
   out << "\nmodel states (formula, ZeRO paper): " << formula << (formula == bpp.str() ? "" : " = " + bpp.str())
       << " bytes per parameter a GPU holds (P = " << c.dataParallelSize() << " data-parallel rank"
       << (c.dataParallelSize() == 1 ? "" : "s") << "), for its stage's parameters of one TP slice\n\n";
-  out << std::left << std::setw(6) << "stage" << std::setw(34) << "holds" << std::right << std::setw(15) << "params/GPU"
-      << std::setw(10) << "in flight" << std::setw(12) << "model GB" << std::setw(12) << "activ. GB" << std::setw(12)
-      << "buffers GB" << std::setw(10) << "peak GB" << "  fits\n";
+  // What a stage holds goes last: interleaved stages hold several chunks.
+  out << std::left << std::setw(6) << "stage" << std::right << std::setw(15) << "params/GPU" << std::setw(10)
+      << "in flight" << std::setw(10) << "model GB" << std::setw(11) << "activ. GB" << std::setw(12) << "buffers GB"
+      << std::setw(9) << "peak GB" << "  fits  holds\n";
   for (const StagePlan& s : p.stages) {
-    out << std::left << std::setw(6) << s.stage << csLeft(s.holds, 34) << std::right
-        << std::setw(15) << csCommas(s.params) << std::setw(10) << s.in_flight << std::setw(12)
-        << csGb(double(s.model_state_bytes)) << std::setw(12) << csGb(double(s.activation_bytes)) << std::setw(12)
-        << csGb(double(s.buffer_bytes)) << std::setw(10) << csGb(double(s.peakBytes())) << "  "
-        << (double(s.peakBytes()) <= p.capacity_bytes ? "yes" : "no") << "\n";
+    const bool fits = double(s.peakBytes()) <= p.capacity_bytes;
+    out << std::left << std::setw(6) << s.stage << std::right << std::setw(15) << csCommas(s.params) << std::setw(10)
+        << s.in_flight << std::setw(10) << csGb(double(s.model_state_bytes)) << std::setw(11)
+        << csGb(double(s.activation_bytes)) << std::setw(12) << csGb(double(s.buffer_bytes)) << std::setw(9)
+        << csGb(double(s.peakBytes())) << "  " << (fits ? "yes " : "no  ") << "  " << s.holds << "\n";
   }
   const StagePlan& m = p.mostLoaded();
   out << "\nmost loaded: stage " << m.stage << ", " << csGb(double(m.peakBytes())) << " GB of "
