@@ -266,6 +266,32 @@ const double norm_stats = 2.0 * (rms_norm ? 4.0 : 8.0) / h / sp;
   return bytes;
 }
 
+double expectedStageBoundaryBytes(const RunConfig& c) {
+  const double tokens = double(c.model.seq) * double(c.microBatchSize()), h = double(c.model.hidden);
+  const double sp = c.model.sequence_parallel && c.tp > 1 ? double(c.tp) : 1.0;
+  return tokens * 2.0 * h / sp;
+}
+
+double expectedTokenIdBytes(const RunConfig& c) { return double(c.model.seq) * double(c.microBatchSize()) * 4.0; }
+
+double expectedEmbeddingActivationBytes(const RunConfig& c) {
+  return expectedTokenIdBytes(c) + expectedStageBoundaryBytes(c);
+}
+
+double expectedHeadActivationBytes(const RunConfig& c) {
+  const double tokens = double(c.model.seq) * double(c.microBatchSize()), h = double(c.model.hidden);
+  const int64_t t = c.tp > 1 ? c.tp : 1;
+  const double vocab_slice = double((int64_t(c.model.vocab) + t - 1) / t);
+  return expectedTokenIdBytes(c) + tokens * (2.0 * h + 8.0 + 4.0 * vocab_slice);
+}
+
+double expectedRecomputeBytesPerLayer(const RunConfig& c) {
+  if (c.model.checkpointing == Checkpointing::None) return 0.0;
+  RunConfig none = c;
+  none.model.checkpointing = Checkpointing::None;
+  return expectedActivationBytesPerLayer(none) - expectedActivationBytesPerLayer(c);
+}
+
 double megatronIterationFlops(const ModelShape& m, int global_batch, bool full_recompute) {
   const double B = global_batch, s = m.seq, l = m.layers, h = m.hidden, V = m.vocab;
   return (full_recompute ? 96.0 : 72.0) * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));

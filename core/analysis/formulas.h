@@ -121,6 +121,26 @@ bool hasTokenBlocks(const RunConfig& c);
 // statistics, flash attention's row statistics instead of the softmax; 2·s·b·h
 // under full checkpointing; TP splits the heads' and the MLP's tensors.
 double expectedActivationBytesPerLayer(const RunConfig& c);
+// The activation one microbatch sends across a stage boundary (and its
+// gradient back): the residual stream in bf16, 2·s·b·h, 1/t of it with
+// sequence parallelism (Megatron-LM sends the TP rank's part of the sequence).
+double expectedStageBoundaryBytes(const RunConfig& c);
+// What a pipeline's end stages keep per microbatch besides their blocks, in
+// the run's dtypes: the first stage the token ids (4 bytes each, as the run
+// books its inputs) and the embedding's output (expectedStageBoundaryBytes);
+// the last stage the targets (4 bytes each), the final
+// norm's output 2·s·b·h and fp32 statistics 8·s·b, and the logits in fp32
+// over its vocabulary slice, 4·s·b·⌈V/t⌉. Without pipeline stages one rank holds both.
+double expectedEmbeddingActivationBytes(const RunConfig& c);
+// Of those, the token ids (or the targets) alone: 4·s·b, booked from the
+// microbatch's first forward on the stage to its last backward there.
+double expectedTokenIdBytes(const RunConfig& c);
+double expectedHeadActivationBytes(const RunConfig& c);
+// What backward adds for the one block it is working on, freed with it: a
+// checkpointed block's recompute rebuilds the activations the per-layer
+// figure leaves out (the formula without checkpointing less the one with).
+// 0 without checkpointing.
+double expectedRecomputeBytesPerLayer(const RunConfig& c);
 
 // --- published FLOP counts ---------------------------------------------------
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "analysis/capacity.h"
+#include "cli/calc_stages.h"
 #include "common/exit_codes.h"
 #include "common/errors.h"
 #include "config/model_presets.h"
@@ -25,7 +26,8 @@ constexpr double kMaxCapacityGb = 1e6;
 
 const char* const kActivationNote =
     "model states only (bf16 params and grads, fp32 master weights, Adam m and v); activations, "
-    "temporary buffers (DDP gradient buckets, zero3's gathered layers) and the CUDA context are extra";
+    "temporary buffers (DDP gradient buckets, zero3's gathered layers) and the CUDA context are extra (with a model "
+    "preset, --pp S gives the per-stage plan with activations: see calc --help)";
 
 // The request with its preset resolved, as the printers read it.
 struct CalcArgs {
@@ -316,11 +318,16 @@ int commandCalc(const std::vector<std::string>& args, std::ostream& out, std::os
     std::vector<std::string> flags;
     for (const std::string& arg : args) {
       if (arg == "--help" || arg == "-h") {
-        out << calcUsage();
+        out << calcUsage() << calcStagesUsage();
         return kExitOk;
       }
       if (arg == "--json") json = true;
       else flags.push_back(arg);
+    }
+    if (calcWantsStagePlan(flags)) {
+      const CalcStagesAnswer answer = answerCalcStages(flags);
+      out << (json ? answer.json : answer.text);
+      return kExitOk;
     }
     const CalcAnswer answer = answerCalc(parseCalcRequest(flags));
     out << (json ? answer.json : answer.text);

@@ -10,10 +10,13 @@
 #include <QTemporaryDir>
 #include <sstream>
 
+#include "analysis/schedule_comparison.h"
 #include "capacity_page.h"
 #include "cli/calc_command.h"
+#include "cli/calc_stages.h"
 #include "main_window.h"
 #include "page_registry.h"
+#include "schedule_compare_table.h"
 
 using namespace shardscope;
 
@@ -100,6 +103,82 @@ class TestCalcPage : public QObject {
     // Fixing the field clears it.
     page.setInputs("70e9", "", "", "80");
     QVERIFY(page.error().isEmpty());
+  }
+
+  // Pipeline stages given: the page is calc's stage plan, text and bars the CLI's.
+  void stagePlanMatchesTheCli() {
+    CapacityPage page(nullptr);
+    page.setInputs("", "llama2-7b", "8", "80", "", "2");
+    page.setStageInputs("4", "16", "1f1b", "selective", true, "zero1");
+    QVERIFY2(page.error().isEmpty(), qPrintable(page.error()));
+    QVERIFY(page.stagePlan());
+    std::vector<std::string> args = {"--model", "llama2-7b", "--ranks", "8", "--capacity-gb", "80", "--tp", "2",
+                                     "--pp", "4", "--microbatches", "16", "--pp-schedule", "1f1b",
+                                     "--activation-checkpointing", "selective", "--strategy", "zero1", "--sp", "on"};
+    const Cli text = calc(args);
+    QCOMPARE(text.code, 0);
+    QCOMPARE(page.answerText(), text.out);
+    args.push_back("--json");
+    const QJsonArray stages =
+        QJsonDocument::fromJson(calc(args).out.toUtf8()).object().value("plan").toObject().value("stages").toArray();
+    const QVector<double> peaks = page.stagePeakGb();
+    QCOMPARE(peaks.size(), 4);
+    for (int i = 0; i < stages.size(); ++i) QCOMPARE(peaks[i], stages[i].toObject().value("peak_bytes").toDouble() / 1e9);
+    QVERIFY2(page.summaryText().contains("stage 0 is the most loaded") && page.summaryText().contains("fits"),
+             qPrintable(page.summaryText()));
+    // The chart: three stacked layers (model states, activations, buffers) and the capacity line.
+    QCOMPARE(page.plot()->plottableCount(), 4);
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY2(page.figure(dir.filePath("stages.svg"), 1200, 700, {}, &error), qPrintable(error));
+    // Clearing the stages goes back to the model-state table.
+    page.setStageInputs("", "");
+    QVERIFY(!page.stagePlan());
+    QCOMPARE(page.barStages(), (QStringList{"ddp", "zero1", "zero2", "zero3"}));
+  }
+
+  // The schedules side by side: three meta runs off the GUI thread, their
+  // rows the CLI's --compare-schedules numbers.
+  void comparesSchedules() {
+    CapacityPage page(nullptr);
+    page.setInputs("", "llama2-7b", "8", "80", "", "2");
+    page.setStageInputs("4", "16");
+    QVERIFY(page.stagePlan());
+    page.compareSchedules();
+    QVERIFY(page.comparing());
+    QTRY_VERIFY_WITH_TIMEOUT(!page.comparing(), 60000);
+    const ScheduleCompareTable* table = page.compareTable();
+    QCOMPARE(table->rowCount(), 3);
+    QCOMPARE(table->cell(0, ScheduleCompareTable::Schedule), QString("gpipe"));
+    QCOMPARE(table->cell(1, ScheduleCompareTable::Schedule), QString("1f1b"));
+    QVERIFY(table->cell(2, ScheduleCompareTable::Schedule).startsWith("interleaved"));
+    const ParallelPlan& plan = *page.stagePlan()->plan;
+    const ScheduleComparison core = shardscope::compareSchedules(plan.config, plan.capacity_bytes);
+    for (int r = 0; r < 3; ++r) {
+      const ScheduleRow& row = core.rows[size_t(r)];
+      QCOMPARE(table->cell(r, ScheduleCompareTable::StepMs), QString::number(row.step_ms, 'f', 1));
+      QCOMPARE(table->cell(r, ScheduleCompareTable::BubbleFormula),
+               QStringLiteral("%1 %").arg(100.0 * row.bubble_formula, 0, 'f', 1));
+      const ScheduleStageRow& loaded = row.stages[size_t(row.most_loaded)];
+      QCOMPARE(table->cell(r, ScheduleCompareTable::PeakMeasured), QString::number(double(loaded.peak_measured) / 1e9, 'f', 2));
+      QCOMPARE(table->cell(r, ScheduleCompareTable::PeakPlanned), QString::number(double(loaded.peak_planned) / 1e9, 'f', 2));
+    }
+    // Changing an input clears the comparison (it belonged to the old plan).
+    page.setStageInputs("2", "16");
+    QCOMPARE(table->rowCount(), 0);
+  }
+
+  void aBadStageFieldIsNamed() {
+    CapacityPage page(nullptr);
+    page.setInputs("", "llama2-7b", "8", "80", "", "1");
+    page.setStageInputs("3", "");
+    QVERIFY2(page.error().startsWith("Pipeline stages 3 times Tensor parallel 1 must divide Ranks 8"),
+             qPrintable(page.error()));
+    QVERIFY(page.answerText().isEmpty() && page.stagePeakGb().isEmpty());
+    page.setInputs("70e9", "", "8", "80", "", "1");
+    page.setStageInputs("2", "");
+    QVERIFY2(page.error().contains("Model: pick a model preset"), qPrintable(page.error()));
+    QVERIFY(!page.error().contains("--"));
   }
 
   void typingRecomputes() {

@@ -2,8 +2,9 @@
 // exercise tensor parallelism, fp32 reduction, hybrid sharding and 512 meta
 // ranks, the CLI summary (JSON and text), the memory view's prediction, the
 // communication view's formula column, the Runs table, the capacity page's
-// answer and the exported memory figure's legend state the same predicted
-// numbers, and the measured ones where a view shows them. The summary JSON is
+// answer (its stage plan for pipelined runs) and the exported memory
+// figure's legend state the same predicted numbers, and the measured ones
+// where a view shows them. The summary JSON is
 // the reference; each check names the view that disagrees.
 #include <QTemporaryDir>
 #include <QtTest>
@@ -11,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "analysis/formulas.h"
+#include "analysis/parallel_capacity.h"
 #include "analysis/run_summary.h"
 #include "cli/calc_command.h"
 #include "comm_stats_model.h"
@@ -128,8 +131,25 @@ void checkRun(MainWindow& w, int row, const QString& where) {
   }
 
   // The capacity page answers from the same formula (per TP slice parameter
-  // under --tp). It has no pipeline stages yet: a stage's share is the summary's alone.
-  if (c.pp > 1) return;
+  // under --tp). With pipeline stages its stage plan (calc --pp) holds each
+  // stage's model states to the run's ledger, and its activations at or
+  // above the ledger's by at most the received gradient (2·s·b·h/sp).
+  if (c.pp > 1) {
+    if (c.backend != Backend::Meta || !hasTokenBlocks(c)) return;
+    const ParallelPlan plan = planParallelCapacity(c, 80e9);
+    for (const StagePlan& st : plan.stages) {
+      const LedgerSnapshot& ledger = result.ranks.at(size_t(st.rank)).ledger;
+      const double state = double(ledger.model_state_peak), act = double(ledger.peak[size_t(Category::Activation)]);
+      QVERIFY2(near(double(st.model_state_bytes), state, 1e-3 * state),
+               qPrintable(tag + QStringLiteral(": capacity plan stage %1 model states %2, ledger %3")
+                                    .arg(st.stage).arg(st.model_state_bytes).arg(state)));
+      QVERIFY2(double(st.activation_bytes) >= act * (1 - 1e-3) &&
+                   double(st.activation_bytes) <= act * (1 + 1e-3) + expectedStageBoundaryBytes(c),
+               qPrintable(tag + QStringLiteral(": capacity plan stage %1 activations %2, ledger %3")
+                                    .arg(st.stage).arg(st.activation_bytes).arg(act)));
+    }
+    return;
+  }
   CalcRequest calc;
   calc.params = result.params;
   calc.ranks = c.ranks;
