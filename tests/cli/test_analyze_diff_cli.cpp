@@ -145,7 +145,8 @@ class TestAnalyzeDiffCli : public QObject {
     QTest::newRow("collectives csv") << QStringList{"--diff", c, t, "--collectives-csv", "x.csv"}
                                      << "error: --collectives-csv does not apply to --diff (the diff reads every step at "
                                         "exact timestamps; use --diff-csv FILE for its rows)\n";
-    QTest::newRow("missing control") << QStringList{"--diff", missing, t} << "error: --diff CONTROL: " + missing;
+    QTest::newRow("missing control") << QStringList{"--diff", missing, t}
+                                     << "error: --diff CONTROL: PyTorch trace " + missing + ": cannot open: no such file\n";
     QTest::newRow("broken test") << QStringList{"--diff", c, broken} << "error: --diff TEST: " + broken;
   }
 

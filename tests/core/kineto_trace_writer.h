@@ -32,11 +32,13 @@ class KinetoTraceWriter {
   }
   void op(const std::string& name, int64_t ts, int64_t dur, int tid = kHostTid) {
     std::string args;
-    if (m_real)
-      args = "\"External id\": " + std::to_string(++m_external) + ", \"Record function id\": 0, \"Ev Idx\": " +
-             std::to_string(m_external) + ", \"Sequence number\": " + std::to_string(m_external) +
+    if (m_real) {
+      const std::string id = std::to_string(++m_external);
+      args = "\"External id\": " + id + ", \"Record function id\": 0, \"Ev Idx\": " + id +
+             ", \"Sequence number\": " + id +
              ", \"Fwd thread id\": 0, \"Input Dims\": [[8, 16], [16, 16]], \"Input type\": [\"float\", \"float\"], "
              "\"Input Strides\": [[16, 1], [16, 1]], \"Concrete Inputs\": [\"\", \"\"]";
+    }
     host("cpu_op", name, ts, dur, tid, args);
   }
   void python(const std::string& name, int64_t ts, int64_t dur, int tid = kHostTid) {
@@ -146,9 +148,9 @@ class KinetoTraceWriter {
   // Whole µs as integers in a hand-written trace (HTA's float rule stays off), else three decimals.
   std::string time(int64_t ns) const { return !m_real && ns % 1000 == 0 ? std::to_string(ns / 1000) : us(ns); }
   std::string annotationArgs() {
-    return m_real ? "\"External id\": " + std::to_string(++m_external) + ", \"Record function id\": 0, \"Ev Idx\": " +
-                        std::to_string(m_external)
-                  : std::string();
+    if (!m_real) return {};
+    const std::string id = std::to_string(++m_external);
+    return "\"External id\": " + id + ", \"Record function id\": 0, \"Ev Idx\": " + id;
   }
   void host(const std::string& cat, const std::string& name, int64_t ts, int64_t dur, int tid, const std::string& args) {
     event(cat, name, kHostPid, tid, ts, dur, args);
