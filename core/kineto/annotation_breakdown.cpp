@@ -93,7 +93,8 @@ RankAnnotations computeRankAnnotations(const RankTrace& t, const HtaSelection& a
   }
   const SpanNesting cpu_nest(t, std::move(cpu_annotations));
   const SpanNesting gpu_nest(t, std::move(gpu_annotations));
-  const SpanNesting op_nest(t, std::move(cpu_ops));
+  // CPU ops are looked up only for launches inside an annotation: none, no nesting to build.
+  const SpanNesting op_nest = cpu_nest.size() ? SpanNesting(t, std::move(cpu_ops)) : SpanNesting();
 
   for (const HtaKernel& k : sel.kernels) {
     const TraceEvent& e = t.events[k.event];
