@@ -51,7 +51,7 @@ AnnRowAcc* annAttribute(const RankTrace& t, const SpanNesting& nest, uint32_t in
   if (innermost == kNone) return nullptr;
   AnnRowAcc& self = rows.at(t, gpu, t.events[nest.event(innermost)].name);
   ++self.row.kernels_self;
-  self.row.kernel_ns_self += dur;
+  reportAccumulateNs(self.row.kernel_ns_self, dur);
   std::vector<uint32_t> seen;
   for (uint32_t p = innermost; p != kNone; p = nest.parent(p)) {
     const uint32_t name = t.events[nest.event(p)].name;
@@ -59,7 +59,7 @@ AnnRowAcc* annAttribute(const RankTrace& t, const SpanNesting& nest, uint32_t in
     seen.push_back(name);
     AnnRowAcc& r = rows.at(t, gpu, name);
     ++r.row.kernels_inclusive;
-    r.row.kernel_ns_inclusive += dur;
+    reportAccumulateNs(r.row.kernel_ns_inclusive, dur);
   }
   return &self;
 }
@@ -88,7 +88,7 @@ RankAnnotations computeRankAnnotations(const RankTrace& t, const HtaSelection& a
       (gpu ? gpu_annotations : cpu_annotations).push_back(i);
       AnnRowAcc& r = rows.at(t, gpu, e.name);
       ++r.row.count;
-      r.row.span_ns += e.dur_ns;
+      reportAccumulateNs(r.row.span_ns, e.dur_ns);
     }
   }
   const SpanNesting cpu_nest(t, std::move(cpu_annotations));
@@ -99,9 +99,9 @@ RankAnnotations computeRankAnnotations(const RankTrace& t, const HtaSelection& a
   for (const HtaKernel& k : sel.kernels) {
     const TraceEvent& e = t.events[k.event];
     if (!annIsKernel(e.kind)) continue;
-    const int64_t dur = k.end_ns - k.ts_ns;
+    const int64_t dur = reportSubNs(k.end_ns, k.ts_ns);
     ++out.kernels;
-    out.kernel_ns += dur;
+    reportAccumulateNs(out.kernel_ns, dur);
     annAttribute(t, gpu_nest, gpu_nest.innermost(e.track, k.ts_ns), true, dur, rows);
 
     const HtaHostCall* launch = nullptr;
@@ -119,16 +119,16 @@ RankAnnotations computeRankAnnotations(const RankTrace& t, const HtaSelection& a
     AnnRowAcc* self = annAttribute(t, cpu_nest, cpu_nest.innermost(call.track, launch->ts_ns), false, dur, rows);
     if (!self) continue;
     ++out.kernels_annotated;
-    out.kernel_ns_annotated += dur;
+    reportAccumulateNs(out.kernel_ns_annotated, dur);
     const uint32_t op = op_nest.innermost(call.track, launch->ts_ns);
     AnnOpAcc& o = self->ops[op == kNone ? call.name : t.events[op_nest.event(op)].name];
     ++o.kernels;
-    o.ns += dur;
+    reportAccumulateNs(o.ns, dur);
     AnnKernelAcc& ka = o.by_kernel[e.name];
     const int64_t delay = htaLaunchDelayNs(*launch, k);
     ++ka.count;
-    ka.ns += dur;
-    ka.delay += delay;
+    reportAccumulateNs(ka.ns, dur);
+    reportAccumulateNs(ka.delay, delay);
     ka.max_delay = std::max(ka.max_delay, delay);
   }
 

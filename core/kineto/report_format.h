@@ -37,6 +37,20 @@ inline std::string reportCsvField(std::string_view s) {
   return out + "\"";
 }
 
+// a + b, held at INT64_MAX / INT64_MIN instead of overflowing: durations are
+// each within int64 nanoseconds, their sums over a crafted file need not be.
+inline int64_t reportAddNs(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return sum;
+}
+inline int64_t reportSubNs(int64_t a, int64_t b) {
+  int64_t diff = 0;
+  if (__builtin_sub_overflow(a, b, &diff)) return b < 0 ? INT64_MAX : INT64_MIN;
+  return diff;
+}
+inline void reportAccumulateNs(int64_t& into, int64_t b) { into = reportAddNs(into, b); }
+
 // v with `decimals` digits after the point; "null" for NaN (JSON), "n/a" with text = true.
 inline std::string reportFixed(double v, int decimals = 3, bool text = false) {
   if (std::isnan(v)) return text ? "n/a" : "null";

@@ -84,7 +84,7 @@ void writeStepTimesJson(const StepTimes& s, std::ostream& out) {
     const StepSpread& p = s.steps[i];
     out << (i ? ",\n    " : "\n    ") << "{\"step\": " << p.number << ", \"ranks\": " << p.ranks
         << ", \"min_us\": " << reportUs(double(p.min_ns)) << ", \"median_us\": " << reportUs(p.median_ns)
-        << ", \"max_us\": " << reportUs(double(p.max_ns)) << ", \"spread_us\": " << reportUs(double(p.max_ns - p.min_ns))
+        << ", \"max_us\": " << reportUs(double(p.max_ns)) << ", \"spread_us\": " << reportUs(double(p.max_ns) - double(p.min_ns))
         << ", \"slowest_rank\": " << (p.slowest_rank >= 0 ? std::to_string(p.slowest_rank) : "null") << "}";
   }
   out << "]}";

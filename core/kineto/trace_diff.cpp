@@ -7,6 +7,7 @@
 #include <ostream>
 #include <unordered_map>
 
+#include "common/errors.h"
 #include "kineto/report_format.h"
 
 namespace shardscope::kineto {
@@ -56,7 +57,7 @@ DiffSideTotals diffTotals(const TraceSet& set) {
         if (!inSteps(e.ts_ns)) continue;
         DiffTally& k = ops[e.name];
         ++k.count;
-        k.ns += e.dur_ns;
+        reportAccumulateNs(k.ns, e.dur_ns);
       } else if (diffIsKernel(e.kind)) {
         int64_t at = e.ts_ns;
         if (e.correlation >= 0) {
@@ -66,18 +67,18 @@ DiffSideTotals diffTotals(const TraceSet& set) {
         if (!inSteps(at)) continue;
         DiffTally& k = kernels[e.name];
         ++k.count;
-        k.ns += e.dur_ns;
+        reportAccumulateNs(k.ns, e.dur_ns);
       }
     }
     for (const auto& [name, k] : ops) {
       DiffTally& into = out.ops[std::string(t.str(name))];
       into.count += k.count;
-      into.ns += k.ns;
+      reportAccumulateNs(into.ns, k.ns);
     }
     for (const auto& [name, k] : kernels) {
       DiffTally& into = out.kernels[std::string(t.str(name))];
       into.count += k.count;
-      into.ns += k.ns;
+      reportAccumulateNs(into.ns, k.ns);
     }
   }
   return out;
@@ -194,6 +195,48 @@ TraceDiff computeTraceDiff(const TraceSet& control, const TraceSet& test) {
   d.test = t.side;
   d.ops = diffRows(c.ops, c.side.rank_steps, t.ops, t.side.rank_steps);
   d.kernels = diffRows(c.kernels, c.side.rank_steps, t.kernels, t.side.rank_steps);
+  return d;
+}
+
+TraceDiff loadTraceDiff(const std::string& control, const std::string& test, const TraceSetOptions& options,
+                       std::vector<std::string>* notes, const std::string& what) {
+  const auto filesOf = [](const std::string& side) { return expandTraceInputs({side}); };
+  for (const auto& [file, rank] : options.rank_of) {
+    const auto in = [&](const std::string& side) {
+      try {
+        const std::vector<std::string> files = filesOf(side);
+        return std::find(files.begin(), files.end(), file) != files.end();
+      } catch (const ConfigError&) {
+        return false;  // the side's own load names the problem
+      }
+    };
+    if (!in(control) && !in(test))
+      throw ConfigError("--rank-of " + file + "=" + std::to_string(rank) + ": that file is in neither CONTROL (" +
+                        control + ") nor TEST (" + test + ")");
+  }
+  const auto load = [&](const char* side, const std::string& path) {
+    try {
+      TraceSetOptions o = options;
+      o.rank_of.clear();
+      const std::vector<std::string> files = filesOf(path);
+      for (const auto& [file, rank] : options.rank_of)
+        if (std::find(files.begin(), files.end(), file) != files.end()) o.rank_of[file] = rank;
+      TraceSet set = loadTraceSet({path}, o);
+      if (notes)
+        for (const std::string& n : set.notes) notes->push_back(std::string(side) + " " + n);
+      return set;
+    } catch (const ConfigError& e) {
+      throw ConfigError(what + " " + side + ": " + e.what());
+    }
+  };
+  TraceDiff d;
+  {
+    const TraceSet c = load("CONTROL", control);
+    const TraceSet t = load("TEST", test);
+    d = computeTraceDiff(c, t);
+  }
+  d.control.inputs = {control};
+  d.test.inputs = {test};
   return d;
 }
 

@@ -54,6 +54,14 @@ inline constexpr const char* kTraceDiffPerStep = "per profiled step of one rank"
 
 TraceDiff computeTraceDiff(const TraceSet& control, const TraceSet& test);
 
+// Both sides read (each a trace file or a folder of per-rank traces, as
+// loadTraceSet reads them) and compared: the CLI's --diff and the window's
+// Compare jobs. options.rank_of entries go to the side whose files they name.
+// A ConfigError names the side ("--diff CONTROL: <the reader's error>", with
+// `what` in place of "--diff"); notes: the loads' notes, each after its side.
+TraceDiff loadTraceDiff(const std::string& control, const std::string& test, const TraceSetOptions& options,
+                        std::vector<std::string>* notes = nullptr, const std::string& what = "--diff");
+
 // Text tables: with more than kTraceDiffTextRows rows a table shows the first
 // 20 (regressions) and the last 10 (improvements); the CSV has every row.
 inline constexpr size_t kTraceDiffTextRows = 30;
