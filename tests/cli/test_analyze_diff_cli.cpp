@@ -145,6 +145,9 @@ class TestAnalyzeDiffCli : public QObject {
     QTest::newRow("collectives csv") << QStringList{"--diff", c, t, "--collectives-csv", "x.csv"}
                                      << "error: --collectives-csv does not apply to --diff (the diff reads every step at "
                                         "exact timestamps; use --diff-csv FILE for its rows)\n";
+    QTest::newRow("rank-of neither side") << QStringList{"--diff", c, t, "--rank-of", "other.json=1"}
+                                          << "error: --rank-of other.json=1: that file is in neither CONTROL (" + c +
+                                                 ") nor TEST (" + t + ")\n";
     QTest::newRow("missing control") << QStringList{"--diff", missing, t}
                                      << "error: --diff CONTROL: PyTorch trace " + missing + ": cannot open: no such file\n";
     QTest::newRow("broken test") << QStringList{"--diff", c, broken} << "error: --diff TEST: " + broken;
