@@ -96,6 +96,7 @@ RankAnnotations computeRankAnnotations(const RankTrace& t, const HtaSelection& a
   // CPU ops are looked up only for launches inside an annotation: none, no nesting to build.
   const SpanNesting op_nest = cpu_nest.size() ? SpanNesting(t, std::move(cpu_ops)) : SpanNesting();
 
+  // Every kernel: the totals and the GPU annotations around it.
   for (const HtaKernel& k : sel.kernels) {
     const TraceEvent& e = t.events[k.event];
     if (!annIsKernel(e.kind)) continue;
@@ -103,34 +104,48 @@ RankAnnotations computeRankAnnotations(const RankTrace& t, const HtaSelection& a
     ++out.kernels;
     reportAccumulateNs(out.kernel_ns, dur);
     annAttribute(t, gpu_nest, gpu_nest.innermost(e.track, k.ts_ns), true, dur, rows);
-
-    const HtaHostCall* launch = nullptr;
-    if (e.correlation != -1 && !corr.crowded(e.correlation))
-      for (const auto& h : corr.hostsOf(e.correlation))
-        if (corr.host_is_launch[h.second]) {
-          launch = &sel.host_calls[h.second];
-          break;
-        }
-    if (!launch) {
-      ++out.kernels_without_launch;
-      continue;
-    }
-    const TraceEvent& call = t.events[launch->event];
-    AnnRowAcc* self = annAttribute(t, cpu_nest, cpu_nest.innermost(call.track, launch->ts_ns), false, dur, rows);
-    if (!self) continue;
-    ++out.kernels_annotated;
-    reportAccumulateNs(out.kernel_ns_annotated, dur);
-    const uint32_t op = op_nest.innermost(call.track, launch->ts_ns);
-    AnnOpAcc& o = self->ops[op == kNone ? call.name : t.events[op_nest.event(op)].name];
-    ++o.kernels;
-    reportAccumulateNs(o.ns, dur);
-    AnnKernelAcc& ka = o.by_kernel[e.name];
-    const int64_t delay = htaLaunchDelayNs(*launch, k);
-    ++ka.count;
-    reportAccumulateNs(ka.ns, dur);
-    reportAccumulateNs(ka.delay, delay);
-    ka.max_delay = std::max(ka.max_delay, delay);
   }
+  // Kernels with their launch: the sorted correlation lists walked side by
+  // side (no search per kernel), a correlation's first launch call taken, a
+  // crowded one (HtaCorrelations::crowded) left out as HTA's pairing leaves it.
+  int64_t launched = 0;
+  for (size_t g = 0, h = 0; g < corr.gpu.size();) {
+    const int64_t id = corr.gpu[g].first;
+    size_t g_end = g;
+    while (g_end < corr.gpu.size() && corr.gpu[g_end].first == id) ++g_end;
+    while (h < corr.host.size() && corr.host[h].first < id) ++h;
+    size_t h_end = h;
+    while (h_end < corr.host.size() && corr.host[h_end].first == id) ++h_end;
+    const HtaHostCall* launch = nullptr;
+    if (int64_t(h_end - h) * int64_t(g_end - g) <= kHtaMaxPairsPerCorrelation)
+      for (size_t i = h; i < h_end && !launch; ++i)
+        if (corr.host_is_launch[corr.host[i].second]) launch = &sel.host_calls[corr.host[i].second];
+    for (size_t i = g; launch && i < g_end; ++i) {
+      const HtaKernel& k = sel.kernels[corr.gpu[i].second];
+      const TraceEvent& e = t.events[k.event];
+      if (!annIsKernel(e.kind)) continue;
+      ++launched;
+      const int64_t dur = reportSubNs(k.end_ns, k.ts_ns);
+      const TraceEvent& call = t.events[launch->event];
+      AnnRowAcc* self = annAttribute(t, cpu_nest, cpu_nest.innermost(call.track, launch->ts_ns), false, dur, rows);
+      if (!self) continue;
+      ++out.kernels_annotated;
+      reportAccumulateNs(out.kernel_ns_annotated, dur);
+      const uint32_t op = op_nest.innermost(call.track, launch->ts_ns);
+      AnnOpAcc& o = self->ops[op == kNone ? call.name : t.events[op_nest.event(op)].name];
+      ++o.kernels;
+      reportAccumulateNs(o.ns, dur);
+      AnnKernelAcc& ka = o.by_kernel[e.name];
+      const int64_t delay = htaLaunchDelayNs(*launch, k);
+      ++ka.count;
+      reportAccumulateNs(ka.ns, dur);
+      reportAccumulateNs(ka.delay, delay);
+      ka.max_delay = std::max(ka.max_delay, delay);
+    }
+    g = g_end;
+    h = h_end;
+  }
+  out.kernels_without_launch = out.kernels - launched;
 
   for (AnnRowAcc& acc : rows.rows) {
     AnnotationRow& row = acc.row;
