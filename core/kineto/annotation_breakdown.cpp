@@ -84,7 +84,7 @@ RankAnnotations computeRankAnnotations(const RankTrace& t, const HtaSelection& a
       cpu_ops.push_back(i);
     } else if (e.kind == EventKind::UserAnnotation || e.kind == EventKind::GpuUserAnnotation) {
       const bool gpu = e.kind == EventKind::GpuUserAnnotation;
-      if (!gpu && profilerStepNumber(t.str(e.name)) >= 0) continue;
+      if (profilerStepNumber(t.str(e.name)) >= 0) continue;  // a step (the host's or its GPU copy), not an annotation
       (gpu ? gpu_annotations : cpu_annotations).push_back(i);
       AnnRowAcc& r = rows.at(t, gpu, e.name);
       ++r.row.count;

@@ -9,8 +9,8 @@
 // the CPU ops (innermost cpu_op around the launch; the launch call's own name
 // when none) with the most kernel time, and per op its kernels with HTA's
 // launch delay (htaLaunchDelayNs). gpu_user_annotation spans hold the kernels
-// of their own stream that start inside them. ProfilerStep#N spans are left
-// out (step_times has them). Every event counts: all steps, exact timestamps.
+// of their own stream that start inside them. ProfilerStep#N spans, on the
+// host and their GPU copies, are left out (step_times has them). Every event counts: all steps, exact timestamps.
 #pragma once
 
 #include <cstdint>

@@ -23,7 +23,8 @@
 //       c20+i -> k_<letter> [715+10i, +(6-i)]: 6, 5, 4, 3, 2, 1; delay 1 each
 //   aten::add_ [790,810] > cudaLaunchKernel [800,805] c8 -> add_k [820,830] (10): no annotation
 //   orphan_k [900,903] c99: its launch is not in the trace
-//   gpu_user_annotation on stream 7: "## forward ##" [50,302] > "FSDP::unit0" [50,120]
+//   gpu_user_annotation on stream 7: "## forward ##" [50,302] > "FSDP::unit0" [50,120], and
+//   "ProfilerStep#1" [50,350] around them (left out, as the host's steps are)
 // Totals: 15 kernels, 40+10+5+60+2+30+4+21+10+3 = 185; annotated 13 (all but
 // add_k, orphan_k): 172; without launch 1.
 // CPU rows, by inclusive kernel time:
@@ -152,6 +153,7 @@ std::string writeHandJob(const QTemporaryDir& dir) {
   w.launch("cudaLaunchKernel", us(800), us(5), 8);
   w.kernel("add_k", us(820), us(10), 8);
   w.kernel("orphan_k", us(900), us(3), 99);
+  w.gpuAnnotation("ProfilerStep#1", us(50), us(300));  // the step's GPU copy: a step, not an annotation
   w.gpuAnnotation("## forward ##", us(50), us(252));
   w.gpuAnnotation("FSDP::unit0", us(50), us(70));
   w.write(dir, "rank0.json");
