@@ -40,6 +40,7 @@
 #include "stepping_controls.h"
 #include "straggler_page.h"
 #include "timeline_view.h"
+#include "trace_diff_page.h"
 #include "user_guide.h"
 #include "view_pages.h"
 
@@ -220,6 +221,7 @@ void MainWindow::createPages() {
   m_pages.add(std::make_unique<LadderPage>(m_inspection, this));  // flight-recorder dumps, or a run's collectives
   m_pages.add(std::make_unique<SnapshotPage>(m_inspection, this));   // opened PyTorch memory snapshots
   m_capacityPage = static_cast<CapacityPage*>(m_pages.add(std::make_unique<CapacityPage>(this)));
+  m_pages.add(std::make_unique<TraceDiffPage>(this));  // two PyTorch jobs compared (File > Compare PyTorch jobs…)
   m_walkthrough = new StepWalkthrough(&m_inspection.store(), this);
   followInspection(m_walkthrough, m_inspection);
 }

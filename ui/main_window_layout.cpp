@@ -39,6 +39,7 @@
 #include "stepping_controls.h"
 #include "theme.h"
 #include "timeline_view.h"
+#include "trace_diff_page.h"
 #include "view_pages.h"
 
 namespace shardscope {
@@ -190,6 +191,10 @@ void MainWindow::createDocks() {
   // An imported job's HTA tables (idle time, queue length, kernels, launch delay): wide, so at the bottom.
   Page* hta = m_pages.find(QStringLiteral("hta"));
   tabifyDockWidget(runs, addPageDock(hta->widget(), hta->title(), QStringLiteral("htaDock"), hta->name(), Qt::BottomDockWidgetArea));
+  // Two jobs compared op by op and kernel by kernel: a wide table, beside HTA's.
+  Page* diff = m_pages.find(QStringLiteral("diff"));
+  tabifyDockWidget(runs, addPageDock(diff->widget(), diff->title(), QStringLiteral("traceDiffDock"), diff->name(),
+                                     Qt::BottomDockWidgetArea));
   loss->raise();
 
   resizeDocks({experiment, memory}, {300, 520}, Qt::Horizontal);
@@ -211,6 +216,23 @@ void MainWindow::createActions() {
   open_dumps->setToolTip(tr("Open PyTorch flight-recorder dumps (one file per rank) as a collective ladder; "
                             "Open trace opens their folder too"));
   connect(open_dumps, &QAction::triggered, m_files, &RunFiles::askOpenFlightRecorder);
+  auto* compare_jobs = new QAction(tr("&Compare PyTorch jobs…"), this);
+  compare_jobs->setObjectName(QStringLiteral("compareJobsAction"));
+  compare_jobs->setToolTip(tr("Compare two PyTorch profiler jobs (a folder of per-rank traces each) op by op and "
+                              "kernel by kernel, per profiled step: shardscope-cli analyze --diff"));
+  connect(compare_jobs, &QAction::triggered, this, [this] {
+    const QString control = QFileDialog::getExistingDirectory(this, tr("CONTROL: the job to compare against"));
+    if (control.isEmpty()) return;
+    const QString test = QFileDialog::getExistingDirectory(this, tr("TEST: the job compared with %1").arg(control));
+    if (test.isEmpty()) return;
+    QString error;
+    auto* page = static_cast<TraceDiffPage*>(m_pages.find(QStringLiteral("diff")));
+    if (!page->openJobs(control, test, &error)) {
+      QMessageBox::critical(this, tr("Cannot compare the jobs"), error);
+      return;
+    }
+    showView(page->name());
+  });
   m_exportTraceAction = new QAction(s->standardIcon(QStyle::SP_DialogSaveButton), tr("Export &trace…"), this);
   m_exportTraceAction->setShortcut(QKeySequence(tr("Ctrl+Shift+S")));
   connect(m_exportTraceAction, &QAction::triggered, m_files, &RunFiles::askExportTrace);
@@ -269,6 +291,7 @@ void MainWindow::createActions() {
   file->addAction(open);
   file->addAction(m_openJobAction);
   file->addAction(open_dumps);
+  file->addAction(compare_jobs);
   m_recent = new RecentFiles(
       file->addMenu(tr("Recent &files")),
       [this](RecentFiles::Kind kind, const QString& path, QString* error) {

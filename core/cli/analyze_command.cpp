@@ -7,6 +7,7 @@
 
 #include "common/exit_codes.h"
 #include "common/errors.h"
+#include "cli/analyze_diff.h"
 #include "cli/postmortem_analyze.h"
 #include "common/output_file.h"
 #include "kineto/trace_analysis.h"
@@ -28,6 +29,21 @@ const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... 
   --merge-unrelated  merge files that cannot be one job's ranks (different world sizes or
                 pg_config group sizes, or profiles started over an hour apart) with a warning
                 for each conflict, instead of refusing them
+The figures also give step_times (every ProfilerStep#N's duration per rank, the last step
+included, with each step's min / median / max across ranks and its slowest rank) and
+annotation_breakdown (per user_annotation name: count, CPU time, GPU kernel time of the
+kernels launched inside it, innermost = self and with enclosing ones = inclusive).
+
+usage: shardscope-cli analyze --diff CONTROL TEST [--diff-csv FILE] [--json FILE] [--rank-of FILE=R]
+  --diff CONTROL TEST  compare two jobs (each a trace file or a folder of per-rank traces) per CPU op
+                and per GPU kernel name: count and time on each side and the change, the biggest
+                regression (TEST slower) first; ops or kernels on one side only are marked.
+                Figures are per profiled step of one rank: each side's totals over its
+                ProfilerStep#N spans (an op by its start, a kernel by its launch's start), divided
+                by its number of (rank, step) pairs, so a 5-step trace compares fairly with a
+                3-step one; a rank without ProfilerStep spans counts whole, as one step
+  --diff-csv FILE  also write every row of the diff as CSV (the text shows at most 30 a table)
+  --json FILE   with --diff: {"trace_diff": ...}
 )";
 
 }  // namespace
@@ -38,6 +54,8 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
   std::string csv_path;  // --collectives-csv
   kineto::HtaOptions hta;
   kineto::TraceSetOptions load;
+  bool diff = false;
+  AnalyzeDiffRequest diff_request;  // --diff CONTROL TEST, --diff-csv FILE
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
@@ -55,6 +73,22 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
         return kExitBadInput;
       }
       csv_path = args[++i];
+    } else if (a == "--diff") {
+      const auto side = [&](size_t k) { return k < args.size() && !(args[k].size() > 1 && args[k][0] == '-'); };
+      if (!side(i + 1) || !side(i + 2)) {
+        err << "error: --diff needs CONTROL and TEST, each a trace file or a folder of per-rank traces"
+            << (side(i + 1) ? ", got only CONTROL '" + args[i + 1] + "'" : std::string()) << "\n";
+        return kExitBadInput;
+      }
+      diff = true;
+      diff_request.control = args[++i];
+      diff_request.test = args[++i];
+    } else if (a == "--diff-csv") {
+      if (i + 1 >= args.size()) {
+        err << "error: --diff-csv needs a FILE to write\n";
+        return kExitBadInput;
+      }
+      diff_request.csv_path = args[++i];
     } else if (a == "--whole-trace") {
       hta.whole_trace = true;
     } else if (a == "--merge-unrelated") {
@@ -77,6 +111,28 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
     } else {
       inputs.push_back(a);
     }
+  }
+  if (diff) {
+    if (!inputs.empty()) {
+      err << "error: --diff compares CONTROL with TEST and takes no other trace (got '" << inputs.front()
+          << "'); analyze it on its own without --diff\n";
+      return kExitBadInput;
+    }
+    if (!csv_path.empty() || hta.whole_trace) {
+      err << "error: " << (hta.whole_trace ? "--whole-trace" : "--collectives-csv")
+          << " does not apply to --diff (the diff reads every step at exact timestamps; use --diff-csv FILE for "
+             "its rows)\n";
+      return kExitBadInput;
+    }
+    diff_request.json_path = json_path;
+    diff_request.load = load;
+    diff_request.load.progress = [&err](const std::string& line) { err << line << "\n"; };
+    diff_request.load.progress_min_bytes = 64u << 20;
+    return analyzeDiff(diff_request, out, err);
+  }
+  if (!diff_request.csv_path.empty()) {
+    err << "error: --diff-csv needs --diff CONTROL TEST\n";
+    return kExitBadInput;
   }
   if (inputs.empty()) {
     err << "error: analyze needs at least one trace file or folder (see shardscope-cli analyze --help)\n";

@@ -4,6 +4,8 @@
 // non-compute %, comm/comp overlap %, idle time and queue length by stream,
 // kernel breakdown, launch statistics), bytes and bus bandwidth per collective
 // kind and the ten longest exposed communications; --json writes the same.
+// It adds step times across ranks and the annotation breakdown; `--diff
+// CONTROL TEST` compares two jobs instead (cli/analyze_diff.h).
 // Memory snapshots and flight-recorder dumps go to cli/postmortem_analyze.h.
 #pragma once
 

@@ -26,8 +26,8 @@ HtaLaunchStats computeHtaLaunchStats(const RankTrace& t, const HtaSelection& s, 
         for (const auto& g : c.gpusOf(id)) {
           const HtaKernel& k = s.kernels[g.second];
           const int64_t cpu_dur = call.end_ns - call.ts_ns, gpu_dur = k.end_ns - k.ts_ns;
-          const int64_t start_delay = k.ts_ns - call.end_ns;
-          const int64_t launch_delay = std::max<int64_t>(0, start_delay);
+          const int64_t start_delay = htaStartDelayNs(call, k);
+          const int64_t launch_delay = htaLaunchDelayNs(call, k);
           cpu.push_back(double(cpu_dur));
           gpu.push_back(double(gpu_dur));
           delay.push_back(double(launch_delay));

@@ -9,6 +9,7 @@
 // 50 µs, launch_delay_cutoff 100 µs. A launch without a correlation pairs with nothing: it is counted.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kineto/hta_correlation.h"
@@ -21,6 +22,16 @@ inline constexpr int64_t kHtaLaunchDelayCutoffNs = 100'000;
 // How the launch delay is computed, and whose definition it is: printed beside the figures.
 inline constexpr const char* kHtaLaunchDelayFormula = "max(0, gpu ts - (cpu ts + cpu dur))";
 inline constexpr const char* kHtaLaunchDelaySource = "HTA since January 2025";
+
+// One launch and one of its GPU events, as HTA measures them (ns): the start
+// delay gpu ts - (cpu ts + cpu dur), unclamped, and the launch delay
+// max(0, start delay) (kHtaLaunchDelayFormula). The annotation breakdown uses the same.
+inline int64_t htaStartDelayNs(const HtaHostCall& launch, const HtaKernel& kernel) {
+  return kernel.ts_ns - launch.end_ns;
+}
+inline int64_t htaLaunchDelayNs(const HtaHostCall& launch, const HtaKernel& kernel) {
+  return std::max<int64_t>(0, htaStartDelayNs(launch, kernel));
+}
 
 struct HtaLaunchStats {
   int64_t pairs = 0;

@@ -33,9 +33,11 @@ JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options) {
     a.out_of_memory = static_cast<int64_t>(t.out_of_memory.size());
     a.big_integers = static_cast<int64_t>(t.big_integers.size());
     a.negative_durations = static_cast<int64_t>(t.negative_durations);
+    job.annotations.push_back(computeRankAnnotations(t, a.selection));
     job.ranks.push_back(std::move(a));
   }
   job.skew = computeCollectiveSkew(set);
+  job.step_times = computeStepTimes(set);
   return job;
 }
 
@@ -144,6 +146,8 @@ void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream
     printHtaAnalysesText(a.hta_analyses, out);
   }
   printCollectiveSkewText(job.skew, out);
+  printStepTimesText(job.step_times, out);
+  printAnnotationBreakdownText(job.annotations, out);
 }
 
 void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream& out) {
@@ -198,6 +202,10 @@ void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream
   out << "\n  ]";
   out << ",\n  \"collective_skew\": ";
   writeCollectiveSkewJson(job.skew, out);
+  out << ",\n  \"step_times\": ";
+  writeStepTimesJson(job.step_times, out);
+  out << ",\n  \"annotation_breakdown\": ";
+  writeAnnotationBreakdownJson(job.annotations, out);
   out << "\n}\n";
 }
 

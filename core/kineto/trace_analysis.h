@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "kineto/annotation_breakdown.h"
 #include "kineto/collective_skew.h"
 #include "kineto/comm_summary.h"
 #include "kineto/hta_analyses.h"
 #include "kineto/hta_metrics.h"
+#include "kineto/step_times.h"
 #include "kineto/trace_set.h"
 
 namespace shardscope::kineto {
@@ -37,6 +39,8 @@ struct JobAnalysis {
   int64_t origin_ns = 0;
   std::vector<RankAnalysis> ranks;
   CollectiveSkew skew;  // collectives matched across ranks: who arrives last (collective_skew.h)
+  StepTimes step_times;  // every ProfilerStep's duration per rank, spread and slowest rank (step_times.h)
+  std::vector<RankAnnotations> annotations;  // time by user annotation, per rank (annotation_breakdown.h)
 };
 
 JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options);

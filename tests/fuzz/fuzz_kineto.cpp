@@ -26,6 +26,7 @@
 #include "kineto/kineto_json_reader.h"
 #include "kineto/kineto_run_trace.h"
 #include "kineto/kineto_parser.h"
+#include "kineto/trace_diff.h"
 #include "kineto/trace_analysis.h"
 #include "kineto/trace_index.h"
 #include "kineto/trace_set.h"
@@ -107,6 +108,16 @@ void analyze(TraceSet& set) {
     printAnalysisText(job, set, text);
     writeAnalysisJson(job, set, json);
   }
+  // The job against itself (analyze --diff): every name on both sides, nothing changed.
+  const TraceDiff diff = computeTraceDiff(set, set);
+  for (const auto* rows : {&diff.ops, &diff.kernels})
+    for (const TraceDiffRow& r : *rows)
+      if (r.presence != TraceDiffPresence::Both || r.deltaNsPerStep() != 0 || r.control_count != r.test_count)
+        finding("a trace diffed against itself shows a change", r.name);
+  std::ostringstream text, json, csv;
+  printTraceDiffText(diff, text);
+  writeTraceDiffJson(diff, json);
+  writeTraceDiffCsv(diff, csv);
 }
 
 }  // namespace

@@ -24,8 +24,8 @@ class TestPages : public QObject {
     MainWindow w;
     w.setPersistSettings(false);
     QStringList names = w.pages().names();
-    // The capacity calculator is a page too, needing no run (no preset shows it).
-    QStringList views = presetViews() << QStringLiteral("capacity");
+    // The capacity calculator and the trace diff are pages too, needing no run (no preset shows them).
+    QStringList views = presetViews() << QStringLiteral("capacity") << QStringLiteral("diff");
     names.sort();
     views.sort();
     QCOMPARE(names, views);
