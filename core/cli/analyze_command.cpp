@@ -16,6 +16,7 @@ namespace shardscope {
 namespace {
 
 const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... [--json FILE] [--collectives-csv FILE] [--whole-trace] [--rank-of FILE=R] [--merge-unrelated]
+                            [--critical-path-step N] [--critical-path-rank R]
   TRACE         a PyTorch profiler trace (.json or .json.gz), one per rank; DIR: its *.json, *.json.gz
                 or a memory snapshot (torch.cuda.memory._dump_snapshot, pickle or JSON), or
                 flight-recorder dumps (a DIR of one file per rank, pickle or JSON)
@@ -28,7 +29,16 @@ const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... 
   --merge-unrelated  merge files that cannot be one job's ranks (different world sizes or
                 pg_config group sizes, or profiles started over an hour apart) with a warning
                 for each conflict, instead of refusing them
+  --critical-path-step N  the ProfilerStep#N whose critical path to find (default: the last step
+                every rank analysed, HTA's convention)
+  --critical-path-rank R  the rank whose path to show in detail (default: the rank whose step ends last)
 )";
+
+// A non-negative integer flag value, or -1.
+long long analyzeCount(const std::string& v) {
+  if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(v);
+}
 
 }  // namespace
 
@@ -57,6 +67,16 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
       csv_path = args[++i];
     } else if (a == "--whole-trace") {
       hta.whole_trace = true;
+    } else if (a == "--critical-path-step" || a == "--critical-path-rank") {
+      const std::string v = i + 1 < args.size() ? args[++i] : "";
+      const long long n = analyzeCount(v);
+      if (n < 0 || (a == "--critical-path-rank" && n > 1'000'000'000)) {
+        err << "error: " << a << " takes a non-negative integer (" << (a == "--critical-path-step" ? "a ProfilerStep number" : "a rank")
+            << "), got '" << v << "'\n";
+        return kExitBadInput;
+      }
+      if (a == "--critical-path-step") hta.critical_path_step = n;
+      else hta.critical_path_rank = static_cast<int>(n);
     } else if (a == "--merge-unrelated") {
       load.merge_unrelated = true;
     } else if (a == "--rank-of") {

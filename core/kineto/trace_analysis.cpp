@@ -36,6 +36,8 @@ JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options) {
     job.ranks.push_back(std::move(a));
   }
   job.skew = computeCollectiveSkew(set);
+  job.critical_path = computeCriticalPath(
+      set, job.skew.clocks, {options.critical_path_step, options.critical_path_rank, options.whole_trace});
   return job;
 }
 
@@ -144,6 +146,7 @@ void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream
     printHtaAnalysesText(a.hta_analyses, out);
   }
   printCollectiveSkewText(job.skew, out);
+  printCriticalPathText(job.critical_path, out);
 }
 
 void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream& out) {
@@ -198,6 +201,8 @@ void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream
   out << "\n  ]";
   out << ",\n  \"collective_skew\": ";
   writeCollectiveSkewJson(job.skew, out);
+  out << ",\n  \"critical_path\": ";
+  writeCriticalPathJson(job.critical_path, out);
   out << "\n}\n";
 }
 

@@ -10,6 +10,7 @@
 
 #include "kineto/collective_skew.h"
 #include "kineto/comm_summary.h"
+#include "kineto/critical_path.h"
 #include "kineto/hta_analyses.h"
 #include "kineto/hta_metrics.h"
 #include "kineto/trace_set.h"
@@ -37,6 +38,7 @@ struct JobAnalysis {
   int64_t origin_ns = 0;
   std::vector<RankAnalysis> ranks;
   CollectiveSkew skew;  // collectives matched across ranks: who arrives last (collective_skew.h)
+  CriticalPath critical_path;  // one step's critical path per rank, across ranks (critical_path.h)
 };
 
 JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options);
