@@ -189,7 +189,12 @@ void MainWindow::createDocks() {
                                      Qt::BottomDockWidgetArea));
   // An imported job's HTA tables (idle time, queue length, kernels, launch delay): wide, so at the bottom.
   Page* hta = m_pages.find(QStringLiteral("hta"));
-  tabifyDockWidget(runs, addPageDock(hta->widget(), hta->title(), QStringLiteral("htaDock"), hta->name(), Qt::BottomDockWidgetArea));
+  QDockWidget* htaDock = addPageDock(hta->widget(), hta->title(), QStringLiteral("htaDock"), hta->name(), Qt::BottomDockWidgetArea);
+  tabifyDockWidget(runs, htaDock);
+  // Its critical path (a table of segments under bars per rank): wide too, beside HTA.
+  Page* path = m_pages.find(QStringLiteral("critical-path"));
+  tabifyDockWidget(htaDock, addPageDock(path->widget(), path->title(), QStringLiteral("criticalPathDock"), path->name(),
+                                        Qt::BottomDockWidgetArea));
   loss->raise();
 
   resizeDocks({experiment, memory}, {300, 520}, Qt::Horizontal);
