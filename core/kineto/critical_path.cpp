@@ -96,12 +96,13 @@ PathSegment cpSegmentOf(const CpGraph& g, const TraceSet& set, const CpEdge& e) 
 }
 
 // The walk back from the rank's sink to its root through each node's latest predecessor.
-RankCriticalPath cpWalk(const CpGraph& g, const TraceSet& set, const CpRankStep& rs) {
+// visited: one flag per node of g, all clear; left clear.
+RankCriticalPath cpWalk(const CpGraph& g, const TraceSet& set, const CpRankStep& rs, std::vector<uint8_t>& visited) {
   RankCriticalPath p;
   p.rank = set.ranks[rs.rank_index].rank;
   p.start_ns = rs.start_ns;
   p.end_ns = rs.end_ns;
-  std::vector<uint8_t> visited(g.nodes.size(), 0);
+  std::vector<uint32_t> seen;
   uint32_t v = rs.sink;
   int64_t cursor = rs.end_ns;
   std::vector<PathSegment> back;  // latest first
@@ -127,9 +128,10 @@ RankCriticalPath cpWalk(const CpGraph& g, const TraceSet& set, const CpRankStep&
   };
   while (v != rs.root) {
     visited[v] = 1;
+    seen.push_back(v);
     const CpEdge* best = nullptr;
-    for (uint32_t id : g.in_edges[v]) {
-      const CpEdge& e = g.edges[id];
+    for (uint32_t k = g.in_offsets[v]; k < g.in_offsets[v + 1]; ++k) {
+      const CpEdge& e = g.edges[g.in_ids[k]];
       if (e.kind == CpEdgeKind::CrossRank || visited[e.from]) continue;  // the path stays on its rank
       if (!best) {
         best = &e;
@@ -149,6 +151,7 @@ RankCriticalPath cpWalk(const CpGraph& g, const TraceSet& set, const CpRankStep&
     s.name = "(no dependency found)";
     emit(s, rs.start_ns, UINT32_MAX);
   }
+  for (uint32_t n : seen) visited[n] = 0;
   p.segments.assign(back.rbegin(), back.rend());
   for (const PathSegment& s : p.segments) p.by_category[size_t(s.category)] += s.dur_ns;
   return p;
@@ -274,7 +277,8 @@ CriticalPath computeCriticalPath(const TraceSet& set, const HostClocks& clocks, 
   out.stream_wait_edges = g.stream_wait_edges;
   out.cross_rank_edges = g.cross_rank_edges;
   out.host_collectives_skipped = g.host_collectives_skipped;
-  for (const CpRankStep& rs : g.ranks) out.ranks.push_back(cpWalk(g, set, rs));
+  std::vector<uint8_t> visited(g.nodes.size(), 0);
+  for (const CpRankStep& rs : g.ranks) out.ranks.push_back(cpWalk(g, set, rs, visited));
   std::stable_sort(out.ranks.begin(), out.ranks.end(),
                    [](const RankCriticalPath& a, const RankCriticalPath& b) { return a.rank < b.rank; });
   if (out.ranks.empty()) {

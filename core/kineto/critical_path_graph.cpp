@@ -69,7 +69,6 @@ class CpRankBuilder {
 
   uint32_t node(int64_t t, uint32_t activity) {
     m_g.nodes.push_back({t, activity, m_r});
-    m_g.in_edges.emplace_back();
     return static_cast<uint32_t>(m_g.nodes.size() - 1);
   }
 
@@ -89,8 +88,8 @@ class CpRankBuilder {
   }
 
   void edge(uint32_t from, uint32_t to, CpEdgeKind kind, uint32_t activity) {
+    if (kind == CpEdgeKind::Body) m_g.activities[activity].body = static_cast<uint32_t>(m_g.edges.size());
     m_g.edges.push_back({from, to, kind, activity, -1});
-    m_g.in_edges[to].push_back(static_cast<uint32_t>(m_g.edges.size() - 1));
   }
 
   const CpActivity& act(uint32_t id) const { return m_g.activities[id]; }
@@ -344,23 +343,24 @@ CpGraph buildCriticalPathGraph(const TraceSet& set, const HostClocks& clocks, co
       const CpActivity& ca = g.activities[a];
       if (g.nodes[ca.start].t_ns >= arrival) continue;
       // The copy's own span splits at the last arrival: waiting before, the transfer after.
-      std::vector<uint32_t>& in = g.in_edges[ca.end];
-      for (auto it = in.begin(); it != in.end(); ++it)
-        if (g.edges[*it].kind == CpEdgeKind::Body) {
-          g.edges[*it].kind = CpEdgeKind::Transfer;
-          g.edges[*it].from = static_cast<uint32_t>(g.nodes.size());
-          break;
-        }
+      const uint32_t arrived = static_cast<uint32_t>(g.nodes.size());
       g.nodes.push_back({std::min(arrival, g.nodes[ca.end].t_ns), a, r});
-      g.in_edges.emplace_back();
-      const uint32_t arrived = static_cast<uint32_t>(g.nodes.size() - 1);
+      if (ca.body != UINT32_MAX) {
+        g.edges[ca.body].kind = CpEdgeKind::Transfer;
+        g.edges[ca.body].from = arrived;
+      }
       g.edges.push_back({ca.start, arrived, CpEdgeKind::Waiting, a, peer});
-      g.in_edges[arrived].push_back(static_cast<uint32_t>(g.edges.size() - 1));
       g.edges.push_back({la.start, arrived, CpEdgeKind::CrossRank, a, peer});
-      g.in_edges[arrived].push_back(static_cast<uint32_t>(g.edges.size() - 1));
       ++g.cross_rank_edges;
     }
   }
+  // In-edges by node, compact (a job's step can have millions of nodes).
+  g.in_offsets.assign(g.nodes.size() + 1, 0);
+  for (const CpEdge& e : g.edges) ++g.in_offsets[e.to + 1];
+  for (size_t n = 0; n < g.nodes.size(); ++n) g.in_offsets[n + 1] += g.in_offsets[n];
+  g.in_ids.resize(g.edges.size());
+  std::vector<uint32_t> fill(g.in_offsets.begin(), g.in_offsets.end() - 1);
+  for (uint32_t id = 0; id < g.edges.size(); ++id) g.in_ids[fill[g.edges[id].to]++] = id;
   return g;
 }
 

@@ -40,6 +40,7 @@ struct CpActivity {
   uint32_t rank_index = 0;
   uint32_t start = 0, end = 0;  // node ids
   uint32_t launch = UINT32_MAX;  // GPU: the activity that launched it (UINT32_MAX: carried over)
+  uint32_t body = UINT32_MAX;    // its Body edge (UINT32_MAX: an op with children)
   CpActivityClass cls = CpActivityClass::Cpu;
   bool carried = false;  // GPU event launched before the step
 };
@@ -70,7 +71,8 @@ struct CpGraph {
   int64_t step = -1;
   std::vector<CpNode> nodes;
   std::vector<CpEdge> edges;
-  std::vector<std::vector<uint32_t>> in_edges;  // per node: edge ids
+  // Each node's in-edges: in_ids[in_offsets[n] .. in_offsets[n + 1]) (edge ids).
+  std::vector<uint32_t> in_offsets, in_ids;
   std::vector<CpActivity> activities;
   std::vector<CpRankStep> ranks;  // ranks that have the step, by rank index
   int64_t sync_edges = 0, stream_wait_edges = 0, cross_rank_edges = 0;

@@ -295,6 +295,28 @@ class TestCriticalPath : public QObject {
     }
   }
 
+  // Every shipped Kineto trace and job that has steps: each rank's path tiles its step (the
+  // categories sum to it), whatever the trace holds (threads, streams, memcpys, floats, clocks).
+  void tilesOnEveryShippedTrace() {
+    const std::string kineto = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/";
+    int with_path = 0;
+    for (const char* input :
+         {"fsdp_job", "straggler_job", "two_ranks", "hta_analyses", "epoch_float_job", "int_ts_float_dur",
+          "mismatch_job", "torch_ddp_gloo_rank0.json", "group_of_four.json", "host_wait.json",
+          "rank1_of_2.json", "base_relative.json", "real_shapes/allreduce_fractional_ns.json",
+          "real_shapes/group_of_8_in_16.json", "real_shapes/all_to_all_outer_argless.json"}) {
+      const TraceSet set = loadTraceSet({kineto + input});
+      const JobAnalysis job = analyzeTraceSet(set, HtaOptions{});
+      if (!job.critical_path.unavailable.empty()) continue;
+      ++with_path;
+      checkTiling(job.critical_path);
+      // The last analysed step by default, on every rank that has it.
+      QVERIFY2(!job.critical_path.ranks.empty(), input);
+    }
+    qInfo("%d of the shipped traces have a critical path", with_path);
+    QCOMPARE(with_path, 12);
+  }
+
   // A chosen rank and step: rank 1's path of the late-rank job has no waiting;
   // ProfilerStep#2 (the last, left out by default) is one 10 us step op.
   void chosenRankAndStep() {
