@@ -52,52 +52,68 @@ int cpTiePriority(CpEdgeKind k) {
   }
 }
 
+PathCategory cpCategoryOf(const CpGraph& g, const CpEdge& e) {
+  switch (e.kind) {
+    case CpEdgeKind::Body: {
+      const CpActivityClass cls = g.activities[e.activity].cls;
+      return cls == CpActivityClass::Cpu       ? PathCategory::LaunchCpu
+             : cls == CpActivityClass::GpuComm ? PathCategory::Communication
+                                               : PathCategory::Compute;
+    }
+    case CpEdgeKind::Transfer: return PathCategory::Communication;
+    case CpEdgeKind::Waiting:
+    case CpEdgeKind::CrossRank: return PathCategory::WaitingForRank;
+    case CpEdgeKind::ThreadGap:
+    case CpEdgeKind::StreamOrder:
+    case CpEdgeKind::StreamWait:
+    case CpEdgeKind::Carry: return PathCategory::Idle;
+    case CpEdgeKind::OpSelf:
+    case CpEdgeKind::Fork:
+    case CpEdgeKind::Launch:
+    case CpEdgeKind::SyncWait: break;
+  }
+  return PathCategory::LaunchCpu;
+}
+
+// Edges whose segments read alike (the activity's own kind and name) share a label class.
+int cpLabelClass(CpEdgeKind k) {
+  return k == CpEdgeKind::Body || k == CpEdgeKind::OpSelf || k == CpEdgeKind::Transfer || k == CpEdgeKind::Waiting
+             ? 0
+             : 1 + int(k);
+}
+
 PathSegment cpSegmentOf(const CpGraph& g, const TraceSet& set, const CpEdge& e) {
   const CpActivity& a = g.activities[e.activity];
   const RankTrace& t = set.ranks[a.rank_index];
   const TraceEvent& ev = t.events[a.event];
   PathSegment s;
   s.rank = t.rank;
+  s.category = cpCategoryOf(g, e);
   s.kind = std::string(cpEventKindName(ev.kind));
   s.name = std::string(t.str(ev.name));
-  const auto gap = [&](PathCategory c, const char* name) {
-    s.category = c;
+  if (s.category == PathCategory::WaitingForRank) s.peer_rank = e.peer_rank;
+  const auto gap = [&](const char* name) {
     s.kind = "gap";
     s.name = name;
   };
   switch (e.kind) {
-    case CpEdgeKind::Body:
-      s.category = a.cls == CpActivityClass::Cpu        ? PathCategory::LaunchCpu
-                   : a.cls == CpActivityClass::GpuComm ? PathCategory::Communication
-                                                        : PathCategory::Compute;
-      break;
-    case CpEdgeKind::OpSelf: s.category = PathCategory::LaunchCpu; break;
-    case CpEdgeKind::Launch:
-      s.category = PathCategory::LaunchCpu;
-      s.kind = "launch_delay";
-      break;
-    case CpEdgeKind::SyncWait:
-      s.category = PathCategory::LaunchCpu;
-      s.kind = "sync_wait";
-      break;
-    case CpEdgeKind::Transfer: s.category = PathCategory::Communication; break;
-    case CpEdgeKind::Waiting:
-    case CpEdgeKind::CrossRank:
-      s.category = PathCategory::WaitingForRank;
-      s.peer_rank = e.peer_rank;
-      break;
-    case CpEdgeKind::ThreadGap: gap(PathCategory::Idle, "(CPU thread idle)"); break;
-    case CpEdgeKind::Fork: gap(PathCategory::LaunchCpu, "(step thread, before another thread's op)"); break;
-    case CpEdgeKind::StreamOrder: gap(PathCategory::Idle, "(GPU stream idle)"); break;
-    case CpEdgeKind::StreamWait: gap(PathCategory::Idle, "(stream waiting on another stream)"); break;
-    case CpEdgeKind::Carry: gap(PathCategory::Idle, "(GPU idle before work launched earlier)"); break;
+    case CpEdgeKind::Launch: s.kind = "launch_delay"; break;
+    case CpEdgeKind::SyncWait: s.kind = "sync_wait"; break;
+    case CpEdgeKind::ThreadGap: gap("(CPU thread idle)"); break;
+    case CpEdgeKind::Fork: gap("(step thread, before another thread's op)"); break;
+    case CpEdgeKind::StreamOrder: gap("(GPU stream idle)"); break;
+    case CpEdgeKind::StreamWait: gap("(stream waiting on another stream)"); break;
+    case CpEdgeKind::Carry: gap("(GPU idle before work launched earlier)"); break;
+    default: break;
   }
   return s;
 }
 
-// The walk back from the rank's sink to its root through each node's latest predecessor.
-// visited: one flag per node of g, all clear; left clear.
-RankCriticalPath cpWalk(const CpGraph& g, const TraceSet& set, const CpRankStep& rs, std::vector<uint8_t>& visited) {
+// The walk back from the rank's sink to its root through each node's latest predecessor; the
+// segments themselves (names copied) only when keep_segments. visited: one flag per node of g,
+// all clear; left clear.
+RankCriticalPath cpWalk(const CpGraph& g, const TraceSet& set, const CpRankStep& rs, std::vector<uint8_t>& visited,
+                        bool keep_segments) {
   RankCriticalPath p;
   p.rank = set.ranks[rs.rank_index].rank;
   p.start_ns = rs.start_ns;
@@ -105,55 +121,71 @@ RankCriticalPath cpWalk(const CpGraph& g, const TraceSet& set, const CpRankStep&
   std::vector<uint32_t> seen;
   uint32_t v = rs.sink;
   int64_t cursor = rs.end_ns;
-  std::vector<PathSegment> back;  // latest first
-  std::vector<uint32_t> back_activity;
+  struct Piece {
+    uint32_t edge;  // UINT32_MAX: the rest of the step, no dependency found
+    int64_t start, dur;
+  };
+  std::vector<Piece> back;  // latest first
   // Pieces of one activity's time in one category next to each other (an op's own time around a
   // child of no length) are one segment.
-  const auto emit = [&](PathSegment s, int64_t from, uint32_t activity) {
-    s.start_ns = from;
-    s.dur_ns = cursor - from;
+  const auto emit = [&](uint32_t edge, int64_t from) {
+    const Piece piece{edge, from, cursor - from};
     cursor = from;
-    if (s.dur_ns <= 0) return;
-    if (!back.empty()) {
-      PathSegment& b = back.back();
-      if (back_activity.back() == activity && b.start_ns == s.start_ns + s.dur_ns && b.kind == s.kind &&
-          b.category == s.category && b.peer_rank == s.peer_rank) {
-        b.start_ns = s.start_ns;
-        b.dur_ns += s.dur_ns;
+    if (piece.dur <= 0) return;
+    if (!back.empty() && edge != UINT32_MAX && back.back().edge != UINT32_MAX) {
+      Piece& b = back.back();
+      const CpEdge &x = g.edges[b.edge], &y = g.edges[edge];
+      if (x.activity == y.activity && cpLabelClass(x.kind) == cpLabelClass(y.kind) &&
+          cpCategoryOf(g, x) == cpCategoryOf(g, y) && b.start == piece.start + piece.dur) {
+        b.start = piece.start;
+        b.dur += piece.dur;
         return;
       }
     }
-    back.push_back(std::move(s));
-    back_activity.push_back(activity);
+    back.push_back(piece);
   };
   while (v != rs.root) {
     visited[v] = 1;
     seen.push_back(v);
-    const CpEdge* best = nullptr;
+    uint32_t best = UINT32_MAX;
     for (uint32_t k = g.in_offsets[v]; k < g.in_offsets[v + 1]; ++k) {
-      const CpEdge& e = g.edges[g.in_ids[k]];
+      const uint32_t id = g.in_ids[k];
+      const CpEdge& e = g.edges[id];
       if (e.kind == CpEdgeKind::CrossRank || visited[e.from]) continue;  // the path stays on its rank
-      if (!best) {
-        best = &e;
+      if (best == UINT32_MAX) {
+        best = id;
         continue;
       }
-      const int64_t te = g.nodes[e.from].t_ns, tb = g.nodes[best->from].t_ns;
-      if (te > tb || (te == tb && cpTiePriority(e.kind) < cpTiePriority(best->kind))) best = &e;
+      const CpEdge& b = g.edges[best];
+      const int64_t te = g.nodes[e.from].t_ns, tb = g.nodes[b.from].t_ns;
+      if (te > tb || (te == tb && cpTiePriority(e.kind) < cpTiePriority(b.kind))) best = id;
     }
-    if (!best) break;  // cannot happen in a well-formed graph; the rest of the step is left as idle below
-    emit(cpSegmentOf(g, set, *best), std::clamp(g.nodes[best->from].t_ns, rs.start_ns, cursor), best->activity);
-    v = best->from;
+    if (best == UINT32_MAX) break;  // cannot happen in a well-formed graph; the rest is left as idle below
+    emit(best, std::clamp(g.nodes[g.edges[best].from].t_ns, rs.start_ns, cursor));
+    v = g.edges[best].from;
   }
-  if (cursor > rs.start_ns) {
-    PathSegment s;
-    s.rank = p.rank;
-    s.kind = "gap";
-    s.name = "(no dependency found)";
-    emit(s, rs.start_ns, UINT32_MAX);
-  }
+  if (cursor > rs.start_ns) emit(UINT32_MAX, rs.start_ns);
   for (uint32_t n : seen) visited[n] = 0;
-  p.segments.assign(back.rbegin(), back.rend());
-  for (const PathSegment& s : p.segments) p.by_category[size_t(s.category)] += s.dur_ns;
+  for (const Piece& piece : back)
+    p.by_category[size_t(piece.edge == UINT32_MAX ? PathCategory::Idle : cpCategoryOf(g, g.edges[piece.edge]))] +=
+        piece.dur;
+  p.segment_count = static_cast<int64_t>(back.size());
+  if (keep_segments) {
+    p.segments.reserve(back.size());
+    for (auto it = back.rbegin(); it != back.rend(); ++it) {
+      PathSegment s;
+      if (it->edge == UINT32_MAX) {
+        s.rank = p.rank;
+        s.kind = "gap";
+        s.name = "(no dependency found)";
+      } else {
+        s = cpSegmentOf(g, set, g.edges[it->edge]);
+      }
+      s.start_ns = it->start;
+      s.dur_ns = it->dur;
+      p.segments.push_back(std::move(s));
+    }
+  }
   return p;
 }
 
@@ -277,26 +309,33 @@ CriticalPath computeCriticalPath(const TraceSet& set, const HostClocks& clocks, 
   out.stream_wait_edges = g.stream_wait_edges;
   out.cross_rank_edges = g.cross_rank_edges;
   out.host_collectives_skipped = g.host_collectives_skipped;
-  std::vector<uint8_t> visited(g.nodes.size(), 0);
-  for (const CpRankStep& rs : g.ranks) out.ranks.push_back(cpWalk(g, set, rs, visited));
-  std::stable_sort(out.ranks.begin(), out.ranks.end(),
-                   [](const RankCriticalPath& a, const RankCriticalPath& b) { return a.rank < b.rank; });
-  if (out.ranks.empty()) {
+  if (g.ranks.empty()) {
     out.unavailable = "no rank's ProfilerStep#" + std::to_string(out.step) + " has a duration";
     return out;
   }
-  if (options.rank >= 0) {
-    out.rank_chosen = true;
-    const auto it = std::find_if(out.ranks.begin(), out.ranks.end(),
-                                 [&](const RankCriticalPath& p) { return p.rank == options.rank; });
-    if (it == out.ranks.end())
-      throw ConfigError("--critical-path-rank " + std::to_string(options.rank) + ": rank " +
-                        std::to_string(options.rank) + "'s trace has no ProfilerStep#" + std::to_string(out.step));
-    out.shown = static_cast<size_t>(it - out.ranks.begin());
-  } else {
-    for (size_t i = 1; i < out.ranks.size(); ++i)
-      if (out.ranks[i].end_ns > out.ranks[out.shown].end_ns) out.shown = i;
+  // The rank shown: the chosen one, else the one whose step ends last (ties: the lowest rank).
+  // Only its segments are kept (a job of many ranks has many thousands on each).
+  const auto rankOf = [&](const CpRankStep& rs) { return set.ranks[rs.rank_index].rank; };
+  size_t shown = g.ranks.size();
+  for (size_t i = 0; i < g.ranks.size(); ++i) {
+    if (options.rank >= 0) {
+      if (rankOf(g.ranks[i]) == options.rank) shown = i;
+    } else if (shown == g.ranks.size() || g.ranks[i].end_ns > g.ranks[shown].end_ns ||
+               (g.ranks[i].end_ns == g.ranks[shown].end_ns && rankOf(g.ranks[i]) < rankOf(g.ranks[shown]))) {
+      shown = i;
+    }
   }
+  if (shown == g.ranks.size())
+    throw ConfigError("--critical-path-rank " + std::to_string(options.rank) + ": rank " +
+                      std::to_string(options.rank) + "'s trace has no ProfilerStep#" + std::to_string(out.step));
+  out.rank_chosen = options.rank >= 0;
+  std::vector<uint8_t> visited(g.nodes.size(), 0);
+  for (size_t i = 0; i < g.ranks.size(); ++i) out.ranks.push_back(cpWalk(g, set, g.ranks[i], visited, i == shown));
+  const int shown_rank = out.ranks[shown].rank;
+  std::stable_sort(out.ranks.begin(), out.ranks.end(),
+                   [](const RankCriticalPath& a, const RankCriticalPath& b) { return a.rank < b.rank; });
+  for (size_t i = 0; i < out.ranks.size(); ++i)
+    if (out.ranks[i].rank == shown_rank) out.shown = i;
   return out;
 }
 
@@ -328,7 +367,7 @@ void printCriticalPathText(const CriticalPath& path, std::ostream& out) {
   for (const PathSegment& s : p.segments) top.push_back(&s);
   std::stable_sort(top.begin(), top.end(), [](const PathSegment* a, const PathSegment* b) { return a->dur_ns > b->dur_ns; });
   if (top.size() > kCriticalPathTextSegments) top.resize(kCriticalPathTextSegments);
-  out << "  longest of its " << p.segments.size() << " segments (dur us / start us / category / kind / name):\n";
+  out << "  longest of its " << p.segment_count << " segments (dur us / start us / category / kind / name):\n";
   for (const PathSegment* s : top) {
     out << "    " << cpFmt("%10.3f", s->dur_ns / 1000.0) << "  " << cpFmt("%12.3f", s->start_ns / 1000.0) << "  "
         << pathCategoryName(s->category) << "  " << s->kind << "  " << s->name.substr(0, 80);
@@ -349,7 +388,7 @@ void writeCriticalPathJson(const CriticalPath& path, std::ostream& out) {
       << ", \"rank\": " << p.rank << ", \"rank_chosen\": " << (path.rank_chosen ? "true" : "false")
       << ",\n    \"start_us\": " << cpUs(p.start_ns) << ", \"end_us\": " << cpUs(p.end_ns)
       << ", \"total_us\": " << cpUs(p.totalNs()) << ",\n    \"by_category\": " << cpCategoriesJson(p)
-      << ",\n    \"segments_total\": " << p.segments.size() << ", \"segments_cap\": " << kCriticalPathJsonSegments
+      << ",\n    \"segments_total\": " << p.segment_count << ", \"segments_cap\": " << kCriticalPathJsonSegments
       << ", \"segments_capped\": " << (segs.size() < p.segments.size() ? "true" : "false")
       << ",\n    \"segments\": [";
   for (size_t k = 0; k < segs.size(); ++k) {

@@ -37,7 +37,8 @@ struct RankCriticalPath {
   int rank = -1;
   int64_t start_ns = 0, end_ns = 0;  // the step's start and the end that bounds it (common clock)
   std::array<int64_t, kPathCategories> by_category{};  // ns; they sum to end_ns - start_ns
-  std::vector<PathSegment> segments;  // by time
+  int64_t segment_count = 0;
+  std::vector<PathSegment> segments;  // by time; only on the shown rank's path (CriticalPath::shown)
   int64_t totalNs() const { return end_ns - start_ns; }
 };
 
@@ -51,7 +52,7 @@ struct CriticalPath {
   std::string unavailable;  // why there is no path ("" when there is)
   int64_t step = -1;
   bool step_chosen = false, rank_chosen = false;
-  std::vector<RankCriticalPath> ranks;  // every rank that has the step, by rank
+  std::vector<RankCriticalPath> ranks;  // every rank that has the step, by rank (categories; segments: the shown one)
   size_t shown = 0;                     // index into ranks: the path reported in detail
   int64_t nodes = 0, edges = 0, sync_edges = 0, stream_wait_edges = 0, cross_rank_edges = 0;
   int64_t host_collectives_skipped = 0;

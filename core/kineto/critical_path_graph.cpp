@@ -34,11 +34,18 @@ bool cpIsStreamWait(std::string_view name) {
   return name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent" || name == "hipStreamWaitEvent";
 }
 
+// Room for `more` elements, growing geometrically (the ranks' parts are added one after another).
+template <typename T>
+void cpReserve(std::vector<T>& v, size_t more) {
+  if (v.capacity() < v.size() + more) v.reserve(std::max(v.size() + more, 2 * v.capacity()));
+}
+
 // Builds one rank's part of the graph.
 class CpRankBuilder {
  public:
   CpRankBuilder(CpGraph& g, const TraceSet& set, const HostClocks& clocks, uint32_t r)
-      : m_g(g), m_t(set.ranks[r]), m_idx(set.indexes[r]), m_r(r), m_clocks(clocks), m_set(set) {}
+      : m_g(g), m_t(set.ranks[r]), m_idx(set.indexes[r]), m_r(r), m_clocks(clocks), m_set(set),
+        m_act_of_event(m_t.events.size(), kCpNone) {}
 
   // Adds the rank's nodes and edges for the step op `step_event`; returns its CpRankStep.
   CpRankStep build(uint32_t step_event) {
@@ -47,7 +54,7 @@ class CpRankBuilder {
     rs.rank_index = m_r;
     rs.step_event = step_event;
     addCpuOps(p, step_event);
-    rs.root = m_g.activities[m_act_of_event.at(step_event)].start;
+    rs.root = m_g.activities[m_act_of_event[step_event]].start;
     addGpuWork(rs.root, p);
     addSyncs();
     addStreamWaits();
@@ -59,10 +66,7 @@ class CpRankBuilder {
     return rs;
   }
 
-  uint32_t activityOf(uint32_t event) const {
-    const auto it = m_act_of_event.find(event);
-    return it == m_act_of_event.end() ? kCpNone : it->second;
-  }
+  uint32_t activityOf(uint32_t event) const { return m_act_of_event[event]; }
 
  private:
   int64_t common(int64_t ts) const { return m_clocks.commonNs(m_set, m_r, ts) - m_set.origin_ns; }
@@ -105,6 +109,12 @@ class CpRankBuilder {
       if (!cpIsHostOp(e) || e.ts_ns < p.ts_ns) continue;
       if (e.track == p.track ? e.endNs() <= p.endNs() : e.ts_ns < p.endNs()) by_track[e.track].push_back(i);
     }
+    size_t ops_in_step = 0;
+    for (const auto& [track, ops] : by_track) ops_in_step += ops.size();
+    // Most ops launch a GPU event: room for both, two nodes and about three edges each.
+    cpReserve(m_g.activities, 2 * ops_in_step);
+    cpReserve(m_g.nodes, 4 * ops_in_step);
+    cpReserve(m_g.edges, 6 * ops_in_step);
     // The step's thread first, so the others can fork from its nodes.
     std::vector<uint32_t> tracks{p.track};
     for (const auto& [track, ops] : by_track)
@@ -291,7 +301,7 @@ class CpRankBuilder {
   const HostClocks& m_clocks;
   const TraceSet& m_set;
   uint32_t m_first_node = 0;
-  std::unordered_map<uint32_t, uint32_t> m_act_of_event;
+  std::vector<uint32_t> m_act_of_event;  // by event: its activity, kCpNone
   std::vector<uint32_t> m_gpu, m_gpu_by_end;
 };
 

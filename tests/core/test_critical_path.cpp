@@ -85,19 +85,22 @@ void checkPerRank(const json& r, int rank, double start, double end, const Categ
   checkCategories(r.at("by_category"), want);
 }
 
-// The segments tile the step and the categories add up to it, on every rank's path.
+// The categories add up to the step on every rank's path; the shown path's segments tile it.
 void checkTiling(const CriticalPath& p) {
   QVERIFY(p.unavailable.empty());
-  for (const RankCriticalPath& r : p.ranks) {
-    int64_t at = r.start_ns, sum = 0;
+  for (size_t i = 0; i < p.ranks.size(); ++i) {
+    const RankCriticalPath& r = p.ranks[i];
+    int64_t sum = 0;
+    for (int64_t ns : r.by_category) sum += ns;
+    QCOMPARE(sum, r.totalNs());
+    QCOMPARE(r.segments.size(), i == p.shown ? size_t(r.segment_count) : size_t(0));
+    int64_t at = r.start_ns;
     for (const PathSegment& s : r.segments) {
       QCOMPARE(s.start_ns, at);
       QVERIFY(s.dur_ns > 0);
       at += s.dur_ns;
     }
-    QCOMPARE(at, r.end_ns);
-    for (int64_t ns : r.by_category) sum += ns;
-    QCOMPARE(sum, r.totalNs());
+    if (i == p.shown) QCOMPARE(at, r.end_ns);
   }
 }
 
@@ -310,6 +313,12 @@ class TestCriticalPath : public QObject {
       if (!job.critical_path.unavailable.empty()) continue;
       ++with_path;
       checkTiling(job.critical_path);
+      for (const RankCriticalPath& r : job.critical_path.ranks) {  // each rank's own path, chosen
+        const CriticalPath one = computeCriticalPath(set, job.skew.clocks, {-1, r.rank, false});
+        QCOMPARE(one.shownPath()->rank, r.rank);
+        QCOMPARE(one.shownPath()->by_category, r.by_category);
+        checkTiling(one);
+      }
       // The last analysed step by default, on every rank that has it.
       QVERIFY2(!job.critical_path.ranks.empty(), input);
     }
