@@ -348,7 +348,7 @@ void printCriticalPathText(const CriticalPath& path, std::ostream& out) {
   const RankCriticalPath& p = *path.shownPath();
   out << " of ProfilerStep#" << path.step << (path.step_chosen ? "" : " (the last step every rank analysed)")
       << ", rank " << p.rank << (path.rank_chosen ? "" : " (its step ends last)") << ": " << cpUs(p.totalNs())
-      << " us from the step's start to the end of its last CPU op or GPU event\n";
+      << " us from the step's start to its end or its GPU work's, whichever is later\n";
   for (size_t c = 0; c < kPathCategories; ++c) {
     const int64_t ns = p.by_category[c];
     std::string label(pathCategoryName(PathCategory(c)));

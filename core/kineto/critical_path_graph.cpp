@@ -58,9 +58,11 @@ class CpRankBuilder {
     addGpuWork(rs.root, p);
     addSyncs();
     addStreamWaits();
-    rs.sink = rs.root;
-    for (uint32_t n = m_first_node; n < m_g.nodes.size(); ++n)
-      if (m_g.nodes[n].t_ns > m_g.nodes[rs.sink].t_ns) rs.sink = n;
+    // The step ends with its op or with the last GPU event launched in it, whichever is later (an op of
+    // another thread that outlasts the step, a data loader's say, does not stretch it).
+    rs.sink = m_g.activities[m_act_of_event[step_event]].end;
+    for (uint32_t g : m_gpu)
+      if (!act(g).carried && endOf(g) > m_g.nodes[rs.sink].t_ns) rs.sink = act(g).end;
     rs.start_ns = m_g.nodes[rs.root].t_ns;
     rs.end_ns = m_g.nodes[rs.sink].t_ns;
     return rs;
@@ -102,7 +104,6 @@ class CpRankBuilder {
 
   // CPU ops of the step: on the step's thread those inside it, on other threads those starting in it.
   void addCpuOps(const TraceEvent& p, uint32_t step_event) {
-    m_first_node = static_cast<uint32_t>(m_g.nodes.size());
     std::map<uint32_t, std::vector<uint32_t>> by_track;
     for (uint32_t i = 0; i < m_t.events.size(); ++i) {
       const TraceEvent& e = m_t.events[i];
@@ -300,7 +301,6 @@ class CpRankBuilder {
   uint32_t m_r;
   const HostClocks& m_clocks;
   const TraceSet& m_set;
-  uint32_t m_first_node = 0;
   std::vector<uint32_t> m_act_of_event;  // by event: its activity, kCpNone
   std::vector<uint32_t> m_gpu, m_gpu_by_end;
 };

@@ -63,7 +63,7 @@ struct CpRankStep {
   uint32_t rank_index = 0;
   uint32_t step_event = 0;  // the ProfilerStep#N op
   uint32_t root = 0;        // node: the step op's start
-  uint32_t sink = 0;        // node: the latest of the rank's nodes (the step op's end or a later GPU end)
+  uint32_t sink = 0;        // node: the step op's end, or the end of a GPU event launched in the step if later
   int64_t start_ns = 0, end_ns = 0;
 };
 

@@ -42,7 +42,7 @@ class TestCriticalPathCli : public QObject {
     QVERIFY2(r.code == kExitOk, r.err.c_str());
     for (const char* line :
          {"critical path of ProfilerStep#1 (the last step every rank analysed), rank 0 (its step ends last): 100.000 "
-          "us from the step's start to the end of its last CPU op or GPU event\n",
+          "us from the step's start to its end or its GPU work's, whichever is later\n",
           "  compute                 20.000 us   20.00 %\n", "  communication           20.000 us   20.00 %\n",
           "  launch_cpu              28.000 us   28.00 %\n", "  idle                     2.000 us    2.00 %\n",
           "  waiting_for_rank        30.000 us   30.00 %\n",

@@ -189,6 +189,30 @@ class TestCriticalPath : public QObject {
     checkGraph(cp.at("graph"), 22, 24, 0, 1, 0);
   }
 
+  // GPU work launched in the previous step bounds this one. ProfilerStep#2 [50, 100] (the last
+  // analysed: #3 is left out) launches gemm_small at 57; it queues behind gemm_big [20, 80], launched
+  // at 10 in step 1, and runs [80, 90]; cudaDeviceSynchronize [70, 95] waits for it. Back from the
+  // step op's end (100, later than gemm_small's 90):
+  //   [95,100] step  [90,95] sync_wait  [80,90] gemm_small  [50,80] gemm_big (from the step's start)
+  // compute 40, launch_cpu 10. Graph: 4 CPU ops + 2 GPU events = 12 nodes; 7 CPU edges, a launch,
+  // the carry from the step's start, 2 spans, 1 stream order, 1 sync = 13.
+  void carriedGpuWork() {
+    const json cp = criticalPathJson(kData + "carried_work.json");
+    QCOMPARE(cp.at("step").get<int64_t>(), int64_t(2));
+    QCOMPARE(cp.at("rank").get<int>(), 0);
+    QCOMPARE(cp.at("start_us").get<double>(), 50.0);
+    QCOMPARE(cp.at("end_us").get<double>(), 100.0);
+    QCOMPARE(cp.at("total_us").get<double>(), 50.0);
+    checkCategories(cp.at("by_category"), {40, 0, 10, 0, 0});
+    QCOMPARE(cp.at("segments_total").get<int64_t>(), int64_t(4));
+    checkSegments(cp.at("segments"), {{0, "kernel", "gemm_big", 50, 30, "compute"},
+                                      {0, "kernel", "gemm_small", 80, 10, "compute"},
+                                      {0, "sync_wait", "cudaDeviceSynchronize", 90, 5, "launch_cpu"},
+                                      {0, "user_annotation", "ProfilerStep#2", 95, 5, "launch_cpu"}});
+    checkPerRank(cp.at("per_rank")[0], 0, 50, 100, {40, 0, 10, 0, 0});
+    checkGraph(cp.at("graph"), 12, 13, 0, 1, 0);
+  }
+
   // Two ranks of one host. Each: ProfilerStep#1 [0, 100], a gemm launched at
   // 4 (starting at 8), an all-reduce whose kernel waits (cudaStreamWaitEvent
   // at 11) for the gemm and is launched at 13, cudaDeviceSynchronize [20, 85].
@@ -291,7 +315,7 @@ class TestCriticalPath : public QObject {
 
   // Every fixture's paths tile their steps; the categories sum to the step time.
   void categoriesSumToTheStep() {
-    for (const char* input : {"cpu_bound.json", "gpu_bound.json", "late_rank", "real_shaped"}) {
+    for (const char* input : {"cpu_bound.json", "gpu_bound.json", "carried_work.json", "late_rank", "real_shaped"}) {
       const TraceSet set = loadTraceSet({kData + input});
       const JobAnalysis job = analyzeTraceSet(set, HtaOptions{});
       checkTiling(job.critical_path);
