@@ -54,6 +54,7 @@ CriticalPathView::CriticalPathView(QWidget* parent)
   m_summary->setObjectName(QStringLiteral("criticalPathSummary"));
   m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_summary->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_summary->setWordWrap(true);  // the headline is long; the category lines are short and stay aligned
   m_table = new QTableWidget(0, 6, this);
   m_table->setObjectName(QStringLiteral("criticalPathTable"));
   m_table->setHorizontalHeaderLabels(
@@ -89,6 +90,7 @@ CriticalPathView::CriticalPathView(QWidget* parent)
     m_bars[c] = bars;
   }
   m_plot->legend->setVisible(true);
+  PlotStyle::styleLegendRow(m_plot, m_plot->font());  // a row above the bars, clear of them
   PlotStyle::followTheme(m_plot);
   m_empty = PlotStyle::emptyMessage(m_plot, tr("An imported PyTorch profiler job shows here: each rank's step on its "
                                                "critical path, by what held it up."));
@@ -138,6 +140,7 @@ void CriticalPathView::setAnalysis(std::shared_ptr<const kineto::JobAnalysis> an
     }
   }
   m_plot->yAxis->setTicker(ticker);
+  PlotStyle::updateLegendRow(m_plot, true);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
