@@ -3,8 +3,10 @@
 // analyze --json's "critical_path" key is checked against the walk worked out
 // below: from the node that bounds the step's end, back through each node's
 // latest predecessor (times in us since the set's origin).
+#include <QTemporaryDir>
 #include <QtTest>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -378,6 +380,46 @@ class TestCriticalPath : public QObject {
     o = {};
     o.whole_trace = true;
     QCOMPARE(criticalPathJson(kData + "late_rank", o).at("step").get<int64_t>(), int64_t(2));
+  }
+
+  // A long path: the JSON keeps its 200 longest segments, in time order, and says so. One step
+  // [0, 1000] of 100 ops (op i [10i+1, 10i+7] around a launch call [10i+2, 10i+5]): 401 segments:
+  // [0,1] the step; per op 1 + 3 + 2 us (op, launch, op); 99 gaps of 4 us between ops (the step's
+  // own time) and the last 3 us. The 200 longest: the 99 gaps of 4 and the 101 segments of 3.
+  void longPathCapped() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("long.json").toStdString();
+    {
+      std::ofstream f(path);
+      f << "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", "
+           "\"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 1000}";
+      for (int i = 0; i < 100; ++i)
+        f << ",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": "
+          << 10 * i + 1 << ", \"dur\": 6},\n{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+          << "\"pid\": 1, \"tid\": 1, \"ts\": " << 10 * i + 2 << ", \"dur\": 3, \"args\": {\"correlation\": " << i + 1
+          << "}}";
+      f << "]}\n";
+    }
+    const json cp = criticalPathJson(path);
+    QCOMPARE(cp.at("total_us").get<double>(), 1000.0);
+    checkCategories(cp.at("by_category"), {0, 0, 1000, 0, 0});
+    QCOMPARE(cp.at("segments_total").get<int64_t>(), int64_t(401));
+    QCOMPARE(cp.at("segments_capped").get<bool>(), true);
+    const json& segs = cp.at("segments");
+    QCOMPARE(segs.size(), kCriticalPathJsonSegments);
+    int fours = 0, threes = 0;
+    double last_start = -1;
+    for (const json& s : segs) {
+      const double dur = s.at("dur_us").get<double>();
+      QVERIFY(dur == 4.0 || dur == 3.0);
+      (dur == 4.0 ? fours : threes)++;
+      QVERIFY(s.at("start_us").get<double>() > last_start);  // in time order
+      last_start = s.at("start_us").get<double>();
+    }
+    QCOMPARE(fours, 99);
+    QCOMPARE(threes, 101);
+    QCOMPARE(segs.back().at("start_us").get<double>(), 997.0);
+    QCOMPARE(segs.back().at("name").get<std::string>(), std::string("ProfilerStep#1"));
   }
 
   // A step or rank the traces do not have: one error naming the flag and what is allowed.
