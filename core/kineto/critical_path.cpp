@@ -275,7 +275,7 @@ std::vector<const PathSegment*> cpLongest(const RankCriticalPath& p, size_t cap)
 
 }  // namespace
 
-CriticalPath computeCriticalPath(const TraceSet& set, const HostClocks& clocks, const CriticalPathOptions& options) {
+CriticalPath computeCriticalPath(const TraceSet& set, const CriticalPathOptions& options) {
   CriticalPath out;
   std::set<int64_t> all_steps;
   std::set<int64_t> loaded;
@@ -302,7 +302,7 @@ CriticalPath computeCriticalPath(const TraceSet& set, const HostClocks& clocks, 
     return out;
   }
   const CollectiveMatch match = matchCollectives(set);
-  const CpGraph g = buildCriticalPathGraph(set, clocks, match, out.step);
+  const CpGraph g = buildCriticalPathGraph(set, alignHostClocks(set, match), match, out.step);
   out.nodes = static_cast<int64_t>(g.nodes.size());
   out.edges = static_cast<int64_t>(g.edges.size());
   out.sync_edges = g.sync_edges;

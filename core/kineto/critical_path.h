@@ -64,7 +64,8 @@ inline constexpr size_t kCriticalPathJsonSegments = 200;
 inline constexpr size_t kCriticalPathTextSegments = 10;
 
 // Throws ConfigError when options name a step or rank the traces do not have.
-CriticalPath computeCriticalPath(const TraceSet& set, const HostClocks& clocks, const CriticalPathOptions& options);
+// Hosts' clocks aligned as collective_skew.h does (alignHostClocks).
+CriticalPath computeCriticalPath(const TraceSet& set, const CriticalPathOptions& options);
 
 void printCriticalPathText(const CriticalPath& path, std::ostream& out);
 void writeCriticalPathJson(const CriticalPath& path, std::ostream& out);

@@ -37,8 +37,8 @@ struct JobAnalysis {
   bool multi_step = false;
   int64_t origin_ns = 0;
   std::vector<RankAnalysis> ranks;
-  CollectiveSkew skew;  // collectives matched across ranks: who arrives last (collective_skew.h)
   CriticalPath critical_path;  // one step's critical path per rank, across ranks (critical_path.h)
+  CollectiveSkew skew;  // collectives matched across ranks: who arrives last (collective_skew.h)
 };
 
 JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options);

@@ -340,7 +340,7 @@ class TestCriticalPath : public QObject {
       ++with_path;
       checkTiling(job.critical_path);
       for (const RankCriticalPath& r : job.critical_path.ranks) {  // each rank's own path, chosen
-        const CriticalPath one = computeCriticalPath(set, job.skew.clocks, {-1, r.rank, false});
+        const CriticalPath one = computeCriticalPath(set, {-1, r.rank, false});
         QCOMPARE(one.shownPath()->rank, r.rank);
         QCOMPARE(one.shownPath()->by_category, r.by_category);
         checkTiling(one);
@@ -425,16 +425,15 @@ class TestCriticalPath : public QObject {
   // A step or rank the traces do not have: one error naming the flag and what is allowed.
   void badChoicesRefused() {
     const TraceSet set = loadTraceSet({kData + "late_rank"});
-    const HostClocks clocks = computeCollectiveSkew(set).clocks;
     try {
-      computeCriticalPath(set, clocks, {9, -1, false});
+      computeCriticalPath(set, {9, -1, false});
       QFAIL("step 9 accepted");
     } catch (const ConfigError& e) {
       QCOMPARE(std::string(e.what()),
                std::string("--critical-path-step 9: no rank's trace has ProfilerStep#9; choose one of 1, 2"));
     }
     try {
-      computeCriticalPath(set, clocks, {-1, 5, false});
+      computeCriticalPath(set, {-1, 5, false});
       QFAIL("rank 5 accepted");
     } catch (const ConfigError& e) {
       QCOMPARE(std::string(e.what()),
