@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption figure_opt(QStringLiteral("figure"),
                                       QStringLiteral("Headless: run --preset (or read --open) and write --view's figure to --out."));
   const QCommandLineOption view_opt(QStringLiteral("view"),
-                                    QStringLiteral("timeline, memory, buckets, units, loss, comm, pipeline, stragglers, hta, ladder or snapshot (figure, screenshot)."),
+                                    QStringLiteral("timeline, memory, buckets, units, loss, comm, pipeline, stragglers, hta, critical-path, ladder or snapshot (figure, screenshot)."),
                                     QStringLiteral("VIEW"));
   const QCommandLineOption out_opt(QStringLiteral("out"), QStringLiteral("The figure file (.png, .svg, .pdf)."),
                                    QStringLiteral("FILE"));

@@ -16,6 +16,7 @@
 #include "attach/curve_keys.h"
 #include "attach_dialog.h"
 #include "capacity_page.h"
+#include "critical_path_page.h"
 #include "hta_page.h"
 #include "common/errors.h"
 #include "config/serve_address.h"
@@ -218,6 +219,7 @@ void MainWindow::createPages() {
   m_pages.add(std::make_unique<PipelinePage>(m_inspection, this));  // pipelined runs: the schedule, the bubble measured
   m_pages.add(std::make_unique<StragglerPage>(m_inspection, this));  // imported jobs: who made the others wait
   m_pages.add(std::make_unique<HtaPage>(m_inspection, this));  // imported jobs: HTA's idle time, queues, kernels, launches
+  m_pages.add(std::make_unique<CriticalPathPage>(m_inspection, this));  // imported jobs: what bounded the step, per rank
   m_pages.add(std::make_unique<LadderPage>(m_inspection, this));  // flight-recorder dumps, or a run's collectives
   m_pages.add(std::make_unique<SnapshotPage>(m_inspection, this));   // opened PyTorch memory snapshots
   m_capacityPage = static_cast<CapacityPage*>(m_pages.add(std::make_unique<CapacityPage>(this)));

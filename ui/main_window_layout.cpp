@@ -188,6 +188,10 @@ void MainWindow::createDocks() {
   tabifyDockWidget(loss, runs);
   tabifyDockWidget(runs, addPageDock(new LogDock(this), tr("Log"), QStringLiteral("logDock"), {},
                                      Qt::BottomDockWidgetArea));
+  // An imported job's critical path (bars per rank over a table of segments): wide, so at the bottom.
+  Page* path = m_pages.find(QStringLiteral("critical-path"));
+  tabifyDockWidget(runs, addPageDock(path->widget(), path->title(), QStringLiteral("criticalPathDock"), path->name(),
+                                     Qt::BottomDockWidgetArea));
   // An imported job's HTA tables (idle time, queue length, kernels, launch delay): wide, so at the bottom.
   Page* hta = m_pages.find(QStringLiteral("hta"));
   tabifyDockWidget(runs, addPageDock(hta->widget(), hta->title(), QStringLiteral("htaDock"), hta->name(), Qt::BottomDockWidgetArea));

@@ -17,6 +17,7 @@ namespace shardscope {
 namespace {
 
 const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... [--json FILE] [--collectives-csv FILE] [--whole-trace] [--rank-of FILE=R] [--merge-unrelated]
+                            [--critical-path-step N] [--critical-path-rank R]
   TRACE         a PyTorch profiler trace (.json or .json.gz), one per rank; DIR: its *.json, *.json.gz
                 or a memory snapshot (torch.cuda.memory._dump_snapshot, pickle or JSON), or
                 flight-recorder dumps (a DIR of one file per rank, pickle or JSON)
@@ -25,6 +26,9 @@ const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... 
                 algbw, busbw (the group's own size), start spread, last rank, each rank's wait
   --whole-trace every step and exact timestamps, instead of HTA's conventions (last step left
                 out when there are two or more; float timestamps rounded to whole microseconds)
+  --critical-path-step N  the ProfilerStep#N whose critical path to find (default: the last step
+                every rank analysed, HTA's convention)
+  --critical-path-rank R  the rank whose path to show in detail (default: the rank whose step ends last)
   --rank-of FILE=R  the rank of a trace without distributedInfo.rank (repeatable)
   --merge-unrelated  merge files that cannot be one job's ranks (different world sizes or
                 pg_config group sizes, or profiles started over an hour apart) with a warning
@@ -91,6 +95,17 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
       diff_request.csv_path = args[++i];
     } else if (a == "--whole-trace") {
       hta.whole_trace = true;
+    } else if (a == "--critical-path-step" || a == "--critical-path-rank") {
+      const std::string v = i + 1 < args.size() ? args[++i] : "";
+      const bool digits = !v.empty() && v.size() <= 18 && v.find_first_not_of("0123456789") == std::string::npos;
+      const long long n = digits ? std::stoll(v) : -1;
+      if (n < 0 || (a == "--critical-path-rank" && n > 1'000'000'000)) {
+        err << "error: " << a << " takes a non-negative integer (" << (a == "--critical-path-step" ? "a ProfilerStep number" : "a rank")
+            << "), got '" << v << "'\n";
+        return kExitBadInput;
+      }
+      if (a == "--critical-path-step") hta.critical_path_step = n;
+      else hta.critical_path_rank = static_cast<int>(n);
     } else if (a == "--merge-unrelated") {
       load.merge_unrelated = true;
     } else if (a == "--rank-of") {

@@ -27,6 +27,8 @@ namespace shardscope::kineto {
 
 struct HtaOptions {
   bool whole_trace = false;
+  int64_t critical_path_step = -1;  // analyze --critical-path-step (critical_path.h); -1: the default
+  int critical_path_rank = -1;      // analyze --critical-path-rank; -1: the default
 };
 
 // One GPU event as HTA's metrics see it (after rounding and filtering).

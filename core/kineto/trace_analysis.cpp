@@ -13,6 +13,8 @@ JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options) {
   std::vector<const RankTrace*> all;
   for (const RankTrace& t : set.ranks) all.push_back(&t);
   job.multi_step = hasMultipleProfilerSteps(all);
+  job.critical_path =
+      computeCriticalPath(set, {options.critical_path_step, options.critical_path_rank, options.whole_trace});
   for (size_t r = 0; r < set.ranks.size(); ++r) {
     const RankTrace& t = set.ranks[r];
     const TraceIndex& idx = set.indexes[r];
@@ -145,6 +147,7 @@ void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream
           << "one (left out of HTA's metrics)\n";
     printHtaAnalysesText(a.hta_analyses, out);
   }
+  printCriticalPathText(job.critical_path, out);
   printCollectiveSkewText(job.skew, out);
   printStepTimesText(job.step_times, out);
   printAnnotationBreakdownText(job.annotations, out);
@@ -200,6 +203,8 @@ void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream
     out << "}";
   }
   out << "\n  ]";
+  out << ",\n  \"critical_path\": ";
+  writeCriticalPathJson(job.critical_path, out);
   out << ",\n  \"collective_skew\": ";
   writeCollectiveSkewJson(job.skew, out);
   out << ",\n  \"step_times\": ";

@@ -11,6 +11,7 @@
 #include "kineto/annotation_breakdown.h"
 #include "kineto/collective_skew.h"
 #include "kineto/comm_summary.h"
+#include "kineto/critical_path.h"
 #include "kineto/hta_analyses.h"
 #include "kineto/hta_metrics.h"
 #include "kineto/step_times.h"
@@ -38,6 +39,7 @@ struct JobAnalysis {
   bool multi_step = false;
   int64_t origin_ns = 0;
   std::vector<RankAnalysis> ranks;
+  CriticalPath critical_path;  // one step's critical path per rank, across ranks (critical_path.h)
   CollectiveSkew skew;  // collectives matched across ranks: who arrives last (collective_skew.h)
   StepTimes step_times;  // every ProfilerStep's duration per rank, spread and slowest rank (step_times.h)
   std::vector<RankAnnotations> annotations;  // time by user annotation, per rank (annotation_breakdown.h)

@@ -534,6 +534,7 @@ class TestViews : public QObject {
       // a snapshot an opened file's.
       QCOMPARE(!why.isEmpty(), view == QLatin1String("buckets") || view == QLatin1String("loss") ||
                                    view == QLatin1String("stragglers") || view == QLatin1String("hta") ||
+                                   view == QLatin1String("critical-path") ||
                                    view == QLatin1String("pipeline") ||
                                    view == QLatin1String("snapshot"));
       for (const char* suffix : {"png", "svg", "pdf"}) {
