@@ -201,7 +201,9 @@ TraceDiff computeTraceDiff(const TraceSet& control, const TraceSet& test) {
 TraceDiff loadTraceDiff(const std::string& control, const std::string& test, const TraceSetOptions& options,
                        std::vector<std::string>* notes, const std::string& what) {
   const auto filesOf = [](const std::string& side) { return expandTraceInputs({side}); };
-  for (const auto& [file, rank] : options.rank_of) {
+  for (const auto& entry : options.rank_of) {
+    const std::string& file = entry.first;  // a name, not a binding: clang's lambdas cannot capture bindings
+    const int rank = entry.second;
     const auto in = [&](const std::string& side) {
       try {
         const std::vector<std::string> files = filesOf(side);
