@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -152,8 +153,13 @@ struct BlockFigures {
   double gemm_flops = 0;             // FLOP/s of the block's GEMMs per thread, every core busy
   double elementwise_bandwidth = 0;  // bytes (as block_work counts them) / s
   double weight_convert = 0;         // s per parameter per step
-  double mem_bandwidth = 0;          // memcpy bytes read + written / s per thread, every core busy
+  double mem_bandwidth = 0;          // the optimizer's bytes / s per thread, every core busy
 };
+
+// Bytes per element the modeled clock charges an AdamW step (fp32 master, m, v
+// read and written, bf16 gradient read, bf16 parameter written), as
+// parallel/strategy.h's kAdamBytesPerElement: the layer above owns it.
+constexpr double kCalAdamBytesPerElement = 4 * 3 + 2 + 4 * 3 + 2;
 
 BlockFigures measureBlockOnAllCores(int threads) {
   std::vector<CalBlock> blocks(static_cast<size_t>(threads));
@@ -163,12 +169,19 @@ BlockFigures measureBlockOnAllCores(int threads) {
       CalBlock::elementwiseBytes() / medianSecondsOnAllCores(threads, 9, [&](int t) { blocks[size_t(t)].elementwise(); });
   f.weight_convert =
       medianSecondsOnAllCores(threads, 9, [&](int t) { blocks[size_t(t)].convert(); }) / double(blocks[0].params());
-  constexpr size_t bytes = size_t{16} << 20;
-  std::vector<std::vector<char>> src(static_cast<size_t>(threads), std::vector<char>(bytes, 1)),
-      dst(static_cast<size_t>(threads), std::vector<char>(bytes, 0));
-  f.mem_bandwidth = 2.0 * bytes / medianSecondsOnAllCores(threads, 5, [&](int t) {
-                      std::memcpy(dst[size_t(t)].data(), src[size_t(t)].data(), bytes);
-                      src[size_t(t)][0] = static_cast<char>(dst[size_t(t)][bytes - 1] + 1);
+  // The optimizer: the engine's AdamW over 1 Mi elements per thread.
+  constexpr size_t n = size_t{1} << 20;
+  struct AdamState {
+    std::vector<float> master = std::vector<float>(n, 0.1f), m = std::vector<float>(n), v = std::vector<float>(n);
+    std::vector<bf16> grad = std::vector<bf16>(n), param = std::vector<bf16>(n);
+    int step = 1;
+  };
+  std::vector<AdamState> adam(static_cast<size_t>(threads));
+  const cpu::AdamConfig config;
+  f.mem_bandwidth = kCalAdamBytesPerElement * double(n) / medianSecondsOnAllCores(threads, 5, [&](int t) {
+                      AdamState& a = adam[size_t(t)];
+                      cpu::adamStep(a.master.data(), a.m.data(), a.v.data(), a.grad.data(), a.param.data(), n, config,
+                                    a.step++);
                     });
   return f;
 }
@@ -183,9 +196,27 @@ struct LoopbackFigures {
 // S per direction in total (busbw = algbw here): bandwidth = S / t, the median
 // of 5 all-reduces of 4 MiB (the size of a CPU lesson's DDP buckets). Latency uses
 // 2-element buffers, one element per rank, so each of the 2 steps sends a message;
-// it is the best of 5 batches of 20, per step.
-LoopbackFigures measureLoopback() {
+// it is the median of 5 batches of 20, per step.
+// Timed while `busy` threads run the reference block's GEMMs: a CPU run's
+// all-reduces overlap its backward on the same cores (bucket by bucket), so
+// the rate an all-reduce gets is the one it gets beside the ranks' compute.
+LoopbackFigures measureLoopback(int busy) {
   constexpr int ranks = 2;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> background;
+  for (int t = 0; t < busy; ++t)
+    background.emplace_back([&stop] {
+      CalBlock block;
+      while (!stop.load(std::memory_order_relaxed)) block.gemms();
+    });
+  struct Joiner {
+    std::atomic<bool>& stop;
+    std::vector<std::thread>& threads;
+    ~Joiner() {
+      stop = true;
+      for (std::thread& t : threads) t.join();
+    }
+  } joiner{stop, background};
   constexpr size_t big = (size_t{4} << 20) / sizeof(float);
   constexpr int big_reps = 5;
   constexpr int small_reps = 100, small_batches = 5;
@@ -212,15 +243,17 @@ LoopbackFigures measureLoopback() {
         }
         std::sort(t_bigs.begin(), t_bigs.end());
         const double t_big = t_bigs[t_bigs.size() / 2];
-        // Best batch of the small ones: a thread that was descheduled (a busy
-        // machine) inflates one batch, not the figure.
-        double t_small = 1e300;
+        // The median batch of the small ones: every collective of a run on a
+        // busy machine pays the wake-ups of the threads it hands over to.
+        std::vector<double> t_smalls;
         for (int batch = 0; batch < small_batches; ++batch) {
           comm.barrier();
           start = Clock::now();
           for (int i = 0; i < small_reps / small_batches; ++i) comm.allReduce(tiny, ranks, DType::F32);
-          t_small = std::min(t_small, secondsSince(start) / (small_reps / small_batches));
+          t_smalls.push_back(secondsSince(start) / (small_reps / small_batches));
         }
+        std::sort(t_smalls.begin(), t_smalls.end());
+        const double t_small = t_smalls[t_smalls.size() / 2];
         if (r == 0) {
           fig.bandwidth = static_cast<double>(big * sizeof(float)) / t_big;
           fig.latency = t_small / (2.0 * (ranks - 1));
@@ -272,7 +305,7 @@ HardwareProfile calibrateThisCpu() {
   const double flops = measureSgemmFlops();
   const double mem_bw = measureMemcpyBandwidth();
   const BlockFigures block = measureBlockOnAllCores(cores);
-  const LoopbackFigures link = measureLoopback();
+  const LoopbackFigures link = measureLoopback(cores);
   const double ram = physicalMemoryBytes();
   double load = -1;
   if (std::ifstream in("/proc/loadavg"); in) in >> load;
@@ -320,10 +353,11 @@ HardwareProfile calibrateThisCpu() {
       "that time",
       "calibration.weight_convert_ns_per_param: the block's weights widened bf16 -> fp32 twice and its gradients "
       "narrowed once, on every core at once, median of 9, per parameter",
-      "calibration.hbm_efficiency: memcpy of 16 MiB per thread on every core at once (median of 5) over the "
-      "single-thread best",
+      "calibration.hbm_efficiency: the engine's AdamW step over 1 Mi elements per thread on every core at once "
+      "(median of 5), at the 28 bytes per element the modeled clock charges it, over mem_bandwidth_gb_per_s",
       "intra/inter node: 2-rank Gloo loopback all-reduce, 4 MiB f32 (median of 5, busbw = algbw for 2 ranks) "
-      "and 100 x 2 elements (best batch of 20, per ring step)"};
+      "and 100 x 2 elements (median batch of 20, per ring step), while every core also runs the block's GEMMs "
+      "(a run's all-reduces overlap its backward)"};
   return p;
 }
 
