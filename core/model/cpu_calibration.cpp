@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,9 +13,12 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <latch>
+#include <mutex>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -68,30 +72,35 @@ double measureMemcpyBandwidth() {  // bytes/s, read + written
 }
 
 // Runs `body` on `threads` threads at once (every core busy, as when each
-// core runs a rank), `reps` timed times each after one untimed warm-up, and
-// returns the median of all their times in seconds: what one rank's thread
-// gets while the others compute, on this machine as it is (its load included).
+// core runs a rank), each repeating it for kCalWindowSeconds after one
+// untimed warm-up, and returns the mean seconds per call over all threads:
+// what one rank's thread gets while the others compute, on this machine as it
+// is. A window longer than a scheduler slice, and a mean rather than the best
+// call, so a busy machine's preemptions count at the share they take.
+constexpr double kCalWindowSeconds = 0.25;
+
 template <typename Body>
-double medianSecondsOnAllCores(int threads, int reps, Body&& body) {
-  std::vector<std::vector<double>> times(static_cast<size_t>(threads));
+double meanSecondsOnAllCores(int threads, Body&& body) {
+  std::vector<double> per_call(static_cast<size_t>(threads));
   std::latch start(threads);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       body(t);
       start.arrive_and_wait();
-      for (int i = 0; i < reps; ++i) {
-        const auto begin = Clock::now();
+      const auto begin = Clock::now();
+      int calls = 0;
+      do {
         body(t);
-        times[static_cast<size_t>(t)].push_back(secondsSince(begin));
-      }
+        ++calls;
+      } while (secondsSince(begin) < kCalWindowSeconds);
+      per_call[static_cast<size_t>(t)] = secondsSince(begin) / calls;
     });
   }
   for (std::thread& th : pool) th.join();
-  std::vector<double> all;
-  for (const auto& v : times) all.insert(all.end(), v.begin(), v.end());
-  std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(all.size() / 2), all.end());
-  return all[all.size() / 2];
+  double sum = 0;
+  for (const double x : per_call) sum += x;
+  return sum / threads;
 }
 
 // The reference block the CPU calibration times with the engine's own kernels
@@ -164,11 +173,11 @@ constexpr double kCalAdamBytesPerElement = 4 * 3 + 2 + 4 * 3 + 2;
 BlockFigures measureBlockOnAllCores(int threads) {
   std::vector<CalBlock> blocks(static_cast<size_t>(threads));
   BlockFigures f;
-  f.gemm_flops = blocks[0].gemmFlops() / medianSecondsOnAllCores(threads, 9, [&](int t) { blocks[size_t(t)].gemms(); });
+  f.gemm_flops = blocks[0].gemmFlops() / meanSecondsOnAllCores(threads, [&](int t) { blocks[size_t(t)].gemms(); });
   f.elementwise_bandwidth =
-      CalBlock::elementwiseBytes() / medianSecondsOnAllCores(threads, 9, [&](int t) { blocks[size_t(t)].elementwise(); });
+      CalBlock::elementwiseBytes() / meanSecondsOnAllCores(threads, [&](int t) { blocks[size_t(t)].elementwise(); });
   f.weight_convert =
-      medianSecondsOnAllCores(threads, 9, [&](int t) { blocks[size_t(t)].convert(); }) / double(blocks[0].params());
+      meanSecondsOnAllCores(threads, [&](int t) { blocks[size_t(t)].convert(); }) / double(blocks[0].params());
   // The optimizer: the engine's AdamW over 1 Mi elements per thread.
   constexpr size_t n = size_t{1} << 20;
   struct AdamState {
@@ -178,7 +187,7 @@ BlockFigures measureBlockOnAllCores(int threads) {
   };
   std::vector<AdamState> adam(static_cast<size_t>(threads));
   const cpu::AdamConfig config;
-  f.mem_bandwidth = kCalAdamBytesPerElement * double(n) / medianSecondsOnAllCores(threads, 5, [&](int t) {
+  f.mem_bandwidth = kCalAdamBytesPerElement * double(n) / meanSecondsOnAllCores(threads, [&](int t) {
                       AdamState& a = adam[size_t(t)];
                       cpu::adamStep(a.master.data(), a.m.data(), a.v.data(), a.grad.data(), a.param.data(), n, config,
                                     a.step++);
@@ -193,10 +202,61 @@ struct LoopbackFigures {
 
 // Two ranks as threads on a Gloo loopback group. A 2-rank ring all-reduce of S
 // bytes is 2 steps in which each rank sends S/2 while receiving S/2, so it sends
-// S per direction in total (busbw = algbw here): bandwidth = S / t, the median
+// S per direction in total (busbw = algbw here): bandwidth = S / t, the mean
 // of 5 all-reduces of 4 MiB (the size of a CPU lesson's DDP buckets). Latency uses
 // 2-element buffers, one element per rank, so each of the 2 steps sends a message;
-// it is the median of 5 batches of 20, per step.
+// it is the mean of 5 batches of 20, per step.
+// A rank's comm stream as the engine runs one (one worker thread, FIFO): the
+// rank's thread hands it a collective and waits for it, so the latency the
+// calibration times includes the two thread wake-ups each collective pays.
+class CalStream {
+ public:
+  CalStream() : m_worker([this] { loop(); }) {}
+  ~CalStream() {
+    {
+      std::lock_guard lock(m_mutex);
+      m_quit = true;
+    }
+    m_cv.notify_all();
+    m_worker.join();
+  }
+  void runAndWait(std::function<void()> task) {
+    std::unique_lock lock(m_mutex);
+    m_task = std::move(task);
+    m_done = false;
+    m_cv.notify_all();
+    m_cv.wait(lock, [this] { return m_done; });
+    if (m_error) std::rethrow_exception(std::exchange(m_error, nullptr));
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lock(m_mutex);
+    for (;;) {
+      m_cv.wait(lock, [this] { return m_quit || m_task; });
+      if (m_quit) return;
+      std::function<void()> task = std::exchange(m_task, nullptr);
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        task();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      m_error = error;
+      m_done = true;
+      m_cv.notify_all();
+    }
+  }
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::function<void()> m_task;
+  std::exception_ptr m_error;
+  bool m_done = false, m_quit = false;
+  std::thread m_worker;
+};
+
 // Timed while `busy` threads run the reference block's GEMMs: a CPU run's
 // all-reduces overlap its backward on the same cores (bucket by bucket), so
 // the rate an all-reduce gets is the one it gets beside the ranks' compute.
@@ -241,21 +301,25 @@ LoopbackFigures measureLoopback(int busy) {
           comm.allReduce(data.data(), big, DType::F32);
           t_bigs.push_back(secondsSince(start));
         }
-        std::sort(t_bigs.begin(), t_bigs.end());
-        const double t_big = t_bigs[t_bigs.size() / 2];
-        // The median batch of the small ones: every collective of a run on a
-        // busy machine pays the wake-ups of the threads it hands over to.
+        double t_big = 0;  // the mean: a busy machine's preemptions count at their share
+        for (const double t : t_bigs) t_big += t / big_reps;
+        // The mean of the small ones, each issued on a comm stream
+        // thread as the engine issues it: every collective of a run on a busy
+        // machine pays the wake-ups of the threads it hands over to.
         std::vector<double> t_smalls;
+        CalStream stream;
         for (int batch = 0; batch < small_batches; ++batch) {
           comm.barrier();
           start = Clock::now();
-          for (int i = 0; i < small_reps / small_batches; ++i) comm.allReduce(tiny, ranks, DType::F32);
+          for (int i = 0; i < small_reps / small_batches; ++i)
+            stream.runAndWait([&] { comm.allReduce(tiny, ranks, DType::F32); });
           t_smalls.push_back(secondsSince(start) / (small_reps / small_batches));
         }
-        std::sort(t_smalls.begin(), t_smalls.end());
-        const double t_small = t_smalls[t_smalls.size() / 2];
+        double t_small = 0;
+        for (const double t : t_smalls) t_small += t / small_batches;
         if (r == 0) {
           fig.bandwidth = static_cast<double>(big * sizeof(float)) / t_big;
+          // Per ring step (2(P-1) of them): the cost model charges latency by steps.
           fig.latency = t_small / (2.0 * (ranks - 1));
         }
       } catch (...) {
@@ -347,16 +411,16 @@ HardwareProfile calibrateThisCpu() {
       "bf16_tflops, mem_bandwidth_gb_per_s: OpenBLAS sgemm 512^3 single-threaded (best of 5), memcpy 64 MiB "
       "(best of 5): one thread on a quiet core",
       "calibration.gemm_efficiency: the residual MLP block's six GEMMs (64 rows, hidden 256, inner 1024; forward, "
-      "dgrad, wgrad as the engine issues them) on every core at once, median of 9, over bf16_tflops",
+      "dgrad, wgrad as the engine issues them) on every core at once, mean over 0.25 s, over bf16_tflops",
       "calibration.elementwise_gb_per_s: the same block's norm, biases, GeLU, residual and their backward (the "
-      "engine's kernels) on every core at once, median of 9: the bytes model/block_work.cpp counts for them over "
+      "engine's kernels) on every core at once, mean over 0.25 s: the bytes model/block_work.cpp counts for them over "
       "that time",
       "calibration.weight_convert_ns_per_param: the block's weights widened bf16 -> fp32 twice and its gradients "
-      "narrowed once, on every core at once, median of 9, per parameter",
+      "narrowed once, on every core at once, mean over 0.25 s, per parameter",
       "calibration.hbm_efficiency: the engine's AdamW step over 1 Mi elements per thread on every core at once "
-      "(median of 5), at the 28 bytes per element the modeled clock charges it, over mem_bandwidth_gb_per_s",
-      "intra/inter node: 2-rank Gloo loopback all-reduce, 4 MiB f32 (median of 5, busbw = algbw for 2 ranks) "
-      "and 100 x 2 elements (median batch of 20, per ring step), while every core also runs the block's GEMMs "
+      "(mean over 0.25 s), at the 28 bytes per element the modeled clock charges it, over mem_bandwidth_gb_per_s",
+      "intra/inter node: 2-rank Gloo loopback all-reduce, 4 MiB f32 (mean of 5, busbw = algbw for 2 ranks) "
+      "and 100 x 2 elements each handed to a comm stream thread and waited for (mean of 100, per ring step), while every core also runs the block's GEMMs "
       "(a run's all-reduces overlap its backward)"};
   return p;
 }
