@@ -17,10 +17,10 @@ inline constexpr const char* kThisCpuProfile = "this-cpu";
 // memcpy of 64 MiB (best of 5; bytes read + written, as HBM figures count);
 // then the CPU pricing (a `calibration` object, see rank/cost_model.h): the
 // engine's own kernels of one residual MLP block (GEMMs, element-wise ops,
-// weight conversions) and memcpy on every core at once, as ranks sharing the
-// cores run them; and a 2-rank Gloo group over TCP loopback (4 MiB f32
-// all-reduces for bandwidth, 100 two-element ones in 5 batches for the
-// per-step latency). About two seconds; one calibration per machine, the same
+// weight conversions) and its AdamW on every core at once for 0.25 s each, as
+// ranks sharing the cores run them; and a 2-rank Gloo group over TCP loopback
+// beside busy cores (4 MiB f32 all-reduces for bandwidth, 100 two-element
+// ones through a comm stream thread for the per-step latency). About three seconds; one calibration per machine, the same
 // for every run. Touches no files. Throws std::runtime_error if the loopback
 // group cannot connect.
 HardwareProfile calibrateThisCpu();
