@@ -21,7 +21,10 @@
 #include <utility>
 #include <vector>
 
+#include "comm/collective_monitor.h"
 #include "comm/communicator.h"
+#include "common/run_control.h"
+#include "rank/rank_status_board.h"
 #include "common/errors.h"
 #include "kernels/cpu_kernels.h"
 
@@ -208,7 +211,8 @@ struct LoopbackFigures {
 // it is the mean of 5 batches of 20, per step.
 // A rank's comm stream as the engine runs one (one worker thread, FIFO): the
 // rank's thread hands it a collective and waits for it, so the latency the
-// calibration times includes the two thread wake-ups each collective pays.
+// calibration times includes the two thread wake-ups each collective pays
+// (and, in measureLoopback, the fingerprint check's rendezvous).
 class CalStream {
  public:
   CalStream() : m_worker([this] { loop(); }) {}
@@ -281,6 +285,10 @@ LoopbackFigures measureLoopback(int busy) {
   constexpr int big_reps = 5;
   constexpr int small_reps = 100, small_batches = 5;
   auto group = createGlooGroup(ranks, "calibrate-this-cpu", 30000);
+  // The fingerprint check every collective of an in-process run passes first.
+  RankStatusBoard board(ranks);
+  RunControl control;
+  CollectiveMonitor monitor("calibrate-this-cpu", {0, 1}, board, control, std::chrono::milliseconds(30000));
   LoopbackFigures fig;
   std::vector<std::exception_ptr> errors(ranks);
   std::vector<std::thread> threads;
@@ -308,11 +316,18 @@ LoopbackFigures measureLoopback(int busy) {
         // machine pays the wake-ups of the threads it hands over to.
         std::vector<double> t_smalls;
         CalStream stream;
+        int seq = 0;
         for (int batch = 0; batch < small_batches; ++batch) {
           comm.barrier();
           start = Clock::now();
           for (int i = 0; i < small_reps / small_batches; ++i)
-            stream.runAndWait([&] { comm.allReduce(tiny, ranks, DType::F32); });
+            stream.runAndWait([&] {
+              Fingerprint fp;
+              fp.bytes = static_cast<int64_t>(sizeof tiny);
+              fp.seq = seq++;
+              monitor.check(r, fp);
+              comm.allReduce(tiny, ranks, DType::F32);
+            });
           t_smalls.push_back(secondsSince(start) / (small_reps / small_batches));
         }
         double t_small = 0;
@@ -420,7 +435,7 @@ HardwareProfile calibrateThisCpu() {
       "calibration.hbm_efficiency: the engine's AdamW step over 1 Mi elements per thread on every core at once "
       "(mean over 0.25 s), at the 28 bytes per element the modeled clock charges it, over mem_bandwidth_gb_per_s",
       "intra/inter node: 2-rank Gloo loopback all-reduce, 4 MiB f32 (mean of 5, busbw = algbw for 2 ranks) "
-      "and 100 x 2 elements each handed to a comm stream thread and waited for (mean of 100, per ring step), while every core also runs the block's GEMMs "
+      "and 100 x 2 elements each handed to a comm stream thread, fingerprint-checked (comm/collective_monitor.h) and waited for as a run's are (mean of 100, per ring step), while every core also runs the block's GEMMs "
       "(a run's all-reduces overlap its backward)"};
   return p;
 }
