@@ -94,6 +94,11 @@ int calibrate(bool json, std::ostream& out, std::ostream& err) {
   }
   printHeader(out);
   printRow(p, out);
+  if (const auto& c = p.calibration)
+    out << "CPU ranks, every core busy: GEMMs at " << fig(c->gemm_efficiency) << " of the single-thread peak, "
+        << "element-wise ops " << fig(c->elementwise_bandwidth / 1e9) << " GB/s, weight conversions "
+        << fig(c->weight_convert * 1e9) << " ns/param, optimizer " << fig(c->hbm_efficiency) << " of one quiet core's memcpy, "
+        << "loopback all-reduce busbw " << fig(c->intra_node_busbw / 1e9) << " GB/s\n";
   out << "this-cpu measured and written to " << path << "\n";
   return kExitOk;
 }

@@ -11,6 +11,7 @@
 #include "common/input_file.h"
 #include "common/json_tree.h"
 #include "common/output_file.h"
+#include "model/hardware_profile.h"
 
 namespace shardscope {
 
@@ -147,6 +148,10 @@ Json reportJson(const Json& table, const std::vector<PublishedRow>& rows, const 
 }
 
 int validateLocal(const ValidateRequest& request, std::ostream& out) {
+  // Calibrated (once per machine, cached) before any run, never during one.
+  const HardwareProfile profile = loadProfile(kThisCpuProfile);
+  out << "profile this-cpu: " << (profile.sources.empty() ? std::string("(no sources)") : profile.sources.front())
+      << "\n(`shardscope-cli profiles --calibrate` measures it again)\n\n";
   std::vector<LocalCheck> checks = localChecks();
   runLocalChecks(checks);
   size_t width = 4;
@@ -155,6 +160,7 @@ int validateLocal(const ValidateRequest& request, std::ostream& out) {
   double sum = 0;
   Json json = Json::object();
   json["local"] = Json::array();
+  json["profile"] = profileJson(profile);
   for (const LocalCheck& c : checks) {
     out << padCell(c.name, width) << padCell(fourDigits(c.measured_s * 1e3) + " ms", 12, true)
         << padCell(fourDigits(c.modeled_s * 1e3) + " ms", 12, true) << padCell(signedPercent(c.errorPercent()), 10, true) << "\n";
@@ -166,8 +172,8 @@ int validateLocal(const ValidateRequest& request, std::ostream& out) {
   }
   char text[64];
   std::snprintf(text, sizeof text, "%.1f %%", sum / double(checks.size()));
-  out << "\nmeasured on this machine's CPU ranks (last of 3 steps, slowest rank) against the modeled clock under "
-         "profile this-cpu: mean absolute error "
+  out << "\nmeasured on this machine's CPU ranks (last of 3 steps, slowest rank, median of " << kLocalMeasuredRuns
+      << " runs) against the modeled clock under profile this-cpu: mean absolute error "
       << text << "\n";
   if (!request.json.empty())
     writeOutputFile(request.json, [&json](std::ostream& o) { o << json.dump(2) << "\n"; });

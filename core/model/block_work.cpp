@@ -16,6 +16,19 @@ void addWithBackward(BlockWork& w, GemmShape g) {
 BlockWork blockWork(const ModelSpec& slice, int local_batch) {
   BlockWork w;
   const ModelShape& m = slice.shape();
+  if (m.kind == ModelKind::Mlp && m.preset.empty()) {
+    // The residual MLP block: norm, fc1 (D -> 4D/t), bias + GeLU, fc2 (4D/t -> D)
+    // onto the residual, per sample. Memory-bound bytes per sample of the
+    // forward, counted as the transformer's: the norm (read and write D), the
+    // residual add (read 2D, write D), the activation (read and write F/t).
+    const double t = slice.tp(), samples = local_batch, D = m.hidden, F = 4.0 * D;
+    addWithBackward(w, {samples, F / t, D});
+    addWithBackward(w, {samples, D, F / t});
+    w.memory_bytes = 3.0 * (4 * D + 6 * D + 4 * F / t) * samples;
+    for (const GemmShape& g : w.gemms) w.flops += g.flops();
+    w.weight_elements = double(slice.segmentElements(1));
+    return w;
+  }
   if (m.kind != ModelKind::Gpt && m.preset.empty()) return w;
   const double t = slice.tp(), tokens = double(local_batch) * m.seq, D = m.hidden, s = m.seq;
   const double F = m.ffn > 0 ? m.ffn : 4.0 * D;
@@ -45,6 +58,7 @@ BlockWork blockWork(const ModelSpec& slice, int local_batch) {
   // the gradient of each input: about twice forward's traffic.
   w.memory_bytes = 3.0 * per_token * tokens;
   for (const GemmShape& g : w.gemms) w.flops += g.flops();
+  if (slice.shape().layers >= 1) w.weight_elements = double(slice.segmentElements(1));
   return w;
 }
 

@@ -9,8 +9,8 @@
 namespace shardscope {
 
 // `slice`: one TP rank's parameter table; `local_batch` samples of the
-// shape's sequence. Token models only (gpt, published shapes); the residual
-// MLP gives an empty work (its compute keeps the profile's flat rate).
+// shape's sequence (gpt, published shapes), or of the residual MLP's one
+// token each (its block: norm, fc1, GeLU, fc2).
 BlockWork blockWork(const ModelSpec& slice, int local_batch);
 
 }  // namespace shardscope

@@ -64,6 +64,13 @@ const NumberField kCalibrationFields[] = {
     {"intra_node_busbw_gb_per_s", "GB/s, nccl-tests all_reduce busbw inside a node", kGiga, 0, false, 1e5, 1e-4},
     {"inter_node_busbw_gb_per_s", "GB/s per GPU, nccl-tests all_reduce busbw across nodes", kGiga, 0, false, 1e5, 1e-4},
 };
+// Optional inside "calibration" (Calibration::elementwise_bandwidth).
+const NumberField kElementwiseField = {"elementwise_gb_per_s",
+                                       "GB/s a block's memory-bound ops reach per byte of their traffic", kGiga, 0,
+                                       false, 1e6, 1e-4};
+const NumberField kWeightConvertField = {"weight_convert_ns_per_param",
+                                         "ns per parameter per step to widen a block's weights and narrow its gradients",
+                                         1e-9, 0, false, 1e6, 1e-6};
 const std::vector<std::string> kRootKeys = {"name",       "description",   "device",  "intra_node",  "inter_node",
                                             "gpus_per_node", "sources", "host", "calibration"};
 constexpr int kMaxGpusPerNode = 4096;
@@ -270,7 +277,10 @@ HardwareProfile parseProfile(const std::string& json_text, const std::string& fi
   if (const auto cal = root.find("calibration"); cal != root.end()) {
     if (!cal->is_object())
       r.fail("calibration must be an object (the cost model's fitted constants), got " + describe(*cal));
-    r.checkKeys(*cal, "calibration", keysOf(kCalibrationFields));
+    std::vector<std::string> cal_keys = keysOf(kCalibrationFields);
+    cal_keys.push_back(kElementwiseField.key);
+    cal_keys.push_back(kWeightConvertField.key);
+    r.checkKeys(*cal, "calibration", cal_keys);
     HardwareProfile::Calibration c;
     const auto count = [&](const NumberField& f) {
       const double x = r.number(*cal, "calibration", f);
@@ -284,6 +294,8 @@ HardwareProfile parseProfile(const std::string& json_text, const std::string& fi
     c.hbm_efficiency = r.number(*cal, "calibration", kCalibrationFields[4]);
     c.intra_node_busbw = r.number(*cal, "calibration", kCalibrationFields[5]);
     c.inter_node_busbw = r.number(*cal, "calibration", kCalibrationFields[6]);
+    if (cal->contains(kElementwiseField.key)) c.elementwise_bandwidth = r.number(*cal, "calibration", kElementwiseField);
+    if (cal->contains(kWeightConvertField.key)) c.weight_convert = r.number(*cal, "calibration", kWeightConvertField);
     p.calibration = c;
   }
 
@@ -367,6 +379,8 @@ Json profileJson(const HardwareProfile& p) {
     cal[kCalibrationFields[4].key] = c->hbm_efficiency;
     cal[kCalibrationFields[5].key] = c->intra_node_busbw / kGiga;
     cal[kCalibrationFields[6].key] = c->inter_node_busbw / kGiga;
+    if (c->elementwise_bandwidth > 0) cal[kElementwiseField.key] = c->elementwise_bandwidth / kGiga;
+    if (c->weight_convert > 0) cal[kWeightConvertField.key] = c->weight_convert / 1e-9;
   }
   j["gpus_per_node"] = p.gpus_per_node;
   j["sources"] = p.sources;

@@ -22,6 +22,9 @@ struct BlockWork {
   std::vector<GemmShape> gemms;  // forward and backward together
   double memory_bytes = 0;       // bytes through HBM of the memory-bound ops (norms, activations, softmax, dropout)
   double flops = 0;              // the model's FLOPs of this work: what the clock is charged with for it
+  // The block's parameters on this rank: CPU ranks widen them from bf16 to
+  // fp32 in forward and again in backward, and narrow their gradients back.
+  double weight_elements = 0;
 };
 
 }  // namespace shardscope

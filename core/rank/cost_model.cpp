@@ -87,8 +87,14 @@ double CostModel::gemmSeconds(const GemmShape& g) const {
   return std::max(compute, bytes / memoryBandwidth());
 }
 
+double CostModel::elementwiseBandwidth() const {
+  const auto& c = m_profile.calibration;
+  return c && c->elementwise_bandwidth > 0 ? c->elementwise_bandwidth : memoryBandwidth();
+}
+
 double CostModel::workSeconds(const BlockWork& work) const {
-  double seconds = work.memory_bytes / memoryBandwidth();
+  double seconds = work.memory_bytes / elementwiseBandwidth();
+  if (calibrated()) seconds += work.weight_elements * m_profile.calibration->weight_convert;
   for (const GemmShape& g : work.gemms) seconds += gemmSeconds(g);
   return seconds;
 }

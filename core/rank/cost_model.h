@@ -1,7 +1,8 @@
 // Prices ops for the modeled clock under a hardware profile. Compute:
 // max(FLOPs / rate, bytes / memory bandwidth); rate = peak x efficiency, or,
 // under a calibrated profile given the run's block (priceComputeBy), the rate
-// its GEMMs by shape and memory-bound ops reach. Collectives: latency x steps
+// its GEMMs by shape and memory-bound ops reach (a CPU calibration adds the
+// weight conversions; all run in turn on a rank's one thread). Collectives: latency x steps
 // (ring, or tree for an all-reduce across nodes when fewer) + bytes this rank
 // sends / bandwidth (the link's wire figure, or its nccl-tests busbw when
 // calibrated), intra-node when every rank of the group shares a node.
@@ -35,6 +36,9 @@ class CostModel {
   double gemmSeconds(const GemmShape& gemm) const;
   double workSeconds(const BlockWork& work) const;
   double memoryBandwidth() const;  // bytes/s memory-bound ops reach
+  // bytes/s a block's memory-bound ops (BlockWork::memory_bytes) reach: the
+  // calibration's elementwise_bandwidth when it has one, else memoryBandwidth().
+  double elementwiseBandwidth() const;
 
   int64_t computeNs(double flops, double bytes) const;
   int64_t memoryNs(double bytes) const;

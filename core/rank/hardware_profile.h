@@ -45,6 +45,15 @@ struct HardwareProfile {
     double hbm_efficiency = 0;   // fraction of mem_bandwidth memory-bound kernels reach, (0, 1]
     double intra_node_busbw = 0;  // bytes/s: nccl-tests all_reduce busbw inside a node, large messages
     double inter_node_busbw = 0;  // bytes/s per GPU: the same across nodes
+    // bytes/s a block's memory-bound ops reach per byte BlockWork counts
+    // (optional; 0: hbm_efficiency x mem_bandwidth). CPU ranks need it: their
+    // element-wise kernels (GeLU's tanh, the norms) are bound by the core, not
+    // by memory, while the optimizer's streams still reach memcpy's rate.
+    double elementwise_bandwidth = 0;
+    // seconds per parameter per step of a block (optional; 0: none): CPU
+    // ranks widen bf16 weights to fp32 in forward and in backward and narrow
+    // the gradients to bf16 (BlockWork::weight_elements). GPUs read bf16 directly.
+    double weight_convert = 0;
   };
   std::optional<Calibration> calibration;
 

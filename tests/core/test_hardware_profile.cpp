@@ -402,6 +402,12 @@ class TestHardwareProfile : public QObject {
     }
     QCOMPARE(p.device.compute_efficiency, 1.0);
     QCOMPARE(p.gpus_per_node, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    // The CPU pricing: a rank's GEMMs, element-wise ops and weight conversions, measured.
+    QVERIFY(p.calibration);
+    for (double x : {p.calibration->gemm_efficiency, p.calibration->hbm_efficiency, p.calibration->intra_node_busbw,
+                     p.calibration->elementwise_bandwidth, p.calibration->weight_convert})
+      QVERIFY2(std::isfinite(x) && x > 0, qPrintable(QString::number(x)));
+    QCOMPARE(p.calibration->sms, 1);
     qInfo("this-cpu: sgemm %.1f GFLOP/s, memcpy %.1f GB/s, loopback %.2f GB/s, %.1f us/step",
           p.device.bf16_flops / 1e9, p.device.mem_bandwidth / 1e9, p.intra_node.bandwidth / 1e9,
           p.intra_node.latency * 1e6);
