@@ -36,9 +36,9 @@ struct MemoryTimeline {
   size_t peak() const;            // the first point with the largest total (0 when empty)
 };
 
-// True when the file's first non-blank byte (inflated, for a .gz) is '[' and
-// its name ends .json or .json.gz: a memory timeline, not a Kineto trace
-// (an object) or a memory snapshot.
+// True when the file (inflated, for a .gz) opens with a list in a list ("[["
+// after blanks) and its name ends .json or .json.gz: a memory timeline, not a
+// Kineto trace (an object), a Chrome trace's event array ("[{") or a snapshot.
 bool isMemoryTimelineFile(const std::string& path);
 
 // Throws ConfigError naming the file, the field (e.g. "sizes[3]") and what

@@ -163,6 +163,11 @@ class TestFlightRecorder : public QObject {
     QVERIFY2(d.notes[0].find("overwritten") == std::string::npos || d.notes[0].find("nothing was overwritten") != std::string::npos,
              d.notes[0].c_str());
     QVERIFY2(d.notes[0].find("rank 1's dump starts at record 2") != std::string::npos, d.notes[0].c_str());
+    // On the ladder: rank 1's #1 and #2 are not in its dump, not overwritten; #5 is missing.
+    const FrLadder l = buildFrLadder(dumps);
+    QCOMPARE(l.cell(l.rowOf("0", 1), 1).state, FrCell::NotInDump);
+    QCOMPARE(frCellName(FrCell::NotInDump), std::string_view("not in the dump"));
+    QCOMPARE(l.cell(l.rowOf("0", 5), 1).state, FrCell::Missing);
     // A gap in the record ids (an only-active dump) is not a wrapped ring either, even when full.
     std::vector<FrRankDump> gap = readFlightRecorderDumps({kData + "fr_truncated_ring"});
     QVERIFY(frRingWrapped(gap[1], gap));

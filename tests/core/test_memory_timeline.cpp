@@ -89,6 +89,8 @@ class TestMemoryTimeline : public QObject {
   void kinetoTraceIsNotATimeline() {
     QVERIFY(!isMemoryTimelineFile(std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/rank1_of_2.json"));
     QVERIFY(!isMemoryTimelineFile(kDir + "missing.json.gz"));
+    // A Chrome trace in its array form ("[{" ...), gzipped: a trace, not a timeline.
+    QVERIFY(!isMemoryTimelineFile(std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/torch_ddp_gloo_rank1.json.gz"));
   }
 
   void badFilesAreNamed_data() {
