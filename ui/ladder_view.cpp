@@ -33,6 +33,7 @@ QColor ladderFill(FrCell c) {
     case FrCell::Scheduled: return QColor(0xa8, 0xd5, 0xf2);   // sky blue: queued
     case FrCell::Missing: return QColor(0xff, 0xff, 0xff);     // never issued: outlined, dashed
     case FrCell::Overwritten: return QColor(0xe4, 0xe4, 0xe4); // lost from the ring
+    case FrCell::NotInDump: return QColor(0xf2, 0xf2, 0xf2);   // left out of the dump (its ring never wrapped)
     case FrCell::NotMember: break;
   }
   return Qt::transparent;
@@ -172,7 +173,8 @@ LadderView::LadderView(QWidget* parent)
                                                {FrCell::Started, tr("started (waiting)")},
                                                {FrCell::Scheduled, tr("scheduled")},
                                                {FrCell::Missing, tr("missing")},
-                                               {FrCell::Overwritten, tr("overwritten")}};
+                                               {FrCell::Overwritten, tr("overwritten")},
+                                               {FrCell::NotInDump, tr("not in the dump")}};
   for (const auto& [state, name] : states) {
     auto* swatch = new QCPBars(m_plot->xAxis2, m_plot->yAxis);
     swatch->setName(name);

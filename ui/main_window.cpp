@@ -56,6 +56,22 @@ void showWholeDockTabTitles(QMainWindow* window) {
   }
 }
 
+// A memory snapshot or flight-recorder dumps ran no step of ShardScope's: the
+// step walkthrough does not apply while one is on screen. It comes back with
+// the next run shown, unless the user had closed it.
+void setWalkthroughApplies(QMainWindow* window, bool applies) {
+  auto* dock = window->findChild<QDockWidget*>(QStringLiteral("walkthroughDock"));
+  if (dock == nullptr) return;
+  const char* kHiddenHere = "hiddenForPostmortem";
+  if (!applies && !dock->isHidden()) {
+    dock->setProperty(kHiddenHere, true);
+    dock->hide();
+  } else if (applies && dock->property(kHiddenHere).toBool()) {
+    dock->setProperty(kHiddenHere, false);
+    dock->show();
+  }
+}
+
 }  // namespace
 
 namespace shardscope {
@@ -95,6 +111,13 @@ MainWindow::MainWindow(QWidget* parent)
   m_files = new RunFiles(&m_inspection, m_bridge, m_panel, this);
   // Opened flight-recorder dumps go to the ladder page, which comes into view.
   connect(m_files, &RunFiles::flightRecorderOpened, this, [this](std::shared_ptr<const FlightRecorderSet> set) {
+    // The dumps ran no experiment of ShardScope's: the form says what is open, and no walkthrough.
+    const int ranks = static_cast<int>(set->dumps.size());
+    m_panel->showImported(tr("<b>Flight-recorder dumps</b>: %1 (%2)<br>ShardScope did not run them, so there "
+                             "is no experiment to show. Pick a preset or edit an experiment to run one.")
+                              .arg(set->inputs.join(QStringLiteral(", ")).toHtmlEscaped())
+                              .arg(ranks == 1 ? tr("1 rank") : tr("%1 ranks").arg(ranks)));
+    setWalkthroughApplies(this, false);
     static_cast<LadderPage*>(m_pages.find(QStringLiteral("ladder")))->setDumps(std::move(set));
     showView(QStringLiteral("ladder"));
   });
@@ -479,6 +502,7 @@ void MainWindow::onRunShown() {
     m_panel->clearImported();
   // A snapshot has no timeline: its page takes the centre while it is shown.
   m_timeline->widget()->setVisible(!run.snapshots);
+  setWalkthroughApplies(this, !run.snapshots);
   m_pages.find(QStringLiteral("snapshot"))->widget()->setVisible(run.snapshots != nullptr);
   setWindowTitle(tr("ShardScope — %1").arg(run.source));
   if (run.error.isEmpty())

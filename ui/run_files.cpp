@@ -18,6 +18,7 @@
 #include "preset_runner.h"
 #include "trace/chrome_trace_reader.h"
 #include "trace/chrome_trace_writer.h"
+#include "kineto/memory_timeline.h"
 #include "kineto/trace_set.h"
 #include "snapshot_import.h"
 #include "trace_import.h"
@@ -34,6 +35,14 @@ bool RunFiles::openTrace(const QString& path, QString* error) {
     return false;
   }
   if (isMemorySnapshotFile(path)) return openFiles({path}, error);
+  // The profiler's memory timeline is not a trace (a Kineto reader would only say its first byte is wrong).
+  if (kineto::isMemoryTimelineFile(path.toStdString())) {
+    if (error)
+      *error = tr("%1 is a PyTorch profiler memory timeline (export_memory_timeline); the window does not draw it "
+                  "yet: `shardscope-cli analyze %1` prints its peak by category")
+                   .arg(path);
+    return false;
+  }
   RunTrace trace;
   std::shared_ptr<const kineto::JobAnalysis> hta;
   try {

@@ -10,6 +10,7 @@
 #include "inspect/event_store.h"
 #include "inspect/memory_series.h"
 #include "inspect/unit_states.h"
+#include "kineto/memory_timeline.h"
 #include "kineto/trace_set.h"
 #include "postmortem/postmortem_report.h"
 #include "trace/chrome_trace_reader.h"
@@ -154,6 +155,12 @@ int commandInspect(const std::vector<std::string>& args, std::ostream& out, std:
   try {
     trace = readChromeTraceFile(args[0]);
   } catch (const std::exception& e) {
+    // The profiler's memory timeline: a JSON list, not a trace.
+    if (kineto::isMemoryTimelineFile(args[0])) {
+      err << "error: " << args[0] << " is a PyTorch profiler memory timeline (export_memory_timeline); inspect reads "
+          << "traces of `shardscope-cli run --trace`: use `shardscope-cli analyze " << args[0] << "`\n";
+      return kExitBadInput;
+    }
     // inspect reads ShardScope's own traces; a PyTorch profiler trace (gzip,
     // real pids) fails there for reasons that would only mislead: say where it opens.
     if (kineto::isKinetoTraceInput(args[0])) {

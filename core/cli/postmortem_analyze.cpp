@@ -1,5 +1,6 @@
-// analyze for post-mortem files: every snapshot gets its own report; all
-// flight-recorder dumps given are one job, diagnosed together.
+// analyze for post-mortem files: every snapshot (and every profiler memory
+// timeline) gets its own report; all flight-recorder dumps given are one job,
+// diagnosed together.
 #include "cli/postmortem_analyze.h"
 
 #include <ostream>
@@ -7,6 +8,7 @@
 #include "common/errors.h"
 #include "common/exit_codes.h"
 #include "common/output_file.h"
+#include "kineto/memory_timeline.h"
 #include "postmortem/postmortem_report.h"
 
 namespace shardscope {
@@ -14,7 +16,8 @@ namespace shardscope {
 bool postmortemInputs(const std::vector<std::string>& inputs, bool& mixed) {
   size_t found = 0;
   for (const std::string& in : inputs)
-    if (postmortem::detectPostmortemInput(in) != postmortem::PostmortemInput::None) ++found;
+    if (postmortem::detectPostmortemInput(in) != postmortem::PostmortemInput::None || kineto::isMemoryTimelineFile(in))
+      ++found;
   mixed = found > 0 && found < inputs.size();
   return found > 0 && found == inputs.size();
 }
@@ -25,8 +28,14 @@ int analyzePostmortem(const std::vector<std::string>& inputs, const std::string&
   Json report = Json::object();
   try {
     std::vector<std::string> dumps;
-    Json snapshots = Json::array();
+    Json snapshots = Json::array(), timelines = Json::array();
     for (const std::string& in : inputs) {
+      if (kineto::isMemoryTimelineFile(in)) {  // the profiler's export_memory_timeline
+        const kineto::MemoryTimeline t = kineto::readMemoryTimeline(in);
+        kineto::printMemoryTimelineText(t, in, out);
+        timelines.push_back(kineto::memoryTimelineJson(t, in));
+        continue;
+      }
       if (detectPostmortemInput(in) == PostmortemInput::FlightRecorder) {
         dumps.push_back(in);
         continue;
@@ -37,6 +46,8 @@ int analyzePostmortem(const std::vector<std::string>& inputs, const std::string&
     }
     if (snapshots.size() == 1) report["memory_snapshot"] = snapshots.front();
     else if (!snapshots.empty()) report["memory_snapshots"] = snapshots;
+    if (timelines.size() == 1) report["memory_timeline"] = timelines.front();
+    else if (!timelines.empty()) report["memory_timelines"] = timelines;
     if (!dumps.empty()) {
       const FrDiagnosis d = diagnoseFlightRecorder(readFlightRecorderDumps(dumps));
       printFlightRecorderText(d, out);

@@ -2,7 +2,9 @@
 // Rules of the match (docs/postmortem.md): per process group, a rank's
 // collectives are numbered by collective_seq_id; a rank whose ring was cut
 // (its oldest record_id is not 0) says nothing about the numbers below its
-// oldest entry; a rank whose last number is below N never joined N.
+// oldest entry; a rank whose last number is below N never joined N. A
+// coalesced group (entries sharing one number, ending in nccl:coalesced)
+// is one collective, compared member by member.
 #include "postmortem/flight_recorder.h"
 
 #include <algorithm>
@@ -287,7 +289,8 @@ namespace {
 struct FrRankView {
   int rank = 0;
   const FrRankDump* dump = nullptr;
-  std::map<int64_t, const FrEntry*> by_seq;  // this group's collectives
+  std::map<int64_t, const FrEntry*> by_seq;  // this group's collectives (of a coalesced group, its last entry)
+  std::map<int64_t, std::vector<const FrEntry*>> members;  // every entry of each number, oldest first
   bool cut = false;                         // the ring lost its oldest entries
   int64_t first_seq = 0, last_seq = 0;
 };
@@ -313,17 +316,35 @@ std::vector<int> frMinority(const std::vector<std::pair<int, Key>>& values, Key&
 
 const FrEntry* frLastEntry(const FrRankDump& d) { return d.entries.empty() ? nullptr : &d.entries.back(); }
 
+// One number's entries as compared across ranks. PyTorch's fr_trace treats
+// entries of one group sharing a collective_seq_id and ending in
+// "nccl:coalesced" as one coalesced collective (its members first, each with
+// its own sizes, then the coalesced entry without any): "coalesced(all_reduce,
+// all_reduce)"; a rank still inside the group has no coalesced end yet.
+enum class FrGroupField { Op, Sizes, Dtypes };
+std::string frGroupText(const std::vector<const FrEntry*>& g, FrGroupField f) {
+  auto one = [f](const FrEntry* e) { return f == FrGroupField::Op ? e->op() : f == FrGroupField::Sizes ? e->sizes : e->dtypes; };
+  if (g.size() == 1) return one(g.front());
+  const bool ended = g.back()->op() == "coalesced";
+  std::string s;
+  for (size_t i = 0; i + (ended ? 1 : 0) < g.size(); ++i) s += (i ? ", " : "") + one(g[i]);
+  if (f != FrGroupField::Op) return "(" + s + ")";
+  return ended ? "coalesced(" + s + ")" : s + " (coalesced, not ended)";
+}
+
 std::optional<FrMismatch> frMatchGroup(const std::string& pg_name, const std::vector<FrRankView>& views) {
   std::set<int64_t> seqs;
   for (const FrRankView& v : views)
     for (const auto& [seq, e] : v.by_seq) seqs.insert(seq);
   for (const int64_t seq : seqs) {
     std::vector<std::pair<int, const FrEntry*>> present;
+    std::map<int, const std::vector<const FrEntry*>*> group_of;  // rank -> its entries of this number
     std::vector<int> missing;
     for (const FrRankView& v : views) {
       auto it = v.by_seq.find(seq);
       if (it != v.by_seq.end()) {
         present.push_back({v.rank, it->second});
+        group_of[v.rank] = &v.members.at(seq);
       } else if (seq > v.last_seq && !(v.cut && v.by_seq.empty())) {
         missing.push_back(v.rank);  // never got this far
       }  // else: below a cut ring's oldest entry, or a gap: nothing known
@@ -335,9 +356,9 @@ std::optional<FrMismatch> frMatchGroup(const std::string& pg_name, const std::ve
     std::vector<std::pair<int, std::string>> ops, sizes, dtypes;
     std::vector<std::pair<int, int>> states;
     for (const auto& [r, e] : present) {
-      ops.push_back({r, e->op()});
-      sizes.push_back({r, e->sizes});
-      dtypes.push_back({r, e->dtypes});
+      ops.push_back({r, frGroupText(*group_of[r], FrGroupField::Op)});
+      sizes.push_back({r, frGroupText(*group_of[r], FrGroupField::Sizes)});
+      dtypes.push_back({r, frGroupText(*group_of[r], FrGroupField::Dtypes)});
       states.push_back({r, static_cast<int>(e->state)});
     }
     std::string op_major, size_major, dtype_major;
@@ -349,33 +370,29 @@ std::optional<FrMismatch> frMatchGroup(const std::string& pg_name, const std::ve
     m.op = op_major;
     const FrEntry* sample = present.front().second;
     for (const auto& [r, e] : present)
-      if (e->op() == op_major) {
+      if (frGroupText(*group_of[r], FrGroupField::Op) == op_major) {
         sample = e;
         break;
       }
     m.pg = pg_name;
     m.pg_desc = sample->pg_desc;
-    auto entryOf = [&](int r) -> const FrEntry* {
-      for (const auto& [pr, e] : present)
-        if (pr == r) return e;
-      return nullptr;
-    };
+    auto textOf = [&](int r, FrGroupField f) { return frGroupText(*group_of[r], f); };
     if (!missing.empty()) {
       m.kind = "missing_ranks";
       m.ranks = missing;
     } else if (!op_odd.empty()) {
       m.kind = "op";
       m.ranks = op_odd;
-      m.detail = "rank " + std::to_string(op_odd.front()) + " ran " + entryOf(op_odd.front())->op() + " where the others ran " + op_major;
+      m.detail = "rank " + std::to_string(op_odd.front()) + " ran " + textOf(op_odd.front(), FrGroupField::Op) + " where the others ran " + op_major;
     } else if (!size_odd.empty()) {
       m.kind = "size";
       m.ranks = size_odd;
-      m.detail = "rank " + std::to_string(size_odd.front()) + " has sizes " + entryOf(size_odd.front())->sizes.substr(0, 120) +
+      m.detail = "rank " + std::to_string(size_odd.front()) + " has sizes " + textOf(size_odd.front(), FrGroupField::Sizes).substr(0, 120) +
                  ", the others " + size_major.substr(0, 120);
     } else if (!dtype_odd.empty()) {
       m.kind = "dtype";
       m.ranks = dtype_odd;
-      m.detail = "rank " + std::to_string(dtype_odd.front()) + " has dtypes " + entryOf(dtype_odd.front())->dtypes.substr(0, 120) +
+      m.detail = "rank " + std::to_string(dtype_odd.front()) + " has dtypes " + textOf(dtype_odd.front(), FrGroupField::Dtypes).substr(0, 120) +
                  ", the others " + dtype_major.substr(0, 120);
     } else if (state_set.size() > 1) {
       m.kind = "state";
@@ -425,9 +442,17 @@ FrDiagnosis diagnoseFlightRecorder(const std::vector<FrRankDump>& dumps) {
     for (const auto& [pg, ranks] : d.pg_ranks) members[pg].insert(ranks.begin(), ranks.end());
     for (const FrEntry& e : d.entries)
       if (!e.is_p2p) members[e.pg_name].insert(d.rank);
-    if (!d.entries.empty() && d.entries.front().record_id > 0)
-      out.notes.push_back("rank " + std::to_string(d.rank) + "'s ring starts at record " +
-                          std::to_string(d.entries.front().record_id) + " (older entries were overwritten)");
+    if (!d.entries.empty() && d.entries.front().record_id > 0) {
+      const std::string first = std::to_string(d.entries.front().record_id);
+      if (frRingWrapped(d, dumps))
+        out.notes.push_back("rank " + std::to_string(d.rank) + "'s ring starts at record " + first +
+                            " (older entries were overwritten: its ring is full, " + std::to_string(d.entries.size()) +
+                            " entries)");
+      else
+        out.notes.push_back("rank " + std::to_string(d.rank) + "'s dump starts at record " + first +
+                            ", but its ring was not full (or its records have gaps), so nothing was overwritten: the "
+                            "records before it are not in the dump (an only-active dump or a reset recorder)");
+    }
   }
   const std::set<int> have(out.ranks.begin(), out.ranks.end());
   std::optional<FrMismatch> best;
@@ -446,7 +471,10 @@ FrDiagnosis diagnoseFlightRecorder(const std::vector<FrRankDump>& dumps) {
         if (d.rank == r) v.dump = &d;
       v.cut = !v.dump->entries.empty() && v.dump->entries.front().record_id > 0;
       for (const FrEntry& e : v.dump->entries)
-        if (e.pg_name == pg && !e.is_p2p) v.by_seq[e.collective_seq_id] = &e;
+        if (e.pg_name == pg && !e.is_p2p) {
+          v.by_seq[e.collective_seq_id] = &e;
+          v.members[e.collective_seq_id].push_back(&e);
+        }
       if (!v.by_seq.empty()) {
         v.first_seq = v.by_seq.begin()->first;
         v.last_seq = v.by_seq.rbegin()->first;
@@ -472,6 +500,14 @@ FrDiagnosis diagnoseFlightRecorder(const std::vector<FrRankDump>& dumps) {
     }
   out.first_mismatch = std::move(best);
   return out;
+}
+
+bool frRingWrapped(const FrRankDump& d, const std::vector<FrRankDump>& all) {
+  if (d.entries.empty() || d.entries.front().record_id <= 0) return false;
+  size_t fullest = 0;  // every rank of a job has the same ring size (TORCH_NCCL_TRACE_BUFFER_SIZE)
+  for (const FrRankDump& o : all) fullest = std::max(fullest, o.entries.size());
+  const int64_t span = d.entries.back().record_id - d.entries.front().record_id + 1;
+  return d.entries.size() == fullest && span == static_cast<int64_t>(d.entries.size());
 }
 
 std::string frMismatchSentence(const FrMismatch& m) {

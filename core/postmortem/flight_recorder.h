@@ -91,6 +91,13 @@ struct FrDiagnosis {
 // pair (fr_p2p_match.h); the earliest problem is the first mismatch.
 FrDiagnosis diagnoseFlightRecorder(const std::vector<FrRankDump>& dumps);
 
+// True when `d`'s ring really wrapped (older records overwritten): its first
+// record_id is above 0, its record ids have no gap, and it holds as many
+// entries as the fullest ring among `all` (a job's ranks share one ring size;
+// PyTorch's dump does not say it). A dump of only active entries, or of a
+// recorder reset mid-run, also starts above 0 without losing anything.
+bool frRingWrapped(const FrRankDump& d, const std::vector<FrRankDump>& all);
+
 // The innermost frame outside torch (the user's line), else the innermost.
 std::optional<FrFrame> frLastFrame(const FrEntry& e);
 

@@ -1,6 +1,7 @@
 // Rows are every (group, seq) some rank recorded, groups in name order; a
 // member's cell without an entry is "missing" above its last entry of the
-// group and "overwritten" below the oldest entry of a ring that wrapped, as
+// group and "overwritten" below the oldest entry of a ring that wrapped ("not
+// in the dump" when the dump starts above record 0 without having wrapped), as
 // diagnoseFlightRecorder reads them, so the marked cell agrees with the sentence.
 #include "postmortem/fr_ladder.h"
 
@@ -17,6 +18,7 @@ std::string_view frCellName(FrCell c) {
     case FrCell::NotMember: return "not a member";
     case FrCell::Missing: return "missing";
     case FrCell::Overwritten: return "overwritten";
+    case FrCell::NotInDump: return "not in the dump";
     case FrCell::Scheduled: return "scheduled";
     case FrCell::Started: return "started";
     case FrCell::Completed: return "completed";
@@ -119,10 +121,11 @@ FrLadder buildFrLadder(const std::vector<FrRankDump>& dumps) {
       } else if (key.p2p || group.count(d.rank) == 0) {
         cell.state = FrCell::NotMember;
       } else {
-        // Below the oldest entry a wrapped ring kept: unknown. Anything else: never issued.
+        // Below the oldest entry a cut dump holds: unknown (overwritten only if its ring wrapped). Anything else: never issued.
         const bool cut = !d.entries.empty() && d.entries.front().record_id > 0;
         const auto o = oldest.find({key.pg_name, d.rank});
-        cell.state = cut && (o == oldest.end() || key.seq < o->second) ? FrCell::Overwritten : FrCell::Missing;
+        const FrCell unknown = frRingWrapped(d, dumps) ? FrCell::Overwritten : FrCell::NotInDump;
+        cell.state = cut && (o == oldest.end() || key.seq < o->second) ? unknown : FrCell::Missing;
       }
       l.cells.push_back(cell);
     }

@@ -17,12 +17,13 @@ namespace shardscope::postmortem {
 enum class FrCell : uint8_t {
   NotMember,   // the rank is not in this group
   Missing,     // a member that never issued it
-  Overwritten, // below the oldest entry of a ring that wrapped: unknown
+  Overwritten, // below the oldest entry of a ring that wrapped (frRingWrapped): unknown
+  NotInDump,   // below the oldest entry of a dump that starts above record 0 without wrapping: unknown
   Scheduled,
   Started,
   Completed,
 };
-std::string_view frCellName(FrCell c);  // "not a member", "missing", "overwritten", "scheduled", ...
+std::string_view frCellName(FrCell c);  // "not a member", "missing", "overwritten", "not in the dump", "scheduled", ...
 
 struct FrLadderRow {
   std::string pg_name;  // process_group[0]

@@ -137,6 +137,15 @@ class TestInspectCli : public QObject {
                qPrintable(r.err));
       QVERIFY2(!r.err.contains("not valid JSON"), qPrintable(r.err));
     }
+    // The profiler's memory timeline: named, with analyze, which reads it.
+    const QString tl = QStringLiteral(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/memory_timeline/run.raw.json.gz";
+    const CliResult t = runCli({"inspect", tl});
+    QCOMPARE(t.exit_code, 2);
+    QVERIFY2(t.err.contains("memory timeline") && t.err.contains("shardscope-cli analyze " + tl) && t.err.count('\n') == 1,
+             qPrintable(t.err));
+    const CliResult a = runCli({"analyze", tl});
+    QCOMPARE(a.exit_code, 0);
+    QVERIFY2(a.out.contains("peak 17.00 MiB"), qPrintable(a.out + a.err));
   }
 };
 

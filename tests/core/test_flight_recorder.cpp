@@ -11,6 +11,7 @@
 #include <string>
 
 #include "postmortem/flight_recorder.h"
+#include "postmortem/fr_ladder.h"
 #include "postmortem/fr_p2p_match.h"
 #include "postmortem/pickle_reader.h"
 
@@ -141,8 +142,62 @@ class TestFlightRecorder : public QObject {
     QCOMPARE(m.seq, int64_t(7));
     QCOMPARE(m.kind, std::string("missing_ranks"));
     QCOMPARE(m.ranks, std::vector<int>{1});
+    // Both rings are full (3 entries each) and start above record 0: both wrapped.
+    QCOMPARE(d.notes.size(), size_t(2));
+    QVERIFY2(d.notes[0].find("rank 0's ring starts at record 4 (older entries were overwritten") != std::string::npos,
+             d.notes[0].c_str());
+    QVERIFY2(d.notes[1].find("rank 1's ring starts at record 3 (older entries were overwritten") != std::string::npos,
+             d.notes[1].c_str());
+  }
+
+  void ringNotFullWasNotOverwritten() {
+    // Rank 1's dump starts at record 2 with 2 entries where rank 0's holds 5: its
+    // ring never filled, so "overwritten" would be false; the miss in #5 stands.
+    const std::vector<FrRankDump> dumps = readFlightRecorderDumps({kData + "fr_ring_not_full"});
+    QVERIFY(!frRingWrapped(dumps[1], dumps));
+    QVERIFY(!frRingWrapped(dumps[0], dumps));  // starts at record 0
+    const FrDiagnosis d = diagnoseFlightRecorder(dumps);
+    QCOMPARE(d.first_mismatch->seq, int64_t(5));
+    QCOMPARE(d.first_mismatch->ranks, std::vector<int>{1});
     QCOMPARE(d.notes.size(), size_t(1));
-    QVERIFY2(d.notes[0].find("rank 1's ring starts at record 3") != std::string::npos, d.notes[0].c_str());
+    QVERIFY2(d.notes[0].find("overwritten") == std::string::npos || d.notes[0].find("nothing was overwritten") != std::string::npos,
+             d.notes[0].c_str());
+    QVERIFY2(d.notes[0].find("rank 1's dump starts at record 2") != std::string::npos, d.notes[0].c_str());
+    // On the ladder: rank 1's #1 and #2 are not in its dump, not overwritten; #5 is missing.
+    const FrLadder l = buildFrLadder(dumps);
+    QCOMPARE(l.cell(l.rowOf("0", 1), 1).state, FrCell::NotInDump);
+    QCOMPARE(frCellName(FrCell::NotInDump), std::string_view("not in the dump"));
+    QCOMPARE(l.cell(l.rowOf("0", 5), 1).state, FrCell::Missing);
+    // A gap in the record ids (an only-active dump) is not a wrapped ring either, even when full.
+    std::vector<FrRankDump> gap = readFlightRecorderDumps({kData + "fr_truncated_ring"});
+    QVERIFY(frRingWrapped(gap[1], gap));
+    gap[1].entries.back().record_id += 7;
+    QVERIFY(!frRingWrapped(gap[1], gap));
+  }
+
+  void coalescedGroupIsOneCollective() {
+    // Coalesced group #2 (three all-reduces, then nccl:coalesced) on both ranks, all completed.
+    const FrDiagnosis d = diagnose("fr_coalesced");
+    QVERIFY(!d.first_mismatch.has_value());
+    QVERIFY(d.notes.empty());
+    const FrLadder l = buildFrLadder(readFlightRecorderDumps({kData + "fr_coalesced"}));
+    QCOMPARE(l.rows.size(), size_t(3));  // #1, the coalesced #2, #3
+    QCOMPARE(l.rows[1].op, std::string("coalesced"));
+    QCOMPARE(l.cell(1, 0).state, FrCell::Completed);
+  }
+
+  void coalescedMembersAreCompared() {
+    // Rank 1's second member has 3072 elements where ranks 0 and 2 have 2048; the
+    // coalesced entries (no tensors) agree, so only the members tell.
+    const FrDiagnosis d = diagnose("fr_coalesced_size_mismatch");
+    QVERIFY(d.first_mismatch.has_value());
+    const FrMismatch& m = *d.first_mismatch;
+    QCOMPARE(m.kind, std::string("size"));
+    QCOMPARE(m.seq, int64_t(2));
+    QCOMPARE(m.ranks, std::vector<int>{1});
+    QCOMPARE(m.op, std::string("coalesced(all_reduce, all_reduce, all_reduce)"));
+    QVERIFY2(m.detail.find("3072") != std::string::npos && m.detail.find("2048") != std::string::npos, m.detail.c_str());
+    QCOMPARE(m.waiting_ranks, (std::vector<int>{0, 2}));
   }
 
   void allCompleteHasNoMismatch() { QVERIFY(!diagnose("fr_all_complete").first_mismatch.has_value()); }

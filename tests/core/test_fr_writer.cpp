@@ -271,13 +271,14 @@ print(len(d['entries']), e['state'], e['collective_seq_id'], f['filename'])
   }
 
   void ladderOfATruncatedRingAndP2p() {
-    // Rank 1's ring lost #1..#3: overwritten, not missing.
+    // Both rings hold 3 entries and wrapped: rank 0's lost #1..#4, rank 1's #1..#3.
+    // #4 is rank 1's oldest: overwritten on rank 0, not missing.
     const std::vector<FrRankDump> cut = readFlightRecorderDumps({kData + "fr_truncated_ring"});
     const FrLadder l = buildFrLadder(cut);
-    const int row1 = l.rowOf("0", 1);
-    QVERIFY(row1 >= 0);
-    QCOMPARE(l.cell(row1, 1).state, FrCell::Overwritten);
-    QCOMPARE(l.cell(row1, 0).state, FrCell::Completed);
+    const int row4 = l.rowOf("0", 4);
+    QVERIFY(row4 >= 0);
+    QCOMPARE(l.cell(row4, 0).state, FrCell::Overwritten);
+    QCOMPARE(l.cell(row4, 1).state, FrCell::Completed);
     // The send/recv pair has its own p2p row, not collective #1's.
     const std::vector<FrRankDump> p2p = readFlightRecorderDumps({kData + "fr_p2p"});
     const FrLadder lp = buildFrLadder(p2p);

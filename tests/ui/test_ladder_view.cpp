@@ -4,11 +4,13 @@
 // culprit rank's cell marked and the diagnosis above; a click on a cell shows
 // that row's entry and stack on every rank; the rank-dependent-hang preset's
 // own run gives the same ladder; the figure exports; with nothing open the
-// page says why.
+// page says why; dumps and snapshots hide the form's fields and the step
+// walkthrough, which do not apply to them.
 #include <QTemporaryDir>
 #include <QtTest>
 #include <qcustomplot.h>
 
+#include "experiment_panel.h"
 #include "inspection.h"
 #include "ladder_view.h"
 #include "main_window.h"
@@ -95,6 +97,44 @@ class TestLadderView : public QObject {
     QVERIFY2(view->detailText().contains(QStringLiteral("rank %1: ").arg(rank) + QString::fromUtf8(frCellName(
                                              l.cell(l.mismatch_row, l.column(rank)).state).data()) + QStringLiteral("  <- culprit")),
              qPrintable(view->detailText()));
+  }
+
+  void postmortemFilesHideFormAndWalkthrough() {
+    // Dumps and snapshots ran no experiment and no step of ShardScope's: the form
+    // says what is open (its fields hidden, Run off) and the step walkthrough goes;
+    // picking a preset brings the form back, the next run shown the walkthrough.
+    MainWindow w;
+    w.setPersistSettings(false);
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto* walk = w.findChild<QDockWidget*>(QStringLiteral("walkthroughDock"));
+    QVERIFY(walk && walk->isVisible());
+    ExperimentPanel* panel = w.experimentPanel();
+    QString error;
+    QVERIFY2(w.openTrace(kData + "fr_op_mismatch", &error), qPrintable(error));
+    QCoreApplication::processEvents();
+    QVERIFY(!walk->isVisible());
+    QVERIFY(panel->showsImported());
+    QVERIFY2(panel->importedText().contains(QStringLiteral("Flight-recorder dumps")) &&
+                 panel->importedText().contains(QStringLiteral("4 ranks")),
+             qPrintable(panel->importedText()));
+    QVERIFY(!panel->findChild<QWidget*>(QStringLiteral("strategy"))->isVisibleTo(panel));
+    QVERIFY(!panel->canRun());
+    // Back to an experiment: the form and the walkthrough return.
+    QVERIFY(panel->selectPreset(QStringLiteral("ddp-basics")));
+    QVERIFY(!panel->showsImported());
+    // A memory snapshot: the same.
+    QVERIFY2(w.openFiles({kData + "snapshot_one_device.pickle"}, &error), qPrintable(error));
+    QCoreApplication::processEvents();
+    QVERIFY(!walk->isVisible());
+    QVERIFY(panel->showsImported());
+    QVERIFY2(panel->importedText().contains(QStringLiteral("memory snapshot")), qPrintable(panel->importedText()));
+    // A profiler trace shown next: the walkthrough is back.
+    QVERIFY2(w.openTrace(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/kineto/rank1_of_2.json"), &error),
+             qPrintable(error));
+    QCoreApplication::processEvents();
+    QVERIFY(walk->isVisible());
   }
 
   void figureExports() {

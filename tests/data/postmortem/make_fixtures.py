@@ -289,11 +289,53 @@ def snapshot_unwinder_frames():
 
 
 def fr_truncated_ring(out):
-    # Rank 1's ring kept only records 3..5 (collectives #4..#6): #1..#3 are not
-    # mismatches. Rank 0 then waits in all_reduce #7, which rank 1 never joined.
-    per = {0: completed(6) + [fr_entry(6, 7, "all_reduce", "started")],
+    # Both rings hold 3 entries (one TORCH_NCCL_TRACE_BUFFER_SIZE for the job) and
+    # wrapped: rank 1's kept records 3..5 (collectives #4..#6), rank 0's records
+    # 4..6 (#5..#7): #1..#4 are not mismatches. Rank 0 then waits in all_reduce
+    # #7, which rank 1 never joined.
+    per = {0: (completed(6) + [fr_entry(6, 7, "all_reduce", "started")])[4:],
            1: completed(6)[3:]}
     write_dumps(os.path.join(out, "fr_truncated_ring"), per, range(2), 4)
+
+
+def fr_ring_not_full(out):
+    # Rank 1's dump starts at record 2 but holds 2 entries where rank 0's ring
+    # holds 5: a ring of 5 that held 2 never wrapped (an only-active dump, or a
+    # reset recorder). Nothing was overwritten; rank 0 waits in #5, which rank 1
+    # (last #4) never joined.
+    per = {0: completed(4) + [fr_entry(4, 5, "all_reduce", "started")],
+           1: completed(4)[2:]}
+    write_dumps(os.path.join(out, "fr_ring_not_full"), per, range(2), 4)
+
+
+def coalesced(record_id, seq, sizes, state, ops=None):
+    # As ProcessGroupNCCL records a coalescing region (PyTorch >= 2.7, fr_trace's
+    # find_coalesced_group_with_non_p2p): each op inside it with its own sizes and
+    # the region's collective_seq_id, never started (no events of its own), then
+    # "nccl:coalesced" with that seq_id and no tensors, whose state is the group's.
+    ops = ops or ["all_reduce"] * len(sizes)
+    out = [fr_entry(record_id + i, seq, op, "scheduled", sizes=((n,),)) for i, (op, n) in enumerate(zip(ops, sizes))]
+    end = fr_entry(record_id + len(sizes), seq, "coalesced", state)
+    end["input_sizes"], end["output_sizes"], end["input_dtypes"], end["output_dtypes"] = [], [], [], []
+    return out + [end]
+
+
+def fr_coalesced(out):
+    # all_reduce #1, a coalesced group #2 of three all-reduces (1024, 2048, 4096
+    # elements), all_reduce #3: every rank completed everything. No mismatch.
+    per = {r: completed(1) + coalesced(1, 2, [1024, 2048, 4096], "completed") +
+              [fr_entry(5, 3, "all_reduce", "completed")] for r in range(2)}
+    write_dumps(os.path.join(out, "fr_coalesced"), per, range(2), 4)
+
+
+def fr_coalesced_size_mismatch(out):
+    # Coalesced group #2: rank 1's second all-reduce has 3072 elements where
+    # ranks 0 and 2 have 2048; the coalesced entries themselves agree (no tensors).
+    # Expected: size, ranks [1], the others' sizes (1024, 2048, 4096).
+    per = {}
+    for r in range(3):
+        per[r] = completed(1) + coalesced(1, 2, [1024, 3072 if r == 1 else 2048, 4096], "started")
+    write_dumps(os.path.join(out, "fr_coalesced_size_mismatch"), per, range(3), "json")
 
 
 def fr_all_complete(out):
@@ -327,7 +369,7 @@ def main():
     with open(os.path.join(out, "snapshot_unwinder_frames.json"), "w") as f:
         json.dump(snapshot_unwinder_frames(), f)
     for fn in (fr_missing_rank, fr_size_mismatch, fr_dtype_mismatch, fr_op_mismatch, fr_p2p, fr_p2p_hang,
-               fr_truncated_ring, fr_all_complete):
+               fr_truncated_ring, fr_all_complete, fr_ring_not_full, fr_coalesced, fr_coalesced_size_mismatch):
         fn(out)
 
 
