@@ -7,6 +7,7 @@
 #include "common/errors.h"
 #include "common/exit_codes.h"
 #include "common/output_file.h"
+#include "common/output_names.h"
 #include "common/stop_signals.h"
 #include "config/serve_address.h"
 
@@ -115,6 +116,7 @@ int commandAttach(const std::vector<std::string>& args, std::ostream& out, std::
       }
     }
     if (address.empty()) throw ConfigError("attach needs the address of a served run (attach --help)");
+    checkDistinctOutputs({{"--trace", outputs.trace_path, ""}, {"--summary", outputs.summary_path, ""}});
     options.address = parseServeAddress(address, "attach ADDR", false);
     options.config_dir = shardscopeConfigDir();
     if (options.address.secured && options.server_key.empty())

@@ -23,6 +23,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/output_file.h"
+#include "common/output_names.h"
 #include "common/stop_signals.h"
 #include "launch/launcher_env.h"
 #include "launch/process_launcher.h"
@@ -34,6 +35,9 @@
 namespace shardscope {
 
 namespace {
+
+// runCli's --log-file, for run's check that no two outputs name one file.
+std::string g_cliLogFilePath;
 
 const char* const kUsage = R"(usage: shardscope-cli COMMAND [flags]
 commands:
@@ -84,6 +88,7 @@ class LogFlags {
     args = std::move(rest);
     return true;
   }
+  const std::string& file() const { return m_file; }
   // Throws std::runtime_error when the file cannot be written.
   void install(std::ostream& err) {
     std::vector<spdlog::sink_ptr> sinks{makeLogStreamSink(err)};
@@ -169,6 +174,11 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
     }
     // Found now, not after the whole run: outputs that cannot be written, a
     // run bigger than the machine.
+    // Two outputs naming one file: one would silently replace the other.
+    checkDistinctOutputs({{"--trace", config.trace_path, ""},
+                          {"--summary", config.summary_path, ""},
+                          {"--flight-recorder", config.flight_recorder_dir, postmortem::FrWriteOptions{}.prefix},
+                          {"--log-file", g_cliLogFilePath, ""}});
     if (!config.trace_path.empty()) checkOutputFile("--trace", config.trace_path);
     if (!config.summary_path.empty()) checkOutputFile("--summary", config.summary_path);
     if (!config.flight_recorder_dir.empty()) postmortem::checkFlightRecorderDir(config.flight_recorder_dir);
@@ -329,7 +339,9 @@ int runCli(const std::vector<std::string>& cli_args, std::ostream& out, std::ost
     err << "error: --log-file " << e.what() << "\n";
     return kExitBadInput;
   }
+  g_cliLogFilePath = log_flags.file();
   const int code = runCommand(args, out, err, hooks);
+  g_cliLogFilePath.clear();
   // The log file's writes are checked as they go; the first failure is the
   // command's too (the log is an output: a command whose log was lost did not succeed).
   flushLog();

@@ -1,4 +1,5 @@
 #include "common/output_file.h"
+#include "common/output_names.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,6 +9,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
 #include <streambuf>
 #include <utility>
 #include <vector>
@@ -39,6 +43,31 @@ void probeWrite(int fd, const std::string& flag, const std::string& path) {
   ::close(fd);
 }
 
+// A FIFO's write end, opened by the check while its reader was there and kept
+// until the output is written: closing it would end the reader's input (EOF).
+std::mutex g_outputFifoMutex;
+std::map<std::string, int> g_outputFifos;  // path -> fd, under g_outputFifoMutex
+
+// Opens a FIFO for writing without waiting for a reader (a blocking open would
+// wait forever, and a stop signal would only restart it): ENXIO when none has
+// it open. The descriptor is then made blocking for the writes.
+int openOutputFifo(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    const int error = errno;
+    ::close(fd);
+    errno = error;
+    return -1;
+  }
+  return fd;
+}
+
+constexpr const char* kOutputFifoNoReader =
+    "is a FIFO that no process has open for reading; an output is written to a FIFO only while its reader is "
+    "there (start the reader first), or give a regular file";
+
 }  // namespace
 
 void checkOutputFile(const std::string& flag, const std::string& path) {
@@ -46,7 +75,16 @@ void checkOutputFile(const std::string& flag, const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) refuse(flag, path, "is a directory; give a file name (e.g. " + path + "/out.json)");
-    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) return;  // a reader on the other end takes it
+    if (S_ISSOCK(st.st_mode))
+      refuse(flag, path, "is a socket, not a regular file; give a file (or a FIFO with its reader running)");
+    if (S_ISFIFO(st.st_mode)) {
+      std::lock_guard lock(g_outputFifoMutex);
+      if (g_outputFifos.count(path) != 0) return;
+      const int fd = openOutputFifo(path);
+      if (fd < 0) refuse(flag, path, errno == ENXIO ? kOutputFifoNoReader : std::string("cannot be written: ") + std::strerror(errno));
+      g_outputFifos[path] = fd;  // kept open for the write: see g_outputFifos
+      return;
+    }
     const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) refuse(flag, path, std::string("cannot be written: ") + std::strerror(errno));
     probeWrite(fd, flag, path);
@@ -65,6 +103,57 @@ void checkOutputFile(const std::string& flag, const std::string& path) {
   }
   ::close(fd);
   ::unlink(path.c_str());
+}
+
+namespace {
+
+// PATH made absolute, symlinks and ".", ".." resolved as far as it exists.
+std::filesystem::path outputIdentityPath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  if (ec) p = std::filesystem::absolute(path, ec).lexically_normal();
+  return p;
+}
+
+bool outputSameFile(const std::filesystem::path& a, const std::filesystem::path& b) {
+  if (a == b) return true;
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+bool outputUnder(const std::filesystem::path& inner, const std::filesystem::path& outer) {
+  const std::filesystem::path rel = inner.lexically_relative(outer);
+  return !rel.empty() && *rel.begin() != ".." && rel != ".";
+}
+
+}  // namespace
+
+void checkDistinctOutputs(const std::vector<OutputName>& outputs) {
+  std::vector<std::filesystem::path> resolved;
+  for (const OutputName& o : outputs) resolved.push_back(outputIdentityPath(o.path));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t j = i + 1; j < outputs.size(); ++j) {
+      const OutputName &a = outputs[i], &b = outputs[j];
+      if (a.path.empty() || b.path.empty()) continue;
+      const std::string both = a.flag + " " + a.path + " and " + b.flag + " " + b.path;
+      if (outputSameFile(resolved[i], resolved[j]))
+        throw ConfigError(both + " name one file (" + resolved[i].string() +
+                          "): one would replace the other; give each output its own file");
+      const bool a_folder = !a.files_prefix.empty(), b_folder = !b.files_prefix.empty();
+      if (a_folder == b_folder) continue;
+      const OutputName& file = a_folder ? b : a;
+      const OutputName& folder = a_folder ? a : b;
+      const std::filesystem::path& rf = a_folder ? resolved[j] : resolved[i];
+      const std::filesystem::path& rd = a_folder ? resolved[i] : resolved[j];
+      if (outputUnder(rd, rf))
+        throw ConfigError(both + ": the folder " + folder.path + " would be made inside the file " + file.path +
+                          "; give the file another name");
+      if (rf.parent_path() == rd && rf.filename().string().rfind(folder.files_prefix, 0) == 0)
+        throw ConfigError(both + ": " + file.path + " is where " + folder.flag + " writes its files (" +
+                          folder.files_prefix + "<rank>); give the file another name or folder");
+    }
+  }
 }
 
 }  // namespace shardscope
@@ -136,7 +225,23 @@ OutputFile::OutputFile(const std::string& path) : m_impl(std::make_unique<Impl>(
   struct stat st {};
   const bool exists = ::stat(f.path.c_str(), &st) == 0;
   const bool special = exists && !S_ISREG(st.st_mode);
-  if (special) {
+  if (special && S_ISFIFO(st.st_mode)) {
+    {
+      std::lock_guard lock(g_outputFifoMutex);
+      for (const std::string& name : {path, f.path}) {
+        if (auto it = g_outputFifos.find(name); it != g_outputFifos.end()) {
+          f.fd = it->second;
+          g_outputFifos.erase(it);
+          break;
+        }
+      }
+    }
+    if (f.fd < 0) f.fd = openOutputFifo(f.path);
+    if (f.fd < 0) {
+      if (errno == ENXIO) throw RunError(path + ": cannot write: " + kOutputFifoNoReader);
+      f.fail("cannot open", errno);
+    }
+  } else if (special) {
     f.fd = ::open(f.path.c_str(), O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
     if (f.fd < 0) f.fail("cannot open", errno);
   } else {

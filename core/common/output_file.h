@@ -5,7 +5,10 @@
 // temporary file beside the path, synced and renamed over it when complete, so
 // a full disk, a file-size limit or a crash never leaves half a file under the
 // final name. A device or a FIFO (no rename there) is written in place, every
-// write and the close checked.
+// write and the close checked. A FIFO is opened without waiting: one that no
+// process reads is an error (a blocking open would wait forever); the write
+// end the check opened is kept until the output is written, so its reader
+// does not see an early end. common/output_names.h: no two outputs name one file.
 #pragma once
 
 #include <functional>

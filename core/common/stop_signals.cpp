@@ -1,31 +1,70 @@
 #include "common/stop_signals.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cerrno>
 #include <csignal>
 #include <mutex>
 #include <thread>
 
+// A repeat of the first stop signal within kStopSignalRepeatWindowNs (or
+// another stop signal from the same sending process in that time) is the same
+// request and is ignored: tools deliver one stop twice (`timeout` signals the
+// child and then its group; a launcher forwards the Ctrl-C the terminal also
+// sends to the group). A later one while the stop is under way exits at once.
+
 namespace shardscope {
 
 namespace {
+
+constexpr int64_t kStopSignalRepeatWindowNs = 1'000'000'000;
 
 constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 int g_pipe[2] = {-1, -1};
 std::atomic<int> g_first{0};  // lock-free int: safe to touch in a handler
 static_assert(std::atomic<int>::is_always_lock_free);
+// When the first came (CLOCK_MONOTONIC ns, 0 until its handler stored it) and
+// who sent it (si_pid of a kill(); 0 from the terminal or the kernel).
+std::atomic<int64_t> g_firstNs{0};
+std::atomic<int> g_firstSender{0};
+static_assert(std::atomic<int64_t>::is_always_lock_free);
+
+int64_t stopSignalsNowNs() {  // clock_gettime is async-signal-safe
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// One stop delivered twice: `timeout` signals the child, then its group;
+// a launcher forwards the Ctrl-C the terminal also sends to the group.
+bool stopSignalRepeats(int signal, int sender, int64_t now_ns) {
+  const int64_t first_ns = g_firstNs.load();
+  if (first_ns == 0) return true;  // the first's handler is still running: this is simultaneous
+  if (now_ns - first_ns >= kStopSignalRepeatWindowNs) return false;
+  return signal == g_first.load() || (sender != 0 && sender == g_firstSender.load());
+}
 
 std::mutex g_stopMutex;
 std::function<void()> g_stop;  // under g_stopMutex
 
-extern "C" void onStopSignal(int signal) {
+extern "C" void onStopSignal(int signal, siginfo_t* info, void*) {
   const int saved_errno = errno;
+  const int64_t now_ns = stopSignalsNowNs();
+  const int sender = info != nullptr && info->si_code == SI_USER ? static_cast<int>(info->si_pid) : 0;
   int expected = 0;
-  if (!g_first.compare_exchange_strong(expected, signal)) _exit(exitCodeForSignal(signal));  // the second one
+  if (!g_first.compare_exchange_strong(expected, signal)) {
+    // A repeat of the stop under way is ignored; a later (or another) one means "now".
+    if (!stopSignalRepeats(signal, sender, now_ns)) _exit(exitCodeForSignal(signal));
+    errno = saved_errno;
+    return;
+  }
+  g_firstSender.store(sender);
+  g_firstNs.store(now_ns == 0 ? 1 : now_ns);
   const unsigned char byte = static_cast<unsigned char>(signal);
   [[maybe_unused]] const ssize_t n = write(g_pipe[1], &byte, 1);
   errno = saved_errno;
@@ -65,9 +104,10 @@ bool installStopSignals() {
       return;
     }
     struct sigaction action {};
-    action.sa_handler = onStopSignal;
+    action.sa_sigaction = onStopSignal;
     sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;
+    for (int signal : kStopSignals) sigaddset(&action.sa_mask, signal);  // one handler at a time per thread
+    action.sa_flags = SA_RESTART | SA_SIGINFO;
     for (int signal : kStopSignals) sigaction(signal, &action, nullptr);
     installed = true;
   });

@@ -2,7 +2,10 @@
 // is async-signal-safe: it records the signal and writes one byte to a pipe. A
 // watcher thread reads the pipe and calls the stop action the front end
 // registered (a run's cancel, as the Stop button does), so the run unwinds
-// normally and what it measured can still be written. A second signal while a
+// normally and what it measured can still be written. A repeat of the first
+// signal within a second (or another stop signal from the same sender in that
+// second) is the same request and is ignored: tools deliver one stop twice
+// (`timeout` signals the child and then its group). A later signal while a
 // stop is under way exits at once (128 + signal number). A signal that comes
 // while no stop action is registered ends the process as the signal would.
 #pragma once

@@ -250,6 +250,24 @@ bool isGzipPath(const std::string& path) {
   return path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
 }
 
+namespace {
+
+// An empty file (or one of only white space) is said to be empty, not
+// described by what the JSON walk expected of its first byte.
+PaddedBuffer traceFileRefuseEmpty(const std::string& path, bool gz, PaddedBuffer b) {
+  for (size_t i = 0; i < b.size; ++i) {
+    const char c = b.data.get()[i];
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return b;
+  }
+  if (gz)
+    throw ConfigError(path + ": is empty after decompression (its gzip data inflates to " + std::to_string(b.size) +
+                      " bytes, no JSON); a PyTorch trace is one JSON object");
+  throw ConfigError(path + ": is empty (" + std::to_string(b.size) +
+                    " bytes, no JSON); a PyTorch trace is one JSON object");
+}
+
+}  // namespace
+
 PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes, GzipInflater inflater, PaddedBuffer reuse) {
   reuse.size = 0;
   reuse.capacity = 0;
@@ -258,10 +276,10 @@ PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes, GzipInfl
   const uint64_t size = opened.size;
   const bool gz = opened.gz;
   max_bytes = opened.max_bytes;
-  if (!gz) return readPlain(path, file.f, size, max_bytes, std::move(reuse));
+  if (!gz) return traceFileRefuseEmpty(path, false, readPlain(path, file.f, size, max_bytes, std::move(reuse)));
 #if SHARDSCOPE_HAVE_LIBDEFLATE
   if (inflater == GzipInflater::Fastest) {
-    if (inflateWhole(path, file.f, size, max_bytes, reuse)) return reuse;
+    if (inflateWhole(path, file.f, size, max_bytes, reuse)) return traceFileRefuseEmpty(path, true, std::move(reuse));
     reuse.size = 0;
     reuse.capacity = 0;
     std::rewind(file.f);
@@ -269,7 +287,7 @@ PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes, GzipInfl
 #else
   (void)inflater;
 #endif
-  return readGzip(path, file.f, size, max_bytes, std::move(reuse));
+  return traceFileRefuseEmpty(path, true, readGzip(path, file.f, size, max_bytes, std::move(reuse)));
 }
 
 }  // namespace shardscope::kineto

@@ -339,6 +339,26 @@ class PickleMachine {
 
 }  // namespace
 
+namespace {
+
+// Protocols 0 and 1 have no PROTO opcode: they start with an opcode JSON never
+// starts with (MARK, EMPTY_DICT, EMPTY_LIST, GLOBAL, NONE, INT, STRING...) and
+// end with STOP ('.').
+// The rule behind refusing a key twice, in the Kineto reader's words.
+constexpr const char* kPickleJsonRepeatedKeyRule =
+    "a key given twice in one JSON object is refused: which one counts is not defined";
+
+bool pickleLooksLikeProtocol0or1(std::string_view bytes) {
+  return bytes.size() >= 2 && std::string_view("(}])cNIFLSVJK").find(bytes.front()) != std::string_view::npos &&
+         bytes.back() == '.';
+}
+
+}  // namespace
+
+bool looksLikeOldPickle(std::string_view bytes) {
+  return bytes.size() >= 2 && (bytes[0] == '(' || bytes[0] == '}' || bytes[0] == ']');
+}
+
 bool looksLikePickle(std::string_view bytes) {
   return bytes.size() >= 2 && static_cast<uint8_t>(bytes[0]) == 0x80 && static_cast<uint8_t>(bytes[1]) >= 2 &&
          static_cast<uint8_t>(bytes[1]) <= 5;
@@ -350,9 +370,20 @@ ValueTree readPickle(std::string_view bytes, const PickleLimits& limits) {
 
 ValueTree readPostmortemDocument(std::string_view bytes) {
   if (!bytes.empty() && static_cast<uint8_t>(bytes[0]) == 0x80) return readPickle(bytes);
+  if (bytes.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    throw PostmortemFormatError("is empty (" + std::to_string(bytes.size()) +
+                                " bytes): neither a pickle nor JSON");
   try {
-    return valueTreeFromJson(parseJsonTree(bytes));
+    // A key twice is refused, as in every JSON reader: which value counts is not defined.
+    return valueTreeFromJson(parseJsonTree(bytes, [](const std::string& path) {
+      throw PostmortemFormatError("JSON key \"" + path + "\" appears twice in one object; " + kPickleJsonRepeatedKeyRule);
+    }));
   } catch (const JsonSyntaxError& e) {
+    if (looksLikeOldPickle(bytes) || pickleLooksLikeProtocol0or1(bytes))
+      throw PostmortemFormatError(
+          "a pickle of protocol 0 or 1 (it does not start with PROTO, 0x80), which is not read: PyTorch writes "
+          "protocol 2 or newer (torch.cuda.memory._dump_snapshot, the flight recorder); re-save it with "
+          "pickle.dump(obj, f, protocol=2) or newer");
     throw PostmortemFormatError(std::string("neither a pickle nor valid JSON: ") + e.what());
   }
 }

@@ -31,9 +31,15 @@ ValueTree readPickle(std::string_view bytes, const PickleLimits& limits = {});
 
 // True when the bytes start like a pickle (0x80, a protocol from 2 to 5).
 bool looksLikePickle(std::string_view bytes);
+// True when the bytes start like a pickle of protocol 0 or 1 (no PROTO: a
+// dict's or list's opcode first, which JSON never starts with); these are
+// refused by name (PyTorch writes protocol 2 or newer).
+bool looksLikeOldPickle(std::string_view bytes);
 
-// A pickle, or else JSON (parseJsonTree: strict, nesting-limited); JSON syntax
-// errors are PostmortemFormatErrors with their line and column.
+// A pickle, or else JSON (parseJsonTree: strict, nesting-limited, a key given
+// twice in one object refused by its path); JSON syntax errors are
+// PostmortemFormatErrors with their line and column. An empty document and a
+// pickle of protocol 0 or 1 are refused as such.
 ValueTree readPostmortemDocument(std::string_view bytes);
 
 }  // namespace shardscope::postmortem

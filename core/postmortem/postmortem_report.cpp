@@ -26,8 +26,9 @@ PostmortemInput postmortemFileKind(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return PostmortemInput::None;
   const std::string head = postmortemPeek(path, 4096);
-  if (!head.empty() && static_cast<uint8_t>(head[0]) == 0x80) {
-    // A pickle: which kind needs its keys; both kinds name theirs early.
+  // A pickle (one of protocol 0 or 1 too, to be refused by name): which kind
+  // needs its keys; both kinds name theirs early.
+  if ((!head.empty() && static_cast<uint8_t>(head[0]) == 0x80) || looksLikeOldPickle(head)) {
     if (head.find("device_traces") != std::string::npos || head.find("segments") != std::string::npos)
       return PostmortemInput::MemorySnapshot;
     return PostmortemInput::FlightRecorder;

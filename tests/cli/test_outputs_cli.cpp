@@ -37,6 +37,62 @@ class TestOutputsCli : public QObject {
              qPrintable(r.err));
   }
 
+  // Two outputs naming one file are refused before the run, naming both flags
+  // (before: --trace x.json --summary x.json exited 0 with the trace replaced).
+  // One file: the same path, through "..", a symlink or a hard link; a file
+  // that is the flight-recorder folder, holds it, or is one of its dumps.
+  void twoOutputsNamingOneFileAreRefused_data() {
+    QTest::addColumn<QStringList>("flags");  // "@" stands for the temporary folder
+    QTest::addColumn<QString>("says");
+    const QString one = QStringLiteral(" name one file (");
+    QTest::newRow("trace = summary") << QStringList{"--trace", "@/x.json", "--summary", "@/x.json"}
+                                     << "--trace @/x.json and --summary @/x.json" + one;
+    QTest::newRow("through ..") << QStringList{"--trace", "@/x.json", "--summary", "@/sub/../x.json"}
+                                << "--trace @/x.json and --summary @/sub/../x.json" + one;
+    QTest::newRow("symlink") << QStringList{"--summary", "@/link.json", "--trace", "@/x.json"}
+                             << "--trace @/x.json and --summary @/link.json" + one;
+    QTest::newRow("hard link") << QStringList{"--trace", "@/hard.json", "--summary", "@/x.json"}
+                               << "--trace @/hard.json and --summary @/x.json" + one;
+    QTest::newRow("log file") << QStringList{"--log-file", "@/x.json", "--summary", "@/x.json"}
+                              << "--summary @/x.json and --log-file @/x.json" + one;
+    QTest::newRow("trace = folder") << QStringList{"--trace", "@/fr", "--flight-recorder", "@/fr"}
+                                    << "--trace @/fr and --flight-recorder @/fr" + one;
+    QTest::newRow("summary is a dump") << QStringList{"--summary", "@/fr/nccl_trace_rank_0", "--flight-recorder", "@/fr"}
+                                       << QStringLiteral("is where --flight-recorder writes its files");
+    QTest::newRow("folder in trace") << QStringList{"--trace", "@/t", "--flight-recorder", "@/t/fr"}
+                                     << QStringLiteral("the folder @/t/fr would be made inside the file @/t");
+  }
+
+  void twoOutputsNamingOneFileAreRefused() {
+    QFETCH(QStringList, flags);
+    QFETCH(QString, says);
+    QTemporaryDir dir;
+    QVERIFY(QDir().mkpath(dir.filePath("sub")));
+    const QString x = dir.filePath("x.json");
+    {
+      QFile f(x);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("keep");
+    }
+    QVERIFY(QFile::link(x, dir.filePath("link.json")));
+    QCOMPARE(::link(x.toLocal8Bit().constData(), dir.filePath("hard.json").toLocal8Bit().constData()), 0);
+    QStringList args = {"run", "--ranks", "2", "--layers", "1", "--hidden", "16", "--batch", "4", "--steps", "2"};
+    for (const QString& f : flags) args << QString(f).replace("@", dir.path());
+    if (args.contains("--log-file")) {  // a global flag: before the command
+      const qsizetype at = args.indexOf("--log-file");
+      const QString value = args.at(at + 1);
+      args.remove(at, 2);
+      args = QStringList{"--log-file", value} + args;
+    }
+    const CliResult r = runCli(args, 60000);
+    QVERIFY2(r.exit_code == 2, qPrintable(QString("exit %1: %2").arg(r.exit_code).arg(r.err)));
+    QVERIFY2(r.err.contains(QString(says).replace("@", dir.path())), qPrintable(r.err));
+    QVERIFY2(r.err.contains("give"), qPrintable(r.err));
+    QCOMPARE(r.err.trimmed().count(QLatin1Char('\n')), 0);
+    QVERIFY(!r.out.contains("written to"));
+    if (!args.contains("--log-file")) QCOMPARE(readFileBytes(x), QByteArray("keep"));
+  }
+
   void analyzeJsonOnAFullDeviceFails() {
     if (!QFile::exists("/dev/full")) QSKIP("no /dev/full");
     const CliResult r = runCli({"analyze", kData + "two_ranks", "--json", "/dev/full"});

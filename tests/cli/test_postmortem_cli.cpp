@@ -3,6 +3,7 @@
 // tests/data/postmortem/make_fixtures.py; a folder of flight-recorder dumps
 // gives flight_recorder.first_mismatch and the sentence; bad input exits 2
 // with one line.
+#include <QDir>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -111,6 +112,73 @@ class TestPostmortemCli : public QObject {
     const Result t = analyze({cut});
     QCOMPARE(t.code, 2);
     QVERIFY2(t.err.find("byte ") != std::string::npos, t.err.c_str());
+  }
+
+  // A key given twice in a snapshot's or a dump's JSON is refused by name
+  // (the JSON path kept the first value: "segments" twice reported the wrong
+  // memory), one line, exit 2.
+  void repeatedJsonKeysAreRefused() {
+    QTemporaryDir dir;
+    std::string snapshot;
+    {
+      std::ifstream in(kData + "snapshot_no_time.json", std::ios::binary);
+      snapshot.assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    }
+    QVERIFY(snapshot.rfind("{\"segments\": [", 0) == 0);
+    const std::string twice = dir.filePath("twice.json").toStdString();
+    std::ofstream(twice, std::ios::binary) << "{\"segments\": [], " << snapshot.substr(1);
+    const Result r = analyze({twice});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.find(twice + ": JSON key \"segments\" appears twice in one object") != std::string::npos,
+             r.err.c_str());
+    QCOMPARE(std::count(r.err.begin(), r.err.end(), '\n'), 1l);
+
+    const QString fr = dir.filePath("fr");
+    QVERIFY(QDir().mkpath(fr));
+    for (int rank = 0; rank < 2; ++rank) {
+      std::ofstream(fr.toStdString() + "/nccl_trace_rank_" + std::to_string(rank))
+          << "{\"version\": \"2.4\", \"rank\": " << rank << ", \"pg_config\": {}, \"entries\": []"
+          << (rank == 1 ? ", \"pg_config\": {\"0\": {\"name\": \"0\", \"desc\": \"x\", \"ranks\": \"[0, 1]\"}}" : "")
+          << "}";
+    }
+    const Result f = analyze({fr.toStdString()});
+    QCOMPARE(f.code, 2);
+    QVERIFY2(f.err.find("nccl_trace_rank_1: JSON key \"pg_config\" appears twice in one object") != std::string::npos,
+             f.err.c_str());
+    QCOMPARE(std::count(f.err.begin(), f.err.end(), '\n'), 1l);
+  }
+
+  // An empty file says it is empty (a .json.gz: after decompression), and a
+  // pickle of protocol 0 or 1 is named as one, not as "not JSON".
+  void emptyFilesAndOldPicklesSaySo() {
+    QTemporaryDir dir;
+    const std::string gz = dir.filePath("empty.json.gz").toStdString();
+    {
+      const unsigned char empty_gzip[] = {0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0x02, 0x03, 0x03, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+      std::ofstream(gz, std::ios::binary).write(reinterpret_cast<const char*>(empty_gzip), sizeof empty_gzip);
+    }
+    const Result r = analyze({gz});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.find(gz + ": is empty after decompression") != std::string::npos, r.err.c_str());
+    QVERIFY2(r.err.find("UTF-8") == std::string::npos, r.err.c_str());
+
+    const std::string blank = dir.filePath("blank.pickle").toStdString();
+    std::ofstream(blank) << "\n";
+    const Result b = analyze({blank});
+    QCOMPARE(b.code, 2);
+    QVERIFY2(b.err.find("is empty") != std::string::npos, b.err.c_str());
+
+    const std::string p0 = dir.filePath("p0.pickle").toStdString(), p1 = dir.filePath("p1.pickle").toStdString();
+    std::ofstream(p0, std::ios::binary) << std::string("(dp0\nVsegments\np1\n(lp2\ns.");
+    std::ofstream(p1, std::ios::binary) << std::string("}q\0X\x08\0\0\0segmentsq\x01]q\x02s.", 23);
+    for (const std::string& path : {p0, p1}) {
+      const Result o = analyze({path});
+      QCOMPARE(o.code, 2);
+      QVERIFY2(o.err.find(path + ": a pickle of protocol 0 or 1") != std::string::npos, o.err.c_str());
+      QVERIFY2(o.err.find("protocol 2 or newer") != std::string::npos, o.err.c_str());
+      QVERIFY2(o.err.find("JSON") == std::string::npos, o.err.c_str());
+      QCOMPARE(std::count(o.err.begin(), o.err.end(), '\n'), 1l);
+    }
   }
 
   void mixedInputsAreRefused() {
