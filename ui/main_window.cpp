@@ -24,6 +24,7 @@
 #include "engine_bridge.h"
 #include "experiment_panel.h"
 #include "figure_export.h"
+#include "flight_recorder_import.h"
 #include "ladder_page.h"
 #include "memory_view.h"
 #include "plot_style.h"
