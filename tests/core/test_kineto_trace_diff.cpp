@@ -163,7 +163,7 @@ class TestKinetoTraceDiff : public QObject {
     const QJsonObject d = diffJson(computeTraceDiff(control, test));
     QCOMPARE(d["normalised"].toString(), QString("per profiled step of one rank"));
     const QJsonObject c = d["control"].toObject(), t = d["test"].toObject();
-    QCOMPARE(c["ranks"].toArray(), QJsonArray({0}));
+    QCOMPARE(c["ranks"].toArray(), QJsonArray{QJsonValue(0)});
     QCOMPARE(c["rank_steps"].toInt(), 2);
     QCOMPARE(c["ranks_without_steps"].toInt(), 0);
     QCOMPARE(t["ranks"].toArray(), QJsonArray({1, 2}));
