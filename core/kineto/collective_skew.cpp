@@ -1,4 +1,5 @@
 #include "kineto/collective_skew.h"
+#include "kineto/report_format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -29,29 +30,7 @@ std::string skewFmt(const char* f, double v) {
 std::string skewUs(int64_t ns) { return skewFmt("%.3f", double(ns) / kNsPerUs); }
 std::string skewMs(int64_t ns) { return skewFmt("%.3f ms", nsToMs(ns)); }
 
-std::string skewJsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char e[8];
-      std::snprintf(e, sizeof e, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-      out += e;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
-std::string skewCsvField(std::string_view s) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 std::string skewGroupName(const std::string& pg) { return pg.empty() ? "(unnamed)" : "\"" + pg + "\""; }
 
@@ -187,18 +166,18 @@ void writeCollectiveSkewJson(const CollectiveSkew& skew, std::ostream& out) {
   out << "{\n    \"hosts_named\": " << (c.hosts_named ? "true" : "false") << ",\n    \"hosts\": [";
   for (size_t h = 0; h < c.hosts.size(); ++h) {
     const HostClock& hc = c.hosts[h];
-    out << (h ? ", " : "") << "{\"host\": " << skewJsonString(hc.host) << ", \"ranks\": [";
+    out << (h ? ", " : "") << "{\"host\": " << reportJsonString(hc.host) << ", \"ranks\": [";
     for (size_t i = 0; i < hc.ranks.size(); ++i) out << (i ? ", " : "") << hc.ranks[i];
     out << "], \"offset_us\": " << skewUs(hc.offset_ns) << ", \"residual_us\": " << skewUs(hc.residual_ns)
         << ", \"collectives\": " << hc.collectives << ", \"aligned\": " << (hc.aligned ? "true" : "false") << "}";
   }
   out << "],\n    \"groups_by_sequence\": [";
   for (size_t i = 0; i < skew.groups_by_sequence.size(); ++i)
-    out << (i ? ", " : "") << skewJsonString(skew.groups_by_sequence[i]);
+    out << (i ? ", " : "") << reportJsonString(skew.groups_by_sequence[i]);
   out << "],\n    \"collectives\": [";
   for (size_t k = 0; k < skew.rows.size(); ++k) {
     const CollectiveSkewRow& r = skew.rows[k];
-    out << (k ? ",\n      " : "\n      ") << "{\"index\": " << r.index << ", \"pg\": " << skewJsonString(r.pg)
+    out << (k ? ",\n      " : "\n      ") << "{\"index\": " << r.index << ", \"pg\": " << reportJsonString(r.pg)
         << ", \"seq\": " << r.seq << ", \"kind\": \"" << collectiveName(r.kind) << "\", \"bytes\": " << r.bytes
         << ", \"group_size\": " << r.group_size << ", \"start_us\": " << skewUs(r.start_ns)
         << ", \"duration_us\": " << skewUs(r.duration_ns)
@@ -221,8 +200,8 @@ void writeCollectiveSkewJson(const CollectiveSkew& skew, std::ostream& out) {
   out << "],\n    \"mismatches\": [";
   for (size_t k = 0; k < skew.mismatches.size(); ++k) {
     const CollectiveMismatch& m = skew.mismatches[k];
-    out << (k ? ",\n      " : "\n      ") << "{\"pg\": " << skewJsonString(m.pg) << ", \"index\": " << m.index
-        << ", \"what\": " << skewJsonString(m.what) << "}";
+    out << (k ? ",\n      " : "\n      ") << "{\"pg\": " << reportJsonString(m.pg) << ", \"index\": " << m.index
+        << ", \"what\": " << reportJsonString(m.what) << "}";
   }
   out << "]}";
 }
@@ -234,7 +213,7 @@ void writeCollectiveSkewCsv(const CollectiveSkew& skew, std::ostream& out) {
   for (int rank : all) out << ",wait_us_rank" << rank;
   out << "\n";
   for (const CollectiveSkewRow& r : skew.rows) {
-    out << r.index << "," << skewCsvField(r.pg) << "," << r.seq << "," << collectiveName(r.kind) << "," << r.bytes << ","
+    out << r.index << "," << reportCsvField(r.pg) << "," << r.seq << "," << collectiveName(r.kind) << "," << r.bytes << ","
         << r.group_size << "," << r.ranks.size() << "," << skewUs(r.start_ns) << "," << skewUs(r.duration_ns) << ","
         << (r.algbw_gbps < 0 ? "" : skewFmt("%.3f", r.algbw_gbps)) << ","
         << (r.busbw_gbps < 0 ? "" : skewFmt("%.3f", r.busbw_gbps)) << "," << skewUs(r.start_spread_ns) << ","

@@ -10,6 +10,7 @@
 #include "common/errors.h"
 #include "kineto/collective_match.h"
 #include "kineto/critical_path_graph.h"
+#include "kineto/report_format.h"
 
 namespace shardscope::kineto {
 
@@ -236,22 +237,6 @@ std::string cpFmt(const char* f, double v) {
 }
 std::string cpUs(int64_t ns) { return cpFmt("%.3f", double(ns) / 1000.0); }
 
-std::string cpJsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char e[8];
-      std::snprintf(e, sizeof e, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-      out += e;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 std::string cpCategoriesJson(const RankCriticalPath& p) {
   std::string s = "{";
@@ -379,7 +364,7 @@ void printCriticalPathText(const CriticalPath& path, std::ostream& out) {
 void writeCriticalPathJson(const CriticalPath& path, std::ostream& out) {
   if (!path.unavailable.empty()) {
     out << "{\"step\": " << (path.step >= 0 ? std::to_string(path.step) : std::string("null"))
-        << ", \"unavailable\": " << cpJsonString(path.unavailable) << "}";
+        << ", \"unavailable\": " << reportJsonString(path.unavailable) << "}";
     return;
   }
   const RankCriticalPath& p = *path.shownPath();
@@ -393,8 +378,8 @@ void writeCriticalPathJson(const CriticalPath& path, std::ostream& out) {
       << ",\n    \"segments\": [";
   for (size_t k = 0; k < segs.size(); ++k) {
     const PathSegment& s = *segs[k];
-    out << (k ? ",\n      " : "\n      ") << "{\"rank\": " << s.rank << ", \"kind\": " << cpJsonString(s.kind)
-        << ", \"name\": " << cpJsonString(s.name) << ", \"start_us\": " << cpUs(s.start_ns)
+    out << (k ? ",\n      " : "\n      ") << "{\"rank\": " << s.rank << ", \"kind\": " << reportJsonString(s.kind)
+        << ", \"name\": " << reportJsonString(s.name) << ", \"start_us\": " << cpUs(s.start_ns)
         << ", \"dur_us\": " << cpUs(s.dur_ns) << ", \"category\": \"" << pathCategoryName(s.category) << "\"";
     if (s.peer_rank >= 0) out << ", \"waiting_for_rank\": " << s.peer_rank;
     out << "}";
