@@ -27,9 +27,11 @@ struct StateSplit {
 
 StateSplit stateSplit(const RunConfig& c) {
   const int p = c.dataParallelSize();
+  // --grad-dtype fp32 (Megatron-LM's main_grad): the gradient takes 4 bytes, not 2.
+  const int grad = c.fp32Grads() ? 4 : 2;
   switch (c.strategy) {
-    case Strategy::Ddp: return {16, 0, 1};
-    case Strategy::Zero1: return {4, 12, p};
+    case Strategy::Ddp: return {14 + grad, 0, 1};
+    case Strategy::Zero1: return {2 + grad, 12, p};
     case Strategy::Zero2: return {2, 14, p};
     case Strategy::Zero3:
     case Strategy::Fsdp: return {0, 16, p};
@@ -77,8 +79,8 @@ double expectedBytesPerParam(const RunConfig& c) {
 std::string modelStateFormulaText(const RunConfig& c) {
   std::string f;
   switch (c.strategy) {
-    case Strategy::Ddp: f = "16"; break;
-    case Strategy::Zero1: f = "4 + 12/P"; break;
+    case Strategy::Ddp: f = c.fp32Grads() ? "18" : "16"; break;
+    case Strategy::Zero1: f = c.fp32Grads() ? "6 + 12/P" : "4 + 12/P"; break;
     case Strategy::Zero2: f = "2 + 14/P"; break;
     case Strategy::Zero3:
     case Strategy::Fsdp: f = "16/P"; break;
@@ -122,6 +124,8 @@ ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params) {
   // FSDP MixedPrecision: fp32 moves 4 bytes per element where the formula counts bf16's 2.
   const double reduce_scale = sharded && c.reduceDType() == CommDType::Fp32 ? 2.0 : 1.0;
   const double gather_scale = sharded && c.paramDType() == CommDType::Fp32 ? 2.0 : 1.0;
+  // --grad-dtype fp32: ddp's all-reduce and zero1's reduce-scatter move fp32.
+  const double grad_scale = !sharded && c.fp32Grads() ? 2.0 : 1.0;
   const double gathers = c.reshardAfterForward() ? 2.0 : 1.0;
   if (isHybrid(c.strategy)) {
     const int g = c.shardGroupSize();
@@ -135,9 +139,9 @@ ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params) {
   } else {
     t.ring_ranks = p;
     if (reducesByAllReduce(c.strategy)) {
-      t.data_parallel.all_reduce = cast(ringBytesPerRank(Collective::AllReduce, n, p));
+      t.data_parallel.all_reduce = cast(grad_scale * ringBytesPerRank(Collective::AllReduce, n, p));
     } else if (!sharded) {  // zero1, zero2: reduce-scatter the grads, all-gather the updated params
-      t.data_parallel.reduce_scatter = cast(ringBytesPerRank(Collective::ReduceScatter, n, p));
+      t.data_parallel.reduce_scatter = cast(grad_scale * ringBytesPerRank(Collective::ReduceScatter, n, p));
       t.data_parallel.all_gather = cast(ringBytesPerRank(Collective::AllGather, n, p));
     } else if (c.pipelined()) {
       // zero3/fsdp under a pipeline (parallel/stage_state.h): every microbatch
@@ -151,7 +155,8 @@ ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params) {
       t.data_parallel.all_gather = cast(gather_scale * gathers * ringBytesPerRank(Collective::AllGather, n, p));
     }
     // In units of N·(P−1)/P: an all-reduce is two, each reduce-scatter or all-gather one.
-    t.coefficient = !sharded ? 2.0 : c.pipelined() ? 3.0 * c.microbatchCount() : reduce_scale + gather_scale * gathers;
+    t.coefficient = !sharded ? 2.0 * grad_scale - (reducesByAllReduce(c.strategy) ? 0.0 : grad_scale - 1.0)
+                    : c.pipelined() ? 3.0 * c.microbatchCount() : reduce_scale + gather_scale * gathers;
     t.notation = sharded && c.pipelined() ? "3M·N·(P−1)/P, M = " + std::to_string(c.microbatchCount())
                                           : fmt("%g", t.coefficient) + "N·(P−1)/P";
   }

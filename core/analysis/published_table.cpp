@@ -162,8 +162,13 @@ PublishedRow readRow(const std::string& file, const Json& json, const std::strin
     out.flops = pub.choice("flops", {"megatron", "6N"}) == "megatron" ? PublishedFlops::Megatron : PublishedFlops::SixN;
   }
   if (const Json* memory = pub.find("memory_gib")) {
-    const Fields mem(file, *memory, pub.at("memory_gib"), {"param_opt", "activations"});
+    const Fields mem(file, *memory, pub.at("memory_gib"), {"param_opt", "activations", "param_opt_rank"});
     out.param_opt_gib = mem.positive("param_opt", "GiB per GPU: parameters, gradients and optimizer state");
+    out.param_opt_interior = mem.choice("param_opt_rank", {"most_loaded", "interior_stage"}, "most_loaded") ==
+                             "interior_stage";
+    if (out.param_opt_interior && (!out.param_opt_gib || p.pp < 3))
+      mem.fail(mem.at("param_opt_rank"), "interior_stage needs param_opt and pp >= 3 (a stage with neither the "
+                                         "embedding nor the head), got pp " + std::to_string(p.pp));
     out.activations_gib = mem.positive("activations", "GiB per GPU: the activation peak");
     if (!out.param_opt_gib && !out.activations_gib)
       mem.fail(pub.at("memory_gib"), "must hold param_opt, activations or both");

@@ -41,6 +41,11 @@ struct PublishedRow {
     PublishedFlops flops = PublishedFlops::Megatron;
     std::optional<double> param_opt_gib;    // per GPU: parameters, gradients and optimizer state
     std::optional<double> activations_gib;  // per GPU: the activation peak
+    // Which GPU param_opt describes: the most-loaded rank (false), or a
+    // pipeline stage holding transformer layers only ("param_opt_rank":
+    // "interior_stage"), as a paper that counts 18 bytes × the layers'
+    // parameters per stage, without the embedding or the head.
+    bool param_opt_interior = false;
   } published;
 };
 

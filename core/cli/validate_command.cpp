@@ -109,7 +109,8 @@ void printStats(const ValidationStats& s, const std::vector<ValidationCheck>& ch
   out << "\n";
   line("time  ", s.time_modeled, time_total, s.time_mean_abs_error, s.worst_time);
   line("memory", s.memory_modeled, s.checks - time_total, s.memory_mean_abs_error, s.worst_memory);
-  out << s.modeled << " of " << s.checks << " published figures modeled; the others need what ShardScope does not model yet\n";
+  out << s.modeled << " of " << s.checks << " published figures modeled"
+      << (s.modeled < s.checks ? "; the others need what ShardScope does not model yet" : "") << "\n";
 }
 
 // The table again, each row with "predicted" and "error_percent" (per figure)

@@ -61,6 +61,9 @@ struct RunConfig {
   std::optional<Wrap> wrap;                  // what one FSDP unit wraps [block]
   std::optional<CommDType> reduce_dtype;     // FSDP MixedPrecision reduce_dtype [bf16]
   std::optional<CommDType> param_dtype;      // FSDP MixedPrecision param_dtype (gathers) [bf16]
+  // ddp/zero1: the dtype of the gradient buffers and their reduction [bf16];
+  // fp32 is Megatron-LM's main_grad (accumulate and all-reduce in fp32).
+  std::optional<CommDType> grad_dtype;
 
   bool isSharded() const { return shardscope::isSharded(strategy); }
   int unitBlocks() const { return unit_blocks.value_or(1); }
@@ -69,6 +72,10 @@ struct RunConfig {
   Wrap wrapPolicy() const { return wrap.value_or(Wrap::Block); }
   CommDType reduceDType() const { return reduce_dtype.value_or(CommDType::Bf16); }
   CommDType paramDType() const { return param_dtype.value_or(CommDType::Bf16); }
+  bool fp32Grads() const {
+    return grad_dtype.value_or(CommDType::Bf16) == CommDType::Fp32 &&
+           (strategy == Strategy::Ddp || strategy == Strategy::Zero1);
+  }
   // Ranks along the data-parallel axis: P / (T·pp).
   int dataParallelSize() const { return tp > 0 && pp > 0 ? ranks / (tp * pp) : ranks; }
   // Samples one forward pass carries: a data-parallel rank's share of the

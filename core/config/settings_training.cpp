@@ -31,6 +31,7 @@ void batchDividesRule(const RunConfig& c) {
 }
 
 constexpr Applicability kNotSharded = {.strategies = ~kSharded};  // the form hides it; the CLI accepts and ignores it
+constexpr Applicability kMainGrad = {.strategies = bit(Strategy::Ddp) | bit(Strategy::Zero1)};
 
 const Setting kTrainingRows[] = {
     {
@@ -75,6 +76,31 @@ const Setting kTrainingRows[] = {
         .text = [](const RunConfig& c) -> Text { return exactText(c.first_bucket_mb); },
         .number = [](const RunConfig& c) -> std::optional<double> { return c.first_bucket_mb; },
         .json = [](const RunConfig& c, Json& j) { j["first_bucket_mb"] = c.first_bucket_mb; },
+    },
+    // Megatron-LM's main_grad: gradients accumulate, are reduced and reach the
+    // optimizer in fp32 (18 bytes per parameter under DDP, not 16).
+    {
+        .flag = "--grad-dtype", .json_key = "grad_dtype", .type = SettingType::Choice, .metavar = "DTYPE",
+        .default_text = "bf16",
+        .help = "ddp/zero1: dtype of the gradient buffers, their all-reduce or reduce-scatter and the optimizer's "
+                "input: bf16, or fp32 as Megatron-LM's main_grad (zero3/fsdp/hsdp: --reduce-dtype)",
+        .choices = commDTypeNames,
+        .applies = kMainGrad, .applies_text = "--strategy ddp or zero1",
+        .not_applies_hint = " (zero3/fsdp/hsdp reduce in fp32 with --reduce-dtype fp32)",
+        .form = {.group = "Communication", .label = "grad dtype"},
+        .parse = [](RunConfig& c, const Setting& s, const std::string& v) {
+          c.grad_dtype = choose(s, v, parseCommDType);
+        },
+        .text = [](const RunConfig& c) -> Text { return commDTypeName(c.grad_dtype.value_or(CommDType::Bf16)); },
+        .written = [](const RunConfig& c) { return c.grad_dtype.has_value(); },
+        .given = [](const RunConfig& c) { return c.grad_dtype.has_value(); },
+        .rule = [](const RunConfig& c) {
+          if (c.grad_dtype == CommDType::Fp32 && isGpuBackend(c.backend))
+            throw ConfigError("--grad-dtype fp32 applies to --backend cpu or meta (the CUDA path keeps bf16 gradients)");
+        },
+        .json = [](const RunConfig& c, Json& j) {
+          if (c.fp32Grads()) j["grad_dtype"] = commDTypeName(CommDType::Fp32);
+        },
     },
     {
         .flag = "--lr", .json_key = "lr", .type = SettingType::Real, .metavar = "X", .default_text = "0.0001",

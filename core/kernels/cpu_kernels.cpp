@@ -191,8 +191,14 @@ double mseLoss(const float* pred, const float* target, float* dpred, int rows, i
   return sum / denom;
 }
 
-void adamStep(float* master, float* m, float* v, const bf16* grad, bf16* param_out, size_t n,
-              const AdamConfig& config, int step) {
+namespace {
+
+inline float gradValue(float g) { return g; }
+inline float gradValue(bf16 g) { return toFloat(g); }
+
+template <class Grad>
+void adamStepFrom(float* master, float* m, float* v, const Grad* grad, bf16* param_out, size_t n,
+                  const AdamConfig& config, int step) {
   if (step < 1) {
     throw std::invalid_argument("adamStep: step = " + std::to_string(step) +
                                 " must be >= 1 (bias correction divides by 1 - beta^step)");
@@ -208,7 +214,7 @@ void adamStep(float* master, float* m, float* v, const bf16* grad, bf16* param_o
   const float b2 = config.beta2;
   const float eps = config.eps;
   for (size_t i = 0; i < n; ++i) {
-    const float g = toFloat(grad[i]);
+    const float g = gradValue(grad[i]);
     const float mi = b1 * m[i] + (1.0f - b1) * g;
     const float vi = b2 * v[i] + (1.0f - b2) * g * g;
     const float p = master[i] * decay - step_size * mi / (std::sqrt(vi) * inv_bc2_sqrt + eps);
@@ -217,6 +223,18 @@ void adamStep(float* master, float* m, float* v, const bf16* grad, bf16* param_o
     master[i] = p;
   }
   if (param_out) f32ToBf16(master, param_out, n);
+}
+
+}  // namespace
+
+void adamStep(float* master, float* m, float* v, const bf16* grad, bf16* param_out, size_t n,
+              const AdamConfig& config, int step) {
+  adamStepFrom(master, m, v, grad, param_out, n, config, step);
+}
+
+void adamStep(float* master, float* m, float* v, const float* grad, bf16* param_out, size_t n,
+              const AdamConfig& config, int step) {
+  adamStepFrom(master, m, v, grad, param_out, n, config, step);
 }
 
 void addInPlace(float* y, const float* x, size_t n) {
@@ -229,6 +247,18 @@ void addBf16InPlace(bf16* y, const bf16* x, size_t n) {
 
 void scaleBf16InPlace(bf16* y, float s, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = toBf16(toFloat(y[i]) * s);
+}
+
+void scaleInPlace(float* y, float s, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] *= s;
+}
+
+void bf16ToF32Scaled(const bf16* x, float s, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = toFloat(x[i]) * s;
+}
+
+void addBf16ToF32(float* y, const bf16* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] += toFloat(x[i]);
 }
 
 }  // namespace shardscope::cpu

@@ -59,10 +59,16 @@ struct AdamConfig {
 // Writes the updated weights rounded to bf16 into param_out (may be null).
 void adamStep(float* master, float* m, float* v, const bf16* grad, bf16* param_out, size_t n,
               const AdamConfig& config, int step);
+// The same from an fp32 gradient (--grad-dtype fp32, Megatron-LM's main_grad).
+void adamStep(float* master, float* m, float* v, const float* grad, bf16* param_out, size_t n,
+              const AdamConfig& config, int step);
 
 // Elementwise helpers used by the model and the collectives.
 void addInPlace(float* y, const float* x, size_t n);           // y += x
 void addBf16InPlace(bf16* y, const bf16* x, size_t n);         // y += x, fp32 math, RNE
 void scaleBf16InPlace(bf16* y, float s, size_t n);             // y *= s
+void scaleInPlace(float* y, float s, size_t n);                // y *= s
+void bf16ToF32Scaled(const bf16* x, float s, float* y, size_t n);  // y = s * x
+void addBf16ToF32(float* y, const bf16* x, size_t n);          // y += x (an fp32 accumulator)
 
 }  // namespace shardscope::cpu

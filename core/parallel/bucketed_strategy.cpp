@@ -32,6 +32,12 @@ void BucketedStrategy::setup() {
 
 int64_t BucketedStrategy::segmentOffset(int segment) const { return m_env.spec.segmentOffset(segment); }
 
+bf16* BucketedStrategy::transientGrads(int segment) {
+  m_transientGrads = Buffer<bf16>(m_env.ctx.ledger, Category::GradFull,
+                                  static_cast<size_t>(m_env.spec.segmentElements(segment)));
+  return m_transientGrads.data();
+}
+
 bf16* BucketedStrategy::segmentWeights(int segment) { return m_params.data() + segmentOffset(segment); }
 
 cpu::AdamConfig BucketedStrategy::adamConfig() const {
@@ -82,7 +88,7 @@ double BucketedStrategy::step(int step) {
       const bool skip = m_skipHere && seg == m_skipSegment;
       if (!skip) recomputeSpan(ctx, *m_model, seg, segmentWeights(seg), f, 2.0 * m_env.spec.segmentElements(seg));
       ScopedEvent scope(ctx, Lane::Compute, EventKind::Backward, f);
-      bf16* grads = segmentGrads(seg);
+      bf16* grads = m_reducer->fp32() ? transientGrads(seg) : segmentGrads(seg);
       const int64_t base = segmentOffset(seg);
       // Modeled clock: backward (2x forward FLOPs) is spread over the segment's
       // gradients by size, so each ready hook fires at its gradient's time.
@@ -97,6 +103,7 @@ double BucketedStrategy::step(int step) {
           },
           skip);
       afterSegmentBackward(seg);
+      m_transientGrads.reset();
     });
   }
   compute.synchronize();  // backward has run; the reducer's state is final

@@ -52,6 +52,10 @@ class BucketedStrategy : public ParallelStrategy {
   double m_loss = 0;
 
  private:
+  // --grad-dtype fp32: backward writes a segment's bf16 gradients here, the
+  // hooks cast them into the fp32 buckets, and it is freed after the segment.
+  bf16* transientGrads(int segment);
+  Buffer<bf16> m_transientGrads;
   bool m_skipHere = false;
   int m_skipSegment = -1;
 };

@@ -1,7 +1,9 @@
 // DDP as PyTorch's Reducer does it: full replicas of params, grads and
 // optimizer state (16 bytes/param); each bucket's mean all-reduce is launched
 // on the comm stream the moment its last gradient arrives, while backward
-// continues; the copy-out and the optimizer wait for every bucket.
+// continues; the copy-out and the optimizer wait for every bucket. With
+// --grad-dtype fp32 the fp32 buckets are the gradients (Megatron-LM's
+// main_grad, 18 bytes/param): reduced in place, read by the optimizer.
 #pragma once
 
 #include "parallel/bucketed_strategy.h"
@@ -21,6 +23,8 @@ class DdpStrategy : public BucketedStrategy {
   void finishStep(int step) override;
 
  private:
+  void adamFromBuckets(int step);  // --grad-dtype fp32
+
   Buffer<bf16> m_grads;
   Buffer<float> m_master, m_adamM, m_adamV;
 };

@@ -1,5 +1,6 @@
 #include "parallel/grad_reducer.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -13,7 +14,11 @@ namespace shardscope {
 
 GradReducer::GradReducer(RankEnv& env, std::vector<Bucket> buckets, int pad_multiple,
                          bool persistent, LaunchFn launch)
-    : m_env(env), m_buckets(std::move(buckets)), m_persistent(persistent), m_launch(std::move(launch)) {
+    : m_env(env),
+      m_buckets(std::move(buckets)),
+      m_persistent(persistent),
+      m_fp32(env.config.fp32Grads()),
+      m_launch(std::move(launch)) {
   const auto n_params = env.spec.params().size();
   m_bucketOf.assign(n_params, -1);
   m_entryOf.assign(n_params, -1);
@@ -25,7 +30,13 @@ GradReducer::GradReducer(RankEnv& env, std::vector<Bucket> buckets, int pad_mult
     }
   }
   m_buffers.resize(m_buckets.size());
-  if (m_persistent)
+  if (m_fp32) {
+    m_buffers32.resize(m_buckets.size());
+    for (const Bucket& b : m_buckets)
+      m_buffers32[b.index] = Buffer<float>(env.ctx.ledger, Category::Grad, static_cast<size_t>(m_padded[b.index]));
+    if (!env.ctx.meta())  // the padding is reduced too: keep it zero
+      for (Buffer<float>& buf : m_buffers32) std::fill(buf.data(), buf.data() + buf.size(), 0.0f);
+  } else if (m_persistent)
     for (const Bucket& b : m_buckets)
       m_buffers[b.index] = Buffer<bf16>(env.ctx.ledger, Category::Bucket, static_cast<size_t>(m_padded[b.index]));
 }
@@ -49,15 +60,22 @@ void GradReducer::onGradReady(int param, const bf16* grad) {
   RankContext& ctx = m_env.ctx;
   const int b = m_bucketOf[param];
   const ParamInfo& p = m_env.spec.params()[param];
-  if (m_buffers[b].empty())  // first gradient of a non-persistent bucket
+  const float scale = 1.0f / static_cast<float>(m_env.dp_size);
+  if (m_fp32) {  // cast up into the fp32 slot, pre-divided
+    if (!ctx.meta())
+      cpu::bf16ToF32Scaled(grad, scale, m_buffers32[b].data() + m_buckets[b].entries[m_entryOf[param]].offset,
+                           static_cast<size_t>(p.numel()));
+    ctx.chargeMemory(6.0 * p.numel());
+  } else if (m_buffers[b].empty()) {  // first gradient of a non-persistent bucket
     m_buffers[b] = Buffer<bf16>(ctx.ledger, Category::Bucket, static_cast<size_t>(m_padded[b]));
+  }
   // Pre-divided by P so the sum collective yields the mean, as PyTorch does.
-  if (!ctx.meta()) {
+  if (!m_fp32 && !ctx.meta()) {
     bf16* dst = m_buffers[b].data() + m_buckets[b].entries[m_entryOf[param]].offset;
     ctx.ops().copy(dst, grad, sizeof(bf16) * p.numel());
-    if (m_env.dp_size > 1) ctx.ops().scaleBf16(dst, 1.0f / static_cast<float>(m_env.dp_size), p.numel());
+    if (m_env.dp_size > 1) ctx.ops().scaleBf16(dst, scale, p.numel());
   }
-  ctx.chargeMemory(4.0 * p.numel());  // read the gradient, write the bucket slot
+  if (!m_fp32) ctx.chargeMemory(4.0 * p.numel());  // read the gradient, write the bucket slot
   m_arrived[param] = 1;
   Event g;
   g.param = static_cast<int16_t>(param);
@@ -66,7 +84,7 @@ void GradReducer::onGradReady(int param, const bf16* grad) {
   if (--m_pending[b] == 0) {
     Event r;
     r.bucket = static_cast<int16_t>(b);
-    r.bytes = m_buckets[b].elements * static_cast<int64_t>(sizeof(bf16));
+    r.bytes = m_buckets[b].elements * elementBytes();
     r.op = ctx.newOp();
     m_readyOp[b] = r.op;
     ctx.instant(Lane::Host, EventKind::BucketReady, r);

@@ -4,6 +4,8 @@
 // buckets are launched strictly in index order through the strategy's launch
 // function (all-reduce for DDP, reduce-scatter for ZeRO). If backward ends with
 // a bucket never ready — a rank-dependent branch — finishBackward() reports it.
+// With --grad-dtype fp32 (Megatron-LM's main_grad) the buckets hold fp32 and
+// are the gradients themselves: persistent, booked as Grad, no copy-out.
 #pragma once
 
 #include <functional>
@@ -40,6 +42,9 @@ class GradReducer {
   int64_t paddedElements(int b) const { return m_padded[b]; }
   int64_t paddingElements() const;  // summed over buckets
   Buffer<bf16>& bucketBuffer(int b) { return m_buffers[b]; }
+  bool fp32() const { return m_fp32; }
+  Buffer<float>& bucketBuffer32(int b) { return m_buffers32[b]; }  // fp32 mode
+  int64_t elementBytes() const { return m_fp32 ? 4 : 2; }
   void releaseBucket(int b) { m_buffers[b].reset(); }  // any stream, after its collective
   const std::vector<int>& fireOrder() const { return m_fireOrder; }
   int bucketOf(int param) const { return m_bucketOf[param]; }
@@ -52,9 +57,11 @@ class GradReducer {
   std::vector<Bucket> m_buckets;
   std::vector<int64_t> m_padded;
   bool m_persistent;
+  bool m_fp32;
   LaunchFn m_launch;
   std::vector<int> m_bucketOf, m_entryOf;
   std::vector<Buffer<bf16>> m_buffers;
+  std::vector<Buffer<float>> m_buffers32;
   // Per-step state, touched only by the compute stream during backward.
   std::vector<int> m_pending;
   std::vector<int32_t> m_readyOp;

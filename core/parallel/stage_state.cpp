@@ -17,12 +17,14 @@ cpu::AdamConfig stageAdam(const RunConfig& c) {
 }
 
 // ddp and zero1: every rank of the axis holds the stage's bf16 parameters and
-// its accumulated gradients whole.
+// its accumulated gradients whole — in bf16, or in fp32 with --grad-dtype fp32
+// (Megatron-LM's main_grad: every microbatch adds into fp32, reduced in fp32).
 class ReplicatedStageState final : public StageState {
  public:
   ReplicatedStageState(RankEnv& env, std::vector<StageSegment> segments, int microbatches)
       : m_env(env), m_segments(std::move(segments)), m_microbatches(microbatches),
-        m_zero1(env.config.strategy == Strategy::Zero1) {
+        m_zero1(env.config.strategy == Strategy::Zero1),
+        m_fp32(env.config.fp32Grads()) {
     for (const StageSegment& s : m_segments) m_elements += s.elements;
     const int64_t dp = env.dp_size;
     m_padded = m_zero1 ? (m_elements + dp - 1) / dp * dp : m_elements;
@@ -33,7 +35,10 @@ class ReplicatedStageState final : public StageState {
     const auto n = static_cast<size_t>(m_padded);
     const size_t owned = m_zero1 ? n / static_cast<size_t>(m_env.dp_size) : n;
     m_params = Buffer<bf16>(ledger, Category::Param, n);
-    m_grads = Buffer<bf16>(ledger, Category::Grad, n);
+    if (m_fp32)
+      m_grads32 = Buffer<float>(ledger, Category::Grad, n);
+    else
+      m_grads = Buffer<bf16>(ledger, Category::Grad, n);
     m_master = Buffer<float>(ledger, Category::Master, owned);
     m_adamM = Buffer<float>(ledger, Category::AdamM, owned);
     m_adamV = Buffer<float>(ledger, Category::AdamV, owned);
@@ -45,8 +50,10 @@ class ReplicatedStageState final : public StageState {
   }
 
   void beginStep() override {
-    if (!m_env.ctx.meta()) std::memset(static_cast<void*>(m_grads.data()), 0, m_grads.bytes());
-    m_env.ctx.chargeMemory(double(m_grads.bytes()));
+    void* grads = m_fp32 ? static_cast<void*>(m_grads32.data()) : static_cast<void*>(m_grads.data());
+    const size_t bytes = m_fp32 ? m_grads32.bytes() : m_grads.bytes();
+    if (!m_env.ctx.meta()) std::memset(grads, 0, bytes);
+    m_env.ctx.chargeMemory(double(bytes));
   }
 
   const bf16* acquireWeights(int segment, int, bool) override { return m_params.data() + find(segment).local_offset; }
@@ -61,8 +68,13 @@ class ReplicatedStageState final : public StageState {
     // place (Megatron-LM's gradient_accumulation_fusion): the modeled clock
     // charges no extra pass.
     const StageSegment& s = find(segment);
-    if (!m_env.ctx.meta())
-      cpu::addBf16InPlace(m_grads.data() + s.local_offset, m_segmentGrads.data(), static_cast<size_t>(s.elements));
+    if (!m_env.ctx.meta()) {
+      const auto n = static_cast<size_t>(s.elements);
+      if (m_fp32)
+        cpu::addBf16ToF32(m_grads32.data() + s.local_offset, m_segmentGrads.data(), n);
+      else
+        cpu::addBf16InPlace(m_grads.data() + s.local_offset, m_segmentGrads.data(), n);
+    }
     m_segmentGrads.reset();
   }
 
@@ -71,9 +83,16 @@ class ReplicatedStageState final : public StageState {
     const auto n = static_cast<size_t>(m_padded);
     // The mean over the M microbatches and the D data-parallel ranks: each
     // rank's sum is pre-divided, the reduction adds the ranks' parts.
-    if (!ctx.meta()) ctx.ops().scaleBf16(m_grads.data(), 1.0f / float(m_microbatches * m_env.dp_size), n);
-    ctx.chargeMemory(4.0 * double(n));
+    const float mean = 1.0f / float(m_microbatches * m_env.dp_size);
     const cpu::AdamConfig adam = stageAdam(m_env.config);
+    if (m_fp32) {
+      if (!ctx.meta()) cpu::scaleInPlace(m_grads32.data(), mean, n);
+      ctx.chargeMemory(8.0 * double(n));
+      finishStepFp32(step, adam);
+      return;
+    }
+    if (!ctx.meta()) ctx.ops().scaleBf16(m_grads.data(), mean, n);
+    ctx.chargeMemory(4.0 * double(n));
     if (!m_zero1) {
       if (m_env.dp_size > 1) {
         ctx.gatePoint(EventKind::AllReduce);
@@ -107,6 +126,38 @@ class ReplicatedStageState final : public StageState {
     m_env.world.allGather(updated.data(), m_params.data(), shard, DType::BF16, {}, Lane::Comm);
   }
 
+  // --grad-dtype fp32: the same steps over the fp32 gradients.
+  void finishStepFp32(int step, const cpu::AdamConfig& adam) {
+    RankContext& ctx = m_env.ctx;
+    const auto n = static_cast<size_t>(m_padded);
+    const size_t shard = m_zero1 ? n / static_cast<size_t>(m_env.dp_size) : n;
+    Buffer<float> reduced;
+    const float* grads = m_grads32.data();
+    if (m_zero1) {
+      reduced = Buffer<float>(ctx.ledger, Category::Bucket, shard);
+      ctx.gatePoint(EventKind::ReduceScatter);
+      m_env.world.reduceScatter(m_grads32.data(), reduced.data(), shard, DType::F32, {}, Lane::Comm);
+      grads = reduced.data();
+    } else if (m_env.dp_size > 1) {
+      ctx.gatePoint(EventKind::AllReduce);
+      m_env.world.allReduce(m_grads32.data(), n, DType::F32, {}, Lane::Comm);
+    }
+    Buffer<bf16> updated;
+    if (m_zero1) updated = Buffer<bf16>(ctx.ledger, Category::Workspace, shard);
+    {
+      ctx.gatePoint(EventKind::OptimizerStep);
+      ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
+      if (!ctx.meta())
+        cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), grads,
+                      m_zero1 ? updated.data() : m_params.data(), shard, adam, step + 1);
+      ctx.chargeMemory((kAdamBytesPerElement + 2) * double(shard));
+    }
+    if (!m_zero1) return;
+    reduced.reset();
+    ctx.gatePoint(EventKind::AllGather);
+    m_env.world.allGather(updated.data(), m_params.data(), shard, DType::BF16, {}, Lane::Comm);
+  }
+
   void copyOwnedMaster(std::vector<float>& full) const override {
     if (!m_zero1 && m_env.dp_rank != 0) return;
     std::vector<float> master(m_master.size());
@@ -132,9 +183,10 @@ class ReplicatedStageState final : public StageState {
   RankEnv& m_env;
   std::vector<StageSegment> m_segments;
   const int m_microbatches;
-  const bool m_zero1;
+  const bool m_zero1, m_fp32;
   int64_t m_elements = 0, m_padded = 0;
   Buffer<bf16> m_params, m_grads, m_segmentGrads;
+  Buffer<float> m_grads32;  // --grad-dtype fp32
   Buffer<float> m_master, m_adamM, m_adamV;
 };
 

@@ -14,7 +14,10 @@ ZeroStrategy::ZeroStrategy(RankEnv& env, int stage)
 void ZeroStrategy::setupState() {
   MemoryLedger& ledger = m_env.ctx.ledger;
   const auto shard = static_cast<size_t>(m_layout->shardElements());
-  m_grads = Buffer<bf16>(ledger, Category::Grad, m_stage == 1 ? static_cast<size_t>(m_env.spec.numParams()) : shard);
+  if (m_reducer->fp32())  // the fp32 buckets are the full gradients; the reduce-scatters land here
+    m_gradShard32 = Buffer<float>(ledger, Category::Bucket, shard);
+  else
+    m_grads = Buffer<bf16>(ledger, Category::Grad, m_stage == 1 ? static_cast<size_t>(m_env.spec.numParams()) : shard);
   m_master = Buffer<float>(ledger, Category::Master, shard);
   m_adamM = Buffer<float>(ledger, Category::AdamM, shard);
   m_adamV = Buffer<float>(ledger, Category::AdamV, shard);
@@ -39,6 +42,13 @@ void ZeroStrategy::afterSegmentBackward(int) {
 }
 
 void ZeroStrategy::launchBucket(int b, int32_t ready_op) {
+  if (m_reducer->fp32()) {
+    m_env.comm.enqueue([this, b, ready_op] {
+      m_env.world.reduceScatter(m_reducer->bucketBuffer32(b).data(), m_gradShard32.data() + m_layout->shardOffset(b),
+                                static_cast<size_t>(m_layout->chunk(b)), DType::F32, {b, -1, ready_op}, Lane::Comm);
+    });
+    return;
+  }
   m_env.comm.enqueue([this, b, ready_op] {
     RankContext& ctx = m_env.ctx;
     Buffer<bf16>& bucket = m_reducer->bucketBuffer(b);
@@ -77,6 +87,13 @@ void ZeroStrategy::finishStep(int step) {
   m_env.compute.enqueue([this, &ctx, step, shard, param_shard] {
     ctx.gatePoint(EventKind::OptimizerStep);
     ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
+    if (m_reducer->fp32()) {
+      if (!ctx.meta())
+        cpu::adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_gradShard32.data(), param_shard->data(),
+                      shard, adamConfig(), step + 1);
+      ctx.chargeMemory((kAdamBytesPerElement + 2) * double(shard));
+      return;
+    }
     const bf16* grads = m_grads.data();
     Buffer<bf16> gathered;
     if (m_stage == 1) {  // the owned chunk of the full gradients, in shard order

@@ -5,6 +5,8 @@
 // Stage 1 keeps full gradients (4 + 12/P bytes/param); stage 2 frees a
 // bucket's full gradients once its reduce-scatter is done (2 + 14/P). Same
 // bytes on the wire as DDP's all-reduce: a reduce-scatter plus an all-gather.
+// Stage 1 with --grad-dtype fp32 (Megatron-LM's distributed optimizer): the
+// fp32 buckets are the full gradients (6 + 12/P), reduce-scattered in fp32.
 #pragma once
 
 #include <memory>
@@ -34,6 +36,7 @@ class ZeroStrategy : public BucketedStrategy {
   std::unique_ptr<BucketShardLayout> m_layout;
   Buffer<bf16> m_grads;      // stage 1: full (N); stage 2: this rank's shard
   Buffer<bf16> m_segmentGrads;  // stage 2: one segment's full gradients, during its backward
+  Buffer<float> m_gradShard32;  // zero1 --grad-dtype fp32: the reduced fp32 shard the optimizer reads
   Buffer<float> m_master, m_adamM, m_adamV;  // shard
 };
 

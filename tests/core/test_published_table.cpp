@@ -98,6 +98,11 @@ class TestPublishedTable : public QObject {
     row("flops alone", "published", R"({"iteration_s": 1, "flops": "6N"})", "rows[0].published.flops applies only with tflops_per_gpu");
     row("memory empty", "published", R"({"memory_gib": {}})", "must hold param_opt, activations or both");
     row("memory key", "published", R"({"memory_gib": {"params": 3}})", "rows[0].published.memory_gib.params is not a field");
+    row("param_opt rank unknown", "published", R"({"memory_gib": {"param_opt": 3, "param_opt_rank": "last"}})",
+        "rows[0].published.memory_gib.param_opt_rank must be one of most_loaded, interior_stage, got 'last'");
+    row("interior stage without stages", "published",
+        R"({"memory_gib": {"param_opt": 3, "param_opt_rank": "interior_stage"}})",
+        "rows[0].published.memory_gib.param_opt_rank interior_stage needs param_opt and pp >= 3");
   }
 
   void badField() {

@@ -72,10 +72,13 @@ class TestValidation : public QObject {
     QVERIFY(a22 && a22->predicted);
     const ValidationCheck* a175 = find(checks, "GPT-3 175B memory, no recompute", Quantity::ActivationsGib);
     QVERIFY(a175 && a175->predicted);  // stage 0's activations: its microbatches in flight
-    // Megatron-LM's fp32 gradients (18 bytes per parameter) are not ShardScope's DDP.
-    const ValidationCheck* p22 = find(checks, "22B memory, no recompute", Quantity::ParamOptGib);
-    QVERIFY(p22 && !p22->predicted);
-    QVERIFY(QString::fromStdString(p22->not_modeled).contains("fp32 gradients"));
+    // Megatron-LM's fp32 gradients (18 bytes per parameter): --grad-dtype fp32.
+    for (const char* name : {"22B memory, no recompute", "GPT-3 175B memory, no recompute",
+                             "MT-NLG 530B memory, no recompute", "1T memory, no recompute"}) {
+      const ValidationCheck* p = find(checks, name, Quantity::ParamOptGib);
+      QVERIFY2(p && p->predicted && p->not_modeled.empty(), name);
+    }
+    QCOMPARE(stats.modeled, stats.checks);
   }
 
   // What each missing feature reads as; a row that has none runs.
