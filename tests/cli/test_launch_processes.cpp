@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.hpp>
 
@@ -449,8 +450,8 @@ class TestLaunchProcesses : public QObject {
   // address and the run id) lets it push nothing: with no CURVE key, and with
   // a key of its own (even knowing the collector's public key), its "Failed"
   // is never read; the run's own key (the test stands in for a worker) is
-  // heard, so the refusals are the keys' doing. Run as the same user here:
-  // the attacker is the authentication, not the file permissions.
+  // heard, so the refusals are the keys' doing. Run as the same user, the
+  // test checks the authentication; run as root, it also pushes as nobody.
   void aClientWithoutTheRunsKeysCannotFailTheRun() {
     QTemporaryDir dir;
     const QString summary = dir.filePath("s.json");
@@ -492,6 +493,35 @@ class TestLaunchProcesses : public QObject {
       (void)s.send(zmq::buffer(text), zmq::send_flags::none);
     };
     push(nullptr, "ATTACKER plain");
+    // Where the test runs as root, the same from another account (nobody):
+    // it cannot read the keys (the run's directory is 0700), and its push is
+    // not read either.
+    if (::getuid() == 0) {
+      const pid_t child = ::fork();
+      QVERIFY(child >= 0);
+      if (child == 0) {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(10);
+        try {
+          (void)readRunKeysFile((run_dir + "/run-keys").toStdString());
+          ::_exit(11);  // another account read the keys
+        } catch (const std::exception&) {
+        }
+        zmq::context_t other;
+        zmq::socket_t s(other, zmq::socket_type::push);
+        s.set(zmq::sockopt::linger, 1000);
+        s.connect(collector);
+        const std::string text = "ATTACKER nobody";
+        (void)s.send(zmq::buffer(shardscope::wireHeader(WireKind::Failed, 0, uint32_t(text.size()), run_id)),
+                     zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+        (void)s.send(zmq::buffer(text), zmq::send_flags::dontwait);
+        s.close();
+        other.close();
+        ::_exit(0);
+      }
+      int status = 0;
+      QCOMPARE(::waitpid(child, &status, 0), child);
+      QVERIFY2(WIFEXITED(status) && WEXITSTATUS(status) == 0, qPrintable(QString::number(status)));
+    }
     RunKeys stranger = shardscope::makeRunKeys();
     stranger.server_public = keys.server_public;
     push(&stranger, "ATTACKER curve");
