@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <span>
@@ -80,9 +81,19 @@ std::string capReason(uint64_t max_bytes) {
   return "the importer's cap";
 }
 
+std::string mibText(uint64_t bytes) { return std::to_string((bytes + (uint64_t{1} << 20) - 1) >> 20) + " MiB"; }
+
 // A .gz whose JSON grows past the cap: refused as the buffer reaches it, so
-// a small file (a gzip bomb) never takes more memory than the cap.
-[[noreturn]] void inflatesPastCap(const std::string& path, uint64_t max_bytes) {
+// a small file (a gzip bomb) never takes more memory than the cap. The cap
+// of a .gz is also relative to its size (gzipRatioCap): a 5 MB bomb is
+// refused at 1.25 GiB, not at the 4 GiB a trace may be.
+[[noreturn]] void inflatesPastCap(const std::string& path, uint64_t max_bytes, uint64_t file_size) {
+  if (max_bytes == gzipRatioCap(file_size))
+    throw ConfigError(path + ": this .gz inflates past " + mibText(max_bytes) + ", more than " +
+                      std::to_string(gzipMaxRatio()) + " times its " + std::to_string(file_size) +
+                      " bytes (a .gz may inflate to " + std::to_string(gzipMaxRatio()) + " times its size, at least " +
+                      mibText(kGzipRatioFloor) + "): a gzip bomb, or data far more repetitive than a trace; set " +
+                      kGzipRatioVariable + " (up to 1032) to allow more");
   throw ConfigError(path + ": inflates to more than the limit (" + gib(max_bytes) + "; " + capReason(max_bytes) + ")");
 }
 
@@ -160,7 +171,7 @@ PaddedBuffer readGzip(const std::string& path, std::FILE* f, uint64_t file_size,
       member_done = false;
     }
     if (b.size == b.capacity) {
-      if (b.capacity >= max_bytes) inflatesPastCap(path, max_bytes);
+      if (b.capacity >= max_bytes) inflatesPastCap(path, max_bytes, file_size);
       allocate(b, std::min<uint64_t>(max_bytes, b.capacity * 2), path);
     }
     z.next_out = reinterpret_cast<Bytef*>(b.data.get() + b.size);
@@ -222,7 +233,7 @@ bool inflateWhole(const std::string& path, std::FILE* f, uint64_t file_size, uin
                                                                b.data.get() + b.size, b.capacity - b.size,
                                                                &used_in, &produced);
     if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
-      if (b.capacity >= max_bytes) inflatesPastCap(path, max_bytes);
+      if (b.capacity >= max_bytes) inflatesPastCap(path, max_bytes, file_size);
       allocate(b, std::min<uint64_t>(max_bytes, b.capacity * 2), path);
       continue;  // the same member again, into the larger buffer
     }
@@ -244,6 +255,24 @@ bool haveLibdeflate() {
 #else
   return false;
 #endif
+}
+
+uint64_t gzipMaxRatio() {
+  const char* v = std::getenv(kGzipRatioVariable);
+  if (v == nullptr || *v == 0) return kDefaultGzipRatio;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long r = std::strtoull(v, &end, 10);
+  if (errno != 0 || *end != 0 || r < 1 || r > kMaxDeflateRatio || *v == '-' || *v == '+')
+    throw ConfigError(std::string(kGzipRatioVariable) + " must be a whole number from 1 to 1032 (how many times its "
+                      "size a .gz may inflate to), got '" + v + "'");
+  return r;
+}
+
+uint64_t gzipRatioCap(uint64_t compressed_bytes) {
+  const uint64_t ratio = gzipMaxRatio();
+  if (compressed_bytes > ~uint64_t{0} / ratio) return ~uint64_t{0};
+  return std::max(kGzipRatioFloor, ratio * compressed_bytes);
 }
 
 bool isGzipPath(const std::string& path) {
@@ -277,6 +306,7 @@ PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes, GzipInfl
   const bool gz = opened.gz;
   max_bytes = opened.max_bytes;
   if (!gz) return traceFileRefuseEmpty(path, false, readPlain(path, file.f, size, max_bytes, std::move(reuse)));
+  max_bytes = std::min(max_bytes, gzipRatioCap(size));
 #if SHARDSCOPE_HAVE_LIBDEFLATE
   if (inflater == GzipInflater::Fastest) {
     if (inflateWhole(path, file.f, size, max_bytes, reuse)) return traceFileRefuseEmpty(path, true, std::move(reuse));

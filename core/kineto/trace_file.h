@@ -39,6 +39,18 @@ PaddedBuffer readTraceFile(const std::string& path, uint64_t max_bytes = kMaxTra
 
 bool isGzipPath(const std::string& path);
 
+// What a .gz may inflate to, relative to its size: a gzip bomb (a few MB of
+// compressed zeros) is refused as its JSON passes this, while it streams,
+// with a message naming the ratio, instead of growing to the 4 GiB trace cap.
+// Real traces compress about 10:1; SHARDSCOPE_MAX_GZIP_RATIO (1..1032,
+// deflate's own maximum) raises it for data that is more repetitive.
+inline constexpr uint64_t kDefaultGzipRatio = 256;
+inline constexpr uint64_t kGzipRatioFloor = uint64_t{64} << 20;  // a small .gz may always inflate to 64 MiB
+inline constexpr const char* kGzipRatioVariable = "SHARDSCOPE_MAX_GZIP_RATIO";
+uint64_t gzipMaxRatio();  // the variable, else kDefaultGzipRatio; ConfigError when it is not 1..1032
+// max(kGzipRatioFloor, ratio x compressed_bytes).
+uint64_t gzipRatioCap(uint64_t compressed_bytes);
+
 // A trace file opened by the same rule, read in pieces: loadKinetoFile
 // streams a plain .json through a buffer of a few MB this way, instead of
 // reading it whole into fresh memory as large as the file.

@@ -38,15 +38,18 @@ struct GateRelay::Pending {
 
 struct GateRelay::Sockets {
   zmq::context_t context;
+  std::unique_ptr<RunKeyAuthenticator> auth;  // before the sockets: closed after them
   zmq::socket_t router{context, zmq::socket_type::router};
   zmq::socket_t wake{context, zmq::socket_type::pull};  // rank threads: "rank r may go"
 };
 
-GateRelay::GateRelay(RemoteRankFeed& feed, const std::string& node_addr, uint64_t run_id)
+GateRelay::GateRelay(RemoteRankFeed& feed, const std::string& node_addr, uint64_t run_id, const RunKeys& keys)
     : m_feed(feed), m_runId(run_id), m_sockets(std::make_unique<Sockets>()),
       m_filed(static_cast<size_t>(feed.config().ranks)) {
   const int ranks = feed.config().ranks;
+  m_sockets->auth = std::make_unique<RunKeyAuthenticator>(m_sockets->context, keys.client_public, "the gate relay");
   m_sockets->router.set(zmq::sockopt::linger, 0);
+  secureAsRunServer(m_sockets->router, keys);
   m_sockets->router.bind("tcp://" + node_addr + ":*");
   m_endpoint = m_sockets->router.get(zmq::sockopt::last_endpoint);
   m_wakeEndpoint = "inproc://shardscope-gate-relay-" + std::to_string(reinterpret_cast<uintptr_t>(this));

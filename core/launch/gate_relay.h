@@ -19,13 +19,15 @@
 #include <vector>
 
 #include "engine/run.h"
+#include "launch/run_keys.h"
 
 namespace shardscope {
 
 class GateRelay {
  public:
-  // Binds tcp://node_addr:* (any port) for the ranks of run `run_id`; starts its threads.
-  GateRelay(RemoteRankFeed& feed, const std::string& node_addr, uint64_t run_id);
+  // Binds tcp://node_addr:* (any port) for the ranks of run `run_id`; starts
+  // its threads. Only a connection with the run's client key is heard.
+  GateRelay(RemoteRankFeed& feed, const std::string& node_addr, uint64_t run_id, const RunKeys& keys);
   ~GateRelay();  // lets every waiting rank go, stops the threads
   GateRelay(const GateRelay&) = delete;
   GateRelay& operator=(const GateRelay&) = delete;

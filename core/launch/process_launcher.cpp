@@ -21,12 +21,14 @@
 
 #include "common/exit_codes.h"
 #include "comm/rendezvous_store.h"
+#include "config/rendezvous_url.h"
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/stop_signals.h"
 #include "launch/clock_sync.h"
 #include "launch/gate_relay.h"
 #include "launch/rank_result_json.h"
+#include "launch/run_keys.h"
 #include "launch/wire_format.h"
 #include "launch/wire_socket.h"
 #include "launch/worker.h"
@@ -141,6 +143,47 @@ void removeStaleRendezvousDirs() {
   }
 }
 
+// A launcher's own directory (0700, named for removeStaleRendezvousDirs): the
+// run's store when --rdzv names none, and its workers' copy of the run's keys.
+struct LauncherDir {
+  std::string path;
+  LauncherDir() {
+    char dir_template[] = "/tmp/shardscope-rdzv-XXXXXX";
+    if (!mkdtemp(dir_template)) throw RunError(std::string("cannot make a rendezvous directory: ") + std::strerror(errno));
+    path = dir_template;
+    if (std::FILE* owner = std::fopen((path + "/" + kRdzvOwnerFile).c_str(), "w")) {
+      std::fprintf(owner, "%lld\n", static_cast<long long>(getpid()));
+      std::fclose(owner);
+    }
+  }
+  ~LauncherDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  LauncherDir(const LauncherDir&) = delete;
+  LauncherDir& operator=(const LauncherDir&) = delete;
+  // The workers' keys: readable by this user alone (mkdtemp's 0700, the file's 0600).
+  std::string writeKeys(const RunKeys& keys) const {
+    const std::string file = path + "/run-keys";
+    writePrivateFile(file, workerKeysText(keys));
+    return file;
+  }
+};
+
+// A multi-node run's keys for the other nodes' launchers: in a file:// store,
+// a 0600 file beside the store's (the other nodes share its file system and
+// user); a redis:// store has no files, so the keys are one of its values.
+std::string sharedKeysFile(const RendezvousUrl& url, uint64_t run_id) {
+  char id[17];
+  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(run_id));
+  return url.path + "/shardscope-run-keys-" + id;
+}
+
+// Another node could not read the run's keys node 0 published.
+struct KeysUnreadable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // This node's workers: started, stopped once on request, reaped.
 class LocalWorkers {
  public:
@@ -221,28 +264,32 @@ WorkerArgs baseWorkerArgs(const RunConfig& config, const RemoteRankFeed* feed) {
 class Collector {
  public:
   Collector(RemoteRankFeed& feed, const LaunchOptions& options) : m_feed(feed), m_options(options) {}
+  ~Collector() {
+    if (!m_sharedKeysFile.empty()) ::unlink(m_sharedKeysFile.c_str());
+  }
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
 
   void run() {
     const RunConfig& config = m_feed.config();
+    // Only this run's workers are heard: the collector and the relay take
+    // only connections with the run's client key (launch/run_keys.h).
+    m_keys = makeRunKeys();
     zmq::context_t context;
+    RunKeyAuthenticator authenticator(context, m_keys.client_public, "the collector");
     zmq::socket_t pull(context, zmq::socket_type::pull);
     pull.set(zmq::sockopt::rcvhwm, 0);  // take everything: the ranks never wait on the collector
+    secureAsRunServer(pull, m_keys);
     pull.bind("tcp://" + config.node_addr + ":*");
     const std::string endpoint = pull.get(zmq::sockopt::last_endpoint);
     WorkerArgs w = baseWorkerArgs(config, &m_feed);
     w.collector = endpoint;
+    removeStaleRendezvousDirs();
+    LauncherDir own_dir;
+    w.keys_file = own_dir.writeKeys(m_keys);
     if (config.rdzv.empty()) {
       // A fresh store per run: a stale key of an earlier run can never match.
-      removeStaleRendezvousDirs();
-      char dir_template[] = "/tmp/shardscope-rdzv-XXXXXX";
-      if (!mkdtemp(dir_template))
-        throw RunError(std::string("cannot make a rendezvous directory: ") + std::strerror(errno));
-      m_storeDir = dir_template;
-      if (std::FILE* owner = std::fopen((m_storeDir + "/" + kRdzvOwnerFile).c_str(), "w")) {
-        std::fprintf(owner, "%lld\n", static_cast<long long>(getpid()));
-        std::fclose(owner);
-      }
-      w.rdzv = "file://" + m_storeDir;
+      w.rdzv = "file://" + own_dir.path;
       std::random_device entropy;
       m_runId = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
       startRelay(w);
@@ -255,7 +302,16 @@ class Collector {
         // their clocks to this one's; the keys are the run's.
         m_clockServer = std::make_unique<ClockServer>(config.node_addr, m_feed.clock().origin());
         const std::shared_ptr<gloo::rendezvous::Store> store = openRendezvousStore(config.rdzv);
+        const RendezvousUrl url = parseRendezvousUrl(config.rdzv);
+        if (url.kind == RendezvousUrl::Kind::File) {
+          // A file left by a launcher killed with this --rdzv-id is replaced;
+          // O_EXCL then refuses one another account planted meanwhile.
+          m_sharedKeysFile = sharedKeysFile(url, m_runId);
+          ::unlink(m_sharedKeysFile.c_str());
+          writePrivateFile(m_sharedKeysFile, workerKeysText(m_keys));
+        }
         try {
+          if (url.kind == RendezvousUrl::Kind::Redis) store->set(config.rdzv_id + "/keys", bytesOf(workerKeysText(m_keys)));
           store->set(config.rdzv_id + "/clock", bytesOf(m_clockServer->endpoint()));
           // Before the collector's key, which the other nodes wait for.
           store->set(config.rdzv_id + "/gate", bytesOf(w.gate.empty() ? kNoGate : w.gate));
@@ -286,10 +342,6 @@ class Collector {
     loop(pull);
     m_relay.reset();  // every worker is gone
     m_feed.control().setAbortHandler(nullptr);
-    if (!m_storeDir.empty()) {
-      std::error_code ignored;
-      std::filesystem::remove_all(m_storeDir, ignored);
-    }
     finish();
   }
 
@@ -298,7 +350,7 @@ class Collector {
   // workers pass it through the relay.
   void startRelay(WorkerArgs& w) {
     if (!m_feed.gate().enabled()) return;
-    m_relay = std::make_unique<GateRelay>(m_feed, m_feed.config().node_addr, m_runId);
+    m_relay = std::make_unique<GateRelay>(m_feed, m_feed.config().node_addr, m_runId, m_keys);
     w.gate = m_relay->endpoint();
   }
 
@@ -449,7 +501,8 @@ class Collector {
   RemoteRankFeed& m_feed;
   const LaunchOptions& m_options;
   uint64_t m_runId = 0;
-  std::string m_storeDir;
+  RunKeys m_keys;
+  std::string m_sharedKeysFile;  // a multi-node run's keys in its file:// store
   std::vector<Worker> m_workers;
   std::vector<std::string> m_failures;
   std::atomic<bool> m_stopRequested{false};
@@ -469,6 +522,8 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
   const int local = config.procsPerNode();
   const int first = config.node_rank * local;
   std::string endpoint, clock_endpoint, gate_endpoint;
+  RunKeys keys;
+  const uint64_t run_id = runIdOf(config.rdzv_id);
   try {
     const std::shared_ptr<gloo::rendezvous::Store> store = openRendezvousStore(config.rdzv);
     const std::string key = config.rdzv_id + "/collector", clock_key = config.rdzv_id + "/clock";
@@ -479,8 +534,23 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
     const std::vector<char> gate_value = store->get(config.rdzv_id + "/gate");  // set before the collector's
     gate_endpoint.assign(gate_value.begin(), gate_value.end());
     if (gate_endpoint == kNoGate) gate_endpoint.clear();
+    // Published before the collector's key (Collector::run).
+    const RendezvousUrl url = parseRendezvousUrl(config.rdzv);
+    try {
+      if (url.kind == RendezvousUrl::Kind::File) {
+        keys = readRunKeysFile(sharedKeysFile(url, run_id));
+      } else {
+        const std::vector<char> text = store->get(config.rdzv_id + "/keys");
+        keys = parseWorkerKeys(std::string(text.begin(), text.end()), config.rdzv + " key " + config.rdzv_id + "/keys");
+      }
+    } catch (const std::exception& e) {
+      throw KeysUnreadable(e.what());
+    }
   } catch (const ConfigError&) {
     throw;
+  } catch (const KeysUnreadable& e) {
+    err << "error: node " << config.node_rank << ": " << e.what() << "\n";
+    return kExitRunFailed;
   } catch (const std::exception& e) {
     err << "error: node " << config.node_rank << ": node 0 of run '" << config.rdzv_id << "' did not appear in "
         << config.rdzv << " within " << config.rdzv_timeout_s << " s (--rdzv-timeout): " << e.what() << "\n";
@@ -489,7 +559,16 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
   WorkerArgs w = baseWorkerArgs(config, nullptr);
   w.collector = endpoint;
   w.gate = gate_endpoint;
-  w.run_id = runIdOf(config.rdzv_id);
+  w.run_id = run_id;
+  // This node's workers read the keys from this launcher's own directory.
+  std::unique_ptr<LauncherDir> own_dir;
+  try {
+    own_dir = std::make_unique<LauncherDir>();
+    w.keys_file = own_dir->writeKeys(keys);
+  } catch (const RunError& e) {
+    err << "error: node " << config.node_rank << ": " << e.what() << "\n";
+    return kExitRunFailed;
+  }
   w.rdzv = config.rdzv;
   w.prefix = config.rdzv_id;
   std::vector<Worker> workers(static_cast<size_t>(config.ranks));
@@ -507,6 +586,7 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
       << std::flush;
   zmq::context_t context;
   zmq::socket_t push(context, zmq::socket_type::push);
+  secureAsRunClient(push, keys);
   push.set(zmq::sockopt::linger, 5000);
   push.connect(endpoint);
   // Measured runs: this node's ranks time their events from node 0's origin,

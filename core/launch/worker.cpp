@@ -21,6 +21,7 @@
 #include "common/stop_signals.h"
 #include "engine/run.h"
 #include "launch/rank_result_json.h"
+#include "launch/run_keys.h"
 #include "launch/wire_format.h"
 #include "launch/wire_socket.h"
 
@@ -49,7 +50,9 @@ int64_t parseI64(const std::string& flag, const std::string& v) {
 // Sends one message; a collector that does not take it within the timeout is gone.
 class CollectorLink {
  public:
-  CollectorLink(const WorkerArgs& args) : m_socket(m_context, zmq::socket_type::push), m_args(args) {
+  CollectorLink(const WorkerArgs& args, const RunKeys& keys)
+      : m_socket(m_context, zmq::socket_type::push), m_args(args) {
+    secureAsRunClient(m_socket, keys);
     m_socket.set(zmq::sockopt::sndtimeo, kSendTimeoutMs);
     m_socket.set(zmq::sockopt::linger, kSendTimeoutMs);  // what is queued is delivered before exit
     m_socket.connect(args.collector);
@@ -103,8 +106,9 @@ class RankForwarder {
 // launcher that is gone ends the wait within a poll.
 class WorkerGate final : public RemoteGatePass {
  public:
-  WorkerGate(const Run& run, const WorkerArgs& args)
+  WorkerGate(const Run& run, const WorkerArgs& args, const RunKeys& keys)
       : m_run(run), m_args(args), m_socket(m_context, zmq::socket_type::dealer) {
+    secureAsRunClient(m_socket, keys);
     m_socket.set(zmq::sockopt::linger, 0);
     m_socket.connect(args.gate);
   }
@@ -203,6 +207,7 @@ WorkerArgs parseWorkerArgs(const std::vector<std::string>& args, RunConfig* conf
     if (flag == "--rank") w.rank = static_cast<int>(parseI64(flag, v));
     else if (flag == "--collector") w.collector = v;
     else if (flag == "--gate") w.gate = v;
+    else if (flag == "--keys") w.keys_file = v;
     else if (flag == "--run-id") w.run_id = static_cast<uint64_t>(std::stoull(v, nullptr, 16));
     else if (flag == "--rdzv") w.rdzv = v;
     else if (flag == "--rdzv-prefix") w.prefix = v;
@@ -218,8 +223,8 @@ WorkerArgs parseWorkerArgs(const std::vector<std::string>& args, RunConfig* conf
   }
   if (i == args.size()) throw ConfigError("worker: the run's flags must follow '--'");
   if (w.connect_timeout_ms <= 0) throw ConfigError("worker --connect-timeout-ms must be positive");
-  if (w.collector.empty() || w.rdzv.empty() || w.rank < 0)
-    throw ConfigError("worker: --rank, --collector and --rdzv are required");
+  if (w.collector.empty() || w.rdzv.empty() || w.keys_file.empty() || w.rank < 0)
+    throw ConfigError("worker: --rank, --collector, --keys and --rdzv are required");
   *config = parseRunArgs({args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end()});
   if (w.rank >= config->ranks)
     throw ConfigError("worker --rank " + std::to_string(w.rank) + " must be below --ranks " +
@@ -248,7 +253,8 @@ std::vector<std::string> workerArgs(const WorkerArgs& w, const RunConfig& config
                                 w.collector,       "--run-id",      id,                     "--rdzv",
                                 w.rdzv,            "--rdzv-prefix", w.prefix,               "--node-addr",
                                 w.node_addr,       "--launcher-pid", std::to_string(w.launcher_pid),
-                                "--connect-timeout-ms", std::to_string(w.connect_timeout_ms)};
+                                "--connect-timeout-ms", std::to_string(w.connect_timeout_ms),
+                                "--keys",          w.keys_file};
   if (!w.gate.empty()) {
     a.push_back("--gate");
     a.push_back(w.gate);
@@ -277,8 +283,15 @@ int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err
 #endif
   const std::string who = "rank " + std::to_string(args.rank) + " (pid " + std::to_string(getpid()) + ")";
   std::unique_ptr<CollectorLink> link;
+  RunKeys keys;
   try {
-    link = std::make_unique<CollectorLink>(args);
+    keys = readRunKeysFile(args.keys_file);
+  } catch (const std::exception& e) {
+    err << "error: " << who << ": " << e.what() << "\n";
+    return kExitRunFailed;
+  }
+  try {
+    link = std::make_unique<CollectorLink>(args, keys);
     const int64_t pid = getpid();
     link->send(WireKind::Hello, 0, &pid, sizeof pid);
   } catch (const std::exception& e) {
@@ -316,7 +329,7 @@ int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err
   bool finished = false;
   try {
     if (!args.gate.empty()) {
-      gate = std::make_unique<WorkerGate>(*run, args);
+      gate = std::make_unique<WorkerGate>(*run, args, keys);
       run->gate().enable();
       run->gate().setRemote(gate.get());
     }

@@ -19,6 +19,7 @@ struct WorkerArgs {
   int rank = -1;
   std::string collector;    // ZeroMQ endpoint of the collector: "tcp://127.0.0.1:40123"
   std::string gate;         // the launcher's gate relay (the run's gate is on), else empty
+  std::string keys_file;    // the run's CURVE keys (launch/run_keys.h): a 0600 file in a 0700 directory
   uint64_t run_id = 0;
   std::string rdzv;         // file://DIR or redis://HOST:PORT
   std::string prefix;       // this run's keys in the store

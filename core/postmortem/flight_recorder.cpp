@@ -55,8 +55,11 @@ int64_t frOptInt(const ValueTree& t, const Value& d, const char* key) {
   return 0;
 }
 
-std::vector<int> frParseRanks(const ValueTree& t, const Value& v) {
+// A group's ranks; many groups may share one list (the memo): each copy is charged.
+std::vector<int> frParseRanks(const ValueTree& t, const Value& v, ExpansionBudget& budget) {
   std::vector<int> out;
+  if (t.isSeq(v)) budget.charge(t.size(v) * sizeof(int));
+  else if (v.kind == ValueKind::Str) budget.charge(t.text(v).size() * sizeof(int) / 2);  // at most one rank per 2 characters
   auto add = [&](int64_t r) {
     if (r >= 0 && r < (1 << 24) && out.size() < (1u << 20)) out.push_back(static_cast<int>(r));
   };
@@ -162,20 +165,26 @@ FrRankDump parseFlightRecorderDump(const ValueTree& t, int rank, const std::stri
                                 ": its rank is unknown: the file name must end with the rank (as PyTorch writes them, "
                                 "e.g. nccl_trace_rank_3) or the dump must have a 'rank' key");
   d.rank = rank;
+  ExpansionBudget budget(t.source_bytes);
   if (const Value* cfg = t.get(t.root, "pg_config"); cfg != nullptr && cfg->kind == ValueKind::Dict) {
     const Container& c = *t.container(*cfg);
     for (size_t i = 0; i + 1 < c.items.size(); i += 2) {
       const std::string name = frText(t, c.items[i]);
       const Value& info = c.items[i + 1];
       if (info.kind != ValueKind::Dict) continue;
-      if (const Value* ranks = t.get(info, "ranks")) d.pg_ranks[name] = frParseRanks(t, *ranks);
-      if (const Value* desc = t.get(info, "desc")) d.pg_desc[name] = frText(t, *desc);
+      budget.charge(name.size() + 64);  // the maps' nodes
+      if (const Value* ranks = t.get(info, "ranks")) d.pg_ranks[name] = frParseRanks(t, *ranks, budget);
+      if (const Value* desc = t.get(info, "desc")) {
+        budget.charge(t.text(*desc).size());
+        d.pg_desc[name] = frText(t, *desc);
+      }
     }
   }
   const Value* entries = t.get(t.root, "entries");
   if (entries == nullptr) return d;  // PyTorch leaves the key out when the ring is empty
   if (entries->kind != ValueKind::List) frFieldError(path, "entries", "must be a list", entries);
   const size_t n = t.size(*entries);
+  budget.charge(n * sizeof(FrEntry));
   d.entries.reserve(n);
   std::unordered_map<uint64_t, std::string> text_cache;
   for (size_t i = 0; i < n; ++i) {
@@ -203,6 +212,7 @@ FrRankDump parseFlightRecorderDump(const ValueTree& t, int rank, const std::stri
     }
     const Value* pn = t.get(v, "profiling_name");
     if (pn == nullptr || pn->kind != ValueKind::Str) frFieldError(path, at + ".profiling_name", "must be a string", pn);
+    budget.charge(e.pg_name.size() + e.pg_desc.size() + t.text(*pn).size());
     e.profiling_name = std::string(t.text(*pn));
     const Value* st = t.get(v, "state");
     if (st == nullptr || st->kind != ValueKind::Str) frFieldError(path, at + ".state", "must be scheduled, started or completed", st);
@@ -219,13 +229,17 @@ FrRankDump parseFlightRecorderDump(const ValueTree& t, int rank, const std::stri
     e.time_started_ns = frOptInt(t, v, "time_discovered_started_ns");
     e.sizes = frCanonical(t, t.get(v, "input_sizes"), text_cache) + " -> " + frCanonical(t, t.get(v, "output_sizes"), text_cache);
     e.dtypes = frCanonical(t, t.get(v, "input_dtypes"), text_cache) + " -> " + frCanonical(t, t.get(v, "output_dtypes"), text_cache);
+    budget.charge(e.sizes.size() + e.dtypes.size());
     if (const Value* fr = t.get(v, "frames"); fr != nullptr && t.isSeq(*fr)) {
       for (size_t k = 0; k < t.size(*fr) && e.frames.size() < FrEntry::kMaxFrames; ++k) {
         const Value f = t.at(*fr, k);
         if (f.kind != ValueKind::Dict) continue;
         FrFrame ff;
-        if (const Value* x = t.get(f, "filename")) ff.filename = frText(t, *x);
-        if (const Value* x = t.get(f, "name")) ff.name = frText(t, *x);
+        const Value* file = t.get(f, "filename");
+        const Value* name = t.get(f, "name");
+        budget.charge(sizeof(FrFrame) + (file ? t.text(*file).size() : 0) + (name ? t.text(*name).size() : 0));
+        if (file) ff.filename = frText(t, *file);
+        if (name) ff.name = frText(t, *name);
         ff.line = frOptInt(t, f, "line");
         e.frames.push_back(std::move(ff));
       }

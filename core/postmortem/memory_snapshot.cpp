@@ -179,10 +179,12 @@ void snapshotDelta(SnapshotAction a, int64_t size, int64_t& allocated, int64_t& 
   }
 }
 
-// An allocation's frames as memory_viz shows them, and its user frame.
-void snapshotFrames(const ValueTree& t, const Value* frames, SnapshotAllocation& a) {
+// An allocation's frames as memory_viz shows them, and its user frame. Many
+// allocations may share one frames list (the memo): each copy is charged.
+void snapshotFrames(const ValueTree& t, const Value* frames, SnapshotAllocation& a, ExpansionBudget& budget) {
   if (frames == nullptr || !t.isSeq(*frames)) return;
   const size_t n = t.size(*frames);
+  budget.charge(n * sizeof(SnapshotFrame));
   a.frames.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     const Value f = t.at(*frames, i);
@@ -196,6 +198,7 @@ void snapshotFrames(const ValueTree& t, const Value* frames, SnapshotAllocation&
     }
     if (a.user_frame < 0 && isPythonFrame(ft)) a.user_frame = static_cast<int32_t>(a.frames.size());
     SnapshotFrame sf;
+    budget.charge(ft.filename.size() + ft.name.size());
     sf.filename = std::string(ft.filename);
     sf.name = std::string(ft.name);
     if (const Value* line = t.get(f, "line"); line != nullptr && line->kind == ValueKind::Int) sf.line = line->i;
@@ -214,7 +217,7 @@ struct SnapshotCandidate {
 // The totals (backward from the final segments), which entry allocated each
 // freed block (forward), the ledger at the peak and its largest allocations.
 void snapshotReplay(const ValueTree& t, const Value* trace, SnapshotDevice& d, const SnapshotDeviceInput& in,
-                    const std::vector<int64_t>& addrs) {
+                    const std::vector<int64_t>& addrs, ExpansionBudget& budget) {
   const size_t n = d.entries();
   d.final_reserved = in.reserved;
   d.final_allocated = 0;
@@ -315,7 +318,7 @@ void snapshotReplay(const ValueTree& t, const Value* trace, SnapshotDevice& d, c
       const Value e = t.at(*trace, static_cast<size_t>(c.entry));
       frames = t.get(e, "frames");
     }
-    snapshotFrames(t, frames, a);
+    snapshotFrames(t, frames, a, budget);
     d.peak_largest.push_back(std::move(a));
   }
 }
@@ -400,6 +403,7 @@ MemorySnapshot buildMemorySnapshot(const ValueTree& t) {
   }
 
   MemorySnapshot out;
+  ExpansionBudget budget(t.source_bytes);
   for (size_t i = 0; i < inputs.size(); ++i) {
     SnapshotDeviceInput& in = inputs[i];
     if (!in.present) continue;
@@ -408,7 +412,7 @@ MemorySnapshot buildMemorySnapshot(const ValueTree& t) {
     std::vector<int64_t> addrs;
     if (in.trace != nullptr)
       snapshotReadTrace(t, *in.trace, "device_traces[" + std::to_string(i) + "]", dm, addrs, frames_cache);
-    snapshotReplay(t, in.trace, dm, in, addrs);
+    snapshotReplay(t, in.trace, dm, in, addrs, budget);
     out.devices.push_back(std::move(dm));
   }
   return out;

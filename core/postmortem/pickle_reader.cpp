@@ -365,7 +365,26 @@ bool looksLikePickle(std::string_view bytes) {
 }
 
 ValueTree readPickle(std::string_view bytes, const PickleLimits& limits) {
-  return PickleMachine(bytes, limits).run();
+  ValueTree t = PickleMachine(bytes, limits).run();
+  t.source_bytes = bytes.size();
+  t.indexKeys();
+  return t;
+}
+
+ExpansionBudget::ExpansionBudget(size_t source_bytes)
+    : m_source(source_bytes), m_limit(std::max<uint64_t>(kFloor, kRatio * static_cast<uint64_t>(source_bytes))) {}
+
+void ExpansionBudget::charge(uint64_t bytes) {
+  if (bytes <= m_limit - m_charged) {
+    m_charged += bytes;
+    return;
+  }
+  const auto mib = [](uint64_t b) { return std::to_string((b + (uint64_t{1} << 20) - 1) >> 20) + " MiB"; };
+  throw PostmortemFormatError(
+      "expands past its limit: reading it would copy more than " + mib(m_limit) + " out of a " +
+      std::to_string(m_source) + "-byte file (the limit is " + std::to_string(kRatio) +
+      " times the file's size, at least " + mib(kFloor) +
+      "): it names one list or string from many places (a pickle's memo) far more often than a file PyTorch writes");
 }
 
 ValueTree readPostmortemDocument(std::string_view bytes) {
@@ -375,9 +394,11 @@ ValueTree readPostmortemDocument(std::string_view bytes) {
                                 " bytes): neither a pickle nor JSON");
   try {
     // A key twice is refused, as in every JSON reader: which value counts is not defined.
-    return valueTreeFromJson(parseJsonTree(bytes, [](const std::string& path) {
+    ValueTree t = valueTreeFromJson(parseJsonTree(bytes, [](const std::string& path) {
       throw PostmortemFormatError("JSON key \"" + path + "\" appears twice in one object; " + kPickleJsonRepeatedKeyRule);
     }));
+    t.source_bytes = bytes.size();
+    return t;
   } catch (const JsonSyntaxError& e) {
     if (looksLikeOldPickle(bytes) || pickleLooksLikeProtocol0or1(bytes))
       throw PostmortemFormatError(

@@ -6,6 +6,7 @@
 // opcode and its byte offset.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,30 @@ class PostmortemFormatError : public ConfigError {
 struct PickleLimits {
   size_t max_mark_depth = 256;        // open MARKs (tuple/list/dict under construction)
   size_t max_long_bytes = 4096;       // LONG1/LONG4: a longer integer is refused
+};
+
+// What a reader may copy out of one document, in bytes. A pickle's memo lets
+// a small file name one list or string from many places (60 blocks sharing
+// one 100k-frame list, 10k process groups sharing one 100k-rank list), and a
+// reader that copied it at each would turn under 1 MB into gigabytes. The
+// tree itself shares (value_tree.h); what is copied out is charged here, and
+// past kRatio times the file's size (never less than kFloor) the read stops
+// with one error naming the limit, as the gzip reader's cap does.
+class ExpansionBudget {
+ public:
+  static constexpr uint64_t kRatio = 64;
+  static constexpr uint64_t kFloor = uint64_t{256} << 20;
+  explicit ExpansionBudget(size_t source_bytes);
+  // Throws PostmortemFormatError "expands past its limit: ..." when `bytes`
+  // more would pass the limit (charged before they are allocated).
+  void charge(uint64_t bytes);
+  uint64_t limit() const { return m_limit; }
+  uint64_t charged() const { return m_charged; }
+
+ private:
+  size_t m_source;
+  uint64_t m_limit;
+  uint64_t m_charged = 0;
 };
 
 // Reads one pickle from `bytes` (the first byte must be PROTO, 0x80). Throws

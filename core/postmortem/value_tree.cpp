@@ -80,9 +80,25 @@ Value ValueTree::at(const Value& v, size_t i) const {
   return c->items[i];
 }
 
+void ValueTree::indexKeys() {
+  m_keyIndex.clear();
+  for (size_t c = 0; c < m_containers.size(); ++c) {
+    const Container& d = m_containers[c];
+    if (d.kind != ValueKind::Dict || d.items.size() / 2 <= kIndexedDictPairs) continue;
+    std::unordered_map<std::string, uint32_t>& index = m_keyIndex[c];
+    for (size_t i = 0; i + 1 < d.items.size(); i += 2)
+      if (d.items[i].kind == ValueKind::Str) index[std::string(text(d.items[i]))] = static_cast<uint32_t>(i + 1);
+  }
+}
+
 const Value* ValueTree::get(const Value& dict, std::string_view key) const {
   if (dict.kind != ValueKind::Dict) return nullptr;
   const ValueItems& items = m_containers[dict.index].items;
+  if (items.size() / 2 > kIndexedDictPairs && !m_keyIndex.empty())
+    if (auto it = m_keyIndex.find(dict.index); it != m_keyIndex.end()) {
+      const auto found = it->second.find(std::string(key));
+      return found == it->second.end() ? nullptr : &items[found->second];
+    }
   for (size_t i = items.size() / 2; i-- > 0;) {
     const Value& k = items[2 * i];
     if (k.kind == ValueKind::Str && text(k) == key) return &items[2 * i + 1];
@@ -207,6 +223,7 @@ Json ValueTree::toJson(const Value& v, int max_depth, size_t max_values) const {
 ValueTree valueTreeFromJson(const Json& j) {
   ValueTree t;
   t.root = valueFromJson(t, j);  // the JSON parser's nesting limit bounds the recursion
+  t.indexKeys();
   return t;
 }
 

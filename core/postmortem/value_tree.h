@@ -10,6 +10,7 @@
 #include <memory>
 #include <type_traits>
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -107,6 +108,9 @@ struct Container {
 class ValueTree {
  public:
   Value root;
+  // The document's size in bytes (0: built in memory): what a reader may
+  // copy out of the tree is bounded relative to it (ExpansionBudget).
+  size_t source_bytes = 0;
 
   // Building (the readers).
   Value addText(ValueKind kind, std::string_view text);
@@ -122,6 +126,12 @@ class ValueTree {
   Value at(const Value& v, size_t i) const;       // list/tuple item i
   // A dict's value for a string key (the last one set wins, as in Python); nullptr when absent.
   const Value* get(const Value& dict, std::string_view key) const;
+  // Indexes the string keys of every dict of more than kIndexedDictPairs
+  // pairs, once, when the tree is complete (the readers call it): a dict
+  // with N junk keys that a snapshot's every entry shares would otherwise
+  // make each lookup scan N keys, quadratic over the file.
+  void indexKeys();
+  static constexpr size_t kIndexedDictPairs = 32;
   bool isSeq(const Value& v) const { return v.kind == ValueKind::List || v.kind == ValueKind::Tuple; }
 
   // The value as JSON for messages, comparisons and tests: depth beyond
@@ -134,6 +144,8 @@ class ValueTree {
   std::string m_pool;
   std::unique_ptr<ValueArena> m_arena = std::make_unique<ValueArena>();  // stays put when the tree moves
   std::vector<Container, HugeAllocator<Container>> m_containers;
+  // Container index -> key -> the item of its last value (indexKeys).
+  std::unordered_map<uint64_t, std::unordered_map<std::string, uint32_t>> m_keyIndex;
 };
 
 // A float that is a whole number inside int64 (JSON writers may print 1e3); false otherwise.

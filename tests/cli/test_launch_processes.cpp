@@ -5,14 +5,19 @@
 // equal up to the wall time); a worker killed mid-run ends the run with one
 // message naming its rank and signal, and a valid trace of what it sent;
 // SIGINT reaches every worker once and keeps what ran; bad launch flags are
-// refused before anything starts.
+// refused before anything starts. The collector hears only the run's own
+// workers: a client that read the collector's address and the run id off a
+// worker's command line, without the run's keys, cannot fail the run or
+// write into its summary.
 #include <QtTest>
 
 #include <csignal>
 #include <memory>
 #include <vector>
 
+#include <sys/wait.h>
 #include <unistd.h>
+#include <zmq.hpp>
 
 #include <QFileInfo>
 #include <QJsonArray>
@@ -24,7 +29,13 @@
 #include <QTemporaryDir>
 
 #include "cli_process.h"
+#include "launch/run_keys.h"
+#include "launch/wire_format.h"
 #include "loopback_port.h"
+
+using shardscope::readRunKeysFile;
+using shardscope::RunKeys;
+using shardscope::WireKind;
 
 namespace {
 
@@ -433,6 +444,100 @@ class TestLaunchProcesses : public QObject {
     QCOMPARE(last_end.size(), 8);
     const double skew_ms = std::abs(last_end[4] - last_end[0]) / 1e3;
     QVERIFY2(skew_ms < 200, qPrintable(QString("rank 4 ends %1 ms from rank 0").arg(skew_ms)));
+  }
+
+  // What another local account sees in `ps` (a worker's argv: the collector's
+  // address and the run id) lets it push nothing: with no CURVE key, and with
+  // a key of its own (even knowing the collector's public key), its "Failed"
+  // is never read; the run's own key (the test stands in for a worker) is
+  // heard, so the refusals are the keys' doing. Run as the same user, the
+  // test checks the authentication; run as root, it also pushes as nobody.
+  void aClientWithoutTheRunsKeysCannotFailTheRun() {
+    QTemporaryDir dir;
+    const QString summary = dir.filePath("s.json");
+    QProcess p;
+    QByteArray err;
+    const QRegularExpressionMatch m = startAndWaitFor(
+        p,
+        {"--log-level", "debug", "run", "--strategy", "ddp", "--ranks", "2", "--layers", "2", "--hidden", "32",
+         "--batch", "4", "--steps", "100000", "--launch", "processes", "--summary", summary},
+        QRegularExpression("collector at (tcp://[0-9.]+:[0-9]+), rendezvous file://(\\S+)(?:.|\\n)*"
+                           "rank 1: worker pid (\\d+)(?:.|\\n)*step 2 done"),
+        err, QProcess::StandardError);
+    QVERIFY2(m.hasMatch(), err.right(3000).constData());
+    const std::string collector = m.captured(1).toStdString();
+    const QString run_dir = m.captured(2);
+    const QByteArray cmdline = readFileBytes("/proc/" + m.captured(3) + "/cmdline");
+    const QList<QByteArray> argv = cmdline.split('\0');
+    const qsizetype at = argv.indexOf("--run-id");
+    QVERIFY2(at >= 0 && at + 1 < argv.size(), cmdline.constData());
+    const uint64_t run_id = argv[at + 1].toULongLong(nullptr, 16);
+    // The keys are in the run's 0700 directory, in a 0600 file, and in no argv or environment.
+    const RunKeys keys = readRunKeysFile((run_dir + "/run-keys").toStdString());
+    const QByteArray environ_bytes = readFileBytes("/proc/" + m.captured(3) + "/environ");
+    for (const std::string& k : {keys.server_public, keys.client_public, keys.client_secret}) {
+      QVERIFY(!cmdline.contains(QByteArray::fromStdString(k)));
+      QVERIFY(!environ_bytes.contains(QByteArray::fromStdString(k)));
+    }
+    QCOMPARE(QFileInfo(run_dir).permissions() & (QFile::ReadGroup | QFile::ReadOther | QFile::ExeOther), 0);
+
+    zmq::context_t context;
+    const auto push = [&](const RunKeys* as, const std::string& text) {
+      zmq::socket_t s(context, zmq::socket_type::push);
+      s.set(zmq::sockopt::linger, 1000);
+      s.set(zmq::sockopt::sndtimeo, 1000);
+      if (as) shardscope::secureAsRunClient(s, *as);
+      s.connect(collector);
+      const std::vector<uint8_t> header = shardscope::wireHeader(WireKind::Failed, 0, uint32_t(text.size()), run_id);
+      (void)s.send(zmq::buffer(header), zmq::send_flags::sndmore);
+      (void)s.send(zmq::buffer(text), zmq::send_flags::none);
+    };
+    push(nullptr, "ATTACKER plain");
+    // Where the test runs as root, the same from another account (nobody):
+    // it cannot read the keys (the run's directory is 0700), and its push is
+    // not read either.
+    if (::getuid() == 0) {
+      const pid_t child = ::fork();
+      QVERIFY(child >= 0);
+      if (child == 0) {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(10);
+        try {
+          (void)readRunKeysFile((run_dir + "/run-keys").toStdString());
+          ::_exit(11);  // another account read the keys
+        } catch (const std::exception&) {
+        }
+        zmq::context_t other;
+        zmq::socket_t s(other, zmq::socket_type::push);
+        s.set(zmq::sockopt::linger, 1000);
+        s.connect(collector);
+        const std::string text = "ATTACKER nobody";
+        (void)s.send(zmq::buffer(shardscope::wireHeader(WireKind::Failed, 0, uint32_t(text.size()), run_id)),
+                     zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+        (void)s.send(zmq::buffer(text), zmq::send_flags::dontwait);
+        s.close();
+        other.close();
+        ::_exit(0);
+      }
+      int status = 0;
+      QCOMPARE(::waitpid(child, &status, 0), child);
+      QVERIFY2(WIFEXITED(status) && WEXITSTATUS(status) == 0, qPrintable(QString::number(status)));
+    }
+    RunKeys stranger = shardscope::makeRunKeys();
+    stranger.server_public = keys.server_public;
+    push(&stranger, "ATTACKER curve");
+    QTest::qWait(1000);
+    push(&keys, "INSIDER with the run's keys");
+    QVERIFY2(p.waitForFinished(120000), "the run did not end on its own worker's failure");
+    err += p.readAllStandardError();
+    QCOMPARE(p.exitCode(), 3);
+    QVERIFY2(err.contains("refused a connection") && err.contains(QByteArray::fromStdString(stranger.client_public)),
+             err.right(3000).constData());
+    QVERIFY2(!err.contains("ATTACKER"), err.right(3000).constData());
+    const QByteArray summary_bytes = readFileBytes(summary);
+    QVERIFY2(!summary_bytes.contains("ATTACKER"), summary_bytes.constData());
+    const QJsonObject s = QJsonDocument::fromJson(summary_bytes).object();
+    QVERIFY2(s.value("interrupted").toObject().value("error").toString().contains("INSIDER"), summary_bytes.constData());
+    QVERIFY2(!QFileInfo::exists(run_dir), qPrintable(run_dir + " is still there"));
   }
 
   void aWorkerIsNotStartedByHand() {

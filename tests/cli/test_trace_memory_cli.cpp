@@ -1,8 +1,9 @@
 // `analyze` on a .gz that lies or explodes, under an address-space limit
 // (ulimit -v, as a shared machine sets it): a truncated file whose last bytes
 // read as a 3.8 GB size says "truncated", not std::bad_alloc; a gzip bomb is
-// refused at the cap set in SHARDSCOPE_MAX_TRACE_MB, naming it; a valid trace
-// too big for the limit says out of memory and how much it needed.
+// refused at the cap set in SHARDSCOPE_MAX_TRACE_MB, naming it, and under the
+// trace cap as it inflates past 256 times its size (the ratio named); a valid
+// trace too big for the limit says out of memory and how much it needed.
 #include <QtTest>
 
 #include <zlib.h>
@@ -91,6 +92,35 @@ class TestTraceMemoryCli : public QObject {
              qPrintable(r.err));
   }
 
+  // 256 MiB of JSON in a 0.25 MB file, the trace cap at its 4 GiB: refused as
+  // it passes 256 times the file's size (64 MiB), naming the ratio and how
+  // to raise it, while it streams (the 2 GB limit would not hold it whole
+  // with the parser's padding and the JSON walk, and a bomb is not "out of
+  // memory"). The variable raises the ratio; a bad value is refused by name.
+  void gzipBombIsRefusedByItsRatio() {
+    QTemporaryDir dir;
+    const std::string member = gzipMember(size_t{256} << 20);
+    QVERIFY(!member.empty() && member.size() < (1 << 20));
+    const QString path = dir.filePath("bomb.json.gz");
+    QVERIFY(writeBytes(path, member));
+    const CliResult r = analyzeLimited(path);
+    QVERIFY2(r.exit_code == 2, qPrintable(QString::number(r.exit_code) + ": " + r.err));
+    QVERIFY2(r.err.contains("bomb.json.gz: this .gz inflates past ") &&
+                 r.err.contains(QStringLiteral("more than 256 times its %1 bytes").arg(member.size())) &&
+                 r.err.contains("set SHARDSCOPE_MAX_GZIP_RATIO"),
+             qPrintable(r.err));
+    QVERIFY2(!r.err.contains("out of memory") && !r.err.contains("bad_alloc"), qPrintable(r.err));
+    QProcessEnvironment raised = QProcessEnvironment::systemEnvironment();
+    raised.insert("SHARDSCOPE_MAX_GZIP_RATIO", "1032");
+    const CliResult more = analyzeLimited(path, raised);
+    QVERIFY2(!more.err.contains("inflates past"), qPrintable(more.err));
+    QProcessEnvironment bad = QProcessEnvironment::systemEnvironment();
+    bad.insert("SHARDSCOPE_MAX_GZIP_RATIO", "0");
+    const CliResult refused = analyzeLimited(path, bad);
+    QVERIFY2(refused.exit_code == 2 && refused.err.contains("SHARDSCOPE_MAX_GZIP_RATIO must be a whole number from 1 to 1032"),
+             qPrintable(refused.err));
+  }
+
   // 40 gzip members of 64 MiB (2.5 GiB of valid JSON, 2.6 MB on disk) under
   // the 2 GB limit: the buffer cannot grow that far. Out of memory, with the
   // size it needed; not std::bad_alloc, not bad JSON.
@@ -102,7 +132,11 @@ class TestTraceMemoryCli : public QObject {
     for (int i = 0; i < 40; ++i) all += member;  // 40 documents in a row: bad JSON, but never read that far
     const QString path = dir.filePath("big.json.gz");
     QVERIFY(writeBytes(path, all));
-    const CliResult r = analyzeLimited(path);
+    // Spaces compress 1000:1: past the bomb ratio unless it is raised, as
+    // for data this repetitive it must be.
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("SHARDSCOPE_MAX_GZIP_RATIO", "1032");
+    const CliResult r = analyzeLimited(path, env);
     QVERIFY2(r.exit_code == 3, qPrintable(QString::number(r.exit_code) + ": " + r.err));
     QVERIFY2(r.err.contains("out of memory: reading it needs a buffer of") && r.err.contains(" bytes) for its JSON"),
              qPrintable(r.err));

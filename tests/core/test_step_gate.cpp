@@ -7,7 +7,8 @@
 // A worker process's gate hands every point to the launcher (and costs
 // nothing when off); there the gate relay stops relayed ranks in lockstep,
 // steps them, shows the ledgers they sent (the last to arrive asks the others
-// for theirs then), and never hangs going away.
+// for theirs then), and never hangs going away; it hears only connections
+// with the run's client key (no key, or another key, gets no go).
 #include <QtTest>
 
 #include <atomic>
@@ -20,6 +21,7 @@
 #include "common/errors.h"
 #include "engine/run.h"
 #include "launch/gate_relay.h"
+#include "launch/run_keys.h"
 #include "launch/wire_format.h"
 #include "launch/wire_socket.h"
 #include "trace/chrome_trace_writer.h"
@@ -72,7 +74,8 @@ struct RecordingRemote final : RemoteGatePass {
 // A worker's rank as the relay sees it: a DEALER that says where it is
 // (with a ledger of `gathered` bytes) and waits for the go. False: no go in time.
 bool arriveAndWait(zmq::socket_t& dealer, int rank, const GatePoint& point, int64_t gathered, uint64_t run_id,
-                   const std::atomic<bool>* give_up = nullptr) {
+                   const std::atomic<bool>* give_up = nullptr,
+                   std::chrono::milliseconds wait = std::chrono::seconds(20)) {
   GateArrival a;
   a.point = point;
   a.now_ns = 1000 * (point.block + 1);
@@ -82,7 +85,7 @@ bool arriveAndWait(zmq::socket_t& dealer, int rank, const GatePoint& point, int6
   const std::vector<uint8_t> header = wireHeader(WireKind::GateArrived, rank, uint32_t(payload.size()), run_id);
   dealer.send(zmq::buffer(header), zmq::send_flags::sndmore);
   dealer.send(zmq::buffer(payload), zmq::send_flags::none);
-  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  const auto deadline = Clock::now() + wait;
   while (Clock::now() < deadline && !(give_up && give_up->load())) {
     zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
     zmq::poll(&item, 1, std::chrono::milliseconds(10));
@@ -405,7 +408,8 @@ class TestStepGate : public QObject {
     launcher.gate().pause();
     RemoteRankFeed feed(launcher);
     constexpr uint64_t kRunId = 77;
-    auto relay = std::make_unique<GateRelay>(feed, "127.0.0.1", kRunId);
+    const RunKeys keys = makeRunKeys();
+    auto relay = std::make_unique<GateRelay>(feed, "127.0.0.1", kRunId, keys);
     // Read here, not in the rank threads: the test resets relay while they run
     // (ZeroMQ's own ordering is invisible to ThreadSanitizer).
     const std::string endpoint = relay->endpoint();
@@ -418,6 +422,7 @@ class TestStepGate : public QObject {
       ranks.emplace_back([&, r] {
         zmq::socket_t dealer(context, zmq::socket_type::dealer);
         dealer.set(zmq::sockopt::linger, 0);
+        secureAsRunClient(dealer, keys);
         dealer.connect(endpoint);
         for (int b = 0; b < 4; ++b) {
           if (!arriveAndWait(dealer, r, {EventKind::Forward, 0, b, -1}, 100 * (b + 1) + r, kRunId, &give_up)) {
@@ -480,7 +485,8 @@ class TestStepGate : public QObject {
     launcher.gate().enable();
     launcher.gate().setBreakpoints({EventKind::Backward}, {});
     RemoteRankFeed feed(launcher);
-    GateRelay relay(feed, "127.0.0.1", 5);
+    const RunKeys keys = makeRunKeys();
+    GateRelay relay(feed, "127.0.0.1", 5, keys);
     zmq::context_t context;
     std::atomic<int> passed{0};
     std::vector<std::thread> ranks;
@@ -488,6 +494,7 @@ class TestStepGate : public QObject {
       ranks.emplace_back([&, r] {
         zmq::socket_t dealer(context, zmq::socket_type::dealer);
         dealer.set(zmq::sockopt::linger, 0);
+        secureAsRunClient(dealer, keys);
         dealer.connect(relay.endpoint());
         for (EventKind k : {EventKind::Forward, EventKind::Backward, EventKind::Backward})
           passed += arriveAndWait(dealer, r, {k, 0, 0, -1}, 0, 5) ? 1 : 0;
@@ -499,6 +506,39 @@ class TestStepGate : public QObject {
     relay.releaseAll();  // a rank died: the others go on, breakpoints or not
     for (std::thread& t : ranks) t.join();
     QCOMPARE(passed.load(), 6);
+  }
+
+  // Another account that reads a worker's command line knows the relay's
+  // address and the run id: without the run's client key it gets no go and
+  // its arrivals never reach the gate (its ledger is not shown).
+  void theRelayHearsOnlyTheRunsKey() {
+    RunConfig c = zero3();
+    c.ranks = 2;
+    c.launch = Launch::Processes;
+    Run launcher(c, kRanksElsewhere);
+    launcher.setRemoteRanks([](RemoteRankFeed&) {});
+    launcher.gate().enable();  // no stop: an arrival heard is passed at once
+    RemoteRankFeed feed(launcher);
+    constexpr uint64_t kRunId = 9;
+    const RunKeys keys = makeRunKeys();
+    GateRelay relay(feed, "127.0.0.1", kRunId, keys);
+    zmq::context_t context;
+    const auto attempt = [&](const RunKeys* as, int64_t gathered) {
+      zmq::socket_t dealer(context, zmq::socket_type::dealer);
+      dealer.set(zmq::sockopt::linger, 0);
+      if (as) secureAsRunClient(dealer, *as);
+      dealer.connect(relay.endpoint());
+      return arriveAndWait(dealer, 1, {EventKind::Forward, 0, 0, -1}, gathered, kRunId, nullptr,
+                           std::chrono::milliseconds(1500));
+    };
+    const auto gathered = [&] { return launcher.ledger(1).current[static_cast<size_t>(Category::Gathered)]; };
+    QVERIFY(!attempt(nullptr, 111));  // plain ZMTP, no key at all
+    RunKeys stranger = makeRunKeys();
+    stranger.server_public = keys.server_public;  // even knowing the relay's public key
+    QVERIFY(!attempt(&stranger, 222));
+    QCOMPARE(gathered(), 0);  // neither arrival reached the run
+    QVERIFY(attempt(&keys, 333));  // the run's own worker
+    QCOMPARE(gathered(), 333);
   }
 
   void cancelWhileStopped() {

@@ -18,6 +18,7 @@ WorkerArgs placed(int rank, int local_rank, int local_size) {
   w.collector = "tcp://127.0.0.1:4000";
   w.rdzv = "file:///tmp/rdzv-test";
   w.prefix = "job1";
+  w.keys_file = "/tmp/rdzv-test/run-keys";
   w.local_rank = local_rank;
   w.local_size = local_size;
   return w;
@@ -48,6 +49,7 @@ class TestWorkerArgs : public QObject {
     QCOMPARE(back.rank, 3);
     QCOMPARE(back.local_rank, 1);
     QCOMPARE(back.local_size, 2);
+    QCOMPARE(back.keys_file, std::string("/tmp/rdzv-test/run-keys"));  // the file's path, never the keys
     QCOMPARE(config.backend, Backend::Cuda);
     QCOMPARE(config.launch, Launch::Processes);
     QCOMPARE(config.nnodes, 2);
