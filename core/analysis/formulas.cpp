@@ -130,18 +130,25 @@ ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params) {
   if (isHybrid(c.strategy)) {
     const int g = c.shardGroupSize();
     const int replicas = g > 0 ? p / g : 1;
+    // Under a pipeline (parallel/stage_state.h) every microbatch gathers each
+    // block twice and reduces its gradients: M times a step's traffic.
+    const double m = c.pipelined() ? c.microbatchCount() : 1.0;
+    const double step_gathers = c.pipelined() ? 2.0 : gathers;
     t.ring_ranks = g;
-    t.data_parallel.all_gather = cast(gather_scale * gathers * ringBytesPerRank(Collective::AllGather, n, g));
-    t.data_parallel.reduce_scatter = cast(reduce_scale * ringBytesPerRank(Collective::ReduceScatter, n, g));
+    t.data_parallel.all_gather = cast(m * gather_scale * step_gathers * ringBytesPerRank(Collective::AllGather, n, g));
+    t.data_parallel.reduce_scatter = cast(m * reduce_scale * ringBytesPerRank(Collective::ReduceScatter, n, g));
     // The replicas all-reduce the reduced shard, N/G.
-    t.data_parallel.all_reduce = cast(reduce_scale * ringBytesPerRank(Collective::AllReduce, n / g, replicas));
-    t.notation = (gathers > 1 ? std::string("3N·(G−1)/G") : std::string("2N·(G−1)/G")) + " + 2(N/G)·(R−1)/R";
+    t.data_parallel.all_reduce = cast(m * reduce_scale * ringBytesPerRank(Collective::AllReduce, n / g, replicas));
+    t.notation = (step_gathers > 1 ? std::string("3N·(G−1)/G") : std::string("2N·(G−1)/G")) + " + 2(N/G)·(R−1)/R";
+    if (c.pipelined()) t.notation = "M·(" + t.notation + "), M = " + std::to_string(c.microbatchCount());
   } else {
     t.ring_ranks = p;
     if (reducesByAllReduce(c.strategy)) {
       t.data_parallel.all_reduce = cast(grad_scale * ringBytesPerRank(Collective::AllReduce, n, p));
     } else if (!sharded) {  // zero1, zero2: reduce-scatter the grads, all-gather the updated params
-      t.data_parallel.reduce_scatter = cast(grad_scale * ringBytesPerRank(Collective::ReduceScatter, n, p));
+      // zero2 under a pipeline reduce-scatters every microbatch's gradients.
+      const double m = c.strategy == Strategy::Zero2 && c.pipelined() ? c.microbatchCount() : 1.0;
+      t.data_parallel.reduce_scatter = cast(m * grad_scale * ringBytesPerRank(Collective::ReduceScatter, n, p));
       t.data_parallel.all_gather = cast(ringBytesPerRank(Collective::AllGather, n, p));
     } else if (c.pipelined()) {
       // zero3/fsdp under a pipeline (parallel/stage_state.h): every microbatch
@@ -155,9 +162,12 @@ ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params) {
       t.data_parallel.all_gather = cast(gather_scale * gathers * ringBytesPerRank(Collective::AllGather, n, p));
     }
     // In units of N·(P−1)/P: an all-reduce is two, each reduce-scatter or all-gather one.
-    t.coefficient = !sharded ? 2.0 * grad_scale - (reducesByAllReduce(c.strategy) ? 0.0 : grad_scale - 1.0)
+    const bool zero2_micro = c.strategy == Strategy::Zero2 && c.pipelined();
+    t.coefficient = zero2_micro ? c.microbatchCount() + 1.0
+                    : !sharded  ? 2.0 * grad_scale - (reducesByAllReduce(c.strategy) ? 0.0 : grad_scale - 1.0)
                     : c.pipelined() ? 3.0 * c.microbatchCount() : reduce_scale + gather_scale * gathers;
     t.notation = sharded && c.pipelined() ? "3M·N·(P−1)/P, M = " + std::to_string(c.microbatchCount())
+                 : zero2_micro            ? "(M + 1)N·(P−1)/P, M = " + std::to_string(c.microbatchCount())
                                           : fmt("%g", t.coefficient) + "N·(P−1)/P";
   }
   if (c.tp > 1) {

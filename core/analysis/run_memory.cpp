@@ -42,6 +42,10 @@ int64_t commBufferBytes(const RunConfig& c, const ModelSpec& spec) {
     const std::vector<Bucket> buckets = planBuckets(c, spec);
     int64_t largest = 0;
     for (const Bucket& b : buckets) largest = std::max(largest, b.elements);
+    // --grad-dtype fp32: the fp32 buckets are the gradients (model state);
+    // ZeRO-1 reduce-scatters them into an fp32 shard.
+    if (c.fp32Grads())
+      return c.strategy == Strategy::Zero1 ? 4 * ceilDiv(n, static_cast<int64_t>(c.dataParallelSize())) : 0;
     if (c.strategy == Strategy::Zero1) return 2 * n + 2 * ceilDiv(n, static_cast<int64_t>(c.dataParallelSize()));
     if (c.strategy == Strategy::Zero2) return 2 * n + 2 * largest;
     return 2 * n;

@@ -28,7 +28,7 @@ void shardGroupRule(const RunConfig& c) {
   const int g = *c.shard_group;
   if (c.tp > 1 || c.pp > 1) {  // the shard group lies along the data-parallel axis
     const int dp = c.dataParallelSize();
-    if (g < 1 || g > dp || dp % g != 0) shardGroupDivides(g, dp, "the data-parallel ranks --ranks/--tp = ");
+    if (g < 1 || g > dp || dp % g != 0) shardGroupDivides(g, dp, "the data-parallel ranks --ranks/(--tp x --pp) = ");
     return;
   }
   if (g < 1 || g > c.ranks || c.ranks % g != 0) shardGroupDivides(g, c.ranks, "--ranks ");

@@ -58,10 +58,6 @@ void pipelineRule(const RunConfig& c) {
   if (s * v > c.model.layers)
     fail("--pp " + std::to_string(s) + (v > 1 ? " x --virtual-stages " + std::to_string(v) : std::string()) +
          " model chunks need at least as many blocks; the model has --layers " + std::to_string(c.model.layers));
-  if (c.pipelined() && (c.strategy == Strategy::Zero2 || c.strategy == Strategy::Hsdp))
-    fail((s > 1 ? "--pp " + std::to_string(s) : "--microbatches " + std::to_string(c.microbatchCount())) +
-         " composes with --strategy ddp, zero1, zero3 or fsdp (Megatron-LM's distributed optimizer, torchtitan's "
-         "FSDP with pipeline stages); " + strategyName(c.strategy) + " with microbatches is not built yet");
   if (s > 1 && (!c.break_on.empty() || !c.break_units.empty()))
     fail("--pp " + std::to_string(s) + ": breakpoints stop every rank at the same op, which pipeline stages never "
          "reach together; step a pipeline with the window's pause and next (its stages stop at slots of the schedule)");

@@ -190,19 +190,28 @@ class ReplicatedStageState final : public StageState {
   Buffer<float> m_master, m_adamM, m_adamV;
 };
 
-// zero3/fsdp: each segment is an FSDP unit sharded over the axis (padded to
-// a multiple of D); a rank holds its shard of the parameters, gradients,
-// master and Adam state: 16/D bytes per parameter of the stage.
+// zero2, zero3/fsdp and hsdp: each segment is a unit sharded over G ranks
+// (G = D; hsdp: its shard group), padded to a multiple of G. A rank holds its
+// shard of the gradients, master and Adam state; zero3/fsdp/hsdp also shard
+// the parameters (16/G bytes per parameter of the stage) and gather a unit
+// around each pass, zero2 keeps them whole (2 + 14/D) and all-gathers the
+// updated shards after the step. Every microbatch's gradients are
+// reduce-scattered at once; hsdp then all-reduces the shard across replicas.
 class ShardedStageState final : public StageState {
  public:
   ShardedStageState(RankEnv& env, std::vector<StageSegment> segments, int microbatches)
-      : m_env(env), m_segments(std::move(segments)), m_microbatches(microbatches) {
-    const int64_t dp = env.dp_size;
+      : m_env(env),
+        m_segments(std::move(segments)),
+        m_microbatches(microbatches),
+        m_shardParams(env.config.strategy != Strategy::Zero2),
+        m_group(env.config.strategy == Strategy::Hsdp ? env.config.shardGroupSize() : env.dp_size),
+        m_groupRank(env.dp_rank % m_group) {
     for (const StageSegment& s : m_segments) {
-      const int64_t chunk = (s.elements + dp - 1) / dp;
-      m_units.push_back({m_shardElements, chunk});
+      const int64_t chunk = (s.elements + m_group - 1) / m_group;
+      m_units.push_back({m_shardElements, chunk, m_paddedElements});
       m_shardElements += chunk;
-      m_padding += chunk * dp - s.elements;
+      m_paddedElements += chunk * m_group;
+      m_padding += chunk * m_group - s.elements;
     }
     m_gathered.resize(m_segments.size());
   }
@@ -210,21 +219,30 @@ class ShardedStageState final : public StageState {
   void setup(const std::vector<float>& stage) override {
     MemoryLedger& ledger = m_env.ctx.ledger;
     const auto n = static_cast<size_t>(m_shardElements);
-    m_paramShard = Buffer<bf16>(ledger, Category::Param, n);
+    if (m_shardParams)
+      m_paramShard = Buffer<bf16>(ledger, Category::Param, n);
+    else
+      m_params = Buffer<bf16>(ledger, Category::Param, static_cast<size_t>(m_paddedElements));
     m_gradShard = Buffer<bf16>(ledger, Category::Grad, n);
     m_master = Buffer<float>(ledger, Category::Master, n);
     m_adamM = Buffer<float>(ledger, Category::AdamM, n);
     m_adamV = Buffer<float>(ledger, Category::AdamV, n);
     if (m_env.ctx.meta()) return;
-    std::vector<float> master(n, 0.0f);
-    for (size_t u = 0; u < m_segments.size(); ++u)
+    std::vector<float> master(n, 0.0f), padded(static_cast<size_t>(m_paddedElements), 0.0f);
+    for (size_t u = 0; u < m_segments.size(); ++u) {
+      const StageSegment& seg = m_segments[u];
+      std::copy_n(stage.begin() + seg.local_offset, seg.elements, padded.begin() + m_units[u].padded_offset);
       for (int64_t i = 0; i < m_units[u].chunk; ++i) {
-        const int64_t element = m_env.dp_rank * m_units[u].chunk + i;  // within the segment
-        if (element < m_segments[u].elements)
-          master[static_cast<size_t>(m_units[u].shard_offset + i)] = stage[static_cast<size_t>(m_segments[u].local_offset + element)];
+        const int64_t element = m_groupRank * m_units[u].chunk + i;  // within the segment
+        if (element < seg.elements)
+          master[static_cast<size_t>(m_units[u].shard_offset + i)] = stage[static_cast<size_t>(seg.local_offset + element)];
       }
+    }
     std::memcpy(m_master.data(), master.data(), m_master.bytes());
-    cpu::f32ToBf16(master.data(), m_paramShard.data(), n);
+    if (m_shardParams)
+      cpu::f32ToBf16(master.data(), m_paramShard.data(), n);
+    else
+      cpu::f32ToBf16(padded.data(), m_params.data(), padded.size());
   }
 
   void beginStep() override {
@@ -235,26 +253,28 @@ class ShardedStageState final : public StageState {
   const bf16* acquireWeights(int segment, int, bool) override {
     const size_t u = index(segment);
     const Unit& unit = m_units[u];
+    if (!m_shardParams) return m_params.data() + unit.padded_offset;
     RankContext& ctx = m_env.ctx;
-    m_gathered[u] = Buffer<bf16>(ctx.ledger, Category::Gathered, static_cast<size_t>(unit.chunk * m_env.dp_size));
+    m_gathered[u] = Buffer<bf16>(ctx.ledger, Category::Gathered, static_cast<size_t>(unit.chunk * m_group));
     CollectiveTag tag;
     tag.unit = static_cast<int>(u);
     tag.block = segment;
-    m_env.world.allGather(m_paramShard.data() + unit.shard_offset, m_gathered[u].data(), static_cast<size_t>(unit.chunk),
-                          DType::BF16, tag, Lane::Gather);
+    gatherGroup().allGather(m_paramShard.data() + unit.shard_offset, m_gathered[u].data(),
+                            static_cast<size_t>(unit.chunk), DType::BF16, tag, Lane::Gather);
     return m_gathered[u].data();
   }
   void releaseWeights(int segment) override { m_gathered[index(segment)].reset(); }
 
   bf16* microbatchGrads(int segment) override {
     const Unit& unit = m_units[index(segment)];
-    m_fullGrads = Buffer<bf16>(m_env.ctx.ledger, Category::GradFull, static_cast<size_t>(unit.chunk * m_env.dp_size));
+    m_fullGrads = Buffer<bf16>(m_env.ctx.ledger, Category::GradFull, static_cast<size_t>(unit.chunk * m_group));
     if (!m_env.ctx.meta()) std::memset(static_cast<void*>(m_fullGrads.data()), 0, m_fullGrads.bytes());  // the padding
     return m_fullGrads.data();
   }
   void accumulate(int segment, int) override {
     // Each microbatch's gradients are reduce-scattered at once (FSDP without
-    // no_sync): the full gradient lives for one backward, the shard accumulates.
+    // no_sync, DeepSpeed's ZeRO-2 at every micro-step): the full gradient
+    // lives for one backward, the shard accumulates.
     const size_t u = index(segment);
     const Unit& unit = m_units[u];
     RankContext& ctx = m_env.ctx;
@@ -262,9 +282,11 @@ class ShardedStageState final : public StageState {
     CollectiveTag tag;
     tag.unit = static_cast<int>(u);
     tag.block = segment;
-    m_env.world.reduceScatter(m_fullGrads.data(), reduced.data(), static_cast<size_t>(unit.chunk), DType::BF16, tag,
-                              Lane::Reduce);
+    reduceGroup().reduceScatter(m_fullGrads.data(), reduced.data(), static_cast<size_t>(unit.chunk), DType::BF16, tag,
+                                Lane::Reduce);
     m_fullGrads.reset();
+    // hsdp: the shard group's sum, summed again over the replicas.
+    if (m_env.replicate) m_env.replicate->allReduce(reduced.data(), reduced.size(), DType::BF16, tag, Lane::Reduce);
     if (!ctx.meta())
       cpu::addBf16InPlace(m_gradShard.data() + unit.shard_offset, reduced.data(), static_cast<size_t>(unit.chunk));
   }
@@ -274,12 +296,27 @@ class ShardedStageState final : public StageState {
     const auto n = static_cast<size_t>(m_shardElements);
     if (!ctx.meta()) ctx.ops().scaleBf16(m_gradShard.data(), 1.0f / float(m_microbatches * m_env.dp_size), n);
     ctx.chargeMemory(4.0 * double(n));
-    ctx.gatePoint(EventKind::OptimizerStep);
-    ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
-    if (!ctx.meta())
-      ctx.ops().adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_gradShard.data(), m_paramShard.data(), n,
-                         stageAdam(m_env.config), step + 1);
-    ctx.chargeMemory(kAdamBytesPerElement * double(n));
+    Buffer<bf16> updated;
+    if (!m_shardParams) updated = Buffer<bf16>(ctx.ledger, Category::Workspace, n);
+    {
+      ctx.gatePoint(EventKind::OptimizerStep);
+      ScopedEvent scope(ctx, Lane::Compute, EventKind::OptimizerStep);
+      if (!ctx.meta())
+        ctx.ops().adamStep(m_master.data(), m_adamM.data(), m_adamV.data(), m_gradShard.data(),
+                           m_shardParams ? m_paramShard.data() : updated.data(), n, stageAdam(m_env.config),
+                           step + 1);
+      ctx.chargeMemory(kAdamBytesPerElement * double(n));
+    }
+    if (m_shardParams) return;
+    // zero2: every rank's updated shard of each unit, gathered into the whole parameters.
+    ctx.gatePoint(EventKind::AllGather);
+    for (size_t u = 0; u < m_units.size(); ++u) {
+      CollectiveTag tag;
+      tag.unit = static_cast<int>(u);
+      tag.block = m_segments[u].segment;
+      m_env.world.allGather(updated.data() + m_units[u].shard_offset, m_params.data() + m_units[u].padded_offset,
+                            static_cast<size_t>(m_units[u].chunk), DType::BF16, tag, Lane::Comm);
+    }
   }
 
   void copyOwnedMaster(std::vector<float>& full) const override {
@@ -287,31 +324,43 @@ class ShardedStageState final : public StageState {
     m_env.ctx.ops().download(master.data(), m_master.data(), m_master.bytes());
     for (size_t u = 0; u < m_segments.size(); ++u)
       for (int64_t i = 0; i < m_units[u].chunk; ++i) {
-        const int64_t element = m_env.dp_rank * m_units[u].chunk + i;
+        const int64_t element = m_groupRank * m_units[u].chunk + i;
         if (element < m_segments[u].elements)
           full[static_cast<size_t>(m_segments[u].spec_offset + element)] = master[static_cast<size_t>(m_units[u].shard_offset + i)];
       }
   }
 
   int64_t paddingElements() const override { return m_padding; }
-  int64_t paddingStateBytes() const override { return 16 * m_padding / m_env.dp_size; }
+  // The padding's share of what a rank shards: 16/G bytes per element, or
+  // ZeRO-2's 14/D beside its whole (padded) bf16 parameters.
+  int64_t paddingStateBytes() const override {
+    return m_shardParams ? 16 * m_padding / m_group : 14 * m_padding / m_group + 2 * m_padding;
+  }
 
  private:
   struct Unit {
-    int64_t shard_offset = 0;  // into this rank's shard buffers
-    int64_t chunk = 0;         // elements per rank
+    int64_t shard_offset = 0;   // into this rank's shard buffers
+    int64_t chunk = 0;          // elements per rank
+    int64_t padded_offset = 0;  // zero2: into the whole padded parameters
   };
   size_t index(int segment) const {
     for (size_t u = 0; u < m_segments.size(); ++u)
       if (m_segments[u].segment == segment) return u;
     throw RunError("pipeline: this stage holds no segment " + std::to_string(segment));
   }
+  // zero3/fsdp shard over the whole axis (its world); hsdp over its shard group.
+  bool hybrid() const { return m_env.config.strategy == Strategy::Hsdp; }
+  ProcessGroup& gatherGroup() { return hybrid() ? *m_env.gather : m_env.world; }
+  ProcessGroup& reduceGroup() { return hybrid() ? *m_env.reduce : m_env.world; }
 
   RankEnv& m_env;
   std::vector<StageSegment> m_segments;
   const int m_microbatches;
+  const bool m_shardParams;
+  const int m_group, m_groupRank;
   std::vector<Unit> m_units;
-  int64_t m_shardElements = 0, m_padding = 0;
+  int64_t m_shardElements = 0, m_paddedElements = 0, m_padding = 0;
+  Buffer<bf16> m_params;  // zero2: whole, each unit padded to a multiple of D
   Buffer<bf16> m_paramShard, m_gradShard, m_fullGrads;
   Buffer<float> m_master, m_adamM, m_adamV;
   std::vector<Buffer<bf16>> m_gathered;  // per segment, while its pass runs
@@ -320,7 +369,8 @@ class ShardedStageState final : public StageState {
 }  // namespace
 
 std::unique_ptr<StageState> makeStageState(RankEnv& env, std::vector<StageSegment> segments, int microbatches) {
-  if (env.config.isSharded()) return std::make_unique<ShardedStageState>(env, std::move(segments), microbatches);
+  if (env.config.isSharded() || env.config.strategy == Strategy::Zero2)
+    return std::make_unique<ShardedStageState>(env, std::move(segments), microbatches);
   return std::make_unique<ReplicatedStageState>(env, std::move(segments), microbatches);
 }
 

@@ -5,7 +5,10 @@
 // Adam state, the parameters all-gathered back), or sharded per block
 // (zero3/fsdp: each block's parameters all-gathered before its forward and
 // again before its backward, freed after; each microbatch's gradients
-// reduce-scattered into the rank's shard, as FSDP does without no_sync).
+// reduce-scattered into the rank's shard, as FSDP does without no_sync;
+// hsdp: the same inside its shard group, each reduced shard all-reduced
+// across the replicas; zero2: parameters whole, gradients and optimizer
+// state sharded, the updated shards all-gathered after the step).
 #pragma once
 
 #include <cstdint>

@@ -335,8 +335,69 @@ class TestPipeline : public QObject {
     c.virtual_stages = 4;  // 2 stages x 4 chunks of 4 blocks
     QVERIFY_THROWS_EXCEPTION(ConfigError, validate(c));
     c.virtual_stages = 2;
-    c.strategy = Strategy::Zero2;  // no zero2 stage state yet: refused, not run as another strategy
-    QVERIFY_THROWS_EXCEPTION(ConfigError, validate(c));
+    c.strategy = Strategy::Hsdp;
+    c.shard_group = 4;  // more than the 2 data-parallel ranks
+    try {
+      validate(c);
+      QFAIL("accepted");
+    } catch (const ConfigError& e) {
+      QVERIFY2(QString(e.what()).startsWith("--shard-group 4 must divide the data-parallel ranks"), e.what());
+    }
+  }
+
+  // ZeRO-2 and HSDP across microbatches (pipeline stages, or gradient
+  // accumulation alone): each microbatch's gradients are reduce-scattered
+  // (HSDP: in the shard group, then all-reduced across replicas); the runs
+  // train as one rank does, hold what the formula says and send what the
+  // traffic formula says.
+  void zero2AndHsdpAcrossMicrobatches_data() {
+    QTest::addColumn<QString>("strategy");
+    QTest::addColumn<int>("ranks");
+    QTest::addColumn<int>("pp");
+    QTest::addColumn<int>("shardGroup");
+    QTest::addColumn<int>("microbatches");
+    QTest::addColumn<QString>("schedule");
+    QTest::newRow("zero2 dp2 x pp2 1f1b") << "zero2" << 4 << 2 << 0 << 4 << "1f1b";
+    QTest::newRow("zero2 dp4 microbatches") << "zero2" << 4 << 1 << 0 << 2 << "1f1b";
+    QTest::newRow("hsdp dp4 (G2) x pp2 gpipe") << "hsdp" << 8 << 2 << 2 << 2 << "gpipe";
+    QTest::newRow("hsdp dp4 (G2) microbatches") << "hsdp" << 4 << 1 << 2 << 2 << "1f1b";
+  }
+  void zero2AndHsdpAcrossMicrobatches() {
+    QFETCH(QString, strategy);
+    QFETCH(int, ranks);
+    QFETCH(int, pp);
+    QFETCH(int, shardGroup);
+    QFETCH(int, microbatches);
+    QFETCH(QString, schedule);
+    RunConfig c = mlpConfig();
+    c.strategy = *parseStrategy(strategy.toStdString());
+    c.ranks = ranks;
+    c.pp = pp;
+    c.microbatches = microbatches;
+    if (shardGroup > 0) c.shard_group = shardGroup;
+    if (pp > 1) c.pp_schedule = scheduleNamed(schedule);
+    validate(c);
+    const RunResult got = Run(c).execute();
+    RunConfig ref = c;
+    ref.ranks = 1;
+    verifyEquivalent(got, reference(ModelKind::Mlp, Checkpointing::None), ref);
+    if (QTest::currentTestFailed()) return;
+    const ExpectedTraffic traffic = expectedTraffic(c);
+    for (const RankResult& r : got.ranks) {
+      const int64_t held = stageParams(c, c.stageOf(r.rank));
+      const double expected = expectedModelStateBytes(c, held) + double(r.padding_state_bytes);
+      QVERIFY2(std::abs(double(r.ledger.model_state_peak) - expected) <= 0.01 * expected,
+               qPrintable(QString("rank %1: model state %2 bytes, formula %3")
+                              .arg(r.rank).arg(r.ledger.model_state_peak).arg(expected)));
+      // Every microbatch reduce-scatters: M times the reduce-scatter of one
+      // gradient, as the traffic formula counts it (rank 0's stage: stage 0's).
+      if (c.stageOf(r.rank) == 0)
+        QVERIFY2(std::abs(double(r.comm_bytes.reduce_scatter - traffic.data_parallel.reduce_scatter)) <=
+                     0.02 * double(traffic.data_parallel.reduce_scatter),
+                 qPrintable(QString("rank %1: reduce-scatter %2 bytes, formula %3")
+                                .arg(r.rank).arg(r.comm_bytes.reduce_scatter).arg(traffic.data_parallel.reduce_scatter)));
+      if (c.strategy == Strategy::Hsdp) QVERIFY(r.comm_bytes.all_reduce > 0);  // across the replicas
+    }
   }
 };
 
