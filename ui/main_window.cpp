@@ -43,6 +43,8 @@
 #include "stepping_controls.h"
 #include "straggler_page.h"
 #include "timeline_view.h"
+#include "kineto/critical_path.h"
+#include "kineto/trace_analysis.h"
 #include "trace_diff_page.h"
 #include "user_guide.h"
 #include "view_pages.h"
@@ -516,6 +518,11 @@ void MainWindow::onRunShown() {
   setWalkthroughApplies(this, !no_timeline);
   m_pages.find(QStringLiteral("snapshot"))->widget()->setVisible(run.snapshots != nullptr);
   m_pages.find(QStringLiteral("memory-timeline"))->widget()->setVisible(run.memory_timeline != nullptr);
+  // An imported job's critical path, for the timeline to outline (key P): core's ops of its shown rank.
+  if (m_inspection.store().meta().imported && run.hta && run.hta->critical_path.shownPath())
+    timeline()->setCriticalPath(run.hta->critical_path.shownPath()->rank, kineto::criticalPathOps(run.hta->critical_path));
+  else
+    timeline()->setCriticalPath(-1, {});
   setWindowTitle(tr("ShardScope — %1").arg(run.source));
   if (run.error.isEmpty())
     m_banner->setVisible(false);
