@@ -25,6 +25,7 @@ namespace kineto {
 struct JobAnalysis;
 }
 struct SnapshotSet;
+struct MemoryTimelineFile;
 
 using TimeRange = std::pair<int64_t, int64_t>;  // [begin, end] ns since run start
 
@@ -44,6 +45,7 @@ struct ShownRun {
   int historyRow = -1;  // its row in the Runs table, -1 while it has none (a live run)
   std::shared_ptr<const kineto::JobAnalysis> hta;  // an imported PyTorch job's analyses, as core computed them
   std::shared_ptr<const SnapshotSet> snapshots;     // opened PyTorch memory snapshots (the store is then empty)
+  std::shared_ptr<const MemoryTimelineFile> memory_timeline;  // an opened profiler memory timeline (store empty)
   bool live() const { return kind == Kind::Live; }
 };
 

@@ -37,11 +37,14 @@
 #include "run_history_model.h"
 #include "run_status.h"
 #include "snapshot_page.h"
+#include "memory_timeline_page.h"
 #include "start_page.h"
 #include "step_walkthrough.h"
 #include "stepping_controls.h"
 #include "straggler_page.h"
 #include "timeline_view.h"
+#include "kineto/critical_path.h"
+#include "kineto/trace_analysis.h"
 #include "trace_diff_page.h"
 #include "user_guide.h"
 #include "view_pages.h"
@@ -98,6 +101,9 @@ MainWindow::MainWindow(QWidget* parent)
   // An opened memory snapshot takes the timeline's place (onRunShown).
   box->addWidget(m_pages.find(QStringLiteral("snapshot"))->widget(), 1);
   m_pages.find(QStringLiteral("snapshot"))->widget()->hide();
+  // So does an opened profiler memory timeline.
+  box->addWidget(m_pages.find(QStringLiteral("memory-timeline"))->widget(), 1);
+  m_pages.find(QStringLiteral("memory-timeline"))->widget()->hide();
   setCentralWidget(central);
 
   createDocks();
@@ -246,6 +252,7 @@ void MainWindow::createPages() {
   m_pages.add(std::make_unique<CriticalPathPage>(m_inspection, this));  // imported jobs: what bounded the step, per rank
   m_pages.add(std::make_unique<LadderPage>(m_inspection, this));  // flight-recorder dumps, or a run's collectives
   m_pages.add(std::make_unique<SnapshotPage>(m_inspection, this));   // opened PyTorch memory snapshots
+  m_pages.add(std::make_unique<MemoryTimelinePage>(m_inspection, this));  // an opened profiler memory timeline
   m_capacityPage = static_cast<CapacityPage*>(m_pages.add(std::make_unique<CapacityPage>(this)));
   m_pages.add(std::make_unique<TraceDiffPage>(this));  // two PyTorch jobs compared (File > Compare PyTorch jobs…)
   m_walkthrough = new StepWalkthrough(&m_inspection.store(), this);
@@ -499,12 +506,23 @@ void MainWindow::onRunShown() {
     m_panel->showImported(tr("<b>PyTorch memory snapshot</b>: %1<br>ShardScope did not run it, so there is no "
                              "experiment to show. Pick a preset or edit an experiment to run one.")
                               .arg(run.source.toHtmlEscaped()));
+  else if (run.memory_timeline)
+    m_panel->showImported(tr("<b>PyTorch profiler memory timeline</b>: %1<br>ShardScope did not run it, so there "
+                             "is no experiment to show. Pick a preset or edit an experiment to run one.")
+                              .arg(run.source.toHtmlEscaped()));
   else
     m_panel->clearImported();
   // A snapshot has no timeline: its page takes the centre while it is shown.
-  m_timeline->widget()->setVisible(!run.snapshots);
-  setWalkthroughApplies(this, !run.snapshots);
+  const bool no_timeline = run.snapshots || run.memory_timeline;
+  m_timeline->widget()->setVisible(!no_timeline);
+  setWalkthroughApplies(this, !no_timeline);
   m_pages.find(QStringLiteral("snapshot"))->widget()->setVisible(run.snapshots != nullptr);
+  m_pages.find(QStringLiteral("memory-timeline"))->widget()->setVisible(run.memory_timeline != nullptr);
+  // An imported job's critical path, for the timeline to outline (key P): core's ops of its shown rank.
+  if (m_inspection.store().meta().imported && run.hta && run.hta->critical_path.shownPath())
+    timeline()->setCriticalPath(run.hta->critical_path.shownPath()->rank, kineto::criticalPathOps(run.hta->critical_path));
+  else
+    timeline()->setCriticalPath(-1, {});
   setWindowTitle(tr("ShardScope — %1").arg(run.source));
   if (run.error.isEmpty())
     m_banner->setVisible(false);

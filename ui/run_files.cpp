@@ -19,6 +19,7 @@
 #include "trace/chrome_trace_reader.h"
 #include "trace/chrome_trace_writer.h"
 #include "kineto/memory_timeline.h"
+#include "memory_timeline_import.h"
 #include "kineto/trace_set.h"
 #include "snapshot_import.h"
 #include "trace_import.h"
@@ -35,13 +36,15 @@ bool RunFiles::openTrace(const QString& path, QString* error) {
     return false;
   }
   if (isMemorySnapshotFile(path)) return openFiles({path}, error);
-  // The profiler's memory timeline is not a trace (a Kineto reader would only say its first byte is wrong).
+  // The profiler's memory timeline is not a trace: its page draws it (memory_timeline_page.h).
   if (kineto::isMemoryTimelineFile(path.toStdString())) {
-    if (error)
-      *error = tr("%1 is a PyTorch profiler memory timeline (export_memory_timeline); the window does not draw it "
-                  "yet: `shardscope-cli analyze %1` prints its peak by category")
-                   .arg(path);
-    return false;
+    if (!showMemoryTimeline(*m_inspection, path, m_window->isVisible() ? m_window : nullptr, error)) return false;
+    m_notice.clear();
+    m_window->statusBar()->showMessage(tr("%1: PyTorch profiler memory timeline — bytes by category over time")
+                                           .arg(m_inspection->run().source), 10000);
+    emit traceOpened();
+    emit fileOpened(path, false);
+    return true;
   }
   RunTrace trace;
   std::shared_ptr<const kineto::JobAnalysis> hta;

@@ -69,6 +69,7 @@ QString shortcutsHtml(const QMainWindow* window) {
   html += heading(QObject::tr("Timeline (click it first)")) +
           QStringLiteral("%1").arg(row(QObject::tr("F"), QObject::tr("zoom to fit (or double-click)")) +
                    row(QObject::tr("H"), QObject::tr("show or hide the CPU threads of a PyTorch trace")) +
+                   row(QObject::tr("P"), QObject::tr("outline a PyTorch job's critical path (its shown rank's ops)")) +
                    row(QObject::tr("Z"), QObject::tr("zoom to the range selected with Shift+drag")) +
                    row(QObject::tr("Esc"), QObject::tr("clear the cursor, the selected op and the range")) +
                    row(QObject::tr("Wheel / drag"), QObject::tr("zoom time / pan")) +

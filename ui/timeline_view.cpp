@@ -270,6 +270,45 @@ int64_t TimelineView::stuckEnd() const {
 
 const std::vector<StuckCollective>& TimelineView::stuckCollectives() const { return m_timeline->stuck(); }
 
+void TimelineView::setCriticalPath(int rank, std::vector<int64_t> ops) {
+  m_pathRank = rank;
+  m_pathOps = std::move(ops);
+  updatePathHighlight();
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::setCriticalPathShown(bool shown) {
+  m_pathShown = shown;
+  updatePathHighlight();
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::updatePathHighlight() {
+  for (QCPAbstractItem* item : m_pathItems) m_plot->removeItem(item);
+  m_pathItems.clear();
+  m_pathDrawn.clear();
+  if (!m_pathShown || m_pathOps.empty() || m_pathRank < 0 || m_pathRank >= m_store->rankCount()) return;
+  for (const Event& e : m_store->events(m_pathRank)) {
+    // Spans only: the step's own time is its band, which the timeline draws already.
+    if (e.end_ns <= e.begin_ns || e.op < 0 || !std::binary_search(m_pathOps.begin(), m_pathOps.end(), int64_t(e.op)))
+      continue;
+    const int row = m_layout.rowOf(m_pathRank, e.lane);
+    if (row < 0) continue;  // its row is folded or hidden (key H)
+    const double centre = m_layout.rows()[static_cast<size_t>(row)].center();
+    const double half = m_layout.rows()[static_cast<size_t>(row)].height * TimelinePlottable::kBoxHeight / 2;
+    auto* outline = new QCPItemRect(m_plot);
+    outline->topLeft->setCoords(static_cast<double>(e.begin_ns) / kNsPerMs, centre - half);
+    outline->bottomRight->setCoords(static_cast<double>(e.end_ns) / kNsPerMs, centre + half);
+    outline->setPen(QPen(Palette::cursor(), 2.2));
+    outline->setBrush(Qt::NoBrush);
+    outline->setClipToAxisRect(true);
+    m_pathItems.push_back(outline);
+    m_pathDrawn.push_back(e.op);
+  }
+  std::sort(m_pathDrawn.begin(), m_pathDrawn.end());
+  m_pathDrawn.erase(std::unique(m_pathDrawn.begin(), m_pathDrawn.end()), m_pathDrawn.end());
+}
+
 void TimelineView::updateRows() {
   QMap<double, QString> ticks;
   const auto& rows = m_layout.rows();
@@ -281,6 +320,7 @@ void TimelineView::updateRows() {
                      : QStringLiteral("rank %1 · %2").arg(rows[i].rank).arg(rowTitle(rows[i].rank, rows[i].lane)));
   m_rowTicker->setTicks(ticks);
   fitRows();
+  updatePathHighlight();  // rows moved, or the store changed
 }
 
 std::vector<EventKind> TimelineView::legendOrder() { return {std::begin(kLegendOrder), std::end(kLegendOrder)}; }
@@ -879,6 +919,10 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
   }
   if (event->key() == Qt::Key_H && m_layout.hasHostTracks()) {
     setShowCpuThreads(!m_layout.showHostTracks());
+    return;
+  }
+  if (event->key() == Qt::Key_P && hasCriticalPath()) {
+    setCriticalPathShown(!m_pathShown);
     return;
   }
   if (event->key() == Qt::Key_Z && m_range) {

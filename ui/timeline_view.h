@@ -95,6 +95,15 @@ class TimelineView : public QWidget {
   QStringList legendNames() const;
   // The single event at a point (a marker or an unfolded box), if any.
   std::optional<std::pair<int, int32_t>> eventAt(const QPoint& pos) const;
+  // An imported job's critical path: the ops of `rank` on it (kineto::criticalPathOps, the same
+  // indices as its events' Event::op), outlined while shown (key P toggles; off by default).
+  // Empty ops: none (the key does nothing).
+  void setCriticalPath(int rank, std::vector<int64_t> ops);
+  void setCriticalPathShown(bool shown);
+  bool criticalPathShown() const { return m_pathShown; }
+  bool hasCriticalPath() const { return !m_pathOps.empty(); }
+  // The ops outlined now (each op's spans on the path's rank), ascending, each once.
+  const std::vector<int64_t>& highlightedOps() const { return m_pathDrawn; }
 
  signals:
   void cursorChanged(qint64 ns);  // -1: cursor cleared
@@ -119,6 +128,7 @@ class TimelineView : public QWidget {
   void scrollRows(double delta);  // y units; positive scrolls down
   QString foldTooltip(const TimelineDrawItem& item) const;
   void updateArrows();
+  void updatePathHighlight();
   void updateRangeBand();
   bool figureHasFolds(int width);
   // The band under pos (its fold's index), or -1.
@@ -156,6 +166,11 @@ class TimelineView : public QWidget {
   bool m_hangShown = true;
   bool m_follow = true;
   bool m_clamping = false;
+  int m_pathRank = -1;
+  std::vector<int64_t> m_pathOps;            // ascending
+  bool m_pathShown = false;
+  std::vector<QCPAbstractItem*> m_pathItems;  // the outlines
+  std::vector<int64_t> m_pathDrawn;           // their ops
 };
 
 }  // namespace shardscope

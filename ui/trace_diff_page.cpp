@@ -1,16 +1,20 @@
 #include "trace_diff_page.h"
 
-#include <QApplication>
+#include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
+#include <exception>
+#include <new>
 
 #include "common/errors.h"
 #include "figure_export.h"
 #include "kineto/trace_diff.h"
+#include "kineto/trace_set.h"
+#include "off_thread.h"
 #include "plot_style.h"
 #include "trace_diff_model.h"
 
@@ -56,21 +60,39 @@ QString TraceDiffPage::unavailable() const {
 }
 
 bool TraceDiffPage::openJobs(const QString& control, const QString& test, QString* error) {
-  try {
-    QApplication::setOverrideCursor(Qt::WaitCursor);
-    auto diff = std::make_shared<kineto::TraceDiff>(
-        kineto::loadTraceDiff(control.toStdString(), test.toStdString(), {}, nullptr, "Compare PyTorch jobs:"));
-    QApplication::restoreOverrideCursor();
-    setDiff(std::move(diff));
-    return true;
-  } catch (const ConfigError& e) {
-    QApplication::restoreOverrideCursor();
-    if (error) *error = QString::fromStdString(e.what());
-  } catch (const std::bad_alloc&) {
-    QApplication::restoreOverrideCursor();
-    if (error) *error = tr("out of memory reading the two jobs: compare fewer ranks");
+  // Read off the GUI thread (two jobs of many ranks take a while), with a progress dialog and Cancel.
+  std::shared_ptr<const kineto::TraceDiff> diff;
+  QString why;
+  QWidget* window = m_widget->window();
+  const bool finished = runOffUiThread(
+      window && window->isVisible() ? window : nullptr, tr("Compare PyTorch jobs"),
+      tr("Reading %1 and %2…").arg(QFileInfo(control).fileName(), QFileInfo(test).fileName()),
+      QStringLiteral("traceDiffProgress"), [&](const std::atomic<bool>& cancel, const OffThreadProgress& progress) {
+        m_loadThread = std::this_thread::get_id();
+        kineto::TraceSetOptions options;
+        options.progress = [&progress](const std::string& line) { progress(QString::fromStdString(line)); };
+        options.cancelled = [&cancel] { return cancel.load(); };
+        try {
+          diff = std::make_shared<const kineto::TraceDiff>(
+              kineto::loadTraceDiff(control.toStdString(), test.toStdString(), options, nullptr, "Compare PyTorch jobs:"));
+        } catch (const kineto::CancelledLoad&) {
+          // finished is false: said below
+        } catch (const std::bad_alloc&) {
+          why = tr("out of memory reading the two jobs: compare fewer ranks");
+        } catch (const std::exception& e) {
+          why = QString::fromUtf8(e.what());
+        }
+      });
+  if (!finished || (!diff && why.isEmpty())) {
+    if (error) *error = tr("comparing %1 and %2 was cancelled").arg(control, test);
+    return false;
   }
-  return false;
+  if (!diff) {
+    if (error) *error = why;
+    return false;
+  }
+  setDiff(std::move(diff));
+  return true;
 }
 
 QString TraceDiffPage::header() const {

@@ -8,6 +8,7 @@
 #include <QCoreApplication>
 #include <QString>
 #include <memory>
+#include <thread>
 
 #include "page.h"
 
@@ -34,9 +35,13 @@ class TraceDiffPage : public Page {
   QString unavailable() const override;
   bool figure(const QString& path, int width, int height, const QString& subtitle, QString* error) override;
 
-  // Reads both jobs (a trace file or a folder of per-rank traces each) and
-  // shows their diff; false with the error naming the side (CONTROL / TEST).
+  // Reads both jobs (a trace file or a folder of per-rank traces each) off the
+  // GUI thread, with a progress dialog and Cancel while the window is shown
+  // (off_thread.h), and shows their diff; false with the error naming the side
+  // (CONTROL / TEST), or saying it was cancelled.
   bool openJobs(const QString& control, const QString& test, QString* error);
+  // The thread the last openJobs read on (for tests: never the GUI thread).
+  std::thread::id lastLoadThread() const { return m_loadThread; }
   void setDiff(std::shared_ptr<const kineto::TraceDiff> diff);
   TraceDiffModel* model() const { return m_model; }
   QTableView* table() const { return m_table; }
@@ -55,6 +60,7 @@ class TraceDiffPage : public Page {
   QCustomPlot* m_plot;
   TraceDiffModel* m_model;
   std::shared_ptr<const kineto::TraceDiff> m_diff;
+  std::thread::id m_loadThread;
 };
 
 }  // namespace shardscope

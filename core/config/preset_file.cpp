@@ -177,7 +177,7 @@ PresetFileRun parseRun(const PresetJson& value, size_t index, const std::string&
 }  // namespace
 
 const std::vector<std::string>& presetViewNames() {
-  static const std::vector<std::string> names = {"timeline", "memory", "buckets", "units", "loss", "comm", "pipeline", "stragglers", "hta", "critical-path", "ladder", "snapshot"};
+  static const std::vector<std::string> names = {"timeline", "memory", "buckets", "units", "loss", "comm", "pipeline", "stragglers", "hta", "critical-path", "ladder", "snapshot", "memory-timeline"};
   return names;
 }
 

@@ -28,6 +28,10 @@ CommSummary summarizeCommunication(const RankTrace& t, const TraceIndex& idx, co
     k.kind = c.kind;
     ++k.count;
     k.time_ns += dur;
+    if (c.coalesced) {
+      ++k.coalesced_groups;
+      k.coalesced_ops += c.coalesced_ops;
+    }
     if (c.bytes >= 0) {
       ++k.sized;
       if (c.bytes_from_dims) ++k.sized_from_dims;

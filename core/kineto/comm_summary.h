@@ -23,6 +23,8 @@ struct CollectiveKindSummary {
   double algbw_gbps = 0;  // sized bytes / their time, 1e9 bytes/s
   double busbw_gbps = 0;  // sum(bytes x factor(group)) / their time
   int32_t group_size = -1;  // when all share one; -1 unknown, -2 mixed
+  int64_t coalesced_groups = 0;  // of count: coalesced groups (TraceCollective::coalesced), each counted once
+  int64_t coalesced_ops = 0;     // the point-to-point ops batched in them
 };
 
 struct ExposedComm {

@@ -93,9 +93,11 @@ PathSegment cpSegmentOf(const CpGraph& g, const TraceSet& set, const CpEdge& e) 
   s.kind = std::string(cpEventKindName(ev.kind));
   s.name = std::string(t.str(ev.name));
   if (s.category == PathCategory::WaitingForRank) s.peer_rank = e.peer_rank;
+  s.event = a.event;
   const auto gap = [&](const char* name) {
     s.kind = "gap";
     s.name = name;
+    s.event = -1;
   };
   switch (e.kind) {
     case CpEdgeKind::Launch: s.kind = "launch_delay"; break;
@@ -294,6 +296,8 @@ CriticalPath computeCriticalPath(const TraceSet& set, const CriticalPathOptions&
   out.stream_wait_edges = g.stream_wait_edges;
   out.cross_rank_edges = g.cross_rank_edges;
   out.host_collectives_skipped = g.host_collectives_skipped;
+  out.stream_waits_from_args = g.stream_waits_from_args;
+  out.stream_waits_inferred = g.stream_waits_inferred;
   if (g.ranks.empty()) {
     out.unavailable = "no rank's ProfilerStep#" + std::to_string(out.step) + " has a duration";
     return out;
@@ -324,6 +328,21 @@ CriticalPath computeCriticalPath(const TraceSet& set, const CriticalPathOptions&
   return out;
 }
 
+std::vector<int64_t> criticalPathOps(const CriticalPath& path) {
+  std::vector<int64_t> ops;
+  if (const RankCriticalPath* p = path.shownPath())
+    for (const PathSegment& seg : p->segments)
+      if (seg.event >= 0) ops.push_back(seg.event);
+  std::sort(ops.begin(), ops.end());
+  ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+  return ops;
+}
+
+std::string_view streamWaitsFrom(const CriticalPath& path) {
+  if (path.stream_waits_from_args > 0) return path.stream_waits_inferred > 0 ? "trace_args_and_heuristic" : "trace_args";
+  return path.stream_waits_inferred > 0 ? "heuristic" : "none";
+}
+
 void printCriticalPathText(const CriticalPath& path, std::ostream& out) {
   out << "\ncritical path";
   if (!path.unavailable.empty()) {
@@ -348,6 +367,10 @@ void printCriticalPathText(const CriticalPath& path, std::ostream& out) {
           << cpUs(r.by_category[size_t(PathCategory::WaitingForRank)]);
     out << "\n";
   }
+  if (path.stream_waits_from_args + path.stream_waits_inferred > 0)
+    out << "  stream waits: " << path.stream_waits_from_args
+        << " from the trace's cuda_sync args (wait_on_stream, wait_on_cuda_event_record_corr_id), "
+        << path.stream_waits_inferred << " inferred (no such args: the GPU event last launched onto another stream)\n";
   std::vector<const PathSegment*> top;
   for (const PathSegment& s : p.segments) top.push_back(&s);
   std::stable_sort(top.begin(), top.end(), [](const PathSegment* a, const PathSegment* b) { return a->dur_ns > b->dur_ns; });
@@ -394,6 +417,8 @@ void writeCriticalPathJson(const CriticalPath& path, std::ostream& out) {
   out << "],\n    \"graph\": {\"nodes\": " << path.nodes << ", \"edges\": " << path.edges
       << ", \"cross_rank_edges\": " << path.cross_rank_edges << ", \"sync_edges\": " << path.sync_edges
       << ", \"stream_wait_edges\": " << path.stream_wait_edges
+      << ", \"stream_waits_from\": \"" << streamWaitsFrom(path) << "\", \"stream_waits_from_args\": "
+      << path.stream_waits_from_args << ", \"stream_waits_inferred\": " << path.stream_waits_inferred
       << ", \"host_collectives_skipped\": " << path.host_collectives_skipped << "}}";
 }
 

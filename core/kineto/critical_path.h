@@ -31,6 +31,7 @@ struct PathSegment {
   int64_t start_ns = 0, dur_ns = 0;  // common clock, ns since the set's origin
   PathCategory category = PathCategory::Idle;
   int peer_rank = -1;  // waiting_for_rank: the rank whose copy started last
+  int64_t event = -1;  // the rank's RankTrace::events index of the op whose time it is; -1 for a gap
 };
 
 struct RankCriticalPath {
@@ -56,6 +57,7 @@ struct CriticalPath {
   size_t shown = 0;                     // index into ranks: the path reported in detail
   int64_t nodes = 0, edges = 0, sync_edges = 0, stream_wait_edges = 0, cross_rank_edges = 0;
   int64_t host_collectives_skipped = 0;
+  int64_t stream_waits_from_args = 0, stream_waits_inferred = 0;  // CpGraph's
   const RankCriticalPath* shownPath() const { return ranks.empty() ? nullptr : &ranks[shown]; }
 };
 
@@ -66,6 +68,15 @@ inline constexpr size_t kCriticalPathTextSegments = 10;
 // Throws ConfigError when options name a step or rank the traces do not have.
 // Hosts' clocks aligned as collective_skew.h does (alignHostClocks).
 CriticalPath computeCriticalPath(const TraceSet& set, const CriticalPathOptions& options);
+
+// The ops on the shown rank's path (PathSegment::event, gaps left out), ascending and each once:
+// what the timeline highlights (an imported trace's Event::op is the same index).
+std::vector<int64_t> criticalPathOps(const CriticalPath& path);
+
+// How the stream waits' awaited GPU events were found: "trace_args" (the cuda_sync events'
+// wait_on_stream / wait_on_cuda_event_record_corr_id), "heuristic" (the event last launched onto
+// another stream), "trace_args_and_heuristic", or "none" (no stream waits).
+std::string_view streamWaitsFrom(const CriticalPath& path);
 
 void printCriticalPathText(const CriticalPath& path, std::ostream& out);
 void writeCriticalPathJson(const CriticalPath& path, std::ostream& out);

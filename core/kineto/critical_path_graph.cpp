@@ -228,13 +228,27 @@ class CpRankBuilder {
     std::stable_sort(m_gpu_by_end.begin(), m_gpu_by_end.end(), [&](uint32_t x, uint32_t y) { return endOf(x) < endOf(y); });
   }
 
-  // A blocking call's end waits for the latest GPU event, launched before the call, that ended by then.
+  // A blocking call's end waits for the latest GPU event, launched before the call, that ended by then;
+  // a cudaEventSynchronize whose "Event Sync" names the awaited event (awaitedFromArgs), for that one.
   void addSyncs() {
+    const std::unordered_map<int64_t, SyncOf> syncs = syncsByCorrelation();
+    const std::vector<uint32_t> by_launch = gpuByLaunch();
     const size_t n = m_g.activities.size();
     for (uint32_t a = 0; a < n; ++a) {
       const CpActivity& c = act(a);
-      if (c.rank_index != m_r || c.cls != CpActivityClass::Cpu || !cpIsBlockingSync(m_t.str(m_t.events[c.event].name)))
-        continue;
+      const TraceEvent& e = m_t.events[c.event];
+      if (c.rank_index != m_r || c.cls != CpActivityClass::Cpu || !cpIsBlockingSync(m_t.str(e.name))) continue;
+      if (const auto it = e.correlation >= 0 ? syncs.find(e.correlation) : syncs.end(); it != syncs.end()) {
+        bool from_args = false;
+        const uint32_t g = awaitedFromArgs(it->second.args, a, by_launch, from_args);
+        if (from_args) {
+          if (g != kCpNone && endOf(g) <= endOf(a)) {
+            edge(act(g).end, c.end, CpEdgeKind::SyncWait, a);
+            ++m_g.sync_edges;
+          }
+          continue;
+        }
+      }
       auto pos = std::upper_bound(m_gpu_by_end.begin(), m_gpu_by_end.end(), endOf(a),
                                   [&](int64_t t, uint32_t g) { return t < endOf(g); });
       for (int scanned = 0; pos != m_gpu_by_end.begin() && scanned < 64; ++scanned) {
@@ -254,42 +268,92 @@ class CpRankBuilder {
     return e.stream >= 0 ? e.stream : -2 - int32_t(e.track);
   }
 
-  // cudaStreamWaitEvent on a thread: the next launch from that thread (onto the stream the trace's
-  // cuda_sync event names, when it has one) waits for the GPU event last launched onto another stream.
-  void addStreamWaits() {
-    std::unordered_map<int64_t, int32_t> sync_stream;  // correlation -> the waiting stream
+  // What a cudaStreamWaitEvent / cudaEventSynchronize call (by its correlation) waited for, from its
+  // cuda_sync event: the waiting stream, and the trace's args naming the awaited event (SyncArgs).
+  struct SyncOf {
+    int32_t stream = -1;
+    const SyncArgs* args = nullptr;
+  };
+  std::unordered_map<int64_t, SyncOf> syncsByCorrelation() const {
+    std::unordered_map<int64_t, SyncOf> out;
     for (const TraceEvent& e : m_t.events)
-      if (e.kind == EventKind::CudaSync && e.stream >= 0 && e.correlation >= 0) sync_stream[e.correlation] = e.stream;
+      if (e.kind == EventKind::CudaSync && e.correlation >= 0)
+        out[e.correlation] = {e.stream, e.extra != kNone ? &m_t.sync_args[e.extra] : nullptr};
+    return out;
+  }
+
+  // The GPU event a wait was for, from the trace's args (Kineto's wait_on_stream and
+  // wait_on_cuda_event_record_corr_id, HTA's rule): the last one launched, before the cudaEventRecord
+  // call, onto the stream the event was recorded on (from the record call's thread when the trace
+  // names no stream); without the record call in the trace, the last launched onto that stream before
+  // the wait call. kCpNone when the args do not say; `said` tells whether they did.
+  uint32_t awaitedFromArgs(const SyncArgs* w, uint32_t wait_call, const std::vector<uint32_t>& by_launch,
+                           bool& said) const {
+    said = false;
+    if (!w) return kCpNone;
+    int64_t before = startOf(wait_call);
+    int64_t record_track = -1;
+    if (w->record_correlation >= 0)
+      if (const auto r = m_idx.launch_of_correlation.find(w->record_correlation); r != m_idx.launch_of_correlation.end()) {
+        before = common(m_t.events[r->second].ts_ns);
+        record_track = m_t.events[r->second].track;
+      }
+    if (w->wait_on_stream < 0 && record_track < 0) return kCpNone;
+    said = true;
+    uint32_t source = kCpNone;
+    for (uint32_t g : by_launch) {
+      const uint32_t l = act(g).launch;
+      if (startOf(l) >= before) break;
+      if (w->wait_on_stream >= 0 ? streamOf(g) == w->wait_on_stream : int64_t(m_t.events[act(l).event].track) == record_track)
+        source = g;
+    }
+    return source;
+  }
+
+  // GPU events not carried into the step, by their launch's start.
+  std::vector<uint32_t> gpuByLaunch() const {
     std::vector<uint32_t> by_launch;
     for (uint32_t g : m_gpu)
       if (!act(g).carried) by_launch.push_back(g);
     std::stable_sort(by_launch.begin(), by_launch.end(),
                      [&](uint32_t x, uint32_t y) { return startOf(act(x).launch) < startOf(act(y).launch); });
+    return by_launch;
+  }
+
+  // cudaStreamWaitEvent on a thread: the next launch from that thread (onto the stream the trace's
+  // cuda_sync event names, when it has one) waits for the GPU event the trace's args name (see
+  // awaitedFromArgs); in traces without them, for the GPU event last launched onto another stream.
+  void addStreamWaits() {
+    const std::unordered_map<int64_t, SyncOf> syncs = syncsByCorrelation();
+    const std::vector<uint32_t> by_launch = gpuByLaunch();
     const size_t n = m_g.activities.size();
     for (uint32_t a = 0; a < n; ++a) {
       const CpActivity& c = act(a);
       const TraceEvent& e = m_t.events[c.event];
       if (c.rank_index != m_r || c.cls != CpActivityClass::Cpu || !cpIsStreamWait(m_t.str(e.name))) continue;
       const int64_t lw = startOf(a);
-      const auto it = e.correlation >= 0 ? sync_stream.find(e.correlation) : sync_stream.end();
+      const auto it = e.correlation >= 0 ? syncs.find(e.correlation) : syncs.end();
+      const bool has_stream = it != syncs.end() && it->second.stream >= 0;
       uint32_t target = kCpNone;
       for (uint32_t g : by_launch) {
         const uint32_t l = act(g).launch;
         if (startOf(l) <= lw) continue;
-        const bool match = it != sync_stream.end() ? streamOf(g) == it->second
-                                                   : m_t.events[act(l).event].track == e.track;
+        const bool match = has_stream ? streamOf(g) == it->second.stream : m_t.events[act(l).event].track == e.track;
         if (match) {
           target = g;
           break;
         }
       }
       if (target == kCpNone) continue;
-      uint32_t source = kCpNone;
-      for (uint32_t g : by_launch) {
-        if (startOf(act(g).launch) >= lw) break;
-        if (streamOf(g) != streamOf(target)) source = g;
-      }
-      if (source == kCpNone || endOf(source) > startOf(target)) continue;  // it did not hold the stream
+      bool from_args = false;
+      uint32_t source = awaitedFromArgs(it != syncs.end() ? it->second.args : nullptr, a, by_launch, from_args);
+      ++(from_args ? m_g.stream_waits_from_args : m_g.stream_waits_inferred);
+      if (!from_args)
+        for (uint32_t g : by_launch) {
+          if (startOf(act(g).launch) >= lw) break;
+          if (streamOf(g) != streamOf(target)) source = g;
+        }
+      if (source == kCpNone || source == target || endOf(source) > startOf(target)) continue;  // it did not hold the stream
       edge(act(source).end, act(target).start, CpEdgeKind::StreamWait, target);
       ++m_g.stream_wait_edges;
     }

@@ -76,6 +76,9 @@ struct CpGraph {
   std::vector<CpActivity> activities;
   std::vector<CpRankStep> ranks;  // ranks that have the step, by rank index
   int64_t sync_edges = 0, stream_wait_edges = 0, cross_rank_edges = 0;
+  // cudaStreamWaitEvent calls followed by a launch onto the waiting stream: those whose awaited GPU event
+  // the trace's cuda_sync args named, and those whose it was inferred (traces without the args).
+  int64_t stream_waits_from_args = 0, stream_waits_inferred = 0;
   int64_t host_collectives_skipped = 0;  // matched host-only (Gloo) collectives: no kernel to split
 };
 

@@ -40,6 +40,7 @@ RankTrace finished(RankTrace out) {
   out.memory.shrink_to_fit();
   out.out_of_memory.shrink_to_fit();
   out.collective_args.shrink_to_fit();
+  out.sync_args.shrink_to_fit();
   return out;
 }
 
@@ -88,7 +89,7 @@ RankTrace loadKinetoFile(const std::string& path, uint64_t max_bytes, PaddedBuff
 size_t RankTrace::memoryBytes() const {
   return strings.memoryBytes() + events.capacity() * sizeof(TraceEvent) + tracks.capacity() * sizeof(Track) +
          categories.capacity() * sizeof(uint32_t) +
-         collective_args.capacity() * sizeof(CollectiveArgs) +
+         collective_args.capacity() * sizeof(CollectiveArgs) + sync_args.capacity() * sizeof(SyncArgs) +
          (memory.capacity() + out_of_memory.capacity()) * sizeof(MemorySample) +
          big_integers.capacity() * sizeof(BigInteger) +
          (process_names.size() + thread_names.size() + process_labels.size()) * 64;

@@ -52,7 +52,7 @@ struct TraceEvent {
   uint32_t name = StringTable::kEmpty;
   uint32_t track = 0;      // index into RankTrace::tracks: the (pid, tid) it sits on
   int32_t stream = -1;     // args.stream when an integer (HTA's rule), else -1
-  uint32_t extra = kNone;  // index into collective_args (ops, kernels) or memory (instants)
+  uint32_t extra = kNone;  // index into collective_args (ops, kernels), memory (instants) or sync_args (cuda_sync)
   uint16_t cat = 0;        // index into RankTrace::categories
   char ph = 0;
   EventKind kind = EventKind::Other;
@@ -75,6 +75,16 @@ struct CollectiveArgs {
   int64_t in_nelems = -1, out_nelems = -1;
   int64_t seq = -1;  // "Seq": the collective's sequence number in its process group; -1 when absent
   int32_t group_size = -1;
+};
+
+// What a cuda_sync event ("Stream Wait Event", "Event Sync") says it waited
+// for, in traces of PyTorch >= 2.2 with CUPTI sync activity: the stream the
+// awaited CUDA event was recorded on and the correlation of the cudaEventRecord
+// call that recorded it (Kineto's wait_on_stream and
+// wait_on_cuda_event_record_corr_id; -1 when absent or -1 in the trace).
+struct SyncArgs {
+  int64_t record_correlation = -1;
+  int32_t wait_on_stream = -1;
 };
 
 // A "[memory]" or "[OutOfMemory]" instant event's args (its time is the event's).
@@ -128,6 +138,7 @@ struct RankTrace {
   std::vector<Track> tracks;
   std::vector<uint32_t> categories;  // cat index -> string id
   std::vector<CollectiveArgs> collective_args;
+  std::vector<SyncArgs> sync_args;  // cuda_sync events that name what they waited for
   std::vector<MemorySample> memory;       // [memory] instants, stably sorted by time
   std::vector<MemorySample> out_of_memory;
   std::vector<BigInteger> big_integers;

@@ -119,11 +119,16 @@ void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream
                       k.group_size > 0 ? std::to_string(k.group_size).c_str() : k.group_size == -2 ? "mixed" : "?");
         out << line;
       }
-      int64_t from_dims = 0, unsized = 0;
+      int64_t from_dims = 0, unsized = 0, groups = 0, batched = 0;
       for (const CollectiveKindSummary& k : a.comm.kinds) {
         from_dims += k.sized_from_dims;
         unsized += k.count - k.sized;
+        groups += k.coalesced_groups;
+        batched += k.coalesced_ops;
       }
+      if (groups > 0)
+        out << "  " << groups << " of them coalesced groups (batch_isend_irecv, nccl:coalesced) of " << batched
+            << " point-to-point ops, each counted once with its ops' bytes (sends plus receives)\n";
       if (from_dims > 0)
         out << "  " << from_dims << " collectives sized from their op's Input Dims x Input type (an older trace "
             << "without element counts; an all_gather's output as its input x the group size)\n";
@@ -184,7 +189,7 @@ void writeAnalysisJson(const JobAnalysis& job, const TraceSet& set, std::ostream
           << ", \"bytes\": " << c.bytes << ", \"time_us\": " << jsonNum(us(c.time_ns))
           << ", \"algbw_gbps\": " << (c.sized ? jsonNum(c.algbw_gbps) : "null")
           << ", \"busbw_gbps\": " << (c.sized ? jsonNum(c.busbw_gbps) : "null") << ", \"group_size\": " << c.group_size
-          << "}";
+          << ", \"coalesced_groups\": " << c.coalesced_groups << ", \"coalesced_ops\": " << c.coalesced_ops << "}";
     }
     out << "],\n     \"exposed_communications\": [";
     for (size_t k = 0; k < a.comm.longest_exposed.size(); ++k) {

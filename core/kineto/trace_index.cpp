@@ -207,6 +207,70 @@ void applyChain(const RankTrace& t, const std::vector<uint32_t>& chain, TraceCol
       if (ev[op].extra != kNone && sizeFromArgs(t, t.collective_args[ev[op].extra], t.str(ev[op].name), level, c)) break;
 }
 
+// A coalesced group's own op: nccl:coalesced (ProcessGroupNCCL's endCoalescing) or a
+// record_param_comms whose "Collective name" is "coalesced".
+bool isCoalescedOp(const RankTrace& t, uint32_t op) {
+  const TraceEvent& e = t.events[op];
+  if (t.str(e.name) == "nccl:coalesced") return true;
+  return e.extra != kNone && t.str(t.collective_args[e.extra].collective_name) == "coalesced";
+}
+
+// A point-to-point op: by its "Collective name" (send, recv) when it has one, else by its name
+// (c10d::send, c10d::recv_, nccl:send 0->1).
+bool isP2pOp(const RankTrace& t, uint32_t op) {
+  const TraceEvent& e = t.events[op];
+  if (e.extra != kNone && t.collective_args[e.extra].collective_name != StringTable::kEmpty)
+    return collectiveFromName(t.str(t.collective_args[e.extra].collective_name)) == Collective::SendRecv;
+  return collectiveFromName(t.str(e.name)) == Collective::SendRecv;
+}
+
+// A collective launched inside a coalesced group's op (`group`, on a thread whose collective ops by
+// start are `ops`): its members are the point-to-point ops just before the group on that thread (back
+// to the first op that is none), one per record_param_comms "send"/"recv" (the c10d::send / nccl:send
+// around one is the same op). Its bytes are theirs summed, when each says its size; its kind
+// point-to-point unless the group's args name another (allreduce_coalesced).
+void applyCoalesced(const RankTrace& t, const std::vector<uint32_t>& ops, uint32_t group, TraceCollective& c) {
+  const auto& ev = t.events;
+  c.coalesced = true;
+  if (c.kind != Collective::Unknown && c.kind != Collective::SendRecv) return;
+  c.kind = Collective::SendRecv;
+  auto pos = std::lower_bound(ops.begin(), ops.end(), ev[group].ts_ns,
+                              [&](uint32_t op, int64_t ts) { return ev[op].ts_ns < ts; });
+  int64_t bytes = 0;
+  bool sized = true;
+  int32_t members = 0;
+  uint32_t last = kNone;  // the member counted last (the earliest so far)
+  while (pos != ops.begin()) {
+    const uint32_t op = *--pos;
+    if (op == group || ev[op].endNs() > ev[group].ts_ns) continue;  // encloses or overlaps the group: not a member
+    if (!isP2pOp(t, op)) break;
+    const bool has_size = ev[op].extra != kNone && t.collective_args[ev[op].extra].collective_name != StringTable::kEmpty;
+    if (!has_size && last != kNone && ev[op].ts_ns <= ev[last].ts_ns && ev[op].endNs() >= ev[last].endNs())
+      continue;  // c10d::send around the record_param_comms counted
+    ++members;
+    last = op;
+    TraceCollective part;
+    part.kind = Collective::SendRecv;
+    if (has_size && sizeFromArgs(t, t.collective_args[ev[op].extra], t.str(ev[op].name), 0, part)) bytes += part.bytes;
+    else sized = false;
+  }
+  c.coalesced_ops = members;
+  if (members > 0 && sized) {
+    c.bytes = bytes;
+    c.bytes_from_dims = false;
+  } else if (c.bytes == 0) {
+    c.bytes = -1;  // the group's own "In msg nelems" of 0 is not its size
+  }
+}
+
+// The outermost coalesced group's op of a chain (innermost first), kNone when none.
+uint32_t coalescedOpOf(const RankTrace& t, const std::vector<uint32_t>& chain) {
+  uint32_t found = kNone;
+  for (uint32_t op : chain)
+    if (t.events[op].kind != EventKind::Kernel && isCoalescedOp(t, op)) found = op;
+  return found;
+}
+
 struct ThreadOps {
   std::vector<uint32_t> ops;  // collective ops of one host thread, by start time
 };
@@ -299,6 +363,7 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
       applyChain(t, chain, c);
       c.op = op;
     }
+    if (const uint32_t g = coalescedOpOf(t, chain); g != kNone) applyCoalesced(t, threads[ev[g].track].ops, g, c);
     if (c.group_size <= 0) c.group_size = t.world_size;
     idx.collective_of_event[i] = static_cast<uint32_t>(idx.collectives.size());
     idx.collectives.push_back(c);
@@ -333,6 +398,7 @@ TraceIndex buildTraceIndex(const RankTrace& t) {
         c.op = argsOp(chain);
         applyChain(t, chain, c);
         c.op = op;
+        if (const uint32_t g = coalescedOpOf(t, chain); g != kNone) applyCoalesced(t, th.ops, g, c);
         if (c.group_size <= 0) c.group_size = t.world_size;
         idx.collective_of_event[i] = static_cast<uint32_t>(idx.collectives.size());
         idx.collectives.push_back(c);

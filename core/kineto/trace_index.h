@@ -31,6 +31,11 @@ struct TraceCollective {
   uint32_t pg_name = StringTable::kEmpty;
   int64_t seq = -1;         // "Seq" of the op carrying the args: its number in the process group
   int64_t ts_ns = 0, dur_ns = 0;  // of the kernel (or the host op)
+  // A coalesced group (batch_isend_irecv, a _coalescing_manager block: nccl:coalesced or a
+  // record_param_comms "coalesced" around one ncclDevKernel_SendRecv launch), counted once: its
+  // point-to-point ops before it on its thread, and bytes their sum (sends plus receives).
+  bool coalesced = false;
+  int32_t coalesced_ops = 0;
 };
 
 struct TraceIndex {

@@ -315,9 +315,55 @@ class TestCriticalPath : public QObject {
     checkGraph(cp.at("graph"), 81, 90, 1, 2, 2);
   }
 
+  // The stream wait as Kineto (PyTorch >= 2.2, CUPTI sync activity) writes it: the cuda_sync
+  // "Stream Wait Event" names the stream the awaited event was recorded on (7) and the
+  // cudaEventRecord call that recorded it (corr 2, at 9: after gemm_a's launch at 3, before
+  // gemm_b's at 13). ProfilerStep#1 [0, 100]; gemm_a [10, 30] and gemm_b [30, 70] on stream 7;
+  // cudaStreamWaitEvent at 20, then the elementwise kernel on stream 20 launched at 22 runs
+  // [35, 95]; cudaDeviceSynchronize [50, 97]. The wait is for gemm_a (ends 30), so back from 100:
+  //   [97,100] step  [95,97] sync_wait  [35,95] elementwise  [30,35] stream waiting on gemm_a
+  //   [10,30] gemm_a  [3,10] launch delay  [2,3] aten::mm  [0,2] step
+  // compute 80, launch_cpu 2+1+7+2+3 = 15, idle 5. Graph: 9 CPU activities + 3 kernels = 24
+  // nodes; 17 CPU edges (7 under the step, 2 under each mm, 6 leaf spans), 3 launch + 3 span +
+  // 1 stream-order, 1 sync, 1 stream wait = 26.
+  // Without the args (the heuristic: the event last launched onto another stream before the
+  // wait) the wait would be for gemm_b, which ends at 70, after the kernel starts: no edge, and
+  // the kernel's predecessor is its launch (22): [22,35] launch delay, no idle; compute 60.
+  void streamWaitFromTraceArgs() {
+    const json cp = criticalPathJson(kData + "event_record.json");
+    QCOMPARE(cp.at("total_us").get<double>(), 100.0);
+    checkCategories(cp.at("by_category"), {80, 0, 15, 5, 0});
+    checkSegments(cp.at("segments"), {{0, "user_annotation", "ProfilerStep#1", 0, 2, "launch_cpu"},
+                                      {0, "cpu_op", "aten::mm", 2, 1, "launch_cpu"},
+                                      {0, "launch_delay", "cudaLaunchKernel", 3, 7, "launch_cpu"},
+                                      {0, "kernel", "gemm_a", 10, 20, "compute"},
+                                      {0, "gap", "(stream waiting on another stream)", 30, 5, "idle"},
+                                      {0, "kernel", "vectorized_elementwise_kernel", 35, 60, "compute"},
+                                      {0, "sync_wait", "cudaDeviceSynchronize", 95, 2, "launch_cpu"},
+                                      {0, "user_annotation", "ProfilerStep#1", 97, 3, "launch_cpu"}});
+    checkGraph(cp.at("graph"), 24, 26, 0, 1, 1);
+    QCOMPARE(cp.at("graph").at("stream_waits_from").get<std::string>(), std::string("trace_args"));
+    QCOMPARE(cp.at("graph").at("stream_waits_from_args").get<int64_t>(), int64_t(1));
+    QCOMPARE(cp.at("graph").at("stream_waits_inferred").get<int64_t>(), int64_t(0));
+    const TraceSet set = loadTraceSet({kData + "event_record.json"});
+    QCOMPARE(set.ranks[0].sync_args.size(), size_t(1));
+    QCOMPARE(set.ranks[0].sync_args[0].wait_on_stream, 7);
+    QCOMPARE(set.ranks[0].sync_args[0].record_correlation, int64_t(2));
+    std::ostringstream text;
+    printCriticalPathText(analyzeTraceSet(set, HtaOptions{}).critical_path, text);
+    QVERIFY2(text.str().find("stream waits: 1 from the trace's cuda_sync args") != std::string::npos, text.str().c_str());
+
+    const json inferred = criticalPathJson(kData + "event_record_no_args.json");
+    checkCategories(inferred.at("by_category"), {60, 0, 40, 0, 0});
+    checkGraph(inferred.at("graph"), 24, 25, 0, 1, 0);
+    QCOMPARE(inferred.at("graph").at("stream_waits_from").get<std::string>(), std::string("heuristic"));
+    QCOMPARE(inferred.at("graph").at("stream_waits_inferred").get<int64_t>(), int64_t(1));
+  }
+
   // Every fixture's paths tile their steps; the categories sum to the step time.
   void categoriesSumToTheStep() {
-    for (const char* input : {"cpu_bound.json", "gpu_bound.json", "carried_work.json", "late_rank", "real_shaped"}) {
+    for (const char* input : {"cpu_bound.json", "gpu_bound.json", "carried_work.json", "late_rank", "real_shaped",
+                              "event_record.json", "event_record_no_args.json"}) {
       const TraceSet set = loadTraceSet({kData + input});
       const JobAnalysis job = analyzeTraceSet(set, HtaOptions{});
       checkTiling(job.critical_path);

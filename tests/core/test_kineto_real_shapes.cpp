@@ -141,6 +141,64 @@ class TestKinetoRealShapes : public QObject {
     QCOMPARE(job.ranks[0].comm.kinds[0].count, int64_t(6));
   }
 
+  void batchIsendIrecvIsOneCoalescedGroup() {
+    // Two batch_isend_irecv groups (make_batch_isend_irecv.py): each a run of c10d::send /
+    // c10d::recv_ ops around record_param_comms "send"/"recv" (sizes, no launch), then
+    // nccl:coalesced around record_param_comms "coalesced" (0 elements) launching one
+    // ncclDevKernel_SendRecv. Group 1: 2 x 1048576 floats = 8388608 bytes; group 2:
+    // 2 x 524288 bf16 + 1024 floats = 2097152 + 4096 = 2101248. Then one all-reduce.
+    const TraceSet set = loadTraceSet({kShapes + "batch_isend_irecv.json"});
+    const TraceIndex& idx = set.indexes[0];
+    QCOMPARE(idx.collectives.size(), size_t(3));
+    QCOMPARE(idx.collectives[0].kind, Collective::SendRecv);
+    QVERIFY(idx.collectives[0].coalesced);
+    QCOMPARE(idx.collectives[0].coalesced_ops, 2);
+    QCOMPARE(idx.collectives[0].bytes, int64_t(8388608));
+    QCOMPARE(idx.collectives[1].kind, Collective::SendRecv);
+    QCOMPARE(idx.collectives[1].coalesced_ops, 3);
+    QCOMPARE(idx.collectives[1].bytes, int64_t(2101248));
+    QCOMPARE(idx.collectives[2].kind, Collective::AllReduce);
+    QVERIFY(!idx.collectives[2].coalesced);
+    QCOMPARE(idx.collectives[2].bytes, int64_t(1048576));
+    const JobAnalysis job = analyzeTraceSet(set, HtaOptions{});
+    const CollectiveKindSummary* p2p = kindOf(job.ranks[0].comm, Collective::SendRecv);
+    QVERIFY(p2p);
+    QCOMPARE(p2p->count, int64_t(2));
+    QCOMPARE(p2p->coalesced_groups, int64_t(2));
+    QCOMPARE(p2p->coalesced_ops, int64_t(5));
+    QCOMPARE(p2p->sized, int64_t(2));
+    QCOMPARE(p2p->bytes, int64_t(8388608 + 2101248));
+    QVERIFY(!kindOf(job.ranks[0].comm, Collective::Unknown));
+    std::ostringstream text;
+    printAnalysisText(job, set, text);
+    QVERIFY2(text.str().find("2 of them coalesced groups (batch_isend_irecv, nccl:coalesced) of 5 point-to-point ops") !=
+                 std::string::npos, text.str().c_str());
+    std::ostringstream js;
+    writeAnalysisJson(job, set, js);
+    QVERIFY2(js.str().find("\"coalesced_groups\": 2, \"coalesced_ops\": 5") != std::string::npos, js.str().c_str());
+
+    // The same without GPU activity (a profile of CPU ops only): nccl:coalesced is the call, not
+    // an unknown collective, sized by its members.
+    QTemporaryDir dir;
+    std::ifstream in(kShapes + "batch_isend_irecv.json");
+    std::string host_only, line;
+    while (std::getline(in, line))
+      if (line.find("\"cat\": \"kernel\"") == std::string::npos && line.find("\"cat\": \"cuda_runtime\"") == std::string::npos)
+        host_only += line + "\n";
+    const size_t last_comma = host_only.rfind("},\n  ]");  // the last event kept before "]"
+    if (last_comma != std::string::npos) host_only.erase(last_comma + 1, 1);
+    const std::string path = dir.filePath("host_only.json").toStdString();
+    std::ofstream(path) << host_only;
+    const TraceSet host = loadTraceSet({path});
+    const TraceIndex& h = host.indexes[0];
+    QCOMPARE(h.collectives.size(), size_t(3));
+    QCOMPARE(h.collectives[0].kind, Collective::SendRecv);
+    QCOMPARE(h.collectives[0].coalesced_ops, 2);
+    QCOMPARE(h.collectives[0].bytes, int64_t(8388608));
+    QCOMPARE(h.collectives[1].bytes, int64_t(2101248));
+    QCOMPARE(h.collectives[2].kind, Collective::AllReduce);
+  }
+
   void oneRankFileNotRankZeroHasAReportedStep() {
     // Rank 3 of 4, five steps: ranks 0-2 are not in view, so the step every
     // rank in view completed is step 3 (the last, #4, left out as HTA does).

@@ -97,6 +97,11 @@ std::string difference(const RankTrace& a, const RankTrace& b) {
         x.out_nelems != y.out_nelems || x.group_size != y.group_size)
       return "collective args " + std::to_string(i);
   }
+  if (a.sync_args.size() != b.sync_args.size()) return "sync args count";
+  for (size_t i = 0; i < a.sync_args.size(); ++i)
+    if (a.sync_args[i].record_correlation != b.sync_args[i].record_correlation ||
+        a.sync_args[i].wait_on_stream != b.sync_args[i].wait_on_stream)
+      return "sync args " + std::to_string(i);
   const auto sameMemory = [](const std::vector<MemorySample>& p, const std::vector<MemorySample>& q) {
     if (p.size() != q.size()) return false;
     for (size_t i = 0; i < p.size(); ++i)

@@ -12,8 +12,12 @@
 
 #include "critical_path_view.h"
 #include "kineto/critical_path.h"
+#include "kineto/trace_analysis.h"
+#include "kineto/trace_index.h"
+#include "kineto/trace_set.h"
 #include "main_window.h"
 #include "page.h"
+#include "timeline_view.h"
 
 using namespace shardscope;
 using kineto::PathCategory;
@@ -75,6 +79,43 @@ class TestCriticalPathView : public QObject {
   }
 
   // A trace without ProfilerStep spans: the page says why, in core's words.
+  // Key P on the timeline outlines the shown rank's path: exactly core's ops
+  // (kineto::criticalPathOps of analyze's path) that the timeline draws as
+  // spans, i.e. all but the ProfilerStep op, whose time is its step band.
+  void timelineHighlightsThePath() {
+    const std::string job = (kData + QStringLiteral("kineto/critical_path/real_shaped")).toStdString();
+    const kineto::TraceSet set = kineto::loadTraceSet({job});
+    const kineto::JobAnalysis analysis = kineto::analyzeTraceSet(set, {});
+    const kineto::RankCriticalPath* shown = analysis.critical_path.shownPath();
+    QVERIFY(shown);
+    QCOMPARE(shown->rank, 3);
+    std::vector<int64_t> want = kineto::criticalPathOps(analysis.critical_path);
+    size_t k = 0;
+    while (k < set.ranks.size() && set.ranks[k].rank != 3) ++k;
+    QVERIFY(k < set.ranks.size());
+    std::erase_if(want, [&](int64_t op) { return kineto::profilerStepNumber(set.ranks[k].str(set.ranks[k].events[size_t(op)].name)) >= 0; });
+    QCOMPARE(want.size(), size_t(10));  // linear, addmm, 2 launches, 2 gemms, the all-reduce, the sync, the optimizer and its kernel
+
+    MainWindow w;
+    w.setPersistSettings(false);
+    w.resize(1600, 1000);
+    QString error;
+    QVERIFY2(w.openTrace(QString::fromStdString(job), &error), qPrintable(error));
+    TimelineView* timeline = w.timeline();
+    QVERIFY(timeline->hasCriticalPath());
+    QVERIFY(!timeline->criticalPathShown());
+    QVERIFY(timeline->highlightedOps().empty());
+    QTest::keyClick(timeline, Qt::Key_P);
+    QVERIFY(timeline->criticalPathShown());
+    QCOMPARE(timeline->highlightedOps(), want);
+    QTest::keyClick(timeline, Qt::Key_P);
+    QVERIFY(timeline->highlightedOps().empty());
+    // A trace without ProfilerStep spans has no critical path: nothing to outline.
+    QVERIFY2(w.openTrace(kData + QStringLiteral("kineto/no_rank.json"), &error), qPrintable(error));
+    timeline->setCriticalPathShown(true);
+    QVERIFY(timeline->highlightedOps().empty());
+  }
+
   void noStepSaysWhy() {
     MainWindow w;
     w.setPersistSettings(false);

@@ -84,6 +84,9 @@ class TestTraceDiffView : public QObject {
     QString error;
     QVERIFY2(page->openJobs(jobs.control, jobs.test, &error), qPrintable(error));
     QCOMPARE(page->unavailable(), QString());
+    // Read on a worker thread, never the GUI thread (off_thread.h).
+    QVERIFY(page->lastLoadThread() != std::thread::id());
+    QVERIFY(page->lastLoadThread() != std::this_thread::get_id());
     QAbstractItemModelTester tester(page->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     const QAbstractItemModel* m = page->table()->model();
     QCOMPARE(m->rowCount(), 6);  // 3 kernels, then 3 ops

@@ -536,7 +536,7 @@ class TestViews : public QObject {
                                    view == QLatin1String("stragglers") || view == QLatin1String("hta") ||
                                    view == QLatin1String("critical-path") ||
                                    view == QLatin1String("pipeline") ||
-                                   view == QLatin1String("snapshot"));
+                                   view == QLatin1String("snapshot") || view == QLatin1String("memory-timeline"));
       for (const char* suffix : {"png", "svg", "pdf"}) {
         const QString path = dir.filePath(QStringLiteral("%1.%2").arg(view, suffix));
         QCOMPARE(window.exportViewFigure(view, path, 800, 500, &error), why.isEmpty());

@@ -7,6 +7,11 @@ their answers by hand):
                 [2, 3]), args on every event as Kineto writes them, float timestamps after
                 baseTimeNanoseconds, ac2g flows, python_function events, a backward thread,
                 a cuda_sync "Stream Wait Event", a memcpy, ProfilerStep#5 and #6.
+  event_record.json  one rank whose stream wait's cuda_sync args (wait_on_stream,
+                wait_on_cuda_event_record_corr_id) name a cudaEventRecord made after gemm_a
+                and before gemm_b on stream 7: the wait is for gemm_a, not the last kernel
+                launched onto another stream (gemm_b).
+  event_record_no_args.json  the same without those args (the heuristic's case).
 Run from this folder: python3 make_critical_path_jobs.py"""
 import json
 import os
@@ -15,7 +20,7 @@ def x(cat, name, pid, tid, ts, dur, **args):
     return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
 
 def write(path, rank, world, events, **extra):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     doc = {"schemaVersion": 1, "distributedInfo": dict({"backend": "nccl", "rank": rank, "world_size": world}, **extra.get("dist", {}))}
     if "base" in extra:
         doc["baseTimeNanoseconds"] = extra["base"]
@@ -108,3 +113,35 @@ DIST = {"hostname": "node-1", "pg_config": [{"pg_name": "0", "pg_desc": "default
                                             "pg_size": 2, "ranks": [2, 3]}]}
 write("real_shaped/rank2.json", 2, 8, real_shaped(2, 48, 90, 30, 88, 18), dist=DIST, base=BASE)
 write("real_shaped/rank3.json", 3, 8, real_shaped(3, 30, 72, 48, 70, 26), dist=DIST, base=BASE)
+
+def event_record(with_args):
+    pid, tid, dev = 100, 100, 0
+    rt = lambda name, ts, dur, corr: x("cuda_runtime", name, pid, tid, ts, dur, **{"External id": corr + 40, "cbid": 211, "correlation": corr})
+    def kern(name, stream, ts, dur, corr):
+        return x("kernel", name, dev, stream, ts, dur, **{"External id": corr + 40, "queued": 0, "device": dev, "context": 1,
+                 "stream": stream, "correlation": corr, "registers per thread": 32, "shared memory": 0,
+                 "blocks per SM": 1.0, "warps per SM": 4.0, "grid": [132, 1, 1], "block": [128, 1, 1],
+                 "est. achieved occupancy %": 6})
+    sync = {"cuda_sync_kind": "Stream Wait Event", "stream": 20, "correlation": 4, "device": dev, "context": 1}
+    if with_args:
+        sync.update({"wait_on_stream": 7, "wait_on_cuda_event_record_corr_id": 2, "wait_on_cuda_event_id": 1})
+    return [
+        {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "ts": 0, "args": {"name": "thread 100 (python3)"}},
+        x("user_annotation", "ProfilerStep#1", pid, tid, 0, 100, **{"External id": 1}),
+        x("cpu_op", "aten::mm", pid, tid, 2, 6, **{"External id": 2, "Input Dims": [[64, 64], [64, 64]], "Input type": ["float", "float"]}),
+        rt("cudaLaunchKernel", 3, 2, 1),
+        rt("cudaEventRecord", 9, 1, 2),
+        x("cpu_op", "aten::mm", pid, tid, 12, 6, **{"External id": 3, "Input Dims": [[64, 64], [64, 64]], "Input type": ["float", "float"]}),
+        rt("cudaLaunchKernel", 13, 2, 3),
+        rt("cudaStreamWaitEvent", 20, 1, 4),
+        x("cuda_sync", "Stream Wait Event", dev, 20, 21, 0, **sync),
+        rt("cudaLaunchKernel", 22, 2, 5),
+        rt("cudaDeviceSynchronize", 50, 47, 6),
+        kern("gemm_a", 7, 10, 20, 1),
+        kern("gemm_b", 7, 30, 40, 3),
+        kern("vectorized_elementwise_kernel", 20, 35, 60, 5),
+        x("user_annotation", "ProfilerStep#2", pid, tid, 100, 10, **{"External id": 4}),
+    ]
+
+write("event_record.json", 0, 1, event_record(True))
+write("event_record_no_args.json", 0, 1, event_record(False))
