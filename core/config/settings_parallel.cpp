@@ -143,8 +143,9 @@ const Setting kParallelRows[] = {
         .flag = "--sp", .json_key = "sp", .type = SettingType::Switch, .metavar = "on|off", .default_text = "off",
         .help = "sequence parallelism with --tp (Korthikanti et al. 2022): TP's all-reduces become reduce-scatter + "
                 "all-gather, and the norms' and residual activations are split over the sequence (--tp 1: nothing to split)",
-        .applies = {.backends = bit(Backend::Meta), .gpt_only = true},
-        .applies_text = "--backend meta with a token model (the CPU kernels have no sequence-parallel path yet)",
+        .applies = {.backends = bit(Backend::Cpu) | bit(Backend::Meta), .gpt_only = true},
+        .applies_text = "--backend cpu or meta with a token model (the CUDA backends have no tensor- or "
+                        "sequence-parallel path)",
         .form = {.group = "Strategy", .label = "sequence parallel"},
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.model.sequence_parallel = parseSwitch(s.flag, v); },
         .text = [](const RunConfig& c) { return onOff(c.model.sequence_parallel); },

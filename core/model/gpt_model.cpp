@@ -79,8 +79,8 @@ void GptModel::loadBatch(int step, int64_t first) {
                m_computesLoss ? m_targets.data() : unused.data());
 }
 
-size_t GptModel::boundaryElements() const {
-  return static_cast<size_t>(m_batch) * m_spec.shape().seq * m_spec.shape().hidden;
+size_t GptModel::boundaryElements() const {  // sequence parallel: this TP rank's chunk
+  return static_cast<size_t>(localRows()) * m_spec.shape().hidden;
 }
 
 void GptModel::setStageInput(const float* x) {
@@ -146,13 +146,6 @@ Buffer<float> GptModel::weightsF32(int segment, const bf16* w) {
   return out;
 }
 
-void GptModel::emitGrad(int param, const float* grad, bf16* g_segment, int64_t seg_offset,
-                        const std::function<void(int)>& onReady) {
-  const ParamInfo& p = m_spec.params()[param];
-  cpu::f32ToBf16(grad, g_segment + (p.offset - seg_offset), static_cast<size_t>(p.numel()));
-  if (onReady) onReady(param);
-}
-
 void GptModel::forward(int segment, const bf16* w, bool skip) {
   const ModelShape& shape = m_spec.shape();
   const int B = m_batch, T = shape.seq, D = shape.hidden, V = shape.vocab, L = shape.layers;
@@ -188,16 +181,20 @@ void GptModel::forward(int segment, const bf16* w, bool skip) {
     }
     m_cur = std::move(x);
   } else if (segment == L + 1) {
+    const int Nl = localRows();  // sequence parallel: LNf on this rank's chunk, gathered for the GEMM
     s.in = std::move(m_cur);
-    s.ln2 = activation(static_cast<size_t>(N) * D);
-    s.mean2 = activationF32(N);
-    s.rstd2 = activationF32(N);
+    s.ln2 = activation(static_cast<size_t>(Nl) * D);
+    s.mean2 = activationF32(Nl);
+    s.rstd2 = activationF32(Nl);
     cpu::layerNormForward(s.in.data(), param(LnfW), param(LnfB), s.ln2.data(), s.mean2.data(),
-                          s.rstd2.data(), N, D);
+                          s.rstd2.data(), Nl, D);
+    Buffer<float> gathered;
+    if (sequenceParallel()) gathered = gatherRows(s.ln2.data(), segment, false, 0.0);
     const int Vl = V / m_spec.tp();  // vocab-parallel: this TP rank's rows of the head
     // (B, T, V/T); fp32: the cross-entropy upcasts them and they become their own gradient.
     Buffer<float> logits = activationF32(static_cast<size_t>(N) * Vl);
-    cpu::gemm(false, true, N, Vl, D, 1.0f, s.ln2.data(), param(LmHeadW), 0.0f, logits.data());
+    cpu::gemm(false, true, N, Vl, D, 1.0f, gathered.empty() ? s.ln2.data() : gathered.data(), param(LmHeadW), 0.0f,
+              logits.data());
     m_cur = std::move(logits);
   } else {
     const int64_t before = m_ledger.current(Category::Activation);
@@ -279,17 +276,26 @@ void GptModel::forwardBlock(const float* W, int first, int64_t base, Saved& s, b
   const int B = m_batch, T = shape.seq, D = shape.hidden, H = shape.heads / tp, F = 4 * D / tp, Da = D / tp;
   const int N = B * T;
   const size_t ND = static_cast<size_t>(N) * D, NF = static_cast<size_t>(N) * F, NDa = static_cast<size_t>(N) * Da;
+  // Sequence parallel: the residual stream, the norms and their outputs are this rank's Nl rows.
+  const bool sp = sequenceParallel();
+  const int Nl = localRows();
+  const size_t NlD = static_cast<size_t>(Nl) * D;
   const float* p[kBlockParams];
   for (int i = 0; i < kBlockParams; ++i) p[i] = W + (m_spec.params()[first + i].offset - base);
   const int segment = m_spec.params()[first].segment;
+  const double attention_flops = 2.0 * N * D * 4.0 * Da + 4.0 * N * T * Da;
 
   s.in = std::move(m_cur);
-  s.ln1 = activation(ND);
-  s.mean1 = activationF32(N);
-  s.rstd1 = activationF32(N);
-  cpu::layerNormForward(s.in.data(), p[Ln1W], p[Ln1B], s.ln1.data(), s.mean1.data(), s.rstd1.data(), N, D);
+  s.ln1 = activation(NlD);
+  s.mean1 = activationF32(Nl);
+  s.rstd1 = activationF32(Nl);
+  cpu::layerNormForward(s.in.data(), p[Ln1W], p[Ln1B], s.ln1.data(), s.mean1.data(), s.rstd1.data(), Nl, D);
   s.qkv = activation(static_cast<size_t>(N) * 3 * Da);
-  cpu::gemm(false, true, N, 3 * Da, D, 1.0f, s.ln1.data(), p[QkvW], 0.0f, s.qkv.data());
+  {
+    Buffer<float> gathered;  // sequence parallel: LN1's output on every row (ḡ)
+    if (sp) gathered = gatherRows(s.ln1.data(), segment, false, 0.0);
+    cpu::gemm(false, true, N, 3 * Da, D, 1.0f, sp ? gathered.data() : s.ln1.data(), p[QkvW], 0.0f, s.qkv.data());
+  }
   cpu::addBias(s.qkv.data(), p[QkvB], N, 3 * Da);
   // What the attention core keeps: naive its probabilities, flash their row
   // statistics; selective checkpointing neither (recompute() rebuilds them).
@@ -303,38 +309,52 @@ void GptModel::forwardBlock(const float* W, int first, int64_t base, Saved& s, b
     attentionRows(s.qkv.data(), s.atty.data(), H, Da);
     if (keep_core) s.lse = activationF32(static_cast<size_t>(N) * H);  // FlashAttention's logsumexp per row
   }
-  s.res = activation(ND);
+  s.res = activation(NlD);
   if (tp == 1) {
     std::memcpy(s.res.data(), s.in.data(), sizeof(float) * ND);  // residual
     cpu::gemm(false, true, N, D, D, 1.0f, s.atty.data(), p[ProjW], 1.0f, s.res.data());
+  } else if (sp) {
+    // Row-parallel projection's partial sums, reduce-scattered: this rank's rows of the sum (g).
+    Buffer<float> partial = workspace(ND);
+    cpu::gemm(false, true, N, D, Da, 1.0f, s.atty.data(), p[ProjW], 0.0f, partial.data());
+    scatterRows(partial.data(), s.res.data(), segment, false, attention_flops);
+    cpu::addInPlace(s.res.data(), s.in.data(), NlD);
   } else {
     // Row-parallel projection: partial sums over this rank's heads, summed over the group (g).
     cpu::gemm(false, true, N, D, Da, 1.0f, s.atty.data(), p[ProjW], 0.0f, s.res.data());
-    const double attention_flops = 2.0 * N * D * 4.0 * Da + 4.0 * N * T * Da;
     tensorParallel().allReduceActivation(s.res.data(), ND, segment, false, attention_flops);
     cpu::addInPlace(s.res.data(), s.in.data(), ND);
   }
-  cpu::addBias(s.res.data(), p[ProjB], N, D);
+  cpu::addBias(s.res.data(), p[ProjB], Nl, D);
 
-  s.ln2 = activation(ND);
-  s.mean2 = activationF32(N);
-  s.rstd2 = activationF32(N);
-  cpu::layerNormForward(s.res.data(), p[Ln2W], p[Ln2B], s.ln2.data(), s.mean2.data(), s.rstd2.data(), N, D);
+  s.ln2 = activation(NlD);
+  s.mean2 = activationF32(Nl);
+  s.rstd2 = activationF32(Nl);
+  cpu::layerNormForward(s.res.data(), p[Ln2W], p[Ln2B], s.ln2.data(), s.mean2.data(), s.rstd2.data(), Nl, D);
   s.h = activation(NF);
-  cpu::gemm(false, true, N, F, D, 1.0f, s.ln2.data(), p[Fc1W], 0.0f, s.h.data());
+  {
+    Buffer<float> gathered;  // sequence parallel: LN2's output on every row (ḡ)
+    if (sp) gathered = gatherRows(s.ln2.data(), segment, false, attention_flops);
+    cpu::gemm(false, true, N, F, D, 1.0f, sp ? gathered.data() : s.ln2.data(), p[Fc1W], 0.0f, s.h.data());
+  }
   cpu::addBias(s.h.data(), p[Fc1B], N, F);
   s.a = activation(NF);
   cpu::geluForward(s.h.data(), s.a.data(), NF);
-  Buffer<float> out = activation(ND);
+  Buffer<float> out = activation(NlD);
   if (tp == 1) {
     std::memcpy(out.data(), s.res.data(), sizeof(float) * ND);  // residual
     cpu::gemm(false, true, N, D, F, 1.0f, s.a.data(), p[Fc2W], 1.0f, out.data());
+  } else if (sp) {
+    Buffer<float> partial = workspace(ND);
+    cpu::gemm(false, true, N, D, F, 1.0f, s.a.data(), p[Fc2W], 0.0f, partial.data());
+    scatterRows(partial.data(), out.data(), segment, false, forwardFlops(segment));
+    cpu::addInPlace(out.data(), s.res.data(), NlD);
   } else {
     cpu::gemm(false, true, N, D, F, 1.0f, s.a.data(), p[Fc2W], 0.0f, out.data());
     tensorParallel().allReduceActivation(out.data(), ND, segment, false, forwardFlops(segment));
     cpu::addInPlace(out.data(), s.res.data(), ND);
   }
-  cpu::addBias(out.data(), p[Fc2B], N, D);
+  cpu::addBias(out.data(), p[Fc2B], Nl, D);
   if (recomputing) return;  // the output went downstream in forward
   m_cur = std::move(out);
   if (ckpt == Checkpointing::Full) {
@@ -342,79 +362,6 @@ void GptModel::forwardBlock(const float* W, int first, int64_t base, Saved& s, b
     s = Saved{};
     s.in = std::move(in);
   }
-}
-
-// Vocab-parallel embedding (Megatron-LM): this TP rank holds rows
-// [rank·V/T, (rank+1)·V/T) of wte; a token outside them contributes zeros, the
-// group's sum is the full lookup. wpe is whole on every rank, added after.
-void GptModel::forwardEmbedTensorParallel(const float* wte, const float* wpe) {
-  const ModelShape& shape = m_spec.shape();
-  const int B = m_batch, T = shape.seq, D = shape.hidden, N = B * T;
-  const int Vl = shape.vocab / m_spec.tp(), lo = tensorParallel().rank() * Vl;
-  Buffer<float> x = activation(static_cast<size_t>(N) * D);  // (B, T, D)
-  for (int n = 0; n < N; ++n) {
-    float* xr = x.data() + static_cast<size_t>(n) * D;
-    const int row = m_tokens[n] - lo;
-    if (row >= 0 && row < Vl) std::memcpy(xr, wte + static_cast<size_t>(row) * D, sizeof(float) * D);
-    else std::memset(xr, 0, sizeof(float) * D);
-  }
-  tensorParallel().allReduceActivation(x.data(), x.size(), 0, false, forwardFlops(0));
-  for (int n = 0; n < N; ++n)
-    cpu::addInPlace(x.data() + static_cast<size_t>(n) * D, wpe + static_cast<size_t>(n % T) * D, D);
-  m_cur = std::move(x);
-}
-
-// Vocab-parallel cross-entropy: each TP rank has logits for its V/T tokens.
-// The row max (all-gathered), the softmax denominator and the target's logit
-// (one all-reduce of both) make every rank's loss the full vocabulary's; the
-// gradient stays local: (softmax - onehot) / N on this rank's columns.
-double GptModel::lossTensorParallel() {
-  const int N = m_batch * m_spec.shape().seq, tp = m_spec.tp(), Vl = m_spec.shape().vocab / tp;
-  const int lo = tensorParallel().rank() * Vl;
-  const int segment = m_spec.shape().layers + 1;
-  m_grad = std::move(m_cur);
-  float* z = m_grad.data();
-  Buffer<float> local_max = workspace(static_cast<size_t>(N));
-  for (int n = 0; n < N; ++n) {
-    const float* row = z + static_cast<size_t>(n) * Vl;
-    float m = row[0];
-    for (int v = 1; v < Vl; ++v) m = std::max(m, row[v]);
-    local_max[n] = m;
-  }
-  Buffer<float> all_max = workspace(static_cast<size_t>(N) * tp);  // chunk r: TP rank r's maxima
-  tensorParallel().allGatherF32(local_max.data(), all_max.data(), static_cast<size_t>(N), segment);
-  Buffer<float> stats = workspace(2 * static_cast<size_t>(N));  // [sum exp (N) | target logit (N)]
-  for (int n = 0; n < N; ++n) {
-    float m = all_max[n];
-    for (int r = 1; r < tp; ++r) m = std::max(m, all_max[static_cast<size_t>(r) * N + n]);
-    local_max[n] = m;
-    float* row = z + static_cast<size_t>(n) * Vl;
-    const int t = m_targets[n] - lo;
-    stats[static_cast<size_t>(N) + n] = t >= 0 && t < Vl ? row[t] : 0.0f;
-    float sum = 0.0f;
-    for (int v = 0; v < Vl; ++v) {
-      row[v] = std::exp(row[v] - m);
-      sum += row[v];
-    }
-    stats[n] = sum;
-  }
-  tensorParallel().allReduceF32(stats.data(), stats.size(), segment);
-  double loss = 0.0;
-  const float inv_n = 1.0f / static_cast<float>(N);
-  for (int n = 0; n < N; ++n) {
-    const float sum = stats[n];
-    loss += std::log(static_cast<double>(sum)) + local_max[n] - stats[static_cast<size_t>(N) + n];
-    float* row = z + static_cast<size_t>(n) * Vl;
-    for (int v = 0; v < Vl; ++v) row[v] = row[v] / sum * inv_n;
-    const int t = m_targets[n] - lo;
-    if (t >= 0 && t < Vl) row[t] -= inv_n;
-  }
-  return loss / N;
-}
-
-TensorParallelComm& GptModel::tensorParallel() {
-  if (!m_tp) throw std::logic_error("GptModel: a tensor-parallel slice needs its TP group (setTensorParallel)");
-  return *m_tp;
 }
 
 double GptModel::loss() {
@@ -446,18 +393,25 @@ void GptModel::backward(int segment, const bf16* w, bf16* g,
 
   if (segment == 0) {
     // Scatter-add: a token that occurs several times collects every position's gradient.
+    // Sequence parallel: this rank's rows (emitGrad sums the group's).
+    const int Nl = localRows(), row0 = firstLocalRow();
     Buffer<float> dwpe = workspace(static_cast<size_t>(T) * D);  // (T, D)
-    for (int n = 0; n < N; ++n)
-      cpu::addInPlace(dwpe.data() + static_cast<size_t>(n % T) * D, m_grad.data() + static_cast<size_t>(n) * D, D);
+    for (int i = 0; i < Nl; ++i)
+      cpu::addInPlace(dwpe.data() + static_cast<size_t>((row0 + i) % T) * D, m_grad.data() + static_cast<size_t>(i) * D,
+                      D);
     emitGrad(first + Wpe, dwpe.data(), g, base, onReady);
     dwpe.reset();
-    // Vocab-parallel: only this TP rank's rows (the incoming gradient is the same on every TP rank).
+    // Vocab-parallel: only this TP rank's rows (the incoming gradient is the same on every TP rank;
+    // sequence parallel: gathered from the chunks, the backward of the forward's reduce-scatter).
+    Buffer<float> gathered;
+    if (sequenceParallel()) gathered = gatherRows(m_grad.data(), segment, true, 0.0);
+    const float* dx = gathered.empty() ? m_grad.data() : gathered.data();
     const int Vl = V / m_spec.tp(), lo = m_spec.tp() > 1 ? tensorParallel().rank() * Vl : 0;
     Buffer<float> dwte = workspace(static_cast<size_t>(Vl) * D);  // (V/T, D)
     for (int n = 0; n < N; ++n) {
       const int row = m_tokens[n] - lo;
       if (row < 0 || row >= Vl) continue;
-      cpu::addInPlace(dwte.data() + static_cast<size_t>(row) * D, m_grad.data() + static_cast<size_t>(n) * D, D);
+      cpu::addInPlace(dwte.data() + static_cast<size_t>(row) * D, dx + static_cast<size_t>(n) * D, D);
     }
     emitGrad(first + Wte, dwte.data(), g, base, onReady);
     m_grad.reset();
@@ -465,21 +419,32 @@ void GptModel::backward(int segment, const bf16* w, bf16* g,
   }
 
   if (segment == L + 1) {
-    const int Vl = V / m_spec.tp();
+    const int Vl = V / m_spec.tp(), Nl = localRows();
+    const bool sp = sequenceParallel();
     const float* dlogits = m_grad.data();  // (B*T, V/T)
     Buffer<float> dw = workspace(static_cast<size_t>(Vl) * D);
-    cpu::gemm(true, false, Vl, D, N, 1.0f, dlogits, s.ln2.data(), 0.0f, dw.data());
+    {
+      Buffer<float> gathered;  // sequence parallel: LNf's output on every row again (kept sharded)
+      if (sp) gathered = gatherRows(s.ln2.data(), segment, true, 0.0);
+      cpu::gemm(true, false, Vl, D, N, 1.0f, dlogits, sp ? gathered.data() : s.ln2.data(), 0.0f, dw.data());
+    }
     emitGrad(first + LmHeadW, dw.data(), g, base, onReady);
     dw.reset();
     Buffer<float> dln = workspace(static_cast<size_t>(N) * D);
     cpu::gemm(false, false, N, D, Vl, 1.0f, dlogits, param(LmHeadW), 0.0f, dln.data());
     m_grad.reset();
-    if (m_spec.tp() > 1)  // the head's input is shared: sum the vocabulary slices' parts (f)
+    // The head's input is shared: sum the vocabulary slices' parts (f); sequence parallel: each rank its rows.
+    if (sp) {
+      Buffer<float> mine = workspace(static_cast<size_t>(Nl) * D);
+      scatterRows(dln.data(), mine.data(), segment, true, 2.0 * forwardFlops(segment));
+      dln = std::move(mine);
+    } else if (m_spec.tp() > 1) {
       tensorParallel().allReduceActivation(dln.data(), dln.size(), segment, true, 2.0 * forwardFlops(segment));
-    Buffer<float> dx = activation(static_cast<size_t>(N) * D);
+    }
+    Buffer<float> dx = activation(static_cast<size_t>(Nl) * D);
     Buffer<float> dgamma = workspace(D), dbeta = workspace(D);
     cpu::layerNormBackward(dln.data(), s.in.data(), param(LnfW), s.mean2.data(), s.rstd2.data(),
-                           dx.data(), dgamma.data(), dbeta.data(), N, D);
+                           dx.data(), dgamma.data(), dbeta.data(), Nl, D);
     emitGrad(first + LnfB, dbeta.data(), g, base, onReady);
     emitGrad(first + LnfW, dgamma.data(), g, base, onReady);
     m_grad = std::move(dx);
@@ -492,7 +457,8 @@ void GptModel::backward(int segment, const bf16* w, bf16* g,
 }
 
 // Reverse of forwardBlock; m_grad (B*T, D) is d loss / d(block output) on entry
-// and d loss / d(block input) on exit. Gradients leave in reverse registration order.
+// and d loss / d(block input) on exit (sequence parallel: this rank's rows of
+// each). Gradients leave in reverse registration order.
 void GptModel::backwardBlock(const float* W, bf16* g, int first, int64_t base, Saved& s,
                              const std::function<void(int)>& onReady) {
   const ModelShape& shape = m_spec.shape();
@@ -500,54 +466,87 @@ void GptModel::backwardBlock(const float* W, bf16* g, int first, int64_t base, S
   const int B = m_batch, T = shape.seq, D = shape.hidden, H = shape.heads / tp, F = 4 * D / tp, Da = D / tp;
   const int N = B * T;
   const size_t ND = static_cast<size_t>(N) * D, NF = static_cast<size_t>(N) * F, NDa = static_cast<size_t>(N) * Da;
+  const bool sp = sequenceParallel();
+  const int Nl = localRows();
+  const size_t NlD = static_cast<size_t>(Nl) * D;
   const float* p[kBlockParams];
   for (int i = 0; i < kBlockParams; ++i) p[i] = W + (m_spec.params()[first + i].offset - base);
   const int segment = m_spec.params()[first].segment;
-  auto emit = [&](int i, const Buffer<float>& grad) { emitGrad(first + i, grad.data(), g, base, onReady); };
-  const float* dy = m_grad.data();  // d out (B*T, D)
+  auto emit = [&](int i, Buffer<float>& grad) { emitGrad(first + i, grad.data(), g, base, onReady); };
+  // FLOPs of the backward so far at each collective (the modeled clock): the
+  // MLP's GEMMs, then attention's projection and core.
+  const double mlp_flops = 2.0 * 2.0 * 2.0 * N * D * F;
+  const double attention_core_flops = mlp_flops + 4.0 * N * D * Da + 8.0 * N * T * Da;
+  // Sequence parallel: a row-chunk gradient gathered on every row (the
+  // backward of the forward's reduce-scatter), or the input as it was.
+  auto whole = [&](const float* chunk, Buffer<float>& gathered, double flops_done) {
+    if (!sp) return chunk;
+    gathered = gatherRows(chunk, segment, true, flops_done);
+    return static_cast<const float*>(gathered.data());
+  };
+  // A norm's output gradient from every rank's column slice (f): all-reduced,
+  // or reduce-scattered to this rank's rows.
+  auto sumInputGrad = [&](Buffer<float>& dln, double flops_done) {
+    if (!sp) {
+      tensorParallel().allReduceActivation(dln.data(), ND, segment, true, flops_done);
+      return;
+    }
+    Buffer<float> mine = workspace(NlD);
+    scatterRows(dln.data(), mine.data(), segment, true, flops_done);
+    dln = std::move(mine);
+  };
+  const float* dy = m_grad.data();  // d out (B*T, D); sequence parallel: (Nl, D)
 
   // MLP half: out = res + a·W2^T + b2, a = gelu(h), h = ln2·W1^T + b1.
   Buffer<float> db2 = workspace(D);
-  cpu::biasGrad(dy, db2.data(), N, D);
+  cpu::biasGrad(dy, db2.data(), Nl, D);
   emit(Fc2B, db2);
+  Buffer<float> dy_rows;
+  const float* dy_all = whole(dy, dy_rows, 0.0);
   Buffer<float> dw2 = workspace(static_cast<size_t>(D) * F);
-  cpu::gemm(true, false, D, F, N, 1.0f, dy, s.a.data(), 0.0f, dw2.data());
+  cpu::gemm(true, false, D, F, N, 1.0f, dy_all, s.a.data(), 0.0f, dw2.data());
   emit(Fc2W, dw2);
   dw2.reset();
   Buffer<float> dh = workspace(NF);
-  cpu::gemm(false, false, N, F, D, 1.0f, dy, p[Fc2W], 0.0f, dh.data());  // d a
+  cpu::gemm(false, false, N, F, D, 1.0f, dy_all, p[Fc2W], 0.0f, dh.data());  // d a
+  dy_rows.reset();
   cpu::geluBackward(s.h.data(), dh.data(), dh.data(), NF);                 // d h (in place)
   Buffer<float> db1 = workspace(F);
   cpu::biasGrad(dh.data(), db1.data(), N, F);
   emit(Fc1B, db1);
   Buffer<float> dw1 = workspace(static_cast<size_t>(F) * D);
-  cpu::gemm(true, false, F, D, N, 1.0f, dh.data(), s.ln2.data(), 0.0f, dw1.data());
+  {
+    Buffer<float> ln2_rows;
+    cpu::gemm(true, false, F, D, N, 1.0f, dh.data(), whole(s.ln2.data(), ln2_rows, mlp_flops / 2), 0.0f, dw1.data());
+  }
   emit(Fc1W, dw1);
   dw1.reset();
   Buffer<float> dln = workspace(ND);
   cpu::gemm(false, false, N, D, F, 1.0f, dh.data(), p[Fc1W], 0.0f, dln.data());
   dh.reset();
-  if (tp > 1)  // LN2's output feeds every rank's fc1 slice: sum their gradients (f)
-    tensorParallel().allReduceActivation(dln.data(), ND, segment, true, 2.0 * 2.0 * 2.0 * N * D * F);
-  Buffer<float> dres = workspace(ND);
+  if (tp > 1) sumInputGrad(dln, mlp_flops);  // LN2's output feeds every rank's fc1 slice (f)
+  Buffer<float> dres = workspace(NlD);
   Buffer<float> dgamma = workspace(D), dbeta = workspace(D);
   cpu::layerNormBackward(dln.data(), s.res.data(), p[Ln2W], s.mean2.data(), s.rstd2.data(), dres.data(),
-                         dgamma.data(), dbeta.data(), N, D);
-  cpu::addInPlace(dres.data(), dy, ND);  // residual path
+                         dgamma.data(), dbeta.data(), Nl, D);
+  cpu::addInPlace(dres.data(), dy, NlD);  // residual path
   emit(Ln2B, dbeta);
   emit(Ln2W, dgamma);
   m_grad.reset();
 
   // Attention half: res = in + atty·Wp^T + bp, atty = attn(qkv), qkv = ln1·Wqkv^T + bqkv.
   Buffer<float> dbp = workspace(D);
-  cpu::biasGrad(dres.data(), dbp.data(), N, D);
+  cpu::biasGrad(dres.data(), dbp.data(), Nl, D);
   emit(ProjB, dbp);
+  Buffer<float> dres_rows;
+  const float* dres_all = whole(dres.data(), dres_rows, mlp_flops);
   Buffer<float> dwp = workspace(static_cast<size_t>(D) * Da);
-  cpu::gemm(true, false, D, Da, N, 1.0f, dres.data(), s.atty.data(), 0.0f, dwp.data());
+  cpu::gemm(true, false, D, Da, N, 1.0f, dres_all, s.atty.data(), 0.0f, dwp.data());
   emit(ProjW, dwp);
   dwp.reset();
   Buffer<float> datty = workspace(NDa);
-  cpu::gemm(false, false, N, Da, D, 1.0f, dres.data(), p[ProjW], 0.0f, datty.data());
+  cpu::gemm(false, false, N, Da, D, 1.0f, dres_all, p[ProjW], 0.0f, datty.data());
+  dres_rows.reset();
   Buffer<float> dqkv = workspace(static_cast<size_t>(N) * 3 * Da);
   attentionCoreBackward(datty.data(), s, dqkv.data(), H, Da);
   datty.reset();
@@ -555,17 +554,21 @@ void GptModel::backwardBlock(const float* W, bf16* g, int first, int64_t base, S
   cpu::biasGrad(dqkv.data(), dbqkv.data(), N, 3 * Da);
   emit(QkvB, dbqkv);
   Buffer<float> dwqkv = workspace(static_cast<size_t>(3) * Da * D);
-  cpu::gemm(true, false, 3 * Da, D, N, 1.0f, dqkv.data(), s.ln1.data(), 0.0f, dwqkv.data());
+  {
+    Buffer<float> ln1_rows;
+    cpu::gemm(true, false, 3 * Da, D, N, 1.0f, dqkv.data(), whole(s.ln1.data(), ln1_rows, attention_core_flops), 0.0f,
+              dwqkv.data());
+  }
   emit(QkvW, dwqkv);
   dwqkv.reset();
+  if (dln.size() != ND) dln = workspace(ND);  // sequence parallel: the scatter left it one chunk
   cpu::gemm(false, false, N, D, 3 * Da, 1.0f, dqkv.data(), p[QkvW], 0.0f, dln.data());  // d ln1
   dqkv.reset();
-  if (tp > 1)  // LN1's output feeds every rank's q, k, v slices (f)
-    tensorParallel().allReduceActivation(dln.data(), ND, segment, true, 2.0 * forwardFlops(segment));
-  Buffer<float> dx = activation(ND);
+  if (tp > 1) sumInputGrad(dln, 2.0 * forwardFlops(segment));  // LN1's output feeds every rank's q, k, v slices (f)
+  Buffer<float> dx = activation(NlD);
   cpu::layerNormBackward(dln.data(), s.in.data(), p[Ln1W], s.mean1.data(), s.rstd1.data(), dx.data(),
-                         dgamma.data(), dbeta.data(), N, D);
-  cpu::addInPlace(dx.data(), dres.data(), ND);  // residual path
+                         dgamma.data(), dbeta.data(), Nl, D);
+  cpu::addInPlace(dx.data(), dres.data(), NlD);  // residual path
   emit(Ln1B, dbeta);
   emit(Ln1W, dgamma);
   m_grad = std::move(dx);

@@ -13,6 +13,15 @@
 // LayerNorms, row-parallel biases and wpe stay whole on every TP rank: their
 // inputs and output gradients are identical across the group (each follows an
 // all-reduce), so are their gradients; no collective keeps them in step.
+// Sequence parallel (--sp on, Korthikanti et al. 2022; gpt_tensor_parallel.cpp):
+// the residual stream between the GEMMs is split over the B·T rows, T_tp
+// contiguous chunks, one per TP rank: norms and residual adds run on the
+// rank's chunk, an all-gather rebuilds the whole rows before qkv, fc1 and the
+// LM head, a reduce-scatter replaces the all-reduce after proj, fc2 and the
+// embedding; backward mirrors them, gathering each norm's output again for
+// the weight gradient (it is kept sharded). The replicated parameters then
+// see one chunk each: their gradients are summed over the group (fp32)
+// before they are handed on. A pipeline stage sends its chunk.
 // Activations as autocast keeps them: the ledger books every tensor kept from
 // forward for backward at 2 bytes (bf16) while the host computes in fp32, except
 // LayerNorm's mean and rstd, the softmax statistics of flash attention and the
@@ -74,6 +83,7 @@ class GptModel : public Model {
 
  private:
   // Activations a segment's backward needs (empty for the parts it does not use).
+  // Sequence parallel: in, ln1, res, ln2 and the statistics hold this rank's chunk of the rows.
   struct Saved {
     Buffer<float> in;                 // (B*T, D) segment input (residual stream)
     Buffer<float> ln1, mean1, rstd1;  // (B*T, D), (B*T), (B*T)
@@ -88,8 +98,20 @@ class GptModel : public Model {
   Buffer<float> weightsF32(int segment, const bf16* w);
   TensorParallelComm& tensorParallel();
   void forwardEmbedTensorParallel(const float* wte, const float* wpe);
+  void backwardEmbed(const float* grad_rows, bf16* g, int first, int64_t base, const std::function<void(int)>& onReady);
   double lossTensorParallel();
-  void emitGrad(int param, const float* grad, bf16* g_segment, int64_t seg_offset,
+  // Sequence parallel: whether it is on, the residual stream's rows on this
+  // rank (B·T, or its 1/T_tp chunk) and the first of them.
+  bool sequenceParallel() const { return m_spec.tp() > 1 && m_spec.shape().sequence_parallel; }
+  int localRows() const;
+  int firstLocalRow() const;
+  // The whole (B·T, D) tensor from this rank's chunk (workspace), or the
+  // chunk of a whole tensor's sum over the group; through bf16.
+  Buffer<float> gatherRows(const float* chunk, int segment, bool backward, double flops_done);
+  void scatterRows(const float* whole, float* chunk, int segment, bool backward, double flops_done);
+  // Writes a parameter's gradient (bf16) and fires onReady; under sequence
+  // parallelism a replicated parameter's is first summed over the TP group.
+  void emitGrad(int param, float* grad, bf16* g_segment, int64_t seg_offset,
                 const std::function<void(int)>& onReady);
   // recomputing: rebuild what a checkpointed block dropped, keep it all, no output.
   void forwardBlock(const float* W, int first, int64_t base, Saved& s, bool recomputing = false);

@@ -79,19 +79,19 @@ void MetaModel::tensorParallelCollectives(int segment, bool backward) {
   if (segment == 0) {
     // The vocab-parallel embedding's sum (sequence parallel: scattered over the sequence).
     if (hasSequence() && !backward) {
-      if (m_sequenceParallel) m_tp->reduceScatterActivation(tokenWidth(), segment, false, flops);
+      if (m_sequenceParallel) m_tp->reduceScatterActivation(nullptr, nullptr, tokenWidth(), segment, false, flops);
       else m_tp->allReduceActivation(nullptr, tokenWidth(), segment, false, flops);
     }
-    if (m_sequenceParallel && backward) m_tp->allGatherActivation(tokenWidth(), segment, true, 0.0);
+    if (m_sequenceParallel && backward) m_tp->allGatherActivation(nullptr, nullptr, tokenWidth(), segment, true, 0.0);
     return;
   }
   if (segment == L + 1) {
     // The head's input gradient (sequence parallel: its input gathered first, the gradient scattered).
-    if (m_sequenceParallel && !backward) m_tp->allGatherActivation(tokenWidth(), segment, false, 0.0);
+    if (m_sequenceParallel && !backward) m_tp->allGatherActivation(nullptr, nullptr, tokenWidth(), segment, false, 0.0);
     if (hasSequence() && backward) {
       if (m_sequenceParallel) {
-        m_tp->allGatherActivation(tokenWidth(), segment, true, 0.0);
-        m_tp->reduceScatterActivation(tokenWidth(), segment, true, flops);
+        m_tp->allGatherActivation(nullptr, nullptr, tokenWidth(), segment, true, 0.0);
+        m_tp->reduceScatterActivation(nullptr, nullptr, tokenWidth(), segment, true, flops);
       } else {
         m_tp->allReduceActivation(nullptr, tokenWidth(), segment, true, flops);
       }
@@ -110,17 +110,17 @@ void MetaModel::tensorParallelCollectives(int segment, bool backward) {
     // gathers the norm's output again for the weight gradient (it was kept sharded).
     const size_t n = tokenWidth();
     if (!backward) {
-      m_tp->allGatherActivation(n, segment, false, 0.0);
-      m_tp->reduceScatterActivation(n, segment, false, attention);
-      m_tp->allGatherActivation(n, segment, false, attention);
-      m_tp->reduceScatterActivation(n, segment, false, flops);
+      m_tp->allGatherActivation(nullptr, nullptr, n, segment, false, 0.0);
+      m_tp->reduceScatterActivation(nullptr, nullptr, n, segment, false, attention);
+      m_tp->allGatherActivation(nullptr, nullptr, n, segment, false, attention);
+      m_tp->reduceScatterActivation(nullptr, nullptr, n, segment, false, flops);
     } else {
-      m_tp->allGatherActivation(n, segment, true, 0.0);
-      m_tp->allGatherActivation(n, segment, true, 0.0);
-      m_tp->reduceScatterActivation(n, segment, true, flops - attention);
-      m_tp->allGatherActivation(n, segment, true, flops - attention);
-      m_tp->allGatherActivation(n, segment, true, flops - attention);
-      m_tp->reduceScatterActivation(n, segment, true, flops);
+      m_tp->allGatherActivation(nullptr, nullptr, n, segment, true, 0.0);
+      m_tp->allGatherActivation(nullptr, nullptr, n, segment, true, 0.0);
+      m_tp->reduceScatterActivation(nullptr, nullptr, n, segment, true, flops - attention);
+      m_tp->allGatherActivation(nullptr, nullptr, n, segment, true, flops - attention);
+      m_tp->allGatherActivation(nullptr, nullptr, n, segment, true, flops - attention);
+      m_tp->reduceScatterActivation(nullptr, nullptr, n, segment, true, flops);
     }
     return;
   }

@@ -110,21 +110,38 @@ void TensorParallelGroup::allReduceActivation(float* data, size_t n, int segment
   (backward ? m_backward : m_forward)[static_cast<size_t>(segment)] += m_group.stepBytes().all_reduce - before;
 }
 
-void TensorParallelGroup::reduceScatterActivation(size_t n, int segment, bool backward, double flops_done) {
+void TensorParallelGroup::reduceScatterActivation(const float* full, float* chunk, size_t n, int segment,
+                                                  bool backward, double flops_done) {
   m_ctx.chargeComputeUpTo(flops_done);
   Interrupt op;
   const int64_t before = m_group.stepBytes().reduce_scatter;
-  m_group.reduceScatter(nullptr, nullptr, n / static_cast<size_t>(size()), DType::BF16, tagFor(segment, op.op()),
-                        Lane::Compute);
+  const size_t part = n / static_cast<size_t>(size());
+  if (m_ctx.meta() || !full) {
+    m_group.reduceScatter(nullptr, nullptr, part, DType::BF16, tagFor(segment, op.op()), Lane::Compute);
+  } else {
+    Buffer<bf16> wire(m_ctx.ledger, Category::Workspace, n), mine(m_ctx.ledger, Category::Workspace, part);
+    cpu::f32ToBf16(full, wire.data(), n);
+    m_group.reduceScatter(wire.data(), mine.data(), part, DType::BF16, tagFor(segment, op.op()), Lane::Compute);
+    cpu::bf16ToF32(mine.data(), chunk, part);
+  }
   (backward ? m_backward : m_forward)[static_cast<size_t>(segment)] += m_group.stepBytes().reduce_scatter - before;
 }
 
-void TensorParallelGroup::allGatherActivation(size_t n, int segment, bool backward, double flops_done) {
+void TensorParallelGroup::allGatherActivation(const float* chunk, float* full, size_t n, int segment, bool backward,
+                                              double flops_done) {
   m_ctx.chargeComputeUpTo(flops_done);
   Interrupt op;
   const int64_t before = m_group.stepBytes().all_gather;
-  m_group.allGather(nullptr, nullptr, n / static_cast<size_t>(size()), DType::BF16, tagFor(segment, op.op()),
-                    Lane::Compute);
+  const size_t part = n / static_cast<size_t>(size());
+  if (m_ctx.meta() || !chunk) {
+    m_group.allGather(nullptr, nullptr, part, DType::BF16, tagFor(segment, op.op()), Lane::Compute);
+  } else {
+    // Every chunk arrives through bf16, this rank's own too: the group holds one identical tensor.
+    Buffer<bf16> mine(m_ctx.ledger, Category::Workspace, part), wire(m_ctx.ledger, Category::Workspace, n);
+    cpu::f32ToBf16(chunk, mine.data(), part);
+    m_group.allGather(mine.data(), wire.data(), part, DType::BF16, tagFor(segment, op.op()), Lane::Compute);
+    cpu::bf16ToF32(wire.data(), full, n);
+  }
   (backward ? m_backward : m_forward)[static_cast<size_t>(segment)] += m_group.stepBytes().all_gather - before;
 }
 

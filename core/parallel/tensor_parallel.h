@@ -77,8 +77,10 @@ class TensorParallelGroup final : public TensorParallelComm {
   int size() const override { return m_group.groupSize(); }
   int rank() const override { return m_group.groupRank(); }
   void allReduceActivation(float* data, size_t n, int segment, bool backward, double flops_done) override;
-  void reduceScatterActivation(size_t n, int segment, bool backward, double flops_done) override;
-  void allGatherActivation(size_t n, int segment, bool backward, double flops_done) override;
+  void reduceScatterActivation(const float* full, float* chunk, size_t n, int segment, bool backward,
+                               double flops_done) override;
+  void allGatherActivation(const float* chunk, float* full, size_t n, int segment, bool backward,
+                           double flops_done) override;
   void allReduceF32(float* data, size_t n, int segment) override;
   void allGatherF32(const float* in, float* out, size_t n, int segment) override;
 

@@ -56,6 +56,8 @@ class TestLaunchProcesses : public QObject {
     QTest::newRow("zero3") << QStringList{"--strategy", "zero3"};
     QTest::newRow("hsdp 2x2") << QStringList{"--strategy", "hsdp", "--shard-group", "2"};
     QTest::newRow("zero3 x tp 2") << QStringList{"--strategy", "zero3", "--tp", "2"};
+    QTest::newRow("gpt zero1 x tp 2, sequence parallel")
+        << QStringList{"--model", "gpt", "--heads", "2", "--seq", "16", "--strategy", "zero1", "--tp", "2", "--sp", "on"};
     QTest::newRow("gpt zero2, full checkpointing")
         << QStringList{"--model", "gpt", "--heads", "2", "--seq", "16", "--strategy", "zero2",
                        "--activation-checkpointing", "full"};
