@@ -7,6 +7,7 @@
 #include <QImage>
 #include <QPageSize>
 #include <QPdfWriter>
+#include <QSaveFile>
 #include <QRegularExpression>
 #include <QSvgGenerator>
 #include <algorithm>
@@ -256,7 +257,12 @@ bool FigureExport::write(const QString& path, const QString& title, const QStrin
       }
     }
   } light(panels);
+  // Every format is drawn into memory and written through QSaveFile: the
+  // final path gets the whole figure or keeps what it held (a full disk or
+  // a file-size limit leaves no truncated figure behind).
   bool ok = false;
+  QBuffer buffer;
+  buffer.open(QIODevice::WriteOnly);
   if (suffix == QLatin1String("png")) {
     QImage image(width, height, QImage::Format_RGB32);
     image.setDotsPerMeterX(kDotsPerMeter96);
@@ -266,11 +272,11 @@ bool FigureExport::write(const QString& path, const QString& title, const QStrin
     if (painter.begin(&image)) {
       paintFigure(&painter, title, subtitle, panels, width, height, scale);
       painter.end();
-      ok = image.save(path, "PNG");
+      ok = image.save(&buffer, "PNG");
     }
   } else if (suffix == QLatin1String("pdf")) {
     // Points at the same numbers as the pixels asked for (72 dpi).
-    QPdfWriter writer(path);
+    QPdfWriter writer(&buffer);
     writer.setCreator(QStringLiteral("ShardScope"));
     writer.setTitle(title.isEmpty() ? QStringLiteral("ShardScope figure") : title);
     writer.setPageSize(QPageSize(QSizeF(width, height), QPageSize::Point, QString(), QPageSize::ExactMatch));
@@ -282,7 +288,6 @@ bool FigureExport::write(const QString& path, const QString& title, const QStrin
       ok = painter.end();
     }
   } else {
-    QBuffer buffer;
     QSvgGenerator svg;
     svg.setOutputDevice(&buffer);
     svg.setResolution(96);  // fonts at the screen's size relative to the boxes
@@ -304,9 +309,12 @@ bool FigureExport::write(const QString& path, const QString& title, const QStrin
       if (m.hasMatch())
         data.replace(m.capturedStart(), m.capturedLength(),
                      QStringLiteral("<svg width=\"%1\" height=\"%2\"").arg(width).arg(height).toUtf8());
-      QFile file(path);
-      ok = file.open(QIODevice::WriteOnly) && file.write(data) == data.size();
+      buffer.buffer() = data;
     }
+  }
+  if (ok) {
+    QSaveFile file(path);
+    ok = file.open(QIODevice::WriteOnly) && file.write(buffer.buffer()) == buffer.buffer().size() && file.commit();
   }
   if (!ok && error) *error = QObject::tr("could not write %1 (check the folder exists and is writable)").arg(path);
   return ok;

@@ -7,13 +7,18 @@
 // and names its folded boxes in the legend; subtitles say each part once.
 // Timeline figures of 4+ ranks identical to rank 0 draw them as one band
 // "ranks 1–7: same as rank 0" (not with --all-ranks, not for a hung run), and
-// in the window a double-click on the band shows every rank again.
+// in the window a double-click on the band shows every rank again. A figure
+// whose write fails (a file-size limit) leaves the previous file whole.
 #include <QFile>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <sys/resource.h>
+
+#include <csignal>
 
 #include "config/run_config.h"
 #include "experiment_panel.h"
@@ -288,6 +293,43 @@ class TestSlideFigures : public QObject {
     QVERIFY(!view->ranksCollapsed());
     QCOMPARE(view->layout().rows().size(), rows);
     QVERIFY(view->layout().rowOf(3, Lane::Compute) >= 0);
+  }
+
+  // Under a file-size limit of 4 KiB (SIGXFSZ ignored, so the write fails
+  // with EFBIG) a 1920×1080 PNG cannot be written: write() says so, and the
+  // figure already at the path keeps every byte, with no temporary left.
+  void aFailedWriteLeavesThePreviousFile() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("figure.png"));
+    const QByteArray previous = QByteArrayLiteral("the previous figure");
+    {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly) && f.write(previous) == previous.size());
+    }
+    QCustomPlot plot;
+    plot.addGraph()->setData({0, 1, 2, 3}, {1, 3, 2, 4});
+    plot.rescaleAxes();
+    rlimit old{};
+    QCOMPARE(getrlimit(RLIMIT_FSIZE, &old), 0);
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit small = old;
+    small.rlim_cur = 4096;
+    QCOMPARE(setrlimit(RLIMIT_FSIZE, &small), 0);
+    QString error;
+    const bool written = FigureExport::write(path, QStringLiteral("A figure"), QString(), {{&plot, 1.0}}, 1920, 1080,
+                                             &error);
+    setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, old_handler);
+    QVERIFY(!written);
+    QVERIFY2(error.contains(path), qPrintable(error));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), previous);
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{QStringLiteral("figure.png")});
+    // Without the limit the same call writes the whole figure in its place.
+    QVERIFY2(FigureExport::write(path, QStringLiteral("A figure"), QString(), {{&plot, 1.0}}, 1920, 1080, &error),
+             qPrintable(error));
+    QVERIFY(QImage(path).width() == 1920);
   }
 };
 
