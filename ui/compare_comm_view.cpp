@@ -49,6 +49,19 @@ void styleCompareLegend(QCustomPlot* plot, const QFont& base) {
   plot->legend->setIconSize(12, 9);
 }
 
+// A bar label shows only where it fits its run's slot: with many runs in a
+// narrow dock, labels of neighbouring runs never overlap (the table has the numbers).
+void fitBarLabels(QCustomPlot* plot) {
+  const double slot = std::abs(plot->xAxis->coordToPixel(1) - plot->xAxis->coordToPixel(0));
+  for (int i = 0; i < plot->itemCount(); ++i)
+    if (auto* label = qobject_cast<QCPItemText*>(plot->item(i))) {
+      const QFontMetricsF metrics(label->font());
+      double widest = 0;
+      for (const QString& line : label->text().split(QLatin1Char('\n'))) widest = std::max(widest, metrics.horizontalAdvance(line));
+      label->setVisible(widest + 4 <= slot * 0.95);
+    }
+}
+
 QCPItemText* barLabel(QCustomPlot* plot, double x, double y, const QString& text) {
   auto* label = new QCPItemText(plot);
   label->position->setCoords(x, y);
@@ -114,6 +127,8 @@ CompareCommView::CompareCommView(QWidget* parent) : QWidget(parent) {
   styleCompareLegend(m_timePlot, font());
 
   // The two charts side by side under the table: time first, as the figure.
+  for (QCustomPlot* plot : {m_timePlot, m_plot})
+    connect(plot, &QCustomPlot::afterLayout, plot, [plot] { fitBarLabels(plot); });
   auto* charts = new QSplitter(Qt::Horizontal, this);
   charts->addWidget(m_timePlot);
   charts->addWidget(m_plot);
