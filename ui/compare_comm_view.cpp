@@ -127,8 +127,12 @@ CompareCommView::CompareCommView(QWidget* parent) : QWidget(parent) {
   styleCompareLegend(m_timePlot, font());
 
   // The two charts side by side under the table: time first, as the figure.
-  for (QCustomPlot* plot : {m_timePlot, m_plot})
+  for (QCustomPlot* plot : {m_timePlot, m_plot}) {
     connect(plot, &QCustomPlot::afterLayout, plot, [plot] { fitBarLabels(plot); });
+    // Side by side the two ask no more width of the dock than one chart did:
+    // the form beside it keeps its width at 1280×720 (labels that do not fit hide).
+    plot->setMinimumWidth(90);
+  }
   auto* charts = new QSplitter(Qt::Horizontal, this);
   charts->addWidget(m_timePlot);
   charts->addWidget(m_plot);

@@ -405,7 +405,7 @@ void ExperimentPanel::updatePresetText() {
     QStringList runs;
     for (size_t i = 0; i < m_active->runs.size(); ++i)
       runs << QStringLiteral("%1. %2").arg(i + 1).arg(m_active->runs[i].label.toHtmlEscaped());
-    html += tr("<br><i>Runs one after another: %1; at the end the views compare them. The form shows run %2.</i>")
+    html += tr("<br><i>Runs one after another, then compared: %1. The form shows run %2.</i>")
                 .arg(runs.join(QStringLiteral(" · ")))
                 .arg(m_shownRun + 1);
   }

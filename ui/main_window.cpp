@@ -9,6 +9,7 @@
 #include <QTabBar>
 #include <QMenuBar>
 #include <QScreen>
+#include <QScrollArea>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -577,7 +578,17 @@ void MainWindow::onPresetFinished(bool ok, const QString& message) {
     QList<int> rows;
     for (int row = count - runs; row < count; ++row) rows << row;
     QString error;
+    // The compared pages' minimums must not take width from the form (at
+    // 1280×720 its fields would be cut): its dock keeps the width it had.
+    QDockWidget* form = findChild<QDockWidget*>(QStringLiteral("experimentDock"));
+    const int form_width = form ? form->width() : 0;
     if (m_compare->pin(rows, &error)) {
+      if (form && form->isVisible() && !form->isFloating()) {
+        // At least what the form needs beside its scroll bar.
+        const auto* scroll = form->findChild<QScrollArea*>();
+        const int chrome = scroll ? form->width() - scroll->viewport()->width() : 0;
+        resizeDocks({form}, {std::max(form_width, m_panel->minimumSizeHint().width() + chrome)}, Qt::Horizontal);
+      }
       const QItemSelection selected(m_history->index(rows.front(), 0),
                                     m_history->index(rows.back(), m_history->columnCount() - 1));
       m_historyView->selectionModel()->select(selected, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);

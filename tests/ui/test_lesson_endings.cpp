@@ -128,7 +128,6 @@ class TestLessonEndings : public QObject {
     QCOMPARE(panel->shownPresetRun(), size_t(0));
     QCOMPARE(runArgs(panel->config()), run1);
     QCOMPARE(w.inspection().run().historyRow, 0);
-
     if (name == QLatin1String("zero-stages-compared")) {
       // The classic figure: 16, 7, 5.5 and 4 B/param at P = 4, each its run's measurement.
       const CompareMemoryView* view = static_cast<MemoryPage*>(w.pages().find(QStringLiteral("memory")))->compareView();
