@@ -41,10 +41,16 @@ QString mib(double bytes) { return QString::number(toMiB(bytes), 'f', 2); }
 
 CommStatsModel::CommStatsModel(QObject* parent) : QAbstractTableModel(parent) {}
 
+CommStatsModel::LinkSent CommStatsModel::linkSent(int rank) const {
+  const auto it = m_linkSent.find(rank);
+  return it == m_linkSent.end() ? LinkSent{} : it->second;
+}
+
 void CommStatsModel::clear() {
   beginResetModel();
   m_rows.clear();
   m_timing.clear();
+  m_linkSent.clear();
   m_expectedTotal = 0;
   m_step = -1;
   m_hiddenShare = 0;
@@ -56,6 +62,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
   beginResetModel();
   m_rows.clear();
   m_timing.clear();
+  m_linkSent.clear();
   m_expectedTotal = 0;
   m_step = -1;
   m_hiddenShare = 0;
@@ -112,11 +119,12 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
     double ring_bytes[2][kCommViewKindCount] = {};
     double bus_bytes[2][kCommViewKindCount] = {};
     int64_t transfer_ns[2][kCommViewKindCount] = {};
+    double link_bytes[3] = {};  // by LinkLevel: the link each collective's group crosses, both axes
   };
   // One rank's sums over the reported step; its step's events kept for the timing below.
   const auto stepSums = [&](int r) {
     Sums sums;
-    auto& [acc, ring_bytes, bus_bytes, transfer_ns] = sums;
+    auto& [acc, ring_bytes, bus_bytes, transfer_ns, link_bytes] = sums;
     for (const Event& e : store.events(r)) {
       if (e.step != m_step) continue;
       step_events[static_cast<size_t>(r)].push_back(e);
@@ -138,6 +146,8 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
       a.wait_ns = saturatingAdd(a.wait_ns, wait);
       const shardscope::Collective c = *collectiveOf(e.kind);
       ring_bytes[axis][k] += ringBytesPerRank(c, static_cast<double>(e.bytes), n);
+      if (const CommGroup* g = meta.group(e.group))
+        link_bytes[static_cast<size_t>(g->link)] += ringBytesPerRank(c, static_cast<double>(e.bytes), n);
       bus_bytes[axis][k] += static_cast<double>(e.bytes) * busBandwidthFactor(c, n);
       transfer_ns[axis][k] = saturatingAdd(transfer_ns[axis][k], dur - wait);
     }
@@ -148,7 +158,10 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
     const auto cached = copies.isCopy(r) ? source_sums.find(copies.sourceOf(r)) : source_sums.end();
     const Sums sums = cached != source_sums.end() ? cached->second : stepSums(r);
     if (!copies.empty() && !copies.isCopy(r)) source_sums[r] = sums;
-    const auto& [acc, ring_bytes, bus_bytes, transfer_ns] = sums;
+    const auto& [acc, ring_bytes, bus_bytes, transfer_ns, link_bytes] = sums;
+    LinkSent& link = m_linkSent[r];
+    link.intra = static_cast<int64_t>(link_bytes[static_cast<size_t>(LinkLevel::IntraNode)] + 0.5);
+    link.inter = static_cast<int64_t>(link_bytes[static_cast<size_t>(LinkLevel::InterNode)] + 0.5);
     // Measured: the strategy's sends and, under tensor parallelism, the TP group's, each in its rows.
     const RankResult* measured = m_measured ? &result->ranks[static_cast<size_t>(r)] : nullptr;
     for (int axis = 0; axis < 2; ++axis)

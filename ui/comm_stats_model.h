@@ -10,6 +10,7 @@
 
 #include <QAbstractTableModel>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "trace/event.h"
@@ -68,6 +69,15 @@ class CommStatsModel : public QAbstractTableModel {
   // Sum over kinds of one rank's sent bytes on the data-parallel axis (the formula's), and the formula's.
   int64_t sentTotal(int rank) const;
   int64_t expectedTotal() const { return m_expectedTotal; }
+  // Bytes one rank sent in step() by the link its collectives' groups cross
+  // (a group on one node: intra-node; across nodes: the inter-node link, as
+  // the modeled clock prices it), both axes; 0 and 0 where the trace does not
+  // say (an opened file's groups).
+  struct LinkSent {
+    int64_t intra = 0;
+    int64_t inter = 0;
+  };
+  LinkSent linkSent(int rank) const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -77,6 +87,7 @@ class CommStatsModel : public QAbstractTableModel {
  private:
   std::vector<Row> m_rows;
   std::vector<RankTiming> m_timing;
+  std::map<int, LinkSent> m_linkSent;
   int64_t m_expectedTotal = 0;
   int m_step = -1;
   int m_rankCount = 0;

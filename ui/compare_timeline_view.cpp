@@ -83,7 +83,10 @@ CompareTimelineView::CompareTimelineView(QWidget* parent) : QWidget(parent) {
   m_allRanksBox->setToolTip(tr("Off: rank 0's lanes per run (symmetric runs repeat them on every rank)"));
   auto* unpin = new QPushButton(tr("Unpin"), this);
   unpin->setToolTip(tr("Back to one run (Ctrl+Shift+K)"));
-  controls->addWidget(m_header);
+  // The header on a row of its own: beside the controls it made the central
+  // area too wide for the form's dock at 1280×720 (a lesson ends compared).
+  m_header->setContentsMargins(6, 4, 6, 0);
+  m_box->addWidget(m_header);
   controls->addStretch(1);
   controls->addWidget(new QLabel(tr("align at"), this));
   controls->addWidget(m_stepCombo);

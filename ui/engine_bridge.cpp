@@ -228,9 +228,21 @@ void EngineBridge::finish() {
   try {
     RunResult result = m_run->wait();  // returns at once: the run has finished
     m_elapsed = result.wall_seconds;
-    message = (result.losses.size() == 1 ? tr("finished 1 step in %1 s")
-                                          : tr("finished %1 steps in %2 s").arg(result.losses.size()))
-                  .arg(result.wall_seconds, 0, 'f', 2);
+    // The computer's time, in a unit that never reads 0.00 (a meta run of a
+    // 70B model takes milliseconds); the modeled clock's step beside it.
+    const double wall = result.wall_seconds;
+    const QString took = wall >= 0.1    ? tr("%1 s").arg(wall, 0, 'f', 2)
+                         : wall >= 1e-3 ? tr("%1 ms").arg(wall * 1e3, 0, 'f', 0)
+                                        : tr("under 1 ms");
+    message = result.losses.size() == 1 ? tr("finished 1 step in %1").arg(took)
+                                        : tr("finished %1 steps in %2").arg(result.losses.size()).arg(took);
+    int64_t modeled_step = 0;
+    for (const StepMetrics& m : result.last_step) modeled_step = std::max(modeled_step, m.wall_ns);
+    if (m_config.clock == ClockKind::Modeled && modeled_step > 0)
+      message += tr(" of computer time; modeled step %1 on %2")
+                     .arg(modeled_step >= 1'000'000'000 ? tr("%1 s").arg(static_cast<double>(modeled_step) * 1e-9, 0, 'f', 2)
+                                                        : tr("%1 ms").arg(static_cast<double>(modeled_step) * 1e-6, 0, 'f', 2))
+                     .arg(QString::fromStdString(result.profile));
     m_result = std::move(result);
   } catch (const RunAborted&) {
     ok = false;

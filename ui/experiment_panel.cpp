@@ -1,7 +1,9 @@
 #include "experiment_panel.h"
 
 #include <algorithm>
+#include <QAbstractSpinBox>
 #include <QComboBox>
+#include <QEvent>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QRegularExpression>
@@ -205,6 +207,24 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   });
   connect(m_run, &QPushButton::clicked, this, &ExperimentPanel::runRequested);
   connect(m_stop, &QPushButton::clicked, this, &ExperimentPanel::stopRequested);
+  // The wheel scrolls the form; it changes a value only in the field the user
+  // clicked or tabbed into (Qt's default edits whatever is under the pointer).
+  for (QWidget* w : findChildren<QWidget*>())
+    if (qobject_cast<QAbstractSpinBox*>(w) || qobject_cast<QComboBox*>(w)) {
+      w->setFocusPolicy(Qt::StrongFocus);
+      w->installEventFilter(this);
+    }
+}
+
+bool ExperimentPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::Wheel) {
+    auto* w = qobject_cast<QWidget*>(watched);
+    if (w && !w->hasFocus()) {
+      event->ignore();  // goes on to the scroll area around the form
+      return true;
+    }
+  }
+  return QWidget::eventFilter(watched, event);
 }
 
 QString ExperimentPanel::guiWords(const QString& message) {
@@ -328,6 +348,7 @@ void ExperimentPanel::showPreset(const Preset& preset) {
   setConfig(preset.runs.front().config);
   m_active = preset;
   m_activeKey = configKey(config());
+  m_shownRun = 0;
   int index = m_preset->findData(preset.name);
   const QSignalBlocker block(m_preset);
   if (index < 0 && !preset.source.isEmpty()) {
@@ -342,6 +363,31 @@ void ExperimentPanel::showPreset(const Preset& preset) {
   updatePresetText();
   updateRunButton();
   emit presetChanged();
+}
+
+void ExperimentPanel::showPresetRun(size_t index) {
+  if (!m_active || index >= m_active->runs.size()) return;
+  // Set aside while the fields change, so revalidate() does not read the new
+  // run as an edit that leaves the preset.
+  std::optional<Preset> keep = std::move(m_active);
+  m_active.reset();
+  setConfig(keep->runs[index].config);
+  m_active = std::move(keep);
+  m_activeKey = configKey(config());
+  m_shownRun = index;
+  updatePresetText();
+}
+
+void ExperimentPanel::showRunConfig(const RunConfig& c) {
+  if (m_active) {
+    const std::string key = configKey(c);
+    for (size_t i = 0; i < m_active->runs.size(); ++i)
+      if (configKey(m_active->runs[i].config) == key) {
+        showPresetRun(i);
+        return;
+      }
+  }
+  setConfig(c);
 }
 
 void ExperimentPanel::updatePresetText() {
@@ -359,7 +405,9 @@ void ExperimentPanel::updatePresetText() {
     QStringList runs;
     for (size_t i = 0; i < m_active->runs.size(); ++i)
       runs << QStringLiteral("%1. %2").arg(i + 1).arg(m_active->runs[i].label.toHtmlEscaped());
-    html += tr("<br><i>Runs one after another: %1. The form shows run 1.</i>").arg(runs.join(QStringLiteral(" · ")));
+    html += tr("<br><i>Runs one after another, then compared: %1. The form shows run %2.</i>")
+                .arg(runs.join(QStringLiteral(" · ")))
+                .arg(m_shownRun + 1);
   }
   m_presetText->setText(html);
   m_presetText->setVisible(true);

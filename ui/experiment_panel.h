@@ -70,6 +70,14 @@ class ExperimentPanel : public QWidget {
   bool selectPreset(const QString& name);
   // Shows a preset loaded from a file (already validated).
   void showPreset(const Preset& preset);
+  // The form shows run `index` of the active preset (the run on screen) and
+  // still holds the preset, so Run repeats the whole lesson.
+  void showPresetRun(size_t index);
+  // The form takes a run's config: the active preset's run with that config
+  // when there is one (the preset stays), else the config as a custom experiment.
+  void showRunConfig(const RunConfig& config);
+  // The preset's run the form shows (0 when no preset is active).
+  size_t shownPresetRun() const { return m_shownRun; }
   // The field the current error is shown under (nullptr: none, or at the bottom).
   QWidget* errorField() const { return m_errorField; }
   // The preset the form still holds (unedited since it was picked), if any.
@@ -83,6 +91,9 @@ class ExperimentPanel : public QWidget {
   void validityChanged(bool valid);
   void presetChanged();  // a preset was picked, or the form left it
   void edited();         // the user changed a field (not setConfig)
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;  // the wheel edits only a focused field
 
  private:
   void revalidate();
@@ -114,7 +125,8 @@ class ExperimentPanel : public QWidget {
   QString m_error;
   QString m_presetError;
   std::optional<Preset> m_active;
-  std::string m_activeKey;  // configKey() of the active preset's first run
+  std::string m_activeKey;  // configKey() of the active preset's run the form shows
+  size_t m_shownRun = 0;    // that run's index
   bool m_running = false;
   bool m_loading = false;
 };

@@ -424,10 +424,10 @@ QString FigureExport::configLine(const EventStore& store, const RunConfig* live)
     if (!meta.buckets.empty()) parts << QStringLiteral("%1 buckets").arg(meta.buckets.size());
   } else if (c && c->isSharded()) {
     const int k = c->unitBlocks();
-    parts << QStringLiteral("%1 block%2/unit · prefetch %3")
-                 .arg(k)
-                 .arg(k == 1 ? "" : "s")
-                 .arg(QString::fromStdString(prefetchName(c->prefetchMode())));
+    // Linear wrapping makes every Linear layer a unit, whatever --unit-blocks says.
+    const QString units = c->wrapPolicy() == Wrap::Linear ? QStringLiteral("every Linear a unit")
+                                                          : QStringLiteral("%1 block%2/unit").arg(k).arg(k == 1 ? "" : "s");
+    parts << QStringLiteral("%1 · prefetch %2").arg(units, QString::fromStdString(prefetchName(c->prefetchMode())));
   }
   if (store.modeledClock())
     parts << QStringLiteral("modeled clock (%1)").arg(QString::fromStdString(c->profileName()));

@@ -101,6 +101,10 @@ int runFigureJob(const FigureJob& job, QString* message) {
   loop.exec();
   // The preset's runs are the last rows of the Runs table.
   const int first_row = window.history()->runCount() - preset_runs;
+  // The window ends a lesson of several runs compared; with no runs picked a
+  // figure of another view draws the last run, as it always has.
+  if (picked.empty() && window.inspection().comparing() && first_row >= 0)
+    window.showHistoryRun(first_row + preset_runs - 1);
   QString shown;  // which runs the figure draws, when not simply the last
   if (job.view != QLatin1String("loss") && picked.size() == 1) {
     const int row = first_row + picked.front();

@@ -3,11 +3,13 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QItemSelectionModel>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabBar>
 #include <QMenuBar>
 #include <QScreen>
+#include <QScrollArea>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -184,7 +186,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_runner, &PresetRunner::viewWanted, this, &MainWindow::showView);
   connect(m_runner, &PresetRunner::startFailed, this,
           [this](const QString& message) { m_banner->showMessage(ExperimentPanel::guiWords(message), true); });
-  connect(m_runner, &PresetRunner::finished, this, &MainWindow::presetFinished);
+  connect(m_runner, &PresetRunner::finished, this, &MainWindow::onPresetFinished);
   connect(m_files, &RunFiles::traceOpened, this, [this] {
     if (!m_inspection.store().empty()) {
       // An opened trace joins the Runs table, under its file's name.
@@ -417,8 +419,9 @@ bool MainWindow::showHistoryRun(int row) {
   if (!r.trace) return false;
   m_inspection.store().setFromTrace(*r.trace);
   m_inspection.store().setLosses(r.losses);
-  // The form takes the run's config, so Run repeats the experiment on screen.
-  if (r.configKnown) m_panel->setConfig(r.config);
+  // The form takes the run's config, so Run repeats the experiment on screen
+  // (a run of the form's preset: the form shows that run and keeps the preset).
+  if (r.configKnown) m_panel->showRunConfig(r.config);
   ShownRun run;
   run.kind = ShownRun::Kind::History;
   run.historyRow = row;
@@ -485,6 +488,9 @@ void MainWindow::onRunStarted() {
   run.label = m_history->uniqueLabel(m_runner->label().isEmpty() ? configLabel(m_bridge->config()) : m_runner->label());
   run.preset = m_runner->preset() ? m_runner->preset()->name : QString();
   run.runOf = m_runner->runOfText();
+  // The form shows the preset's run in progress, as every view does.
+  if (m_runner->running() && m_panel->activePreset() && m_panel->activePreset()->name == run.preset)
+    m_panel->showPresetRun(m_runner->index());
   run.source = m_bridge->isAttached() ? tr("attached to %1").arg(m_bridge->attachedTo())
                : m_runner->running()    ? m_runner->sourceText()
                                         : tr("live run");
@@ -578,6 +584,37 @@ void MainWindow::onRunFinished(bool ok, const QString& message) {
   m_status->update();
   emit runFinished(ok, message);
   m_runner->runEnded(ok, cancelled, message);
+}
+
+void MainWindow::onPresetFinished(bool ok, const QString& message) {
+  // A lesson of several runs ends on its comparison (the classic ZeRO figure,
+  // the gathered slices side by side, the step times stacked): its runs are the
+  // last rows of the Runs table, selected and pinned as Ctrl+K pins them.
+  const int runs = static_cast<int>(m_runner->endedRuns());
+  const int count = m_history->runCount();
+  if (ok && runs > 1 && count >= runs) {
+    QList<int> rows;
+    for (int row = count - runs; row < count; ++row) rows << row;
+    QString error;
+    // The compared pages' minimums must not take width from the form (at
+    // 1280×720 its fields would be cut): its dock keeps the width it had.
+    QDockWidget* form = findChild<QDockWidget*>(QStringLiteral("experimentDock"));
+    const int form_width = form ? form->width() : 0;
+    if (m_compare->pin(rows, &error)) {
+      if (form && form->isVisible() && !form->isFloating()) {
+        // At least what the form needs beside its scroll bar.
+        const auto* scroll = form->findChild<QScrollArea*>();
+        const int chrome = scroll ? form->width() - scroll->viewport()->width() : 0;
+        resizeDocks({form}, {std::max(form_width, m_panel->minimumSizeHint().width() + chrome)}, Qt::Horizontal);
+      }
+      const QItemSelection selected(m_history->index(rows.front(), 0),
+                                    m_history->index(rows.back(), m_history->columnCount() - 1));
+      m_historyView->selectionModel()->select(selected, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    } else {
+      statusBar()->showMessage(tr("the lesson's runs cannot be compared: %1").arg(error), 8000);
+    }
+  }
+  emit presetFinished(ok, message);
 }
 
 QString MainWindow::bannerText() const { return m_banner->shownText(); }

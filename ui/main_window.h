@@ -168,6 +168,7 @@ class MainWindow : public QMainWindow {
   void onRunStarted();
   void onRunFinished(bool ok, const QString& message);
   void onGateStopped();
+  void onPresetFinished(bool ok, const QString& message);
 
   Inspection m_inspection;
   EngineBridge* m_bridge;

@@ -47,6 +47,7 @@ bool PresetRunner::start(const Preset& preset, QString* error, bool paused) {
   }
   m_preset = preset;
   m_index = 0;
+  m_endedRuns = 0;
   m_ok = true;
   m_message.clear();
   emit viewWanted(preset.view);
@@ -94,6 +95,7 @@ void PresetRunner::runEnded(bool ok, bool cancelled, const QString& message) {
                     .arg(m_preset->runs.size())
                     .arg(m_preset->runs.size() == 1 ? "" : "s");
   const QString view = m_preset->view;
+  m_endedRuns = m_preset->runs.size();
   m_preset.reset();
   emit viewWanted(view);
   emit finished(m_ok, m_message);

@@ -40,6 +40,9 @@ class PresetRunner : public QObject {
   QString sourceText() const;
   // "run 2 of 3" for a preset of several runs; "" otherwise.
   QString runOfText() const;
+  // How many runs the preset that ended last had (0 before any ended): the
+  // window compares that many rows of the Runs table at a lesson's end.
+  size_t endedRuns() const { return m_endedRuns; }
 
   // Call when the bridge's run ended (after everything that reads preset()):
   // starts the next run or ends the preset.
@@ -56,6 +59,7 @@ class PresetRunner : public QObject {
   EngineBridge* m_bridge;
   std::optional<Preset> m_preset;
   size_t m_index = 0;
+  size_t m_endedRuns = 0;
   bool m_ok = true;
   QString m_message;
   QString m_label;

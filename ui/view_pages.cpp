@@ -299,8 +299,10 @@ QString CommPage::unavailable() const {
 }
 
 bool CommPage::figure(const QString& path, int width, int height, const QString& subtitle, QString* error) {
+  // Compared runs: the step times first (what a slow link or a layout costs), then the bytes.
   if (m_inspection.comparing())
-    return FigureExport::write(path, m_compare->figureTitle(), subtitle, {{m_compare->plot(), 1.0}}, width, height, error);
+    return FigureExport::write(path, m_compare->figureTitle(), subtitle,
+                               {{m_compare->timePlot(), 1.0}, {m_compare->plot(), 1.0}}, width, height, error);
   return FigureExport::write(path, m_view->figureTitle(), subtitle, {{m_view->bytesPlot(), 1.0}, {m_view->timePlot(), 1.0}},
                              width, height, error);
 }

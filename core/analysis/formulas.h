@@ -64,8 +64,10 @@ struct ExpectedTraffic {
   // Bytes one rank sends per step on the data-parallel axis, by collective.
   CommBytes data_parallel;
   double n_bytes = 0;          // N: one TP slice's parameters × 2 bytes (bf16 gradients)
-  int ring_ranks = 1;          // P of (P−1)/P: the data-parallel ranks (hsdp: the shard group)
-  double coefficient = 0;      // k in kN·(P−1)/P: 2 ddp/zero1/zero2, 3 zero3 (hsdp: none, 0)
+  int ring_ranks = 1;          // P of (P−1)/P: the data-parallel ranks, for every strategy
+  // k in kN·(P−1)/P: 2 ddp/zero1/zero2, 3 zero3; hsdp's sum in the same unit
+  // (G = 4, R = 2: 2.857), so every strategy's k compares as its bytes do.
+  double coefficient = 0;
   std::string notation;        // "2N·(P−1)/P", "3N·(P−1)/P", hsdp's sum
   // Tensor parallelism: one rank's activation all-reduce bytes per layer,
   // forward (backward sends as much); 0 without --tp.

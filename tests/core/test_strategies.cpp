@@ -267,6 +267,25 @@ class TestStrategies : public QObject {
     QVERIFY(replica_groups[0] != replica_groups[1]);
   }
 
+  // One unit for every strategy's traffic column: N·(P−1)/P over all P
+  // data-parallel ranks, so hsdp's k against zero3's is its bytes against
+  // zero3's (shard group 4, 2 replicas, P = 8: 2.857 against 3, 0.95×).
+  void hybridTrafficInTheSameUnit() {
+    RunConfig zero3 = config("zero3", 8);
+    RunConfig hsdp = config("hsdp", 8);
+    hsdp.shard_group = 4;
+    const ExpectedTraffic z = expectedTraffic(zero3), h = expectedTraffic(hsdp);
+    QCOMPARE(h.ring_ranks, 8);
+    QCOMPARE(h.n_bytes, z.n_bytes);
+    const double kz = z.inUnitsOfN(double(z.dataParallelTotal())), kh = h.inUnitsOfN(double(h.dataParallelTotal()));
+    QVERIFY(std::abs(kz - 3.0) < 1e-3);
+    // 3N·3/4 + 2(N/4)·1/2 = 2.5 N, in units of N·7/8.
+    QVERIFY2(std::abs(kh - 2.5 * 8.0 / 7.0) < 1e-3, qPrintable(QString::number(kh)));
+    QVERIFY(std::abs(kh / kz - double(h.dataParallelTotal()) / double(z.dataParallelTotal())) < 1e-9);
+    QVERIFY(std::abs(h.coefficient - kh) < 1e-3);  // the formula's k, in the unit the column uses
+    QVERIFY(QString::fromStdString(h.valueText()).contains(QStringLiteral("= 2.500 N at P = 8")));
+  }
+
   // A rank-dependent branch around a whole FSDP unit skips its hooks: the
   // ranks' all-gathers diverge and the fingerprint check names them.
   void zero3BranchIsACollectiveMismatch() {

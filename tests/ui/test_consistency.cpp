@@ -222,6 +222,8 @@ class TestConsistency : public QObject {
       checkRun(w, row, preset);
       if (QTest::currentTestFailed()) return;
     }
+    // A lesson of several runs ends compared; checkFigure is about the last run alone.
+    if (w.inspection().comparing()) QVERIFY(w.showHistoryRun(w.history()->runCount() - 1));
     checkFigure(w, preset);
   }
 

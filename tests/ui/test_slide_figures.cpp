@@ -218,6 +218,7 @@ class TestSlideFigures : public QObject {
     w.resize(1600, 1000);
     w.show();
     runPreset(w, "fsdp-prefetch-on-off");
+    QVERIFY(w.showHistoryRun(1));  // the lesson ends compared: its last run alone
     const QString svg = QString::fromUtf8(figure(w, QStringLiteral("units"), dir.filePath(QStringLiteral("u.svg")), true));
     QVERIFY(svg.contains(QStringLiteral("preset fsdp-prefetch-on-off")));
     QCOMPARE(svg.count(QStringLiteral("prefetch both")), 1);
@@ -232,6 +233,7 @@ class TestSlideFigures : public QObject {
       w.resize(1600, 1000);
       w.show();
       runPreset(w, "fsdp-prefetch-on-off");
+      QVERIFY(w.showHistoryRun(1));  // the lesson ends compared: its last run alone
       const size_t rows = w.timeline()->layout().rows().size();
       for (bool slide : {false, true}) {
         QVERIFY(hasText(figure(w, QStringLiteral("timeline"), dir.filePath(QStringLiteral("z3.svg")), slide), band));
@@ -274,6 +276,7 @@ class TestSlideFigures : public QObject {
     w.resize(1600, 1000);
     w.show();
     runPreset(w, "fsdp-prefetch-on-off");
+    QVERIFY(w.showHistoryRun(1));  // the lesson ends compared: its last run alone
     TimelineView* view = w.timeline();
     const size_t rows = view->layout().rows().size();
     QVERIFY(view->setCollapseIdenticalRanks(true));
