@@ -91,7 +91,7 @@ constexpr const char* kArgsOrder[] = {
     "--unit-blocks", "--prefetch", "--reshard-after-forward",
     "--backend", "--clock", "--profile",
     "--inject-branch", "--replicate", "--break-on", "--break-unit",
-    "--attention", "--activation-checkpointing", "--wrap", "--reduce-dtype", "--param-dtype",
+    "--attention", "--activation-checkpointing", "--wrap", "--reduce-dtype", "--param-dtype", "--grad-dtype",
 };
 
 std::vector<Setting> joinTable() {

@@ -205,8 +205,9 @@ void PipelineStrategy::runBackward(const PipelineAction& a) {
 
 double PipelineStrategy::step(int step) {
   RankContext& ctx = m_env.ctx;
-  m_env.world.resetStepBytes();
-  if (m_env.pipeline) m_env.pipeline->resetStepBytes();
+  // hsdp's stages gather and reduce in their shard group, and all-reduce across replicas.
+  for (ProcessGroup* pg : {&m_env.world, m_env.pipeline, m_env.gather, m_env.reduce, m_env.replicate})
+    if (pg) pg->resetStepBytes();
   m_loss = 0;
   m_lastBackward.assign(static_cast<size_t>(m_microbatches), static_cast<int>(m_chunks.size()));
   CpuStream& compute = m_env.compute;
@@ -253,6 +254,9 @@ void PipelineStrategy::copyOwnedMaster(std::vector<float>& full) const { m_state
 CommBytes PipelineStrategy::stepCommBytes() const {
   CommBytes total = m_env.world.stepBytes();
   if (m_env.pipeline) total += m_env.pipeline->stepBytes();
+  if (m_env.config.strategy == Strategy::Hsdp)  // zero3/fsdp stages use the world (their gather and reduce groups are idle)
+    for (ProcessGroup* pg : {m_env.gather, m_env.reduce, m_env.replicate})
+      if (pg) total += pg->stepBytes();
   return total;
 }
 

@@ -417,7 +417,7 @@ class TestTensorParallel : public QObject {
     QVERIFY(validationError(c).isEmpty());
     c = mlpConfig("hsdp", 8, 2);
     c.shard_group = 3;
-    QVERIFY2(validationError(c).contains("--shard-group 3 must divide the data-parallel ranks --ranks/--tp = 4"),
+    QVERIFY2(validationError(c).contains("--shard-group 3 must divide the data-parallel ranks --ranks/(--tp x --pp) = 4"),
              qPrintable(validationError(c)));
     c = mlpConfig("ddp", 2, 2);
     c.backend = Backend::CudaEmulated;
