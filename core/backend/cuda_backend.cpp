@@ -17,6 +17,7 @@ namespace {
 std::mutex g_mutex;
 const CudaBackendApi* g_registered = nullptr;
 
+#ifdef SHARDSCOPE_HAVE_CUDA
 // Where the plugin may be: SHARDSCOPE_CUDA_BACKEND, else next to the program
 // (the build tree puts it beside shardscope-cli), else ../lib/shardscope/backends
 // (what the package installs).
@@ -36,6 +37,7 @@ fs::path pluginFile(const std::vector<fs::path>& paths) {
   }
   return {};
 }
+#endif
 
 struct Loaded {
   const CudaBackendApi* api = nullptr;
