@@ -165,7 +165,11 @@ AttachedRun attachToRun(const AttachOptions& options) {
     zmq::pollitem_t item{c->dealer.handle(), 0, ZMQ_POLLIN, 0};
     zmq::poll(&item, 1, kAttachPoll);
     // The run's rank count is not known yet: a RunInfo names no rank.
-    if (auto m = c->receive(header, payload, 1); m && m->kind == WireKind::RunInfo) info = std::move(m);
+    if (auto m = c->receive(header, payload, 1); m && m->kind == WireKind::RunInfo) {
+      info = std::move(m);
+    } else if (m && m->kind == WireKind::Notice) {  // the run will not serve this inspector: say why
+      throw RunError("the run at " + c->endpoint + " refused this inspector: " + m->text);
+    }
   }
   AttachedRun out;
   out.endpoint = c->endpoint;

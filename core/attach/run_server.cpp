@@ -324,8 +324,17 @@ void RunServer::serve() {
         if (m.protocol != kAttachProtocol)
           throw WireError("attach protocol " + std::to_string(m.protocol) + ", this run speaks " +
                           std::to_string(kAttachProtocol));
-        if (it == s.inspectors.end() && static_cast<int>(s.inspectors.size()) >= kMaxInspectors)
+        if (it == s.inspectors.end() && static_cast<int>(s.inspectors.size()) >= kMaxInspectors) {
+          // Told why, not left to time out as if the run had gone. The
+          // refusal carries run id 0: this inspector was never told the run's.
+          Inspector refused;
+          refused.id = who;
+          trySend(refused, textMessage(WireKind::Notice, -1,
+                                       std::to_string(kMaxInspectors) + " inspectors are attached to this run, the "
+                                       "most it serves; detach one (or wait for one to leave) and attach again",
+                                       0));
           throw WireError("already " + std::to_string(kMaxInspectors) + " inspectors attached");
+        }
         Inspector in;  // a second hello starts over: catch-up from the start
         in.id = who;
         in.name = m.text.substr(0, 200);

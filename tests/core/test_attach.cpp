@@ -163,6 +163,31 @@ class TestAttach : public QObject {
     QCOMPARE(attached.run->losses(), result.losses);
   }
 
+  // The 17th inspector is told the run serves 16, not left to time out as
+  // if the run had gone.
+  void seventeenthInspectorIsToldWhy() {
+    Run served(servedConfig(2));
+    ServeOptions options = loopback();
+    options.end_linger = std::chrono::milliseconds(500);  // the 16 attached here never read the ending
+    RunServer server(served, options);
+    server.start();
+    std::vector<AttachedRun> attached;
+    for (int i = 0; i < RunServer::kMaxInspectors; ++i) attached.push_back(attachToRun(attachTo(server)));
+    AttachOptions one_more = attachTo(server);
+    one_more.connect_timeout = std::chrono::seconds(10);
+    try {
+      attachToRun(one_more);
+      QFAIL("a 17th inspector attached");
+    } catch (const RunError& e) {
+      QVERIFY2(std::string(e.what()).find("refused this inspector: 16 inspectors are attached to this run") !=
+                   std::string::npos,
+               e.what());
+    }
+    served.start();
+    RunResult result = served.wait();
+    server.finish(&result, "");
+  }
+
   void attachedTraceIsTheServedRunsBytes() {
     Run served(servedConfig());
     RunServer server(served, loopback());
