@@ -16,7 +16,6 @@ namespace shardscope {
 
 namespace {
 
-constexpr double kMtvBytesPerMiB = 1024.0 * 1024.0;
 
 // The profiler's figure colours categories in this order (tab10, as matplotlib's default cycle).
 QColor mtvCategoryColor(int c) {
@@ -26,7 +25,7 @@ QColor mtvCategoryColor(int c) {
   return kColors[c];
 }
 
-QString mtvMiB(int64_t bytes) { return QStringLiteral("%1 MiB").arg(double(bytes) / kMtvBytesPerMiB, 0, 'f', 2); }
+QString mtvMiB(int64_t bytes) { return QStringLiteral("%1 MiB").arg(double(bytes) / kMiB, 0, 'f', 2); }
 
 }  // namespace
 
@@ -80,7 +79,7 @@ void MemoryTimelineView::rebuild() {
   for (int c = 0; c < kineto::kMemoryTimelineCategories; ++c) {
     QVector<double> y(n);
     for (int i = 0; i < n; ++i) {
-      below[i] += double(t.bytes[size_t(i)][size_t(c)]) / kMtvBytesPerMiB;
+      below[i] += double(t.bytes[size_t(i)][size_t(c)]) / kMiB;
       y[i] = below[i];
     }
     QCPGraph* g = m_plot->addGraph();
@@ -104,7 +103,7 @@ void MemoryTimelineView::rebuild() {
   m_peakLine->setPen(QPen(Palette::cursor(), 1, Qt::DashLine));
   m_plot->rescaleAxes();
   m_plot->yAxis->setRangeLower(0);
-  m_plot->yAxis->setRangeUpper(double(t.total(p)) / kMtvBytesPerMiB * 1.08 + 1e-9);
+  m_plot->yAxis->setRangeUpper(double(t.total(p)) / kMiB * 1.08 + 1e-9);
   PlotStyle::updateLegendRow(m_plot, true);
   QStringList parts;
   for (int c = 0; c < kineto::kMemoryTimelineCategories; ++c)
@@ -129,7 +128,7 @@ double MemoryTimelineView::drawnPeakBytes() const {
   double top = 0;
   const QCPGraph* g = m_plot->graph(m_plot->graphCount() - 1);
   for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it) top = std::max(top, it->value);
-  return top * kMtvBytesPerMiB;
+  return top * kMiB;
 }
 
 QString MemoryTimelineView::figureTitle() const { return tr("Memory by category over time (PyTorch profiler)"); }

@@ -10,11 +10,15 @@
 #include "cli/analyze_diff.h"
 #include "cli/postmortem_analyze.h"
 #include "common/output_file.h"
+#include "common/units.h"
 #include "kineto/trace_analysis.h"
 
 namespace shardscope {
 
 namespace {
+
+// Reads at least this big say how far along they are.
+constexpr uint64_t kProgressMinBytes = 64 * uint64_t(kMiBBytes);
 
 const char* const kAnalyzeUsage = R"(usage: shardscope-cli analyze TRACE|DIR... [--json FILE] [--collectives-csv FILE] [--whole-trace] [--rank-of FILE=R] [--merge-unrelated]
                             [--critical-path-step N] [--critical-path-rank R]
@@ -142,7 +146,7 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
     diff_request.json_path = json_path;
     diff_request.load = load;
     diff_request.load.progress = [&err](const std::string& line) { err << line << "\n"; };
-    diff_request.load.progress_min_bytes = 64u << 20;
+    diff_request.load.progress_min_bytes = kProgressMinBytes;
     return analyzeDiff(diff_request, out, err);
   }
   if (!diff_request.csv_path.empty()) {
@@ -169,7 +173,7 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
     return kExitBadInput;
   }
   load.progress = [&err](const std::string& line) { err << line << "\n"; };
-  load.progress_min_bytes = 64u << 20;  // say what takes a while
+  load.progress_min_bytes = kProgressMinBytes;
   try {
     const kineto::TraceSet set = kineto::loadTraceSet(inputs, load);
     for (const std::string& note : set.notes) err << note << "\n";

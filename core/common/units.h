@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace shardscope {
 
@@ -17,6 +18,10 @@ template <class Bytes>
 constexpr double toMiB(Bytes bytes) { return static_cast<double>(bytes) / kMiB; }
 template <class Bytes>
 constexpr double toGiB(Bytes bytes) { return static_cast<double>(bytes) / kGiB; }
+// Whole MiB, rounded up, for a limit a message names ("64 MiB").
+inline std::string wholeMiBText(uint64_t bytes) {
+  return std::to_string((bytes + uint64_t(kMiBBytes) - 1) / uint64_t(kMiBBytes)) + " MiB";
+}
 // A size given in MiB (a --bucket-mb value) in bytes, truncated as the planner uses it.
 inline constexpr int64_t mibToBytes(double mib) { return static_cast<int64_t>(mib * kMiB); }
 

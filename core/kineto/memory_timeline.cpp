@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <ostream>
 
+#include "common/units.h"
+
 #include <zlib.h>
 
 #include "common/errors.h"
@@ -37,7 +39,7 @@ int64_t mtlInt(const Json& v, const std::string& path, const std::string& field,
 
 std::string mtlMiB(int64_t bytes) {
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  std::snprintf(buf, sizeof buf, "%.2f MiB", toMiB(bytes));
   return buf;
 }
 

@@ -16,6 +16,8 @@
 #include <simdjson.h>
 #if SHARDSCOPE_HAVE_LIBDEFLATE
 #include <libdeflate.h>
+
+#include "common/units.h"
 #endif
 
 #include "common/errors.h"
@@ -81,7 +83,6 @@ std::string capReason(uint64_t max_bytes) {
   return "the importer's cap";
 }
 
-std::string mibText(uint64_t bytes) { return std::to_string((bytes + (uint64_t{1} << 20) - 1) >> 20) + " MiB"; }
 
 // A .gz whose JSON grows past the cap: refused as the buffer reaches it, so
 // a small file (a gzip bomb) never takes more memory than the cap. The cap
@@ -89,10 +90,10 @@ std::string mibText(uint64_t bytes) { return std::to_string((bytes + (uint64_t{1
 // refused at 1.25 GiB, not at the 4 GiB a trace may be.
 [[noreturn]] void inflatesPastCap(const std::string& path, uint64_t max_bytes, uint64_t file_size) {
   if (max_bytes == gzipRatioCap(file_size))
-    throw ConfigError(path + ": this .gz inflates past " + mibText(max_bytes) + ", more than " +
+    throw ConfigError(path + ": this .gz inflates past " + wholeMiBText(max_bytes) + ", more than " +
                       std::to_string(gzipMaxRatio()) + " times its " + std::to_string(file_size) +
                       " bytes (a .gz may inflate to " + std::to_string(gzipMaxRatio()) + " times its size, at least " +
-                      mibText(kGzipRatioFloor) + "): a gzip bomb, or data far more repetitive than a trace; set " +
+                      wholeMiBText(kGzipRatioFloor) + "): a gzip bomb, or data far more repetitive than a trace; set " +
                       kGzipRatioVariable + " (up to 1032) to allow more");
   throw ConfigError(path + ": inflates to more than the limit (" + gib(max_bytes) + "; " + capReason(max_bytes) + ")");
 }

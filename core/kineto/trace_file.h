@@ -6,6 +6,8 @@
 // JSON (inflated as it streams, for a .gz) capped the same way.
 #pragma once
 
+#include "common/units.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -45,7 +47,7 @@ bool isGzipPath(const std::string& path);
 // Real traces compress about 10:1; SHARDSCOPE_MAX_GZIP_RATIO (1..1032,
 // deflate's own maximum) raises it for data that is more repetitive.
 inline constexpr uint64_t kDefaultGzipRatio = 256;
-inline constexpr uint64_t kGzipRatioFloor = uint64_t{64} << 20;  // a small .gz may always inflate to 64 MiB
+inline constexpr uint64_t kGzipRatioFloor = 64 * uint64_t(kMiBBytes);  // a small .gz may always inflate to 64 MiB
 inline constexpr const char* kGzipRatioVariable = "SHARDSCOPE_MAX_GZIP_RATIO";
 uint64_t gzipMaxRatio();  // the variable, else kDefaultGzipRatio; ConfigError when it is not 1..1032
 // max(kGzipRatioFloor, ratio x compressed_bytes).

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/units.h"
+
 namespace shardscope::postmortem {
 
 namespace {
@@ -379,11 +381,10 @@ void ExpansionBudget::charge(uint64_t bytes) {
     m_charged += bytes;
     return;
   }
-  const auto mib = [](uint64_t b) { return std::to_string((b + (uint64_t{1} << 20) - 1) >> 20) + " MiB"; };
   throw PostmortemFormatError(
-      "expands past its limit: reading it would copy more than " + mib(m_limit) + " out of a " +
+      "expands past its limit: reading it would copy more than " + wholeMiBText(m_limit) + " out of a " +
       std::to_string(m_source) + "-byte file (the limit is " + std::to_string(kRatio) +
-      " times the file's size, at least " + mib(kFloor) +
+      " times the file's size, at least " + wholeMiBText(kFloor) +
       "): it names one list or string from many places (a pickle's memo) far more often than a file PyTorch writes");
 }
 

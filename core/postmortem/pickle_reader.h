@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/errors.h"
+#include "common/units.h"
 #include "postmortem/value_tree.h"
 
 namespace shardscope::postmortem {
@@ -36,7 +37,7 @@ struct PickleLimits {
 class ExpansionBudget {
  public:
   static constexpr uint64_t kRatio = 64;
-  static constexpr uint64_t kFloor = uint64_t{256} << 20;
+  static constexpr uint64_t kFloor = 256 * uint64_t(kMiBBytes);
   explicit ExpansionBudget(size_t source_bytes);
   // Throws PostmortemFormatError "expands past its limit: ..." when `bytes`
   // more would pass the limit (charged before they are allocated).
