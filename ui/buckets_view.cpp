@@ -1,4 +1,5 @@
 #include "buckets_view.h"
+#include "quantity_text.h"
 #include "common/units.h"
 
 #include <QComboBox>
@@ -29,16 +30,6 @@ constexpr double kAxisTop = -1.35;
 constexpr int kThrottleMs = 250;
 const QColor kRed(0xC0, 0x00, 0x00);
 const QColor kPaleRed(0xFD, 0xE4, 0xE7);
-
-QString mib(int64_t bytes) { return QString::number(toMiB(bytes), 'f', 2) + " MiB"; }
-
-QString ms(int64_t ns) { return QString::number(static_cast<double>(ns) / kNsPerMs, 'f', 3) + " ms"; }
-
-QString duration(int64_t ns) {
-  if (ns < 10'000) return QStringLiteral("%1 ns").arg(ns);
-  if (ns < 10'000'000) return QString::number(static_cast<double>(ns) * 1e-3, 'f', 1) + QStringLiteral(" µs");
-  return QString::number(static_cast<double>(ns) * 1e-6, 'f', 2) + QStringLiteral(" ms");
-}
 
 }  // namespace
 
@@ -532,23 +523,23 @@ QString BucketsView::bucketTooltip(int rank, int bucket) const {
   for (const BucketInfo& b : m_store->meta().buckets)
     if (b.index == m_activity.bucketId(bucket)) info = &b;
   lines << QStringLiteral("<b>bucket %1 · rank %2</b>").arg(m_activity.bucketId(bucket)).arg(rank);
-  if (info) lines << QStringLiteral("%1 · %2 parameters").arg(mib(info->bytes)).arg(info->params.size());
+  if (info) lines << QStringLiteral("%1 · %2 parameters").arg(quantity_text::mib(info->bytes)).arg(info->params.size());
   const BucketSlot& s = m_activity.slot(m_step, rank, bucket);
   if (s.ready())
-    lines << QStringLiteral("ready at %1 (its last gradient arrived)").arg(ms(s.ready_ns));
+    lines << QStringLiteral("ready at %1 (its last gradient arrived)").arg(quantity_text::ms(s.ready_ns));
   else
     lines << QStringLiteral("<span style='color:#C00000'>never ready in step %1</span>").arg(m_activity.stepId(m_step));
   if (stuckHighlighted(rank, bucket)) {
     lines << QStringLiteral("<span style='color:#C00000'>%1 launched at %2, waiting for a rank that never readied the bucket</span>")
                  .arg(Palette::kindTitle(s.kind))
-                 .arg(ms(s.begin_ns));
+                 .arg(quantity_text::ms(s.begin_ns));
   } else if (s.launched()) {
     lines << QStringLiteral("%1 %2 – %3 (%4%5)")
-                 .arg(Palette::kindTitle(s.kind), ms(s.begin_ns), ms(s.end_ns), duration(s.end_ns - s.begin_ns))
-                 .arg(s.wait_ns > 0 ? QStringLiteral(", %1 waiting for peers").arg(duration(s.wait_ns)) : QString());
+                 .arg(Palette::kindTitle(s.kind), quantity_text::ms(s.begin_ns), quantity_text::ms(s.end_ns), quantity_text::duration(s.end_ns - s.begin_ns))
+                 .arg(s.wait_ns > 0 ? QStringLiteral(", %1 waiting for peers").arg(quantity_text::duration(s.wait_ns)) : QString());
   }
   if (s.gather_begin_ns >= 0)
-    lines << QStringLiteral("all-gather of the updated parameters %1 (%2)").arg(ms(s.gather_begin_ns), duration(s.gather_end_ns - s.gather_begin_ns));
+    lines << QStringLiteral("all-gather of the updated parameters %1 (%2)").arg(quantity_text::ms(s.gather_begin_ns), quantity_text::duration(s.gather_end_ns - s.gather_begin_ns));
   if (info) {
     constexpr int kMaxNames = 24;
     QStringList names;
