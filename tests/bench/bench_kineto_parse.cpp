@@ -1,19 +1,21 @@
 // Reading a PyTorch profiler trace: parse + index throughput of core/kineto
 // on two generated Kineto traces — "synthetic" (float µs timestamps with ns
 // digits, kernels, launches, collectives, memory instants, few args) and
-// "real_shaped" (Kineto's own layout and a real trace's arg mix, about 235
-// bytes per event) — against simdjson's own full DOM parse of the same buffer
+// "real_shaped" (one rank of an FSDP job in Kineto's own layout with a real
+// trace's arg mix: real_shaped_trace.h) — against simdjson's own full DOM parse of the same buffer
 // (the parser's limit) and Python's json.load of the same file (what HTA
 // does), timed by /usr/bin/python3 in the same run; and the synthetic trace
 // gzipped, inflated by zlib's stream and by libdeflate (whole buffer) in the
 // same run, next to a memcpy of the JSON (the memory limit).
 // SHARDSCOPE_BENCH_KINETO_MB sets the traces' size (default 200);
-// `bench_kineto_parse --write-real-shaped PATH [--mb N] [--rank R] [--world W]`
-// writes the real-shaped trace and exits.
+// `bench_kineto_parse --write-real-shaped PATH [--mb N] [--rank R] [--world W]
+// [--shard-group S] [--integer-ts] [--no-python-stack]` writes the real-shaped
+// trace and exits.
 #include <benchmark/benchmark.h>
 #include <simdjson.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -30,6 +32,7 @@
 #include "kineto/trace_file.h"
 #include "kineto/trace_analysis.h"
 #include "kineto/trace_index.h"
+#include "real_shaped_trace.h"
 
 using namespace shardscope::kineto;
 
@@ -98,233 +101,6 @@ std::string generateTrace(size_t bytes) {
   return s;
 }
 
-// A trace shaped like a real Kineto export (PyTorch 2.x, record_shapes on) of
-// a DDP step loop: Kineto's own layout (an event over several indented
-// lines), args on most events (cpu_op: External id, Record function id,
-// Sequence number, Fwd thread id, Ev Idx, Input Dims, Input type; launches:
-// External id, cbid, correlation; kernels: every arg CUPTI gives), ac2g flow
-// pairs, [memory] instants, memcpy and memset, ProfilerStep#N, and every 16
-// ops a record_param_comms + nccl:all_reduce + its NCCL kernel with the
-// collective's args; distributedInfo and deviceProperties before the events.
-// About 235 bytes per event; real traces have 200-250 (the HTA test trace
-// issue 34 measured, repeated to 187.5 MB: 217).
-std::string generateRealShapedTrace(size_t bytes, int rank = 0, int world = 8) {
-  std::string s;
-  s.reserve(bytes + (1 << 20));
-  char line[8192];
-  std::snprintf(line, sizeof line,
-                "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\n      \"id\": %d, \"name\": \"NVIDIA H100 80GB HBM3\", "
-                "\"totalGlobalMem\": 85031714816,\n      \"computeMajor\": 9, \"computeMinor\": 0,\n      "
-                "\"maxThreadsPerBlock\": 1024, \"maxThreadsPerMultiprocessor\": 2048,\n      \"regsPerBlock\": 65536, "
-                "\"regsPerMultiprocessor\": 65536, \"warpSize\": 32,\n      \"sharedMemPerBlock\": 49152, "
-                "\"sharedMemPerMultiprocessor\": 233472,\n      \"numSms\": 132, \"sharedMemPerBlockOptin\": 232448\n    }\n  ],\n"
-                "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d, \"pg_count\": 1, "
-                "\"pg_config\": [{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", "
-                "\"pg_size\": %d, \"ranks\": [",
-                rank % 8, rank, world, world);
-  s += line;
-  for (int r = 0; r < world; ++r) s += (r ? ", " : "") + std::to_string(r);
-  s += "]}], \"nccl_version\": \"2.20.5\"},\n  \"record_shapes\": 1,\n  \"with_stack\": 0,\n  \"traceEvents\": [\n";
-  const int pid = 1427 + rank, tid = pid, bwd_tid = pid + 31;
-  // The forward ops of a transformer block: name, input dims, input types.
-  struct Op {
-    const char* name;
-    const char* dims;
-    const char* types;
-    const char* kernel;
-  };
-  static const Op kOps[] = {
-      {"aten::linear", "[[8, 2048, 4096], [4096, 4096], [4096]]", "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\"]",
-       "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"},
-      {"aten::layer_norm", "[[8, 2048, 4096], [], [4096], [4096], [], []]",
-       "[\"c10::BFloat16\", \"\", \"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\", \"Scalar\"]",
-       "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, "
-       "c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)"},
-      {"aten::gelu", "[[8, 2048, 16384], []]", "[\"c10::BFloat16\", \"\"]",
-       "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(...)::{lambda()#2}, "
-       "at::detail::Array<char*, 2> >(int, ...)"},
-      {"aten::add_", "[[], [], []]", "[\"Scalar\", \"Scalar\", \"Scalar\"]", nullptr},  // a host-side step counter
-  };
-  int64_t corr = 1, ext = 1, seq = 1, ev_idx = 0, step = 1;
-  double t = 5124000000.125;  // µs, relative to baseTimeNanoseconds as Kineto writes it
-  const auto cpuOp = [&](const char* name, double ts, double dur, int thread, const char* dims, const char* types,
-                         bool seq_nr) {
-    char args[1024];
-    if (dims)
-      std::snprintf(args, sizeof args,
-                    "\"External id\": %lld,\"Record function id\": 0, %s\"Ev Idx\": %lld, \"Input Dims\": %s, "
-                    "\"Input type\": %s",
-                    (long long)ext, seq_nr ? ("\"Sequence number\": " + std::to_string(seq) + ", \"Fwd thread id\": 0, ").c_str() : "",
-                    (long long)ev_idx, dims, types);
-    else
-      std::snprintf(args, sizeof args, "\"External id\": %lld,\"Record function id\": 0, \"Ev Idx\": %lld",
-                    (long long)ext, (long long)ev_idx);
-    std::snprintf(line, sizeof line,
-                  "  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
-                  "    \"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      %s\n    }\n  },\n",
-                  name, pid, thread, ts, dur, args);
-    s += line;
-    ++ext;
-    ++ev_idx;
-  };
-  const auto launch = [&](const char* name, int cbid, double ts, double dur, int thread) {
-    std::snprintf(line, sizeof line,
-                  "  {\n    \"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
-                  "    \"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      \"External id\": %lld,\n      \"cbid\": %d, "
-                  "\"correlation\": %lld\n    }\n  },\n"
-                  "  {\n    \"ph\": \"s\", \"id\": %lld, \"pid\": %d, \"tid\": %d, \"ts\": %.3f,\n    \"cat\": \"ac2g\", "
-                  "\"name\": \"ac2g\"\n  },\n",
-                  name, pid, thread, ts, dur, (long long)ext - 1, cbid, (long long)corr, (long long)corr, pid, thread, ts);
-    s += line;
-  };
-  const auto flowEnd = [&](int stream, double ts) {
-    std::snprintf(line, sizeof line,
-                  "  {\n    \"ph\": \"f\", \"id\": %lld, \"pid\": %d, \"tid\": %d, \"ts\": %.3f,\n    \"cat\": \"ac2g\", "
-                  "\"name\": \"ac2g\", \"bp\": \"e\"\n  },\n",
-                  (long long)corr, rank % 8, stream, ts);
-    s += line;
-  };
-  const auto kernel = [&](const char* name, double ts, double dur, int stream, const char* grid, const char* block,
-                          const std::string& extra) {
-    std::snprintf(line, sizeof line,
-                  "  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
-                  "    \"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      \"External id\": %lld,\n      \"queued\": 0, "
-                  "\"device\": %d, \"context\": 1,\n      \"stream\": %d, \"correlation\": %lld,\n      "
-                  "\"registers per thread\": 168,\n      \"shared memory\": 213248,\n      \"blocks per SM\": 0.5,\n      "
-                  "\"warps per SM\": 6,\n      \"grid\": %s,\n      \"block\": %s,\n      "
-                  "\"est. achieved occupancy %%\": 9%s\n    }\n  },\n",
-                  name, rank % 8, stream, ts, dur, (long long)ext - 1, rank % 8, stream, (long long)corr, grid, block,
-                  extra.c_str());
-    s += line;
-    flowEnd(stream, ts);
-    ++corr;
-  };
-  // A memcpy or memset on a stream (its launch written just before), and its flow's end.
-  const auto gpuCopy = [&](const char* cat, const char* name, int stream, double ts, double dur, long long bytes,
-                           const char* bandwidth) {
-    std::snprintf(line, sizeof line,
-                  "  {\n    \"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
-                  "    \"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      \"External id\": %lld,\n      \"device\": %d, "
-                  "\"context\": 1,\n      \"stream\": %d, \"correlation\": %lld,\n      \"bytes\": %lld, "
-                  "\"memory bandwidth (GB/s)\": %s\n    }\n  },\n",
-                  cat, name, rank % 8, stream, ts, dur, (long long)ext - 1, rank % 8, stream, (long long)corr, bytes,
-                  bandwidth);
-    s += line;
-    flowEnd(stream, ts);
-    ++corr;
-  };
-  const auto memory = [&](double ts, long long delta, long long total) {
-    std::snprintf(line, sizeof line,
-                  "  {\n    \"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\",\n"
-                  "    \"pid\": %d, \"tid\": %d,\n    \"ts\": %.3f,\n    \"args\": {\n      \"Total Reserved\": "
-                  "25769803776, \"Total Allocated\": %lld, \"Bytes\": %lld, \"Addr\": %lld, \"Device Id\": %d, "
-                  "\"Device Type\": 1\n    }\n  },\n",
-                  pid, tid, ts, total, delta, 139872261980160LL + (long long)(ev_idx % 4096) * 2097152, rank % 8);
-    s += line;
-  };
-  const std::string ranks_text = [&] {
-    std::string r = "[";
-    for (int k = 0; k < world; ++k) r += (k ? ", " : "") + std::to_string(k);
-    return r + "]";
-  }();
-  const std::string comm_args = ",\n      \"Collective name\": \"allreduce\", \"dtype\": \"BFloat16\", \"In msg nelems\": "
-                                "26214400, \"Out msg nelems\": 26214400, \"Group size\": " + std::to_string(world) +
-                                ", \"Process Group Name\": \"0\", \"Process Group Ranks\": \"" + ranks_text + "\"";
-  long long allocated = 12884901888LL;
-  while (s.size() < bytes) {
-    const double step_start = t;
-    for (int op = 0; op < 96 && s.size() < bytes; ++op) {
-      const Op& o = kOps[op % 4];
-      const bool backward = op >= 64;
-      const int thread = backward ? bwd_tid : tid;
-      if (backward) {
-        cpuOp("autograd::engine::evaluate_function: AddmmBackward0", t, 38.5, thread, nullptr, nullptr, false);
-        t += 0.75;
-      }
-      cpuOp(o.name, t, 31.25, thread, o.dims, o.types, !backward);
-      // The small ops real traces are full of (views, transposes, empties): few args each.
-      static const char* const kSmallOps[] = {"aten::t", "aten::view", "aten::empty", "aten::transpose",
-                                              "aten::as_strided", "aten::detach", "aten::empty_strided",
-                                              "aten::resolve_conj", "aten::expand", "aten::reshape",
-                                              "aten::_unsafe_view", "aten::contiguous", "aten::slice",
-                                              "aten::select", "aten::unsqueeze", "aten::squeeze"};
-      double at = t + 0.5;
-      for (const char* small : kSmallOps) {
-        cpuOp(small, at, 0.25, thread, nullptr, nullptr, false);
-        at += 0.375;
-      }
-      if (op % 4 == 0) {  // linear: its addmm child
-        cpuOp("aten::addmm", t + 2.5, 25.5, thread, "[[4096], [16384, 4096], [4096, 4096], [], []]",
-              "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\", \"Scalar\"]", !backward);
-      }
-      if (o.kernel) {
-        launch("cudaLaunchKernel", 211, t + 8.0, 5.125, thread);
-        kernel(o.kernel, t + 14.0, op % 4 == 0 ? 29.75 : 8.5, 7, "[66, 1, 1]", "[384, 1, 1]", "");
-      }
-      if (op % 4 == 1) {
-        allocated += op % 2 ? -67108864 : 67108864;
-        memory(t + 1.0, op % 2 ? -67108864 : 67108864, allocated);
-      }
-      if (op % 12 == 5) {
-        cpuOp("aten::copy_", t + 20.0, 9.5, thread, "[[8, 2048], [8, 2048], []]", "[\"long int\", \"long int\", \"Scalar\"]",
-              false);
-        launch("cudaMemcpyAsync", 41, t + 21.0, 6.5, thread);
-        gpuCopy("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 9, t + 24.0, 5.375, 131072, "24.37");
-      }
-      if (op % 24 == 11) {
-        cpuOp("aten::zero_", t + 30.0, 4.5, thread, "[[4096, 4096]]", "[\"c10::BFloat16\"]", false);
-        launch("cudaMemsetAsync", 51, t + 31.0, 3.25, thread);
-        gpuCopy("gpu_memset", "Memset (Device)", 7, t + 45.0, 4.25, 33554432, "2210.5");
-      }
-      if (backward && op % 16 == 15) {  // a DDP bucket's all-reduce
-        std::snprintf(line, sizeof line,
-                      "  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": %d, "
-                      "\"tid\": %d,\n    \"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      \"External id\": %lld,"
-                      "\"Record function id\": 0, \"Ev Idx\": %lld%s\n    }\n  },\n",
-                      pid, thread, t + 40.0, 30.0, (long long)ext, (long long)ev_idx, comm_args.c_str());
-        s += line;
-        ++ext;
-        ++ev_idx;
-        cpuOp("nccl:all_reduce", t + 41.0, 28.0, thread, nullptr, nullptr, false);
-        launch("cudaLaunchKernelExC", 430, t + 44.0, 9.0, thread);
-        kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", t + 50.0, 596.5, 20,
-               "[32, 1, 1]", "[640, 1, 1]", comm_args);
-      }
-      if (!backward) ++seq;
-      t += 42.125;
-    }
-    std::snprintf(line, sizeof line,
-                  "  {\n    \"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%lld\", \"pid\": %d, "
-                  "\"tid\": %d,\n    \"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      \"External id\": %lld,"
-                  "\"Record function id\": 0, \"Ev Idx\": %lld\n    }\n  },\n"
-                  "  {\n    \"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#%lld\", \"pid\": %d, "
-                  "\"tid\": 7,\n    \"ts\": %.3f, \"dur\": %.3f,\n    \"args\": {\n      \"External id\": %lld\n    }\n  },\n",
-                  (long long)step, pid, tid, step_start, t - step_start, (long long)ext, (long long)ev_idx,
-                  (long long)step, rank % 8, step_start + 14.0, t - step_start, (long long)ext);
-    s += line;
-    ++step;
-    ++ext;
-    ++ev_idx;
-  }
-  std::snprintf(line, sizeof line,
-                "  {\n    \"name\": \"process_name\", \"ph\": \"M\", \"ts\": %.3f, \"pid\": %d, \"tid\": 0,\n"
-                "    \"args\": {\n      \"name\": \"python\"\n    }\n  },\n"
-                "  {\n    \"name\": \"process_labels\", \"ph\": \"M\", \"ts\": %.3f, \"pid\": %d, \"tid\": 0,\n"
-                "    \"args\": {\n      \"labels\": \"GPU %d\"\n    }\n  },\n"
-                "  {\n    \"name\": \"thread_name\", \"ph\": \"M\", \"ts\": %.3f, \"pid\": %d, \"tid\": %d,\n"
-                "    \"args\": {\n      \"name\": \"thread %d (python)\"\n    }\n  },\n"
-                "  {\n    \"ph\": \"X\", \"cat\": \"Trace\", \"ts\": 5123999999.000, \"dur\": %.3f,\n    \"pid\": \"Spans\", "
-                "\"tid\": \"PyTorch Profiler\",\n    \"name\": \"PyTorch Profiler (0)\",\n    \"args\": {\n      "
-                "\"Op count\": 0\n    }\n  },\n"
-                "  {\n    \"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\",\n    \"pid\": \"\", \"tid\": \"\", "
-                "\"ts\": %.3f\n  }\n],\n  \"traceName\": \"rank%d.pt.trace.json\",\n  \"displayTimeUnit\": \"ms\",\n"
-                "  \"baseTimeNanoseconds\": 1727000000000000000}\n",
-                5123999999.0, pid, 5123999999.0, rank % 8, rank % 8, 5123999999.0, pid, tid, tid, t - 5123999999.0, t + 1.0,
-                rank);
-  s += line;
-  return s;
-}
-
 // The generated traces, written once to /tmp and reused by later runs.
 const std::string& tracePath() {
   static const std::string path = [] {
@@ -340,10 +116,13 @@ const std::string& tracePath() {
 const std::string& realShapedPath() {
   static const std::string path = [] {
     const size_t bytes = targetBytes();
-    const std::string p = "/tmp/shardscope_bench_kineto_real_v1_" + std::to_string(bytes / 1000000) + "MB.json";
+    const std::string p = "/tmp/shardscope_bench_kineto_real_v2_" + std::to_string(bytes / 1000000) + "MB.json";
     std::ifstream probe(p, std::ios::binary | std::ios::ate);
-    if (!probe || static_cast<size_t>(probe.tellg()) < bytes)
-      std::ofstream(p, std::ios::binary) << generateRealShapedTrace(bytes);
+    if (!probe || static_cast<size_t>(probe.tellg()) < bytes) {
+      shardscope::bench::RealShapedOptions o;
+      o.bytes = bytes;
+      std::ofstream(p, std::ios::binary) << shardscope::bench::writeRealShapedTrace(o);
+    }
     return p;
   }();
   return path;
@@ -570,34 +349,47 @@ BENCHMARK_CAPTURE(BM_PythonJsonLoad, real_shaped, kRealShaped)->Unit(benchmark::
 
 }  // namespace
 
-// bench_kineto_parse --write-real-shaped PATH [--mb N] [--rank R] [--world W]:
-// writes the real-shaped trace (N MB, default 200) and exits, so that
-// `shardscope-cli analyze` and Python can be timed on the same file.
-int main(int argc, char** argv) {
-  if (argc >= 3 && std::strcmp(argv[1], "--write-real-shaped") == 0) {
-    double mb = 200;
-    int rank = 0, world = 8;
-    for (int i = 3; i + 1 < argc; i += 2) {
-      if (std::strcmp(argv[i], "--mb") == 0) mb = std::atof(argv[i + 1]);
-      else if (std::strcmp(argv[i], "--rank") == 0) rank = std::atoi(argv[i + 1]);
-      else if (std::strcmp(argv[i], "--world") == 0) world = std::atoi(argv[i + 1]);
-      else {
-        std::fprintf(stderr, "error: --write-real-shaped takes --mb N, --rank R, --world W, not '%s'\n", argv[i]);
-        return 2;
-      }
-    }
-    if (mb <= 0 || rank < 0 || world < 1 || rank >= world) {
-      std::fprintf(stderr, "error: --mb must be above 0 and --rank in [0, --world)\n");
+// bench_kineto_parse --write-real-shaped PATH [--mb N] [--rank R] [--world W]
+// [--shard-group S] [--integer-ts] [--no-python-stack]: writes the real-shaped
+// trace (N MB, default 200) and exits, so that `shardscope-cli analyze` and
+// Python can be timed on the same file.
+int writeRealShaped(int argc, char** argv) {
+  shardscope::bench::RealShapedOptions o;
+  for (int i = 3; i < argc; ++i) {
+    const std::string flag = argv[i];
+    const bool valued = flag == "--mb" || flag == "--rank" || flag == "--world" || flag == "--shard-group";
+    if (valued && i + 1 >= argc) {
+      std::fprintf(stderr, "error: %s needs a value\n", flag.c_str());
       return 2;
     }
-    std::ofstream out(argv[2], std::ios::binary);
-    out << generateRealShapedTrace(static_cast<size_t>(mb * 1e6), rank, world);
-    if (!out.flush()) {
-      std::fprintf(stderr, "error: cannot write %s\n", argv[2]);
-      return 1;
+    if (flag == "--mb") o.bytes = static_cast<size_t>(std::max(0.0, std::atof(argv[++i])) * 1e6);
+    else if (flag == "--rank") o.rank = std::atoi(argv[++i]);
+    else if (flag == "--world") o.world = std::atoi(argv[++i]);
+    else if (flag == "--shard-group") o.shard_group = std::atoi(argv[++i]);
+    else if (flag == "--integer-ts") o.integer_ts = true;
+    else if (flag == "--no-python-stack") o.python_stack = false;
+    else {
+      std::fprintf(stderr,
+                   "error: --write-real-shaped takes --mb N, --rank R, --world W, --shard-group S, --integer-ts, "
+                   "--no-python-stack, not '%s'\n", flag.c_str());
+      return 2;
     }
-    return 0;
   }
+  if (const std::string e = shardscope::bench::realShapedOptionsError(o); !e.empty()) {
+    std::fprintf(stderr, "error: %s\n", e.c_str());
+    return 2;
+  }
+  std::ofstream out(argv[2], std::ios::binary);
+  out << shardscope::bench::writeRealShapedTrace(o);
+  if (!out.flush()) {
+    std::fprintf(stderr, "error: cannot write %s\n", argv[2]);
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc >= 3 && std::strcmp(argv[1], "--write-real-shaped") == 0) return writeRealShaped(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
