@@ -83,7 +83,8 @@ void printChecks(const std::vector<ValidationCheck>& checks, std::ostream& out) 
   out << padCell("row", name_width) << "  " << padCell("figure", 14) << padCell("published", 12, true) << padCell("predicted", 12, true)
       << padCell("error", 10, true) << "\n";
   for (const ValidationCheck& c : checks) {
-    const std::string unit = " " + quantityUnit(c.quantity);
+    std::string unit = " ";  // appended, not " " + ...: GCC 12 warns falsely (-Wrestrict) on that concatenation
+    unit += quantityUnit(c.quantity);
     out << padCell(c.row->name, name_width) << "  " << padCell(quantityName(c.quantity), 14)
         << padCell(fourDigits(c.published) + unit, 12, true);
     if (c.predicted)

@@ -5,6 +5,8 @@
 // (as NCCL does). Every rank must issue the same collectives in the same order.
 #include "comm/gloo_communicator.h"
 
+#include "comm/local_transport.h"
+
 #include <gloo/common/error.h>
 #include <gloo/context.h>
 #include <gloo/rendezvous/context.h>
@@ -16,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <csignal>
 #include <cstring>
 #include <exception>
@@ -86,8 +89,8 @@ void reduceInto(void* y, const void* x, size_t n, DType dtype) {
 // (a task-local gather buffer, say). The group is unusable after either anyway.
 class Transfers {
  public:
-  Transfers(gloo::Context& context, std::atomic<uint64_t>& bytesSent, Millis timeout, AbortState& abort)
-      : m_context(context), m_bytesSent(bytesSent), m_timeout(timeout), m_abort(abort) {}
+  Transfers(PointToPointLinks links, std::atomic<uint64_t>& bytesSent, Millis timeout, AbortState& abort)
+      : m_links(links), m_bytesSent(bytesSent), m_timeout(timeout), m_abort(abort) {}
   void setTimeout(Millis timeout) { m_timeout = timeout; }
   ~Transfers() {
     bool pending = false;
@@ -111,7 +114,7 @@ class Transfers {
 
   size_t send(const void* data, size_t bytes, int dst, uint64_t slot) {
     // Gloo's buffer type is read-write; a send only reads it.
-    auto buf = m_context.createUnboundBuffer(const_cast<void*>(data), bytes);
+    auto buf = m_links.buffer(const_cast<void*>(data), bytes);
     track(buf.get());
     // Owned by the list before Gloo can throw: a tracked buffer must never be
     // freed behind abort()'s back (the destructor untracks what is pending).
@@ -122,7 +125,7 @@ class Transfers {
   }
 
   size_t recv(void* data, size_t bytes, int src, uint64_t slot) {
-    auto buf = m_context.createUnboundBuffer(data, bytes);
+    auto buf = m_links.buffer(data, bytes);
     track(buf.get());
     UnboundBuffer* raw = m_recvs.emplace_back(std::move(buf)).get();  // owned first, as in send()
     raw->recv(src, slot);
@@ -160,13 +163,13 @@ class Transfers {
   }
   void closeConnectionsQuietly() noexcept {
     try {
-      m_context.closeConnections();
+      m_links.close();
     } catch (const std::exception& e) {  // a destructor: the close is best effort
       SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Comm), "closing a stopped group's connections: {}", e.what());
     }
   }
 
-  gloo::Context& m_context;
+  PointToPointLinks m_links;
   std::atomic<uint64_t>& m_bytesSent;
   Millis m_timeout;
   AbortState& m_abort;
@@ -230,6 +233,15 @@ void runRing(Transfers& io, int left, int right, const std::vector<Unit>& units,
 
 }  // namespace
 
+std::unique_ptr<UnboundBuffer> PointToPointLinks::buffer(void* ptr, size_t bytes) const {
+  return local ? local->createBuffer(rank, ptr, bytes) : context->createUnboundBuffer(ptr, bytes);
+}
+
+void PointToPointLinks::close() const {
+  if (local) local->close(rank);
+  else context->closeConnections();
+}
+
 GlooCommunicator::GlooCommunicator(std::shared_ptr<gloo::Context> context, int rank, int size,
                                    std::string prefix, std::chrono::milliseconds timeout)
     : m_context(std::move(context)),
@@ -247,10 +259,24 @@ GlooCommunicator::GlooCommunicator(std::shared_ptr<gloo::Context> context, int r
   }
 }
 
+GlooCommunicator::GlooCommunicator(std::shared_ptr<LocalExchange> local, int rank, int size, std::string prefix,
+                                   std::chrono::milliseconds timeout)
+    : m_local(std::move(local)), m_rank(rank), m_size(size), m_prefix(std::move(prefix)), m_timeout(timeout) {
+  if (size < 1 || rank < 0 || rank >= size) {
+    throw ConfigError("GlooCommunicator: rank " + std::to_string(rank) + " is not in a group of " +
+                      std::to_string(size));
+  }
+  if (size > 1 && (!m_local || m_local->size() != size)) {
+    throw ConfigError("GlooCommunicator: a group of " + std::to_string(size) +
+                      " thread ranks needs their shared exchange");
+  }
+}
+
 GlooCommunicator::~GlooCommunicator() {
   // Buffers of an aborted collective go after the context that may still be
   // completing them, and so do the messages of unfinished point-to-point transfers.
   m_context.reset();
+  if (m_local) m_local->close(m_rank);  // its peers' transfers with it fail now, as a closed TCP pair's do
   m_abort.graveyard.clear();
   for (PendingSend& p : m_pendingSends) p.buffer.reset();
   m_pendingSends.clear();
@@ -296,7 +322,7 @@ std::vector<int> GlooCommunicator::exchangeUncounted(const void* mine, void* all
   if (m_size == 1) return missing;
   const uint64_t slot = nextSlotBase();
   std::atomic<uint64_t> uncounted{0};
-  Transfers io(*m_context, uncounted, timeout, m_abort);
+  Transfers io(links(), uncounted, timeout, m_abort);
   std::vector<size_t> recvs(static_cast<size_t>(m_size));
   for (int q = 0; q < m_size; ++q) {
     if (q == m_rank) continue;
@@ -349,7 +375,7 @@ void GlooCommunicator::send(const void* header, size_t header_bytes, const void*
     pending.message.reset(new char[header_bytes + bytes]);
     std::memcpy(pending.message.get(), header, header_bytes);
     if (bytes > 0) std::memcpy(pending.message.get() + header_bytes, data, bytes);
-    pending.buffer = m_context->createUnboundBuffer(pending.message.get(), header_bytes + bytes);
+    pending.buffer = links().buffer(pending.message.get(), header_bytes + bytes);
     {
       std::lock_guard lock(m_abort.mutex);
       if (m_abort.aborted) throw std::runtime_error("communicator aborted (run stopped)");
@@ -392,7 +418,7 @@ bool GlooCommunicator::recv(void* header, size_t header_bytes, void* data, size_
   };
   try {
     guarded("recv", [&] {
-      buffer = m_context->createUnboundBuffer(message.get(), header_bytes + bytes);
+      buffer = links().buffer(message.get(), header_bytes + bytes);
       {
         std::lock_guard lock(m_abort.mutex);
         if (m_abort.aborted) throw std::runtime_error("communicator aborted (run stopped)");
@@ -504,7 +530,7 @@ void GlooCommunicator::ringAllReduce(char* data, size_t count, DType dtype) {
   const std::vector<Unit> units = buildUnits(steps, chunkOf, segElems);
 
   char* landing = scratch(kRecvDepth * segElems * e);
-  Transfers io(*m_context, m_bytesSent, m_timeout, m_abort);
+  Transfers io(links(), m_bytesSent, m_timeout, m_abort);
   const ElementRange own = chunkRange(count, P, r);
   for (size_t k = 0, n = segmentCount(own, segElems); k < n; ++k) {
     const ElementRange s = segmentRange(own, segElems, k);
@@ -557,7 +583,7 @@ void GlooCommunicator::ringReduceScatter(const char* input, char* output, size_t
   const size_t workBytes = static_cast<size_t>(std::min(2, P - 2)) * count * e;
   char* work = scratch(workBytes + (aliased ? count * e : 0));
   char* out = aliased ? work + workBytes : output;
-  Transfers io(*m_context, m_bytesSent, m_timeout, m_abort);
+  Transfers io(links(), m_bytesSent, m_timeout, m_abort);
   const char* first = input + static_cast<size_t>(wrap(r - 1, P)) * count * e;
   for (size_t k = 0; k < segs; ++k) {
     const ElementRange s = segmentRange(chunk, segElems, k);
@@ -597,7 +623,7 @@ void GlooCommunicator::ringAllGather(const char* input, char* output, size_t cou
   };
   const std::vector<Unit> units = buildUnits(steps, chunkOf, segElems);
 
-  Transfers io(*m_context, m_bytesSent, m_timeout, m_abort);
+  Transfers io(links(), m_bytesSent, m_timeout, m_abort);
   for (size_t k = 0; k < segs; ++k) {
     const ElementRange s = segmentRange({0, count}, segElems, k);
     io.send(input + s.offset * e, s.length * e, wrap(r + 1, P), slotOf(0, k));
@@ -624,7 +650,7 @@ void GlooCommunicator::chainBroadcast(char* data, size_t count, DType dtype, int
   auto slotOf = [&](int hop, size_t seg) { return base + static_cast<uint64_t>(hop) * segs + seg; };
   const int right = wrap(m_rank + 1, P);
 
-  Transfers io(*m_context, m_bytesSent, m_timeout, m_abort);
+  Transfers io(links(), m_bytesSent, m_timeout, m_abort);
   if (pos == 0) {
     for (size_t k = 0; k < segs; ++k) {
       const ElementRange s = segmentRange(all, segElems, k);
@@ -658,11 +684,20 @@ std::shared_ptr<gloo::transport::Device> createTcpDevice(const gloo::transport::
 
 }  // namespace
 
+ThreadTransport threadTransport() {
+  const char* v = std::getenv("SHARDSCOPE_THREAD_TRANSPORT");
+  const std::string value = v ? v : "";
+  if (value.empty() || value == "shm") return ThreadTransport::SharedMemory;
+  if (value == "tcp") return ThreadTransport::TcpLoopback;
+  throw ConfigError("SHARDSCOPE_THREAD_TRANSPORT='" + value +
+                    "': use shm (thread ranks copy through shared memory, the default) or tcp (Gloo over TCP loopback)");
+}
+
 std::unique_ptr<GlooCommunicator> connectGlooMember(int size, int rank, const std::string& prefix,
                                                     gloo::rendezvous::Store& store, const std::string& hostname,
                                                     int timeout_ms, int connect_timeout_ms) {
   const Millis timeout{timeout_ms};
-  if (size == 1) return std::make_unique<GlooCommunicator>(nullptr, 0, 1, prefix, timeout);
+  if (size == 1) return std::make_unique<GlooCommunicator>(std::shared_ptr<gloo::Context>{}, 0, 1, prefix, timeout);
   const auto connect_start = std::chrono::steady_clock::now();
   std::shared_ptr<gloo::transport::Device> device;
   try {
@@ -703,7 +738,17 @@ std::vector<std::unique_ptr<Communicator>> createGlooGroup(int size, const std::
   const Millis timeout{timeout_ms};
   std::vector<std::unique_ptr<Communicator>> group;
   if (size == 1) {
-    group.push_back(std::make_unique<GlooCommunicator>(nullptr, 0, 1, prefix, timeout));
+    group.push_back(std::make_unique<GlooCommunicator>(std::shared_ptr<gloo::Context>{}, 0, 1, prefix, timeout));
+    return group;
+  }
+  // Ranks that are threads of this process share memory: the rings copy
+  // straight between their buffers (local_transport.h).
+  if (threadTransport() == ThreadTransport::SharedMemory) {
+    auto exchange = std::make_shared<LocalExchange>(size);
+    for (int r = 0; r < size; ++r)
+      group.push_back(std::make_unique<GlooCommunicator>(exchange, r, size, prefix, timeout));
+    SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Comm), "gloo group '{}': {} thread ranks through shared memory", prefix,
+                        size);
     return group;
   }
 

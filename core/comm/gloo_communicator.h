@@ -1,5 +1,6 @@
-// Gloo backend of Communicator: ranks are threads of one process, linked by Gloo's
-// TCP transport over loopback. Collectives are rings built on Gloo point-to-point
+// Gloo backend of Communicator: ranks that are threads of one process share a
+// mailbox in memory (local_transport.h); ranks in other processes or machines
+// are linked by Gloo's TCP transport. Collectives are rings built on Gloo point-to-point
 // sends (not Gloo's own algorithms) so that every byte put on the wire is counted
 // at the send and bf16 can be summed in fp32. After a collective throws, the group
 // is unusable: peers may be mid-collective with messages in flight.
@@ -28,6 +29,20 @@ class UnboundBuffer;
 
 namespace shardscope {
 
+class LocalExchange;
+
+// Where a member's point-to-point buffers come from: Gloo's TCP context, or the
+// mailbox of ranks that are threads of one process.
+struct PointToPointLinks {
+  gloo::Context* context = nullptr;
+  LocalExchange* local = nullptr;
+  int rank = 0;
+  std::unique_ptr<gloo::transport::UnboundBuffer> buffer(void* ptr, size_t bytes) const;
+  // Fails every pending transfer of the member (the group is unusable after):
+  // once it returns, nothing more is written into the member's memory.
+  void close() const;
+};
+
 // The point-to-point buffers a collective has in flight, so abort() can wake
 // their waits (Gloo's abortWaitRecv/abortWaitSend) from another thread.
 struct AbortState {
@@ -45,6 +60,9 @@ class GlooCommunicator final : public Communicator {
   // one (every collective is then a local copy). `timeout` bounds each wait for
   // one point-to-point transfer, not the whole collective.
   GlooCommunicator(std::shared_ptr<gloo::Context> context, int rank, int size, std::string prefix,
+                   std::chrono::milliseconds timeout);
+  // A member of ranks that are threads of this process, sharing `local`.
+  GlooCommunicator(std::shared_ptr<LocalExchange> local, int rank, int size, std::string prefix,
                    std::chrono::milliseconds timeout);
   ~GlooCommunicator() override;
 
@@ -68,6 +86,8 @@ class GlooCommunicator final : public Communicator {
   void flushSends() override;
 
   const std::string& prefix() const { return m_prefix; }
+  // "shared memory" (thread ranks of one process) or "tcp".
+  const char* transportName() const { return m_local ? "shared memory" : "tcp"; }
 
   // The pipelining unit (1 MiB): a chunk is sent in segments this large, big
   // enough to amortise a message's overhead, small enough that the receive of
@@ -100,7 +120,10 @@ class GlooCommunicator final : public Communicator {
   void ringAllGather(const char* input, char* output, size_t count, DType dtype);
   void chainBroadcast(char* data, size_t count, DType dtype, int root);
 
+  PointToPointLinks links() const { return {m_context.get(), m_local.get(), m_rank}; }
+
   std::shared_ptr<gloo::Context> m_context;
+  std::shared_ptr<LocalExchange> m_local;
   int m_rank;
   int m_size;
   std::string m_prefix;
@@ -122,6 +145,12 @@ class GlooCommunicator final : public Communicator {
   std::vector<std::unique_ptr<char[]>> m_lateMessages;  // of receives that timed out (Gloo may still write them)
   uint64_t p2pSlot(int from, int to, uint64_t index) const;
 };
+
+// How createGlooGroup links thread ranks: SHARDSCOPE_THREAD_TRANSPORT=shm (or
+// unset) for the shared-memory exchange, =tcp for Gloo over TCP loopback (what
+// bench_allreduce compares it with). Another value is a ConfigError naming it.
+enum class ThreadTransport { SharedMemory, TcpLoopback };
+ThreadTransport threadTransport();
 
 // This process's member `rank` of a group whose other members are other
 // processes (or machines): Gloo's TCP transport on `hostname` (the address the

@@ -160,7 +160,8 @@ void checkDistinctOutputs(const std::vector<OutputName>& outputs) {
 
 namespace shardscope {
 
-namespace {
+// Named, not anonymous: OutputFile::Impl holds one (GCC warns when a unity batch includes this file).
+namespace output_file_detail {
 
 // A stream buffer over a file descriptor that keeps the first write error's
 // errno (an ofstream only says "failed").
@@ -197,7 +198,9 @@ class FdBuf final : public std::streambuf {
   int m_error = 0;
 };
 
-}  // namespace
+}  // namespace output_file_detail
+
+using output_file_detail::FdBuf;
 
 struct OutputFile::Impl {
   std::string path, temp;  // temp empty: written in place (a device, a FIFO)

@@ -1,5 +1,8 @@
 // nccl-tests style bandwidth table for the Gloo ring collectives, 4 ranks as
-// threads over TCP loopback. Every row is verified in the same run (#wrong).
+// threads: through the shared-memory exchange thread ranks use (local_transport.h)
+// and, in the same run and interleaved row by row, through Gloo's TCP loopback
+// (SHARDSCOPE_THREAD_TRANSPORT=tcp), beside a memcpy of the same bytes. Every
+// row is verified in the same run (#wrong).
 // algbw = S / t (1e9 B/s); busbw = algbw * 2(n-1)/n for all-reduce and
 // algbw * (n-1)/n for reduce-scatter / all-gather, S being the full tensor.
 // Usage: bench_allreduce [max MiB, default 64] [ranks, default 4]
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/gloo_communicator.h"
 #include "tensor/bf16.h"
 #include "bench_figures.h"
 
@@ -138,25 +142,38 @@ double memcpyGBps(size_t bytes) {
   return double(bytes) / best / 1e9;
 }
 
-void printTable(std::vector<std::unique_ptr<Communicator>>& group, Op op, const std::vector<DType>& dtypes,
-                const std::vector<size_t>& sizes, const bench::BenchFigures& figures) {
-  const int P = int(group.size());
+using Group = std::vector<std::unique_ptr<Communicator>>;
+
+// One op's table: each row on the shared-memory group, then on the TCP group
+// (interleaved, so a change of the machine's load falls on both), and the
+// shared-memory bus bandwidth as a share of memcpy's for the same bytes.
+void printTable(Group& shm, Group& tcp, Op op, const std::vector<DType>& dtypes, const std::vector<size_t>& sizes,
+                const std::vector<double>& memcpy_gbps, const bench::BenchFigures& figures) {
+  const int P = int(shm.size());
   const double factor = op == Op::AllReduce ? 2.0 * (P - 1) / P : double(P - 1) / P;
-  std::printf("\n# %s, %d ranks (threads), Gloo TCP loopback ring; busbw = algbw * %s\n",
-              opName(op), P, op == Op::AllReduce ? "2(n-1)/n" : "(n-1)/n");
-  std::printf("# %12s %12s %6s %12s %12s %12s %8s\n", "size(B)", "count", "type", "time(us)",
-              "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+  std::printf("\n# %s, %d ranks (threads), ring; busbw = algbw * %s\n", opName(op), P,
+              op == Op::AllReduce ? "2(n-1)/n" : "(n-1)/n");
+  std::printf("# %12s %6s %16s %12s %12s %12s %10s %8s\n", "size(B)", "type", "transport", "time(us)", "algbw(GB/s)",
+              "busbw(GB/s)", "of memcpy", "#wrong");
   for (DType dtype : dtypes) {
-    for (size_t bytes : sizes) {
-      const Row row = runRow(group, op, dtype, bytes);
-      const double algbw = double(bytes) / (row.us * 1e-6) / 1e9;
-      std::printf("  %12zu %12zu %6s %12.1f %12.3f %12.3f %8zu\n", bytes, bytes / dtypeSize(dtype),
-                  dtype == DType::F32 ? "f32" : "bf16", row.us, algbw, algbw * factor, row.wrong);
-      const std::string key = std::string(opName(op)) + (dtype == DType::F32 ? "_f32_" : "_bf16_") +
-                              std::to_string(bytes >> 20) + "MiB_busbw";
-      // A row whose result is wrong has no figure: scripts/bench reports it as failed.
-      if (row.wrong == 0) figures.add(key.c_str(), algbw * factor, "GB/s");
-      std::fflush(stdout);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const size_t bytes = sizes[i];
+      for (Group* group : {&shm, &tcp}) {
+        const bool is_shm = group == &shm;
+        const Row row = runRow(*group, op, dtype, bytes);
+        const double algbw = double(bytes) / (row.us * 1e-6) / 1e9;
+        const double share = algbw * factor / memcpy_gbps[i];
+        std::printf("  %12zu %6s %16s %12.1f %12.3f %12.3f %9.1f%% %8zu\n", bytes, dtype == DType::F32 ? "f32" : "bf16",
+                    is_shm ? "shared memory" : "tcp loopback", row.us, algbw, algbw * factor, 100 * share, row.wrong);
+        const std::string key = std::string(opName(op)) + (dtype == DType::F32 ? "_f32_" : "_bf16_") +
+                                std::to_string(bytes >> 20) + "MiB_busbw" + (is_shm ? "" : "_tcp");
+        // A row whose result is wrong has no figure: scripts/bench reports it as failed.
+        if (row.wrong == 0) {
+          figures.add(key.c_str(), algbw * factor, "GB/s");
+          if (is_shm) figures.add((key + "_of_memcpy").c_str(), 100 * share, "%");
+        }
+        std::fflush(stdout);
+      }
     }
   }
 }
@@ -174,20 +191,23 @@ int main(int argc, char** argv) {
   std::vector<size_t> sizes;
   for (size_t s = size_t(1) << 20; s <= (maxMiB << 20); s *= 2) sizes.push_back(s);
 
-  auto group = createGlooGroup(ranks, "bench", 60000);
-  std::printf("# bench_allreduce: %d ranks, %u hardware threads\n", ranks,
-              std::thread::hardware_concurrency());
-  printTable(group, Op::AllReduce, {DType::F32, DType::BF16}, sizes, figures);
-  printTable(group, Op::ReduceScatter, {DType::F32, DType::BF16}, sizes, figures);
-  printTable(group, Op::AllGather, {DType::F32}, sizes, figures);
-
-  std::printf("\n# single-thread memcpy of the same bytes (physical reference):\n#");
+  // The physical reference first: the tables print each row's share of it.
   std::vector<double> gbps;
-  for (size_t bytes : sizes) {
-    gbps.push_back(memcpyGBps(bytes));
-    std::printf(" %zuMiB %.2f GB/s |", bytes >> 20, gbps.back());
-  }
+  for (size_t bytes : sizes) gbps.push_back(memcpyGBps(bytes));
+  setenv("SHARDSCOPE_THREAD_TRANSPORT", "shm", 1);
+  Group shm = createGlooGroup(ranks, "bench-shm", 60000);
+  setenv("SHARDSCOPE_THREAD_TRANSPORT", "tcp", 1);
+  Group tcp = createGlooGroup(ranks, "bench-tcp", 60000);
+  unsetenv("SHARDSCOPE_THREAD_TRANSPORT");
+  std::printf("# bench_allreduce: %d ranks, %u hardware threads; transports: %s and %s\n", ranks,
+              std::thread::hardware_concurrency(), static_cast<GlooCommunicator&>(*shm[0]).transportName(),
+              static_cast<GlooCommunicator&>(*tcp[0]).transportName());
+  std::printf("# single-thread memcpy of the same bytes (physical reference):\n#");
+  for (size_t i = 0; i < sizes.size(); ++i) std::printf(" %zuMiB %.2f GB/s |", sizes[i] >> 20, gbps[i]);
   std::printf("\n");
+  printTable(shm, tcp, Op::AllReduce, {DType::F32, DType::BF16}, sizes, gbps, figures);
+  printTable(shm, tcp, Op::ReduceScatter, {DType::F32, DType::BF16}, sizes, gbps, figures);
+  printTable(shm, tcp, Op::AllGather, {DType::F32}, sizes, gbps, figures);
   for (size_t i = 0; i < sizes.size(); ++i)
     figures.add(("memcpy_" + std::to_string(sizes[i] >> 20) + "MiB").c_str(), gbps[i], "GB/s");
   return 0;

@@ -53,7 +53,7 @@ class TestCliLog : public QObject {
                   .isEmpty(),
              qPrintable(text));
     QVERIFY2(!lineWith(text, {"[comm]", "[debug]", "group 0 'world': 2 ranks (0, 1) over gloo"}).isEmpty(), qPrintable(text));
-    QVERIFY2(!lineWith(text, {"[comm]", "gloo rendezvous of group 'world': 2 ranks, 1 pairs"}).isEmpty(), qPrintable(text));
+    QVERIFY2(!lineWith(text, {"[comm]", "gloo group 'world': 2 thread ranks through shared memory"}).isEmpty(), qPrintable(text));
     QVERIFY2(!lineWith(text, {"[rank 1]", "[debug]", "step 1 done"}).isEmpty(), qPrintable(text));
     QVERIFY2(!lineWith(text, {"[engine]", "run finished: 2 steps"}).isEmpty(), qPrintable(text));
     // The same log on stderr; stdout is the run's report only.

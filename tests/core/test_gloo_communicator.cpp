@@ -132,6 +132,7 @@ class TestGlooCommunicator : public QObject {
   void missingRankTimesOut();
   void closedPeerThrows();
   void rejectsBadArguments();
+  void sharedMemoryAndTcpAgree();
 };
 
 void TestGlooCommunicator::allReduce_data() {
@@ -482,6 +483,58 @@ void TestGlooCommunicator::rejectsBadArguments() {
   QVERIFY_THROWS_EXCEPTION(std::invalid_argument, gloo.setSegmentBytes(63));
   QCOMPARE(gloo.segmentBytes(), size_t(8192));  // a refused size leaves the one before
   gloo.setSegmentBytes(GlooCommunicator::kDefaultSegmentBytes);
+}
+
+void TestGlooCommunicator::sharedMemoryAndTcpAgree() {
+  // Thread ranks go through shared memory by default; the same rings over TCP
+  // loopback must give the same bits and count the same bytes sent. bf16
+  // all-reduce of an uneven count over several segments, then a reduce-scatter
+  // and an all-gather, on 3 ranks, with values whose bf16 sums round.
+  const int ranks = 3;
+  qputenv("SHARDSCOPE_THREAD_TRANSPORT", "tcp");
+  Group tcp = createGlooGroup(ranks, "agree-tcp", 10000);
+  qunsetenv("SHARDSCOPE_THREAD_TRANSPORT");
+  Group shm = createGlooGroup(ranks, "agree-shm", 10000);
+  QCOMPARE(std::string(dynamic_cast<GlooCommunicator&>(*shm[0]).transportName()), std::string("shared memory"));
+  QCOMPARE(std::string(dynamic_cast<GlooCommunicator&>(*tcp[0]).transportName()), std::string("tcp"));
+  const size_t n = 10007, part = 4001;
+  using Buffers = std::vector<std::vector<char>>;
+  const auto run = [&](Group& g) {
+    for (auto& c : g) dynamic_cast<GlooCommunicator&>(*c).setSegmentBytes(4096);
+    Buffers out(ranks);
+    runRanks(ranks, [&](int r) {
+      std::vector<float> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = 1.0f + float((i * 7919 + size_t(r) * 104729) % 1000) / 997.0f;
+      std::vector<char> ar = encode(v, DType::BF16);
+      g[size_t(r)]->allReduce(ar.data(), n, DType::BF16);
+      std::vector<float> full(part * ranks);
+      for (size_t i = 0; i < full.size(); ++i) full[i] = float((i + size_t(r)) % 13) * 0.37f;
+      std::vector<char> rs(part * 4);
+      g[size_t(r)]->reduceScatter(full.data(), rs.data(), part, DType::F32);
+      std::vector<char> ag(part * ranks * 4);
+      g[size_t(r)]->allGather(rs.data(), ag.data(), part, DType::F32);
+      out[size_t(r)] = ar;
+      out[size_t(r)].insert(out[size_t(r)].end(), ag.begin(), ag.end());
+    });
+    for (auto& c : g) dynamic_cast<GlooCommunicator&>(*c).setSegmentBytes(GlooCommunicator::kDefaultSegmentBytes);
+    return out;
+  };
+  const Buffers over_tcp = run(tcp), over_shm = run(shm);
+  for (int r = 0; r < ranks; ++r) {
+    QVERIFY2(over_tcp[size_t(r)] == over_shm[size_t(r)], qPrintable(QString("rank %1's results differ").arg(r)));
+    QCOMPARE(shm[size_t(r)]->bytesSent(), tcp[size_t(r)]->bytesSent());
+  }
+  QVERIFY(shm[0]->bytesSent() > 0);
+  // A value the transport switch does not know is refused by name.
+  qputenv("SHARDSCOPE_THREAD_TRANSPORT", "rdma");
+  try {
+    createGlooGroup(2, "bad-transport", 1000);
+    qunsetenv("SHARDSCOPE_THREAD_TRANSPORT");
+    QFAIL("an unknown SHARDSCOPE_THREAD_TRANSPORT was accepted");
+  } catch (const ConfigError& e) {
+    qunsetenv("SHARDSCOPE_THREAD_TRANSPORT");
+    QVERIFY2(QString(e.what()).contains("SHARDSCOPE_THREAD_TRANSPORT='rdma'"), e.what());
+  }
 }
 
 QTEST_APPLESS_MAIN(TestGlooCommunicator)
