@@ -6,8 +6,9 @@
 // that rank) and the flight-recorder dumps; under mpirun those exist after a
 // worker is killed and after Ctrl-C; the job's files in a --rdzv file://
 // directory are gone at its end, clean or failed, and nothing else there is
-// touched. Under --launch processes a worker stopped with SIGSTOP is named as
-// the rank that stopped responding, not the connection errors its peers then see.
+// touched. A worker stopped with SIGSTOP (--launch processes, and another
+// rank's under --launch env) is named as the rank that stopped responding,
+// not the timeouts and connection errors its peers then see.
 #include <QtTest>
 
 #include <csignal>
@@ -250,6 +251,53 @@ class TestLaunchEnvFailures : public QObject {
     QCOMPARE(s.value("per_rank").toArray().size(), 4);
     const QJsonObject t = QJsonDocument::fromJson(readFileBytes(dir.filePath("t.json"))).object();
     QVERIFY2(t.value("traceEvents").toArray().size() > 100, "rank 0 wrote no trace, or one that does not parse");
+    QVERIFY2(entries(store).isEmpty(), qPrintable(entries(store).join(' ')));
+  }
+
+  // --launch env: rank 2's worker stopped with SIGSTOP. Rank 0 stops the run
+  // through the store; rank 2's process finds its worker stopped and says so,
+  // which is the run's error; the store is clean after.
+  void aStoppedRankIsNamedUnderLaunchEnv() {
+    QTemporaryDir dir;
+    const QString store = dir.filePath("store");
+    std::vector<std::unique_ptr<QProcess>> ranks;
+    for (int r = 0; r < 4; ++r) {
+      ranks.push_back(std::make_unique<QProcess>());
+      ranks.back()->setProcessEnvironment(rankEnvironment(r, 4));
+      QStringList args = QStringList{"--log-level", "debug", "run", "--launch", "env", "--rdzv", "file://" + store} +
+                         kLongRun;
+      if (r == 0) args << "--summary" << dir.filePath("s.json");
+      ranks.back()->start(SHARDSCOPE_CLI_PATH, args);
+    }
+    pid_t worker = 0;
+    struct KillAll {
+      std::vector<std::unique_ptr<QProcess>>& ranks;
+      const pid_t& worker;
+      ~KillAll() {
+        if (worker > 0) ::kill(worker, SIGKILL);
+        for (auto& p : ranks)
+          if (p->state() != QProcess::NotRunning) {
+            p->kill();
+            p->waitForFinished(5000);
+          }
+      }
+    } kill_all{ranks, worker};
+    QByteArray err0, err2;
+    QVERIFY2(waitForStderr(*ranks[0], err0, QRegularExpression("step 2 done")).hasMatch(), err0.right(3000).constData());
+    const QRegularExpressionMatch m = waitForStderr(*ranks[2], err2, QRegularExpression("rank 2: worker pid (\\d+)"));
+    QVERIFY2(m.hasMatch(), err2.right(3000).constData());
+    worker = static_cast<pid_t>(m.captured(1).toLongLong());
+    QCOMPARE(::kill(worker, SIGSTOP), 0);
+    for (auto& rank : ranks)
+      QVERIFY2(rank->state() == QProcess::NotRunning || rank->waitForFinished(90000), "a rank did not end");
+    err0 += ranks[0]->readAllStandardError();
+    QCOMPARE(ranks[0]->exitCode(), 3);
+    const QString expected =
+        QStringLiteral("rank 2 (worker pid %1 on node 2) stopped responding: its process is stopped").arg(worker);
+    QVERIFY2(QString::fromUtf8(err0).contains("error: run stopped: " + expected), err0.right(3000).constData());
+    const QJsonObject s = QJsonDocument::fromJson(readFileBytes(dir.filePath("s.json"))).object();
+    QVERIFY2(s.value("interrupted").toObject().value("error").toString().startsWith(expected),
+             readFileBytes(dir.filePath("s.json")).left(400).constData());
     QVERIFY2(entries(store).isEmpty(), qPrintable(entries(store).join(' ')));
   }
 
