@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <thread>
 
@@ -201,8 +202,13 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
       launch_options.local_rank = env.local_rank;
       launch_options.local_size = env.local_world;
       launch_options.node_word = "rank";
+      launch_options.brief_stop = true;  // mpirun kills the other ranks soon after its SIGTERM
       out << launcherEnvText(env) << "; run '" << config.rdzv_id << "' meets at " << config.rdzv << "\n"
           << std::flush;
+      // Rank 0 writes the run: it runs where the cluster launcher's kill
+      // after a stop does not reach it.
+      if (env.rank == 0)
+        if (const std::optional<int> code = runRankInOwnSession(out, err)) return *code;
     } catch (const ConfigError& e) {
       err << "error: " << e.what() << "\n";
       return kExitBadInput;
@@ -222,6 +228,9 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
     return kExitRunFailed;
   }
   if (config.launch == Launch::Processes) run->setRemoteRanks(processLauncher(launch_options));
+  // Node 0 of a --rdzv run: the other nodes leave a failed run only once the
+  // outputs below are written; the store is cleaned after.
+  JobEnd job_end(config);
   std::unique_ptr<RunServer> server;
   if (!config.serve.empty()) {
     try {
@@ -260,6 +269,7 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
     // What completed is kept: the summary of those steps, marked failed.
     const std::optional<RunResult> partial = resultOfFailedRun(*run, e.what());
     writeOutputs(*run, partial ? &*partial : nullptr, config, out, err);
+    job_end.written(e.what());
     endServing(nullptr, e.what());
     return kExitRunFailed;
   } catch (const RunAborted&) {
@@ -285,6 +295,7 @@ int commandRun(const std::vector<std::string>& cli_args, std::ostream& out, std:
         << ": writing what the " << result.losses.size() << " completed steps measured (again to exit at once)\n";
     printSummaryText(result, out);
     writeOutputs(*run, &result, config, out, err);
+    job_end.written("interrupted by " + result.interrupted->by);
     endServing(&result, "");
     return exitCodeForSignal(signal);
   } catch (const ResourceError& e) {  // the run's first thread

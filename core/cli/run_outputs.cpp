@@ -1,7 +1,14 @@
 #include "cli/run_outputs.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+
 #include "analysis/run_summary.h"
 #include "common/errors.h"
+#include "common/stop_signals.h"
 #include "postmortem/flight_recorder.h"
 #include "postmortem/fr_dump_writer.h"
 #include "trace/chrome_trace_writer.h"
@@ -69,6 +76,28 @@ std::optional<RunResult> resultOfFailedRun(Run& run, const std::string& error) {
   } catch (const std::exception&) {
     return std::nullopt;
   }
+}
+
+std::optional<int> runRankInOwnSession(std::ostream& out, std::ostream& err) {
+  out.flush();  // what is buffered would be printed by both processes
+  err.flush();
+  const pid_t child = ::fork();
+  if (child < 0) return std::nullopt;
+  if (child == 0) {
+    ::setsid();
+    // The launcher's pipes may close before the rank is done writing: a print then fails quietly.
+    std::signal(SIGPIPE, SIG_IGN);
+    restartStopSignalsInChild();
+    return std::nullopt;
+  }
+  // Only the first stop is passed on: the rank's own stop takes what time it
+  // needs, and this process may be killed meanwhile.
+  const StopSignalScope forward([child] { ::kill(child, stopSignalReceived()); });
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? exitCodeForSignal(WTERMSIG(status)) : 1;
 }
 
 }  // namespace shardscope

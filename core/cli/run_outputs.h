@@ -2,6 +2,7 @@
 // dumps and (with a result) the summary that were asked for.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -21,5 +22,14 @@ bool writeOutputs(const Run& run, const RunResult* result, const RunConfig& conf
 // What a run that stopped on `error` completed (its losses, ledgers, traffic),
 // marked failed with the error; nullopt when even that cannot be gathered.
 std::optional<RunResult> resultOfFailedRun(Run& run, const std::string& error);
+
+// --launch env, rank 0: a cluster launcher ends the job's processes soon
+// after a stop (mpirun: SIGTERM to each rank's process group, SIGKILL about a
+// quarter of a second later), too soon to write a long run. Forks: the child,
+// in a session of its own that those signals do not reach, returns nullopt
+// and runs the rank; this process stays the one the launcher knows, passes
+// it the first stop signal, waits, and returns its exit code. nullopt in this
+// process too when no child could be made (it runs the rank itself).
+std::optional<int> runRankInOwnSession(std::ostream& out, std::ostream& err);
 
 }  // namespace shardscope

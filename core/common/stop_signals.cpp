@@ -114,6 +114,34 @@ bool installStopSignals() {
   return installed;
 }
 
+bool restartStopSignalsInChild() {
+  if (g_pipe[0] < 0) return false;
+  ::close(g_pipe[0]);
+  ::close(g_pipe[1]);
+  g_first.store(0);
+  g_firstNs.store(0);
+  g_firstSender.store(0);
+  {
+    std::lock_guard lock(g_stopMutex);
+    g_stop = nullptr;
+  }
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    g_pipe[0] = g_pipe[1] = -1;
+    for (int signal : kStopSignals) std::signal(signal, SIG_DFL);
+    return false;
+  }
+  g_pipe[0] = fds[0];
+  g_pipe[1] = fds[1];
+  try {
+    std::thread(watch).detach();
+  } catch (const std::exception&) {
+    for (int signal : kStopSignals) std::signal(signal, SIG_DFL);
+    return false;
+  }
+  return true;
+}
+
 StopSignalScope::StopSignalScope(std::function<void()> stop) {
   std::lock_guard lock(g_stopMutex);
   g_stop = std::move(stop);

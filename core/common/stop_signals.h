@@ -20,6 +20,12 @@ namespace shardscope {
 // (the signals then keep their default action).
 bool installStopSignals();
 
+// In a child made by fork() after installStopSignals: the watcher thread was
+// the parent's, and so was the pipe its handlers write to. Gives the child its
+// own pipe and watcher, and forgets the parent's signals. False when they
+// cannot be made (the child's stop signals then end it).
+bool restartStopSignalsInChild();
+
 // While alive, a stop signal calls `stop` on the watcher thread instead of
 // ending the process. One at a time.
 class StopSignalScope {

@@ -8,6 +8,7 @@
 #include <gloo/rendezvous/store.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cerrno>
@@ -53,6 +54,53 @@ constexpr auto kKillGrace = std::chrono::milliseconds(3000);
 constexpr auto kDeathGrace = std::chrono::milliseconds(250);
 // The store's gate key when the run's gate is off (a store value is never empty).
 const std::string kNoGate = "off";
+// After a stop under a cluster launcher that kills the other ranks soon
+// after (--launch env), node 0 waits this long for their last messages.
+constexpr auto kBriefStopCollect = std::chrono::milliseconds(500);
+// How long another node's launcher whose ranks failed waits for node 0 to
+// write the run's outputs before it leaves anyway (node 0 may be gone).
+constexpr auto kNodeZeroWrites = std::chrono::seconds(30);
+// How long node 0 waits for the other nodes to leave before it cleans the store.
+constexpr auto kOtherNodesLeave = std::chrono::seconds(5);
+// How often another node's launcher looks in the store for node 0's word.
+constexpr auto kStoreLook = std::chrono::milliseconds(100);
+
+// The job's records in the store, beside Gloo's keys: node 0 asks the other
+// nodes to stop their ranks (abort), says its outputs are written, with the
+// run's error (written); each other node says it leaves (left/N).
+std::string jobKey(const RunConfig& config, const std::string& what) { return config.rdzv_id + "/job/" + what; }
+
+bool storeHasKey(gloo::rendezvous::Store& store, const std::string& key) { return rendezvousStoreHas(store, {key}); }
+
+std::string storeText(gloo::rendezvous::Store& store, const std::string& key) {
+  const std::vector<char> v = store.get(key);
+  return {v.begin(), v.end()};
+}
+
+// Sets a job record; one already there (set twice) or a store gone is logged only:
+// the records speed the job's end, they never decide the run's outcome.
+void setJobRecord(gloo::rendezvous::Store& store, const std::string& key, const std::string& text) {
+  try {
+    store.set(key, std::vector<char>(text.begin(), text.end()));
+  } catch (const std::exception& e) {
+    SPDLOG_LOGGER_DEBUG(&logger(LogComponent::Engine), "rendezvous store: cannot set {}: {}", key, e.what());
+  }
+}
+
+// A worker process stopped (SIGSTOP, SIGTSTP) or held by a debugger: it is
+// alive but will answer nothing, and its peers' timeouts are its doing.
+bool processIsStopped(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  std::FILE* f = std::fopen(path, "r");
+  if (!f) return false;
+  char buf[512];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* name_end = std::strrchr(buf, ')');  // the state follows the command name, which may hold spaces
+  return name_end && name_end[1] == ' ' && (name_end[2] == 'T' || name_end[2] == 't');
+}
 
 struct Worker {
   int rank = 0;
@@ -65,9 +113,17 @@ struct Worker {
   bool arrived = false;    // sent its hello: its process started and reached the collector
   bool signalled_by_us = false;
   std::string died;        // another node says its process died
+  bool stopped = false;    // found stopped while the run failed: the one that stopped responding
   int last_step = -1;
   int64_t last_ns = 0;     // end of the last event it sent
 };
+
+// `where`: " on node N" for another node's launcher, which knows no step.
+std::string stoppedText(const Worker& w, const std::string& where) {
+  return "rank " + std::to_string(w.rank) + " (worker pid " + std::to_string(w.pid) + where +
+         ") stopped responding" + (where.empty() ? " during step " + std::to_string(std::max(0, w.last_step)) : "") +
+         ": its process is stopped (SIGSTOP or SIGTSTP, or a debugger holds it)";
+}
 
 // The stop signal a worker exited on: killed by it, or exited 128 + it after
 // stopping its rank (a worker's own SIGTERM or SIGINT handler); 0 otherwise.
@@ -301,7 +357,8 @@ class Collector {
         // The other nodes' workers send here, and their launchers align
         // their clocks to this one's; the keys are the run's.
         m_clockServer = std::make_unique<ClockServer>(config.node_addr, m_feed.clock().origin());
-        const std::shared_ptr<gloo::rendezvous::Store> store = openRendezvousStore(config.rdzv);
+        m_store = openRendezvousStore(config.rdzv, config.rdzv_id);
+        gloo::rendezvous::Store* store = m_store.get();
         const RendezvousUrl url = parseRendezvousUrl(config.rdzv);
         if (url.kind == RendezvousUrl::Kind::File) {
           // A file left by a launcher killed with this --rdzv-id is replaced;
@@ -368,7 +425,15 @@ class Collector {
       if (m_stopRequested.load() && !stop_forwarded) {
         stop_forwarded = true;
         LocalWorkers::signalAll(m_workers, SIGINT);  // their exits on it are the run's stop, not deaths
+        publishAbort("the run was stopped");
+        // Ranks on other nodes that never send their last message (their node
+        // is gone) are not waited for without end; under a cluster launcher
+        // that kills soon after a stop, hardly at all.
+        const Clock::time_point until = now + (m_options.brief_stop ? std::chrono::milliseconds(kBriefStopCollect)
+                                                                    : std::chrono::milliseconds(2 * kKillGrace));
+        if (!give_up_at || until < *give_up_at) give_up_at = until;
       }
+      if (!m_failures.empty() || anyDeath()) findStoppedWorkers();
       // The first failure: the others get the collective timeout to stop on
       // their own (they see the broken connections), then a SIGTERM. A death
       // (a rank that will never arrive): a SIGTERM at once, after which every
@@ -382,6 +447,7 @@ class Collector {
       }
       if (grace_until && now >= *grace_until && !kill_at) {
         LocalWorkers::signalAll(m_workers, SIGTERM);
+        publishAbort("the run failed");
         kill_at = now + kKillGrace;
         give_up_at = now + 2 * kKillGrace;  // remote ranks that still say nothing
       }
@@ -393,7 +459,9 @@ class Collector {
       const bool waiting = std::any_of(m_workers.begin(), m_workers.end(), [&](const Worker& w) {
         if (w.done || !w.died.empty()) return false;
         if (w.remote) return !give_up_at || now < *give_up_at;
-        return now - w.exited_at < (WIFSIGNALED(w.status) ? kLateMessagesKilled : kLateMessages);
+        // A worker that exited at once on a second stop signal sends nothing more either.
+        const bool quick = WIFSIGNALED(w.status) || (stop_forwarded && m_options.brief_stop);
+        return now - w.exited_at < (quick ? kLateMessagesKilled : kLateMessages);
       });
       if (!waiting) break;
     }
@@ -404,10 +472,29 @@ class Collector {
   // then says "stopped early"; the others would wait for it at the next stop
   // or collective). A worker that stopped on an error reported it (Failed).
   static bool isDeath(const Worker& w) {
-    if (!w.died.empty()) return true;
+    if (!w.died.empty() || w.stopped) return true;
     return !w.remote && w.exited && !w.signalled_by_us && (!w.done || exitSignal(w.status) != 0);
   }
   bool anyDeath() const { return std::any_of(m_workers.begin(), m_workers.end(), isDeath); }
+
+  // While the run fails: a worker of this node whose process is stopped is
+  // why the others timed out (they then close their connections, and those
+  // errors say nothing of it).
+  void findStoppedWorkers() {
+    for (Worker& w : m_workers)
+      if (!w.remote && !w.exited && !w.done && !w.stopped && !w.signalled_by_us && w.pid > 0 &&
+          processIsStopped(w.pid)) {
+        w.stopped = true;
+        SPDLOG_LOGGER_WARN(&logger(LogComponent::Engine), "{}", stoppedText(w, ""));
+      }
+  }
+
+  // Asks the other nodes' launchers to stop their ranks (once).
+  void publishAbort(const std::string& why) {
+    if (!m_store || m_abortPublished) return;
+    m_abortPublished = true;
+    setJobRecord(*m_store, jobKey(m_feed.config(), "abort"), why);
+  }
 
   // One message, if there is one. A bad message is dropped with a log line.
   bool receive(zmq::socket_t& pull) {
@@ -474,6 +561,7 @@ class Collector {
     for (const Worker& w : m_workers) {
       std::string why;
       if (!w.died.empty()) why = w.died;
+      else if (w.stopped) why = stoppedText(w, "");
       else if (isDeath(w))
         why = "rank " + std::to_string(w.rank) + " (worker pid " + std::to_string(w.pid) + ") " + exitText(w.status) +
               " during step " + std::to_string(std::max(0, w.last_step));
@@ -508,7 +596,28 @@ class Collector {
   std::atomic<bool> m_stopRequested{false};
   std::unique_ptr<GateRelay> m_relay;  // the run's gate is enabled
   std::unique_ptr<ClockServer> m_clockServer;  // multi-node runs: the other nodes' clocks align to it
+  std::shared_ptr<gloo::rendezvous::Store> m_store;  // multi-node runs: the job's records
+  bool m_abortPublished = false;
 };
+// Another node whose ranks failed: waits until node 0 says it wrote the run's
+// outputs (or a stop signal, or kNodeZeroWrites). Returns the run's error as
+// node 0 reports it, "" when it said nothing in time.
+std::string waitForNodeZeroOutputs(gloo::rendezvous::Store& store, const RunConfig& config,
+                                   const std::atomic<bool>& stop) {
+  const std::string key = jobKey(config, "written");
+  const Clock::time_point deadline = Clock::now() + kNodeZeroWrites;
+  while (!stop.load() && Clock::now() < deadline) {
+    if (storeHasKey(store, key)) {
+      try {
+        return storeText(store, key);
+      } catch (const std::exception&) {
+        return {};
+      }
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+  return {};
+}
 }  // namespace
 
 std::function<void(RemoteRankFeed&)> processLauncher(LaunchOptions options) {
@@ -524,8 +633,9 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
   std::string endpoint, clock_endpoint, gate_endpoint;
   RunKeys keys;
   const uint64_t run_id = runIdOf(config.rdzv_id);
+  std::shared_ptr<gloo::rendezvous::Store> store;  // also node 0's word at the job's end
   try {
-    const std::shared_ptr<gloo::rendezvous::Store> store = openRendezvousStore(config.rdzv);
+    store = openRendezvousStore(config.rdzv, config.rdzv_id);
     const std::string key = config.rdzv_id + "/collector", clock_key = config.rdzv_id + "/clock";
     store->wait({key, clock_key}, std::chrono::milliseconds(int64_t{config.rdzv_timeout_s} * 1000));
     const std::vector<char> value = store->get(key), clock_value = store->get(clock_key);
@@ -613,12 +723,42 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
   LocalWorkers starter(config, options, w);
   std::string failure = starter.start(workers, first, local);
   if (!failure.empty()) LocalWorkers::signalAll(workers, SIGTERM);
-  bool forwarded = false;
+  bool forwarded = false, told_to_stop = false;
+  Clock::time_point next_look = Clock::now() + kStoreLook;
+  std::optional<Clock::time_point> kill_at;
+  const std::string where = " on node " + std::to_string(config.node_rank);
+  const auto sendDied = [&](int rank, const std::string& text) {
+    const std::vector<uint8_t> header = wireHeader(WireKind::Died, rank, static_cast<uint32_t>(text.size()), w.run_id);
+    push.send(zmq::buffer(header), zmq::send_flags::sndmore);
+    push.send(zmq::buffer(text), zmq::send_flags::none);
+  };
   while (!LocalWorkers::allExited(workers)) {
     std::this_thread::sleep_for(kPoll);
     if (stop.load() && !forwarded) {
       forwarded = true;
       LocalWorkers::signalAll(workers, SIGINT);
+    }
+    // Node 0 stops the run (a rank failed, or it was stopped): this node's
+    // ranks stop too, and one that is stopped is named, since its peers'
+    // timeouts say nothing of it.
+    const Clock::time_point now = Clock::now();
+    if (!told_to_stop && now >= next_look) {
+      next_look = now + kStoreLook;
+      if (storeHasKey(*store, jobKey(config, "abort"))) {
+        told_to_stop = true;
+        for (const Worker& x : workers)
+          if (!x.remote && !x.exited && x.pid > 0 && processIsStopped(x.pid)) {
+            const std::string text = stoppedText(x, where);
+            if (failure.empty()) failure = text;
+            sendDied(x.rank, text);
+          }
+        LocalWorkers::signalAll(workers, SIGTERM);
+        kill_at = now + kKillGrace;
+      }
+    }
+    if (kill_at && now >= *kill_at) {
+      LocalWorkers::signalAll(workers, SIGKILL);
+      kill_at = now + std::chrono::hours(1);
     }
     for (Worker* gone : LocalWorkers::reap(workers, Clock::now())) {
       if (WIFEXITED(gone->status) && WEXITSTATUS(gone->status) == 0) continue;
@@ -629,22 +769,69 @@ int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, 
       // stopped by a signal that was not this launcher's (node 0 would wait
       // for its rank at the next stop).
       if (exitSignal(gone->status) == 0 || gone->signalled_by_us) continue;
-      const std::vector<uint8_t> header = wireHeader(WireKind::Died, gone->rank, static_cast<uint32_t>(text.size()),
-                                                     w.run_id);
-      push.send(zmq::buffer(header), zmq::send_flags::sndmore);
-      push.send(zmq::buffer(text), zmq::send_flags::none);
+      sendDied(gone->rank, text);
     }
   }
+  const std::string self = (local == 1 && node != "node" ? node + " " + std::to_string(first)
+                                                          : "node " + std::to_string(config.node_rank));
   if (!failure.empty()) {
-    err << "error: node " << config.node_rank << ": " << failure << "\n";
+    err << "error: " << self << ": " << failure << "\n" << std::flush;
+    // A cluster launcher ends the whole job at this exit (mpirun): node 0
+    // must have written what the run measured first.
+    if (!stop.load()) {
+      const std::string verdict = waitForNodeZeroOutputs(*store, config, stop);
+      if (verdict.empty())
+        err << self << ": " << node << " 0 did not say within " << kNodeZeroWrites.count()
+            << " s that it wrote the run's outputs\n";
+      else
+        err << self << ": " << node << " 0 wrote the run's outputs; the run's error: " << verdict << "\n";
+    }
+    // After a stop signal node 0 does not wait for this, and may be removing the store.
+    if (!stop.load()) setJobRecord(*store, jobKey(config, "left/" + std::to_string(config.node_rank)), "failed");
     return kExitRunFailed;
   }
+  if (!stop.load()) setJobRecord(*store, jobKey(config, "left/" + std::to_string(config.node_rank)), "finished");
   if (local == 1 && node != "node")
     out << node << " " << first << " finished; " << node << " 0 writes the trace and summary\n";
   else
     out << "node " << config.node_rank << ": ranks " << first << ".." << first + local - 1
         << " finished; node 0 writes the trace and summary\n";
   return stop.load() ? exitCodeForSignal(stopSignalReceived()) : kExitOk;
+}
+
+JobEnd::JobEnd(const RunConfig& config)
+    : m_config(config), m_active(config.launch == Launch::Processes && config.node_rank == 0 && !config.rdzv.empty()) {}
+
+JobEnd::~JobEnd() { written(""); }
+
+void JobEnd::written(const std::string& error) {
+  if (!m_active) return;
+  m_active = false;
+  if (m_config.nnodes > 1) {
+    try {
+      const std::shared_ptr<gloo::rendezvous::Store> store = openRendezvousStore(m_config.rdzv, m_config.rdzv_id);
+      if (!error.empty()) setJobRecord(*store, jobKey(m_config, "abort"), error);  // if the run did not already
+      setJobRecord(*store, jobKey(m_config, "written"), error.empty() ? std::string("finished") : error);
+      // The other nodes read that before they leave; after a stop signal the
+      // cluster launcher ends them (and this one) now anyway.
+      std::vector<std::string> left;
+      for (int n = 1; n < m_config.nnodes; ++n) left.push_back(jobKey(m_config, "left/" + std::to_string(n)));
+      const Clock::time_point deadline = Clock::now() + kOtherNodesLeave;
+      bool all_left = false;
+      while (!all_left && stopSignalReceived() == 0 && Clock::now() < deadline) {
+        all_left = std::all_of(left.begin(), left.end(), [&](const std::string& k) { return storeHasKey(*store, k); });
+        if (!all_left) std::this_thread::sleep_for(kPoll);
+      }
+      if (!all_left)
+        SPDLOG_LOGGER_INFO(&logger(LogComponent::Engine), "not every node said it left within {} s: cleaning the store anyway",
+                           kOtherNodesLeave.count());
+    } catch (const std::exception& e) {
+      SPDLOG_LOGGER_WARN(&logger(LogComponent::Engine), "--rdzv {}: {}", m_config.rdzv, e.what());
+    }
+  }
+  if (!removeRendezvousJobDir(m_config.rdzv, m_config.rdzv_id))
+    SPDLOG_LOGGER_WARN(&logger(LogComponent::Engine), "--rdzv {}: could not remove {}", m_config.rdzv,
+                       rendezvousJobDir(m_config.rdzv, m_config.rdzv_id));
 }
 
 }  // namespace shardscope

@@ -25,6 +25,10 @@ struct LaunchOptions {
   // What a node is called in the lines it prints: "node", or "rank" when
   // every process is one rank (--launch env).
   std::string node_word = "node";
+  // --launch env: the cluster launcher ends every rank soon after a stop
+  // (mpirun: SIGTERM, then SIGKILL about a quarter of a second later): node 0
+  // then waits for the other ranks' last messages only briefly.
+  bool brief_stop = false;
 };
 
 // The host function for Run::setRemoteRanks: node 0 (or the only node).
@@ -35,5 +39,28 @@ std::function<void(RemoteRankFeed&)> processLauncher(LaunchOptions options = {})
 // forwards a stop to them, and tells the collector when one dies. Prints one
 // line per worker; returns the exit code (0 when every worker finished).
 int runOtherNode(const RunConfig& config, std::ostream& out, std::ostream& err, LaunchOptions options = {});
+
+// Node 0's part in the end of a job whose nodes meet at --rdzv (multi-node
+// and --launch env runs; a one-node run with --rdzv file:// only cleans up).
+// A cluster launcher ends the whole job at the first rank that exits with an
+// error (mpirun: SIGTERM, then SIGKILL), so the other nodes'
+// launchers do not leave a failed run before node 0 says its outputs are
+// written; node 0 then waits (briefly) for them to leave and removes the
+// job's keys from a file:// store.
+class JobEnd {
+ public:
+  explicit JobEnd(const RunConfig& config);  // does nothing unless node 0 of a --rdzv run
+  ~JobEnd();                                 // written("") unless it was called
+  JobEnd(const JobEnd&) = delete;
+  JobEnd& operator=(const JobEnd&) = delete;
+  // The outputs are written: tells the other nodes, with the run's error
+  // ("" when it finished), which they print; then waits for them to leave
+  // (at most a few seconds, not at all after a stop signal) and cleans the store.
+  void written(const std::string& error);
+
+ private:
+  RunConfig m_config;
+  bool m_active = false;
+};
 
 }  // namespace shardscope

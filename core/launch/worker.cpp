@@ -304,7 +304,7 @@ int runWorker(const RunConfig& config, const WorkerArgs& args, std::ostream& err
   try {
     run = std::make_unique<Run>(config);
     WorkerPlacement place;
-    place.store = std::make_shared<StoppableStore>(openRendezvousStore(args.rdzv), stop_requested);
+    place.store = std::make_shared<StoppableStore>(openRendezvousStore(args.rdzv, args.prefix), stop_requested);
     place.mesh.rank = args.rank;
     place.mesh.prefix = args.prefix;
     place.mesh.hostname = args.node_addr;
