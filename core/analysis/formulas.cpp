@@ -242,7 +242,7 @@ ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params) {
         // softmax sum and target logit summed, in fp32 (B·S tokens).
         t.tensor_parallel.all_gather += cast(ringBytesPerRank(Collective::AllGather, double(tokens) * 4.0 * c.tp, c.tp));
         t.tensor_parallel.all_reduce += cast(ringBytesPerRank(Collective::AllReduce, double(tokens) * 2.0 * 4.0, c.tp));
-        t.tp_step_notation += " + the loss's statistics (a gathered maximum and 2 summed floats per token, fp32)";
+        t.tp_step_notation += " + the loss's fp32 statistics";
       }
     }
   }
