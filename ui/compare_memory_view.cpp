@@ -95,10 +95,9 @@ QString CompareMemoryView::summaryText() const { return m_summary->text(); }
 
 QString CompareMemoryView::figureTitle() const {
   const QString psi = m_params > 0 ? tr(", N = %1 M parameters").arg(static_cast<double>(m_params) * 1e-6, 0, 'f', 2) : QString();
-  if (m_perLayer)
-    return tr("Activations per layer, booked by the allocator beside Korthikanti et al.'s formula (rank 0, %1 runs%2)")
-        .arg(m_measured.size())
-        .arg(psi);
+  if (m_perLayer)  // N says nothing about activations: one line on a slide
+    return tr("Activations per layer, booked by the allocator beside Korthikanti et al.'s formula (rank 0, %1 runs)")
+        .arg(m_measured.size());
   if (m_shown == CategoryFilter::modelState())
     return tr("Model state per rank, measured beside its formula (%1; %2 runs%3)").arg(m_source).arg(m_measured.size()).arg(psi);
   return tr("Memory per rank at its peak (%1), measured beside the formulas (%2 runs%3)")
