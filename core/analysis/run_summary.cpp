@@ -408,8 +408,10 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
                     static_cast<long long>(traffic.tp_forward_per_layer));
       out << line;
     }
-    std::snprintf(line, sizeof line, "  TP group bytes sent per step (rank 0): all-reduce %lld, all-gather %lld\n",
+    std::snprintf(line, sizeof line,
+                  "  TP group bytes sent per step (rank 0): all-reduce %lld, reduce-scatter %lld, all-gather %lld\n",
                   static_cast<long long>(r0.tp_comm_bytes.all_reduce),
+                  static_cast<long long>(r0.tp_comm_bytes.reduce_scatter),
                   static_cast<long long>(r0.tp_comm_bytes.all_gather));
     out << line;
     if (traffic.tensorParallelTotal() > 0) {

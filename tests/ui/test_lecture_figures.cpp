@@ -194,6 +194,30 @@ class TestLectureFigures : public QObject {
     // The compute around them still folds: the row stays a few hundred boxes.
     QVERIFY(layout.items().size() <= size_t(600 / TimelineLayout::kMinBoxPx + 600 / TimelineLayout::kMinOverlayPx + 4));
   }
+
+  // Sequence parallelism and full checkpointing: the same collectives as
+  // reduce-scatters and gathers, the recompute's repeated; exact per kind.
+  void sequenceParallelFormulaPerKind() {
+    MainWindow w;
+    w.setPersistSettings(false);
+    runArgs(w, {"--backend", "meta", "--model", "llama2-7b", "--strategy", "zero3", "--ranks", "8", "--tp", "4", "--sp", "on",
+                "--activation-checkpointing", "full", "--batch", "8", "--steps", "1", "--profile", "h100-sxm"});
+    if (QTest::currentTestFailed()) return;
+    const RunRecord& record = w.history()->run(w.history()->runCount() - 1);
+    const RunResult& r = *record.result;
+    const ExpectedTraffic traffic = expectedTraffic(r.config);
+    const CommBytes& sent = r.ranks.front().tp_comm_bytes;
+    QVERIFY(traffic.tensor_parallel.reduce_scatter > 0 && traffic.tensor_parallel.all_gather > 0);
+    QCOMPARE(sent.reduce_scatter, traffic.tensor_parallel.reduce_scatter);
+    QCOMPARE(sent.all_gather, traffic.tensor_parallel.all_gather);
+    QCOMPARE(sent.all_reduce, traffic.tensor_parallel.all_reduce);
+    EventStore store;
+    store.setFromTrace(*record.trace);
+    CommStatsModel comm;
+    comm.setRun(store, &r);
+    for (const CommStatsModel::Row& row : comm.statRows())
+      if (row.tensor_parallel && row.rank == 0) QVERIFY2(row.sent == row.expected, qPrintable(QString::number(int(row.kind))));
+  }
 };
 
 QTEST_MAIN(TestLectureFigures)
