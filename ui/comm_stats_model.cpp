@@ -52,6 +52,7 @@ void CommStatsModel::clear() {
   m_timing.clear();
   m_linkSent.clear();
   m_expectedTotal = 0;
+  m_expectedTpTotal = 0;
   m_step = -1;
   m_hiddenShare = 0;
   m_measured = false;
@@ -64,6 +65,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
   m_timing.clear();
   m_linkSent.clear();
   m_expectedTotal = 0;
+  m_expectedTpTotal = 0;
   m_step = -1;
   m_hiddenShare = 0;
   m_measured = false;
@@ -107,6 +109,11 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
   m_has_formula = prediction.has_value();  // an unknown strategy (an imported trace): no expectation to show
   const CommBytes expected = prediction ? prediction->traffic.data_parallel : CommBytes{};
   m_expectedTotal = prediction ? prediction->traffic.dataParallelTotal() : 0;
+  // The TP group's: Megatron-LM's activation collectives (the CLI prints the same formula).
+  const CommBytes expected_tp = prediction ? prediction->traffic.tensor_parallel : CommBytes{};
+  m_expectedTpTotal = prediction ? prediction->traffic.tensorParallelTotal() : 0;
+  m_tpNotation = prediction ? QString::fromStdString(prediction->traffic.tp_step_notation) : QString();
+  m_formulaSource = prediction ? QString::fromStdString(formulaSource(prediction->config)) : QString();
   m_measured = result && static_cast<int>(result->ranks.size()) == ranks;
   // Events of a tensor-parallel group are counted apart: the ZeRO formulas
   // predict the data-parallel axis only.
@@ -172,7 +179,7 @@ void CommStatsModel::setRun(const EventStore& store, const RunResult* result) {
         row.tensor_parallel = axis == 1;
         row.sent = measured ? pick(axis == 1 ? measured->tp_comm_bytes : measured->comm_bytes, row.kind)
                             : static_cast<int64_t>(std::clamp(ring_bytes[axis][k] + 0.5, -9.2e18, 9.2e18));
-        row.expected = axis == 0 ? pick(expected, row.kind) : 0;
+        row.expected = pick(axis == 0 ? expected : expected_tp, row.kind);
         row.busbw = gbPerSecond(bus_bytes[axis][k], static_cast<double>(transfer_ns[axis][k]));
         if (row.ops > 0 || row.expected > 0 || row.sent > 0) m_rows.push_back(row);
       }
@@ -224,9 +231,14 @@ QVariant CommStatsModel::data(const QModelIndex& index, int role) const {
         return m_measured ? tr("bytes rank %1 sent in step %2, measured at the sends").arg(r.rank).arg(m_step)
                           : tr("Σ event bytes × ring factor (2(n−1)/n all-reduce, (n−1)/n reduce-scatter and all-gather)");
       case Expected:
-        return r.tensor_parallel ? tr("tensor parallelism's activation all-reduces: the Megatron-LM formula per layer is in "
-                                      "the run's summary; the ZeRO formulas predict the data-parallel axis")
-                                 : tr("predicted (ZeRO paper): the ring formula for this strategy");
+        if (r.tensor_parallel)
+          return m_expectedTpTotal > 0
+                     ? tr("predicted (Megatron-LM), the TP group's activation collectives per step: %1. Not in it: "
+                          "the vocab-parallel loss's statistics and the norms' gradient sums (a few floats per token "
+                          "or parameter)").arg(m_tpNotation)
+                     : tr("no formula: with pipeline stages each stage's TP traffic differs (the CLI prints the per-layer "
+                          "Megatron-LM formula)");
+        return tr("predicted (%1): the ring formula for this strategy").arg(m_formulaSource);
       case BusBw: return tr("nccl-tests busbw: bytes × ring factor / transfer time (waiting for peers excluded)");
       default: return {};
     }
@@ -242,7 +254,7 @@ QVariant CommStatsModel::data(const QModelIndex& index, int role) const {
       if (r.unsized == r.ops && r.ops > 0) return tr("unknown");
       return r.unsized > 0 ? QStringLiteral("≥ ") + mib(static_cast<double>(r.sent)) : mib(static_cast<double>(r.sent));
     case Expected:
-      if (!raw && (!m_has_formula || r.tensor_parallel)) return QStringLiteral("–");
+      if (!raw && (!m_has_formula || (r.tensor_parallel && m_expectedTpTotal <= 0))) return QStringLiteral("–");
       return raw ? QVariant(static_cast<qlonglong>(r.expected)) : QVariant(mib(static_cast<double>(r.expected)));
     case Ratio:
       if (r.expected <= 0) return raw ? QVariant(0.0) : QVariant(QStringLiteral("–"));

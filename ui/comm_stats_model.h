@@ -69,6 +69,9 @@ class CommStatsModel : public QAbstractTableModel {
   // Sum over kinds of one rank's sent bytes on the data-parallel axis (the formula's), and the formula's.
   int64_t sentTotal(int rank) const;
   int64_t expectedTotal() const { return m_expectedTotal; }
+  // The TP group's formula per rank per step (Megatron-LM, ExpectedTraffic::
+  // tensor_parallel): the TP rows' formula column and the comm figure's outline; 0 without one.
+  int64_t expectedTensorParallelTotal() const { return m_expectedTpTotal; }
   // Bytes one rank sent in step() by the link its collectives' groups cross
   // (a group on one node: intra-node; across nodes: the inter-node link, as
   // the modeled clock prices it), both axes; 0 and 0 where the trace does not
@@ -89,6 +92,9 @@ class CommStatsModel : public QAbstractTableModel {
   std::vector<RankTiming> m_timing;
   std::map<int, LinkSent> m_linkSent;
   int64_t m_expectedTotal = 0;
+  int64_t m_expectedTpTotal = 0;
+  QString m_tpNotation;  // the TP formula per step, as text
+  QString m_formulaSource;  // "ZeRO paper", "ZeRO paper, adapted to hybrid sharding"
   int m_step = -1;
   int m_rankCount = 0;
   double m_hiddenShare = 0;

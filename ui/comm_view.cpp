@@ -104,6 +104,15 @@ CommView::CommView(const EventStore* store, QWidget* parent)
   m_expected->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.6));
   m_expected->setBrush(Qt::NoBrush);
   m_expected->setName(tr("predicted (ZeRO paper)"));
+  // The TP group's formula, stacked on the data-parallel one as the TP bytes
+  // stack on the strategy's: the outline of the whole measured bar.
+  m_expectedTp = new QCPBars(m_bytes->xAxis, m_bytes->yAxis);
+  m_expectedTp->setWidth(kBarWidth);
+  m_expectedTp->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.6, Qt::DashLine));
+  m_expectedTp->setBrush(Qt::NoBrush);
+  m_expectedTp->setStackingGap(0);
+  m_expectedTp->moveAbove(m_expected);
+  m_expectedTp->setName(tr("predicted (Megatron-LM), TP group"));
   styleLegend(m_bytes, font());
 
   m_time = new QCustomPlot(this);
@@ -181,9 +190,11 @@ void CommView::clear() {
 void CommView::setRun(const RunResult* result) {
   m_model->setRun(*m_store, result);
   // An imported job has no strategy to predict from: its bytes are the trace's own.
+  const std::optional<RunPrediction> p = m_store->meta().imported ? std::nullopt : predictRun(*m_store);
   PlotStyle::setWrappedTitle(m_bytesTitle, m_store->meta().imported
                             ? tr("bytes each rank sent in the step, by collective: elements × dtype size × ring factor")
-                            : tr("bytes each rank sent in the step, by collective, beside the predicted bytes (ZeRO paper)"));
+                            : tr("bytes each rank sent in the step, by collective, beside the predicted bytes (%1)")
+                                  .arg(p ? QString::fromStdString(formulaSource(p->config)) : tr("formula")));
   rebuildPlots();
 }
 
@@ -202,6 +213,10 @@ QString CommView::sourceText() const {
   if (m_store->meta().imported) text += importedOrderText();
   if (const std::optional<RunPrediction> p = m_model->expectedTotal() > 0 ? predictRun(*m_store) : std::nullopt)
     text += tr(" Formula per rank (data-parallel axis): %1.").arg(trafficFormulaText(p->traffic));
+  if (const std::optional<RunPrediction> p = m_model->expectedTensorParallelTotal() > 0 ? predictRun(*m_store) : std::nullopt)
+    text += tr(" TP group per rank (Megatron-LM): %1 = %2 MiB.")
+                .arg(QString::fromStdString(p->traffic.tp_step_notation).toHtmlEscaped())
+                .arg(toMiB(static_cast<double>(p->traffic.tensorParallelTotal())), 0, 'f', 2);
   return text;
 }
 
@@ -258,6 +273,7 @@ void CommView::rebuildPlots() {
     w->setVisible(have);
   for (QCPBars* b : m_kindBars) b->data()->clear();
   m_expected->data()->clear();
+  m_expectedTp->data()->clear();
   m_hidden->data()->clear();
   m_exposed->data()->clear();
   m_bytes->clearItems();
@@ -271,7 +287,8 @@ void CommView::rebuildPlots() {
   }
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   bool used[kCommViewKindCount + 1] = {};
-  double top = static_cast<double>(m_model->expectedTotal()) / kMiB;
+  const int64_t expected_tp = m_model->expectedTensorParallelTotal();
+  double top = toMiB(static_cast<double>(m_model->expectedTotal() + expected_tp));
   QFont small = font();
   small.setPointSizeF(7);
   // Bytes per rank and kind (the TP group's last), in one pass over the rows.
@@ -315,6 +332,7 @@ void CommView::rebuildPlots() {
       stack += toMiB(sent);
     }
     if (m_model->expectedTotal() > 0) m_expected->addData(x + 0.19, static_cast<double>(m_model->expectedTotal()) / kMiB);
+    if (expected_tp > 0) m_expectedTp->addData(x + 0.19, toMiB(static_cast<double>(expected_tp)));
     top = std::max(top, stack);
     if (!column.folded.empty())
       ticker->addTick(x, PlotStyle::foldedRanksTick(column.folded, column.source));
@@ -341,11 +359,19 @@ void CommView::rebuildPlots() {
       m_kindBars[k]->removeFromLegend();
   }
   if (const std::optional<RunPrediction> p = m_model->expectedTotal() > 0 ? predictRun(*m_store) : std::nullopt)
-    m_expected->setName(tr("predicted (ZeRO paper): %1").arg(QString::fromStdString(p->traffic.notation)));
+    m_expected->setName(tr("predicted (%1): %2")
+                            .arg(QString::fromStdString(formulaSource(p->config)))
+                            .arg(QString::fromStdString(p->traffic.notation)));
   if (m_model->expectedTotal() > 0)
     m_expected->addToLegend();
   else
     m_expected->removeFromLegend();
+  if (const std::optional<RunPrediction> p = expected_tp > 0 ? predictRun(*m_store) : std::nullopt) {
+    m_expectedTp->setName(tr("predicted (Megatron-LM), TP group: %1").arg(QString::fromStdString(p->traffic.tp_step_notation)));
+    m_expectedTp->addToLegend();
+  } else {
+    m_expectedTp->removeFromLegend();
+  }
   PlotStyle::updateLegendRow(m_bytes, false);
   m_bytes->xAxis->setTicker(ticker);
   m_bytes->xAxis->setLabel(ranks > kFoldAboveRanks ? tr("rank") : QString());

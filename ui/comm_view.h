@@ -53,6 +53,7 @@ class CommView : public QWidget {
   // One stacked series per collective of the data-parallel axis, then the TP groups' sends.
   QCPBars* m_kindBars[kCommViewKindCount + 1] = {};
   QCPBars* m_expected = nullptr;
+  QCPBars* m_expectedTp = nullptr;  // the TP group's formula, stacked on m_expected
   QCPBars* m_hidden = nullptr;
   QCPBars* m_exposed = nullptr;
   // Per-rank labels with their texts, longest first (shown where they fit).

@@ -187,6 +187,7 @@ void CompareCommView::setRuns(const std::vector<ComparedRun>& runs) {
   double top = 0;
   int64_t first_sent = -1;  // the first run's total: each bar says how many times it sends
   bool any_expected = false;
+  bool any_tp_formula = false;  // an outline includes a TP group's formula
   bool any_across = false;  // a run sent across nodes: its bar says how much
   for (int i = 0; i < m_runs; ++i) {
     const ComparedRun& run = runs[static_cast<size_t>(i)];
@@ -243,8 +244,13 @@ void CompareCommView::setRuns(const std::vector<ComparedRun>& runs) {
     text->setColor(QColor(0x22, 0x22, 0x22));
     text->setPadding(QMargins(0, 0, 0, 3));
     text->setClipToAxisRect(false);
-    const int64_t expected = stats.expectedTotal();
-    cell(ratio_row, expected > 0 ? QString::number(static_cast<double>(stats.sentTotal(0)) / static_cast<double>(expected), 'f', 3) +
+    // The outline: the strategy's ring formula plus, under tensor
+    // parallelism, the TP group's (Megatron-LM), as the bar stacks both.
+    const int64_t expected_tp = stats.expectedTensorParallelTotal();
+    const int64_t expected = stats.expectedTotal() + expected_tp;
+    any_tp_formula = any_tp_formula || expected_tp > 0;
+    const int64_t compared = expected_tp > 0 ? total : stats.sentTotal(0);
+    cell(ratio_row, expected > 0 ? QString::number(static_cast<double>(compared) / static_cast<double>(expected), 'f', 3) +
                                QStringLiteral("×")
                          : QStringLiteral("–"));
     if (expected > 0) {
@@ -285,6 +291,7 @@ void CompareCommView::setRuns(const std::vector<ComparedRun>& runs) {
     else
       b->addToLegend();
   }
+  m_expected->setName(any_tp_formula ? tr("formula (ring collectives; TP group: Megatron-LM)") : tr("formula (ring collectives)"));
   if (any_expected)
     m_expected->addToLegend();
   else

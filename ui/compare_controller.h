@@ -1,7 +1,7 @@
 // Compare mode's controls: pins rows of the Runs table (a preset's runs, runs
 // of this session, opened traces) side by side in the Inspection, unpins them,
 // and, while exactly two rows are selected, writes the difference readout in
-// the status bar — step time, exposed comm, peak memory and bytes sent, each
+// the status bar — step time, exposed comm, peak (all categories, most-loaded rank) and bytes sent, each
 // as A, B and B/A (RunFigures, the same figures as the runs' summaries).
 #pragma once
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <qcustomplot.h>
 
+#include "analysis/run_summary.h"
 #include "common/units.h"
 #include "inspect/run_prediction.h"
 #include "inspect/event_store.h"
@@ -90,10 +91,15 @@ CompareMemoryView::CompareMemoryView(QWidget* parent) : QWidget(parent) {
   box->addWidget(m_plot, 1);
 }
 
+QString CompareMemoryView::summaryText() const { return m_summary->text(); }
+
 QString CompareMemoryView::figureTitle() const {
   const QString psi = m_params > 0 ? tr(", N = %1 M parameters").arg(static_cast<double>(m_params) * 1e-6, 0, 'f', 2) : QString();
+  if (m_perLayer)  // N says nothing about activations: one line on a slide
+    return tr("Activations per layer, booked by the allocator beside Korthikanti et al.'s formula (rank 0, %1 runs)")
+        .arg(m_measured.size());
   if (m_shown == CategoryFilter::modelState())
-    return tr("Model state per rank, measured beside the ZeRO paper's formula (%1 runs%2)").arg(m_measured.size()).arg(psi);
+    return tr("Model state per rank, measured beside its formula (%1; %2 runs%3)").arg(m_source).arg(m_measured.size()).arg(psi);
   return tr("Memory per rank at its peak (%1), measured beside the formulas (%2 runs%3)")
       .arg(QString::fromStdString(m_shown.describe()))
       .arg(m_measured.size())
@@ -103,23 +109,24 @@ QString CompareMemoryView::figureTitle() const {
 namespace {
 // Rank 0's books at the moment the drawn categories peak (the first such moment).
 std::array<int64_t, kCategoryCount> peakOfShown(const MemorySeries& series, const CategoryFilter& shown) {
-  std::array<int64_t, kCategoryCount> best{};
-  if (series.rankCount() == 0) return best;
-  if (shown == CategoryFilter::modelState()) {
-    if (const MemorySample* peak = series.peakModelState(0)) best = peak->bytes;
-    return best;
-  }
-  int64_t top = -1;
-  for (const MemorySample& s : series.samples(0)) {
-    int64_t total = 0;
-    for (int c = 0; c < kCategoryCount; ++c)
-      if (shown.shows(static_cast<Category>(c))) total += s.bytes[static_cast<size_t>(c)];
-    if (total > top) {
-      top = total;
-      best = s.bytes;
+  const MemorySample* peak = series.peakOf(0, shown);
+  return peak ? peak->bytes : std::array<int64_t, kCategoryCount>{};
+}
+
+// A run's name under its bars on at most three short lines: four runs' long
+// names ("flash + selective recompute") side by side would overlap.
+QString wrappedTick(const QString& label, int max_chars = 16) {
+  QStringList lines;
+  QString line;
+  for (const QString& word : label.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+    if (!line.isEmpty() && line.size() + 1 + word.size() > max_chars) {
+      lines << line;
+      line.clear();
     }
+    line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
   }
-  return best;
+  if (!line.isEmpty()) lines << line;
+  return lines.join(QLatin1Char('\n'));
 }
 
 // The drawn categories a formula covers: all of model state (the ZeRO paper)
@@ -139,9 +146,21 @@ bool formulaCovers(const CategoryFilter& shown, bool has_gathered_formula) {
 void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const CategoryFilter& shown) {
   m_shown = shown.empty() ? CategoryFilter::modelState() : shown;
   const bool zero_figure = m_shown == CategoryFilter::modelState();
+  // Activations drawn, and every run measured them per layer: the figure the
+  // activation lesson asks for (MiB per layer beside Korthikanti et al.), not a
+  // stack no formula covers.
+  std::vector<ActivationFigures> activations;
+  for (const ComparedRun& run : runs)
+    if (std::optional<ActivationFigures> a = run.result ? activationFigures(*run.result) : std::nullopt)
+      activations.push_back(*a);
+  m_perLayer = m_shown.shows(Category::Activation) && !runs.empty() && activations.size() == runs.size();
+  m_stack[static_cast<size_t>(Category::Activation)]->setName(
+      m_perLayer ? tr("activations per layer, booked (rank 0)") : compareCategoryTitle(Category::Activation));
+  if (m_perLayer) {
+    setPerLayerRuns(runs, activations);
+    return;
+  }
   m_plot->yAxis->setLabel(zero_figure ? tr("model state per rank (MiB)") : tr("memory per rank (MiB)"));
-  m_predictedBars->setName(m_shown.shows(Category::Gathered) ? tr("predicted (ZeRO paper + FSDP's gathered peak)")
-                                                             : tr("predicted (ZeRO paper)"));
   m_plot->clearItems();
   for (QCPBars* b : m_stack) b->data()->clear();
   m_predictedBars->data()->clear();
@@ -151,7 +170,7 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
   std::array<bool, kCategoryCount> used{};
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   double top = 0;
-  QStringList lines;
+  QStringList lines, sources;
   m_params = runs.empty() ? 0 : runs.front().store->meta().params;
   for (const ComparedRun& run : runs)
     if (run.store->meta().params != m_params) m_params = 0;  // different models: no one N to name
@@ -176,6 +195,7 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
     double predicted = 0;
     QString formula;
     const std::optional<RunPrediction> p = predictRun(store);
+    if (p) sources << QString::fromStdString(formulaSource(p->config));
     if (p && formulaCovers(m_shown, p->gathered.bytes > 0)) {
       QStringList parts;
       if (m_shown.shows(Category::Param)) {
@@ -197,7 +217,7 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
     // the formula, and above it the measurement.
     const double pair_top = std::max(static_cast<double>(state), predicted) / kMiB;
     QCPItemText* formula_text = compareBarLabel(m_plot, x, pair_top, formula.isEmpty() ? tr("no formula") : formula, false);
-    const QString measured = params > 0 ? QStringLiteral("%1 MiB\n%2 B/param")
+    const QString measured = params > 0 && zero_figure ? QStringLiteral("%1 MiB\n%2 B/param")
                                               .arg(static_cast<double>(state) / kMiB, 0, 'f', 2)
                                               .arg(static_cast<double>(state) / static_cast<double>(params), 0, 'f', 2)
                                         : QStringLiteral("%1 MiB").arg(static_cast<double>(state) / kMiB, 0, 'f', 2);
@@ -207,10 +227,15 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
     measured_text->position->setCoords(0, 0);
     top = std::max({top, static_cast<double>(state) / kMiB, predicted / kMiB});
     const QString ranks = store.meta().ranks > 0 ? tr("P = %1 ranks").arg(store.meta().ranks) : QString();
-    ticker->addTick(x, QString::fromStdString(run.label) + (ranks.isEmpty() ? QString() : QStringLiteral("\n") + ranks));
+    ticker->addTick(x, wrappedTick(QString::fromStdString(run.label)) + (ranks.isEmpty() ? QString() : QStringLiteral("\n") + ranks));
     lines << tr("<b>%1</b> %2 MiB").arg(QString::fromStdString(run.label).toHtmlEscaped())
                  .arg(static_cast<double>(state) / kMiB, 0, 'f', 2);
   }
+  // Whose formulas the outlines are: one name when every run's is the same.
+  sources.removeDuplicates();
+  m_source = sources.size() == 1 ? sources.front() : tr("each run's formula");
+  m_predictedBars->setName(m_shown.shows(Category::Gathered) ? tr("predicted (%1 + FSDP's gathered peak)").arg(m_source)
+                                                             : tr("predicted (%1)").arg(m_source));
   for (int c = 0; c < kCategoryCount; ++c) {
     if (used[static_cast<size_t>(c)])
       m_stack[static_cast<size_t>(c)]->addToLegend();
@@ -235,6 +260,65 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
   else
     m_summary->setText(tr("Rank 0 at the peak of %1, per run: ").arg(QString::fromStdString(m_shown.describe())) +
                        lines.join(QStringLiteral(" · ")) + QStringLiteral("."));
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void CompareMemoryView::setPerLayerRuns(const std::vector<ComparedRun>& runs, const std::vector<ActivationFigures>& activations) {
+  m_plot->yAxis->setLabel(tr("activations per layer, rank 0 (MiB)"));
+  m_predictedBars->setName(tr("Korthikanti et al.'s formula, per layer"));
+  m_plot->clearItems();
+  for (QCPBars* b : m_stack) {
+    b->data()->clear();
+    b->removeFromLegend();
+  }
+  m_predictedBars->data()->clear();
+  m_measured.clear();
+  m_predicted.clear();
+  m_formulas.clear();
+  m_params = runs.front().store->meta().params;
+  for (const ComparedRun& run : runs)
+    if (run.store->meta().params != m_params) m_params = 0;
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  QStringList lines;
+  double top = 0;
+  QCPBars* booked = m_stack[static_cast<size_t>(Category::Activation)];
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const ActivationFigures& a = activations[i];
+    const double x = static_cast<double>(i);
+    booked->addData(x + kCompareMeasuredOffset, toMiB(a.booked_per_layer));
+    m_predictedBars->addData(x + kComparePredictedOffset, toMiB(a.formula_per_layer));
+    m_measured.push_back(a.booked_per_layer);
+    m_predicted.push_back(a.formula_per_layer);
+    const QString formula = tr("Korthikanti et al.\n%1 MiB/layer").arg(toMiB(a.formula_per_layer), 0, 'f', 1);
+    m_formulas << formula;
+    const double pair_top = toMiB(std::max(static_cast<double>(a.booked_per_layer), a.formula_per_layer));
+    QCPItemText* formula_text = compareBarLabel(m_plot, x, pair_top, formula, false);
+    QCPItemText* measured_text =
+        compareBarLabel(m_plot, 0, 0, tr("%1 MiB/layer").arg(toMiB(a.booked_per_layer), 0, 'f', 1), true);
+    measured_text->position->setType(QCPItemPosition::ptAbsolute);
+    measured_text->position->setParentAnchor(formula_text->top);
+    measured_text->position->setCoords(0, 0);
+    top = std::max(top, pair_top);
+    ticker->addTick(x, wrappedTick(QString::fromStdString(runs[i].label)));
+    // The run's peak as the Runs table and the lesson text give it (all
+    // categories, most-loaded rank), and its FLOPs use.
+    QString line = tr("<b>%1</b> %2 GiB").arg(QString::fromStdString(runs[i].label).toHtmlEscaped())
+                       .arg(toGiB(largestTotalPeak(*runs[i].result)), 0, 'f', 1);
+    if (a.mfu > 0) line += tr(", MFU %1 %").arg(100.0 * a.mfu, 0, 'f', 1);
+    if (a.hfu > a.mfu) line += tr(", HFU %1 %").arg(100.0 * a.hfu, 0, 'f', 1);
+    lines << line;
+  }
+  booked->addToLegend();
+  m_predictedBars->addToLegend();
+  PlotStyle::updateLegendRow(m_plot, false);
+  m_plot->xAxis->setTicker(ticker);
+  m_plot->xAxis->setRange(-0.6, std::max(0.6, static_cast<double>(runs.size()) - 0.4));
+  m_plot->yAxis->setRange(0, top > 0 ? top * 1.45 : 1.0);
+  m_summary->setText(tr("Activations per layer (%1 layers), booked beside Korthikanti et al.'s formula, as the CLI summary "
+                        "prints them. Per run, the %2 and the FLOPs used (HFU: the recompute counted): ")
+                         .arg(activations.front().layers)
+                         .arg(QString::fromLatin1(kTotalPeakName)) +
+                     lines.join(QStringLiteral(" · ")) + QStringLiteral("."));
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

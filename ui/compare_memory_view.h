@@ -5,7 +5,9 @@
 // Other categories (a preset's or the Categories button's: gathered
 // parameters, activations) stack at the peak of what is drawn; the outline
 // then adds FSDP's gathered-peak formula, or is left out where no formula
-// covers a drawn category.
+// covers a drawn category. With activations drawn and every run's per-layer
+// figures measured (the activation lesson), the figure is activations per
+// layer beside Korthikanti et al.'s formula, in MiB per layer.
 #pragma once
 
 #include <QStringList>
@@ -13,6 +15,7 @@
 #include <array>
 #include <vector>
 
+#include "analysis/run_summary.h"
 #include "inspect/category_filter.h"
 #include "inspect/run_comparison.h"
 #include "trace/event.h"
@@ -37,8 +40,13 @@ class CompareMemoryView : public QWidget {
   // Per run: the formula written above its predicted bar ("4 + 12/P = 7 B/param").
   const QStringList& formulaLabels() const { return m_formulas; }
   QString figureTitle() const;
+  // Whether the bars are activations per layer (else memory at its peak).
+  bool perLayerActivations() const { return m_perLayer; }
+  QString summaryText() const;
 
  private:
+  void setPerLayerRuns(const std::vector<ComparedRun>& runs, const std::vector<ActivationFigures>& activations);
+
   QLabel* m_summary;
   QCustomPlot* m_plot;
   std::array<QCPBars*, kCategoryCount> m_stack{};
@@ -47,6 +55,8 @@ class CompareMemoryView : public QWidget {
   std::vector<double> m_predicted;
   QStringList m_formulas;
   int64_t m_params = 0;  // N, when every run has the same model
+  bool m_perLayer = false;
+  QString m_source = QStringLiteral("ZeRO paper");  // whose formulas the outlines draw (formulaSource)
   CategoryFilter m_shown = CategoryFilter::modelState();
 };
 

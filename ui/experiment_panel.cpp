@@ -478,7 +478,8 @@ void ExperimentPanel::revalidate() {
     // What this configuration means, from the core's own tables and formulas.
     const double n = static_cast<double>(modelParams(c));
     QString text = tr("%1 M parameters · %2 samples per data-parallel rank").arg(n * 1e-6, 0, 'f', 2).arg(c.batch / c.dataParallelSize());
-    text += tr("<br>predicted (ZeRO paper): %1 = %2 B/param → %3 MiB model state per rank")
+    text += tr("<br>predicted (%1): %2 = %3 B/param → %4 MiB model state per rank")
+                .arg(QString::fromStdString(formulaSource(c)))
                 .arg(QString::fromStdString(modelStateFormulaText(c)))
                 .arg(expectedBytesPerParam(c), 0, 'g', 4)
                 .arg(toMiB(expectedModelStateBytes(c)), 0, 'f', 1);

@@ -262,12 +262,13 @@ void MemoryView::setShownCategories(const CategoryFilter& shown) {
   emit shownCategoriesChanged();
 }
 
-int64_t MemoryView::shownTotal(const MemorySample& s) const {
-  int64_t total = 0;
-  for (int c = 0; c < kCategoryCount; ++c)
-    if (m_shown.shows(static_cast<Category>(c))) total += s.bytes[static_cast<size_t>(c)];
-  return total;
+void MemoryView::setActivationFigures(std::optional<ActivationFigures> figures) {
+  m_activations = std::move(figures);
+  rebuild();
 }
+
+QString MemoryView::chartPeakLabel() const { return m_peakText->visible() ? m_peakText->text() : QString(); }
+QString MemoryView::summaryText() const { return m_summary->text(); }
 
 bool MemoryView::atCursor() const { return m_momentCombo->currentIndex() == 1 && m_cursor.has_value(); }
 
@@ -425,12 +426,13 @@ void MemoryView::rebuildBars() {
       text += tr(" = <b>%1 B/param</b> × %2 M").arg(static_cast<double>(state) / static_cast<double>(params), 0, 'f', 2)
                   .arg(static_cast<double>(params) * 1e-6, 0, 'f', 2);
     if (prediction)
-      text += tr(" · predicted (ZeRO paper, %1): %2 = %3 B/param, %4 MiB")
+      text += tr(" · predicted (%1, %2): %3 = %4 B/param, %5 MiB")
+                  .arg(QString::fromStdString(formulaSource(prediction->config)))
                   .arg(QString::fromStdString(strategyName(prediction->config.strategy)))
                   .arg(QString::fromStdString(prediction->model_state_formula))
                   .arg(prediction->bytes_per_param, 0, 'g', 4)
                   .arg(toMiB(prediction->model_state_bytes), 0, 'f', 2);
-    text += tr(" · all categories %1 MiB").arg(static_cast<double>(total) / kMiB, 0, 'f', 2);
+    text += tr(" · all categories then %1 MiB").arg(static_cast<double>(total) / kMiB, 0, 'f', 2);
     if (prediction && prediction->gathered.bytes > 0) {
       int64_t gathered_peak = 0;
       for (const MemorySample& s : m_series.samples(r))
@@ -438,6 +440,13 @@ void MemoryView::rebuildBars() {
       text += tr("<br>gathered parameters at their peak <b>%1 MiB</b>; formula: %2")
                   .arg(toMiB(gathered_peak), 0, 'f', 2)
                   .arg(QString::fromStdString(prediction->gathered.text));
+    }
+    if (m_activations) {
+      // The lesson's numbers, from the summary's own function (the CLI prints the same line).
+      text += QStringLiteral("<br>") + QString::fromStdString(activationFiguresText(*m_activations)).toHtmlEscaped();
+      if (m_activations->mfu > 0) text += tr(" · MFU %1 %").arg(100.0 * m_activations->mfu, 0, 'f', 1);
+      if (m_activations->hfu > m_activations->mfu)
+        text += tr(", HFU %1 % (the recompute counted)").arg(100.0 * m_activations->hfu, 0, 'f', 1);
     }
     if (const auto& imported = m_store->meta().imported) text = importedSummary(*imported, r, bytes);
     if (!m_shown.showsAll())
@@ -486,6 +495,7 @@ void MemoryView::rebuildTime() {
   m_reservedLine->removeFromLegend();
   m_peakDot->setVisible(false);
   m_peakText->setVisible(false);
+  m_chartPeak = -1;
   if (!have) {
     for (QCPGraph* g : m_areas) g->removeFromLegend();
     m_totalLine->removeFromLegend();
@@ -514,7 +524,7 @@ void MemoryView::rebuildTime() {
       const MemorySample* highest = &all[i];
       size_t j = i;
       for (; j < all.size() && static_cast<int64_t>((static_cast<double>(all[j].t_ns) - t0) / span * columns) == column; ++j)
-        if (shownTotal(all[j]) > shownTotal(*highest)) highest = &all[j];
+        if (all[j].sumOf(m_shown) > highest->sumOf(m_shown)) highest = &all[j];
       kept.push_back(highest);
       if (&all[j - 1] != highest) kept.push_back(&all[j - 1]);
       i = j;
@@ -569,18 +579,21 @@ void MemoryView::rebuildTime() {
                                                 : tr("rank %1 over time: %2, stacked").arg(r).arg(QString::fromStdString(m_shown.describe())));
   m_totalLine->setData(keys, values[kCategoryCount - 1], true);
 
-  // The peak of what is drawn: with categories hidden, the highest shown stack.
-  const MemorySample* peak = m_series.peakTotal(r);
-  if (!m_shown.showsAll())
-    for (const MemorySample& s : all)
-      if (shownTotal(s) > shownTotal(*peak)) peak = &s;
-  const double peak_mib = static_cast<double>(shownTotal(*peak)) / kMiB;
+  // The peak of what is drawn (this rank, these categories): named for what
+  // it is, since the compare readout's peak is all categories on the most-loaded rank.
+  const MemorySample* peak = m_series.peakOf(r, m_shown);
+  m_chartPeak = peak->sumOf(m_shown);
+  const double peak_mib = static_cast<double>(m_chartPeak) / kMiB;
   // Placed by coordinates, not on the graph: several samples can share the
   // peak's time (a modeled clock stamps many ops alike) and the graph would
   // pick the first of them.
   m_peakDot->position->setCoords(static_cast<double>(peak->t_ns) * 1e-6, peak_mib);
   m_peakDot->setVisible(true);
-  m_peakText->setText(tr("peak %1 MiB").arg(peak_mib, 0, 'f', 1));
+  m_peakText->setText(m_store->meta().imported ? tr("rank %1 peak allocated %2 MiB").arg(r).arg(peak_mib, 0, 'f', 1)
+                     : m_shown.showsAll()
+                         ? tr("rank %1 peak, all categories: %2 MiB").arg(r).arg(peak_mib, 0, 'f', 1)
+                         : tr("rank %1 peak of %2: %3 MiB").arg(r).arg(QString::fromStdString(m_shown.describe()))
+                               .arg(peak_mib, 0, 'f', 1));
   m_peakText->setVisible(true);
   m_time->xAxis->setRange(keys.front(), std::max(keys.back(), keys.front() + 1e-3));
   m_time->yAxis->setRange(0, std::max(std::max(peak_mib, reserved_top) * 1.22, 1e-3));

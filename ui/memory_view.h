@@ -9,6 +9,7 @@
 #include <array>
 #include <optional>
 
+#include "analysis/run_summary.h"
 #include "inspect/category_filter.h"
 #include "inspect/memory_series.h"
 
@@ -46,6 +47,10 @@ class MemoryView : public QWidget {
   // What compare mode draws: the shown categories, or model state (the ZeRO
   // figure) while every category is shown.
   CategoryFilter comparedCategories() const { return m_shown.showsAll() ? CategoryFilter::modelState() : m_shown; }
+  // The shown run's activations per layer beside Korthikanti et al.'s formula,
+  // MFU and HFU (analysis/run_summary.h), written under the summary; none for
+  // a model without token blocks, an opened trace or a live run.
+  void setActivationFigures(std::optional<ActivationFigures> figures);
 
  signals:
   void shownCategoriesChanged();
@@ -58,6 +63,11 @@ class MemoryView : public QWidget {
   QCustomPlot* barsPlot() const { return m_bars; }
   QCustomPlot* timePlot() const { return m_time; }
   const MemorySeries& series() const { return m_series; }
+  // The over-time chart's peak as marked: the selected rank's peak of the
+  // drawn categories (MemorySeries::peakOf), in bytes (-1: nothing drawn), and its label.
+  int64_t chartPeakBytes() const { return m_chartPeak; }
+  QString chartPeakLabel() const;
+  QString summaryText() const;
 
  private:
   void rebuild();
@@ -67,7 +77,6 @@ class MemoryView : public QWidget {
   bool atCursor() const;
   std::array<int64_t, kCategoryCount> ledgerBytes(int rank) const;  // every category, as booked
   bool showsPrediction() const;
-  int64_t shownTotal(const MemorySample& s) const;
   void buildCategoryMenu();
 
   const EventStore* m_store;
@@ -91,6 +100,8 @@ class MemoryView : public QWidget {
   QCPItemText* m_peakText = nullptr;
   QCPItemStraightLine* m_cursorLine = nullptr;
   std::optional<int64_t> m_cursor;
+  std::optional<ActivationFigures> m_activations;
+  int64_t m_chartPeak = -1;
   int m_rank = 0;
   const ImportedSource* m_rankSource = nullptr;  // the imported job the rank list was made for
 };

@@ -5,7 +5,8 @@
 namespace shardscope {
 
 QString predictionLegend(const RunPrediction& p) {
-  return QCoreApplication::translate("Prediction", "predicted (ZeRO paper): %1 = %2 B/param × N, model state")
+  return QCoreApplication::translate("Prediction", "predicted (%1): %2 = %3 B/param × N, model state")
+      .arg(QString::fromStdString(formulaSource(p.config)))
       .arg(QString::fromStdString(p.model_state_formula))
       .arg(p.bytes_per_param, 0, 'g', 4);
 }

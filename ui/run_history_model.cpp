@@ -72,7 +72,12 @@ RunHistoryModel::Figures RunHistoryModel::figuresOf(const RunRecord& r) {
     f.overlap = hiddenSharePercent(res->last_step);
   }
   // Modeled runs: the same MFU and latency share the summary prints.
-  if (res->peak_flops > 0 && !res->last_step.empty()) f.mfu = 100.0 * res->mfu();
+  if (res->peak_flops > 0 && !res->last_step.empty()) {
+    f.mfu = 100.0 * res->mfu();
+    // Checkpointing's recompute: the hardware FLOPs utilisation beside it.
+    if (res->hardware_flops_per_step_per_rank > res->flops_per_step_per_rank) f.hfu = 100.0 * res->hfu();
+  }
+  f.total_peak_mib = toMiB(largestTotalPeak(*res));
   if (res->latency_share) f.latency_share = 100.0 * *res->latency_share;
   if (res->params > 0) {
     const RankResult& rank0 = res->ranks.front();
@@ -138,7 +143,12 @@ QVariant RunHistoryModel::data(const QModelIndex& index, int role) const {
                 "bf16 gradient bytes): DDP's 2N reads 2, ZeRO-3's 3N reads 3; the formula in brackets");
     if (index.column() == Mfu)
       return tr("model FLOPs utilisation of the last step on the modeled clock: the model's FLOPs per rank over the "
-                "profile's bf16 peak × the step time (recomputed FLOPs not counted)");
+                "profile's bf16 peak × the step time (recomputed FLOPs not counted); with activation checkpointing "
+                "the hardware FLOPs utilisation (HFU, the recompute counted) follows");
+    if (index.column() == TotalPeak)
+      return tr("%1: the largest over ranks of the allocator's peak of every category summed (the summary's "
+                "total_peak_bytes). Not the memory chart's peak, which is one rank's peak of the categories it draws")
+          .arg(QString::fromLatin1(kTotalPeakName));
     if (index.column() == LatencyShare)
       return tr("of rank 0's data-parallel collective time in the last step (modeled clock), the share that is the "
                 "links' per-message latency (latency × ring steps) rather than bytes over bandwidth");
@@ -160,7 +170,11 @@ QVariant RunHistoryModel::data(const QModelIndex& index, int role) const {
     case Step: return num(f.step_ms, 3);
     case Exposed: return num(f.exposed_ms, 3);
     case Overlap: return f.overlap ? QVariant(QString::number(*f.overlap, 'f', 1) + QStringLiteral(" %")) : QVariant(QStringLiteral("–"));
-    case Mfu: return f.mfu ? QVariant(QString::number(*f.mfu, 'f', 1) + QStringLiteral(" %")) : QVariant(QStringLiteral("–"));
+    case Mfu:
+      if (!f.mfu) return QStringLiteral("–");
+      return f.hfu ? tr("%1 % (HFU %2 %)").arg(*f.mfu, 0, 'f', 1).arg(*f.hfu, 0, 'f', 1)
+                   : QVariant(QString::number(*f.mfu, 'f', 1) + QStringLiteral(" %"));
+    case TotalPeak: return num(f.total_peak_mib, 2);
     case LatencyShare:
       return f.latency_share ? QVariant(QString::number(*f.latency_share, 'f', 1) + QStringLiteral(" %"))
                              : QVariant(QStringLiteral("–"));
@@ -184,6 +198,7 @@ QVariant RunHistoryModel::headerData(int section, Qt::Orientation orientation, i
     case Mfu: return tr("MFU");
     case LatencyShare: return tr("comm latency share");
     case StateBytes: return tr("model state (B/param)");
+    case TotalPeak: return tr("peak, all categories (MiB)");
     case Sent: return tr("traffic (N·(P−1)/P)");
     case TpSent: return tr("TP traffic (MiB)");
     case FinalLoss: return tr("final loss");

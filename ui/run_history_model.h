@@ -35,7 +35,7 @@ struct RunRecord {
 class RunHistoryModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Index, Run, Step, Exposed, Overlap, Mfu, LatencyShare, StateBytes, Sent, TpSent, FinalLoss, Status, ColumnCount };
+  enum Column { Index, Run, Step, Exposed, Overlap, Mfu, LatencyShare, StateBytes, TotalPeak, Sent, TpSent, FinalLoss, Status, ColumnCount };
   static constexpr int kKeptTraces = 8;
 
   explicit RunHistoryModel(QObject* parent = nullptr);
@@ -57,8 +57,8 @@ class RunHistoryModel : public QAbstractTableModel {
 
  private:
   struct Figures {
-    std::optional<double> step_ms, exposed_ms, overlap, mfu, latency_share, state_bpp, formula_bpp, sent_in_n, formula_in_n,
-        tp_sent_mib, loss;
+    std::optional<double> step_ms, exposed_ms, overlap, mfu, hfu, latency_share, state_bpp, formula_bpp, total_peak_mib,
+        sent_in_n, formula_in_n, tp_sent_mib, loss;
   };
   static Figures figuresOf(const RunRecord& r);
   std::vector<RunRecord> m_runs;

@@ -4,6 +4,7 @@
 #include <QVarLengthArray>
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "figure_export.h"
 #include "inspect/event_store.h"
@@ -247,6 +248,14 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip, bool* 
     return it.value();
   };
   const auto& rows = m_layout->rows();
+  // Labels go on after every box: a row's collectives are drawn over its
+  // folded compute (TimelineLayout), and must not hide the fold's "171 ops".
+  struct BoxLabel {
+    QRectF rect;
+    QString text;
+    QColor color;
+  };
+  std::vector<BoxLabel> labels;
   for (const TimelineDrawItem& item : m_layout->items()) {
     const QRectF r = boxRect(item, clip);
     if (r.width() <= 0) continue;
@@ -294,8 +303,11 @@ void TimelinePlottable::drawBoxes(QCPPainter* painter, const QRect& clip, bool* 
     if (advance(text) > text_rect.width() - 1) text = fm.elidedText(text, Qt::ElideRight, text_rect.width());
     // "bl…" says nothing the colour does not: elided labels keep 3+ characters.
     if (text.isEmpty() || (text.endsWith(QChar(0x2026)) && text.size() < 4)) continue;
-    painter->setPen(item.folded > 1 ? QColor(0x1A, 0x1A, 0x1A) : Palette::textOn(fill));
-    painter->drawText(text_rect, Qt::AlignVCenter | Qt::AlignLeft, text);
+    labels.push_back({text_rect, text, item.folded > 1 ? QColor(0x1A, 0x1A, 0x1A) : Palette::textOn(fill)});
+  }
+  for (const BoxLabel& l : labels) {
+    painter->setPen(l.color);
+    painter->drawText(l.rect, Qt::AlignVCenter | Qt::AlignLeft, l.text);
   }
 }
 

@@ -113,6 +113,13 @@ MemoryPage::MemoryPage(Inspection& inspection, QWidget* parent)
     m_compare->setRuns(m_inspection.compared(), m_view->comparedCategories());
     m_stack->setCurrentWidget(m_inspection.comparing() ? static_cast<QWidget*>(m_compare) : m_view);
   });
+  // The run's activations per layer and HFU: the summary's figures, once it measured them.
+  const auto showActivations = [this] {
+    const RunResult* result = m_inspection.run().result;  // null while a live run has not ended
+    m_view->setActivationFigures(result ? activationFigures(*result) : std::nullopt);
+  };
+  QObject::connect(&inspection, &Inspection::runShown, m_view, showActivations);
+  QObject::connect(&inspection, &Inspection::runFinished, m_view, showActivations);
   // The Categories button (or a preset's categories) chooses what compared runs draw too.
   QObject::connect(m_view, &MemoryView::shownCategoriesChanged, m_compare, [this] {
     if (m_inspection.comparing()) m_compare->setRuns(m_inspection.compared(), m_view->comparedCategories());

@@ -57,6 +57,20 @@ std::string fmt(const char* format, double v) {
 
 }  // namespace
 
+std::string formulaSource(const RunConfig& c) {
+  std::string departs;
+  const auto add = [&departs](const char* what) { departs += (departs.empty() ? "" : ", ") + std::string(what); };
+  if (isHybrid(c.strategy)) add("hybrid sharding");
+  if (c.tp > 1) add("tensor parallelism");
+  if (c.pp > 1) add("pipeline stages");
+  else if (c.pipelined()) add("microbatches");
+  if (c.isSharded() && c.reduceDType() == CommDType::Fp32) add("fp32 reduce");
+  if (c.isSharded() && c.paramDType() == CommDType::Fp32) add("fp32 gathers");
+  if (c.isSharded() && !c.reshardAfterForward()) add("no resharding");
+  if (!c.isSharded() && c.fp32Grads()) add("fp32 gradients");
+  return departs.empty() ? "ZeRO paper" : "ZeRO paper, adapted to " + departs;
+}
+
 RunConfig formulaConfig(Strategy strategy, int ranks, int shard_group) {
   RunConfig c;
   c.strategy = strategy;
@@ -195,6 +209,41 @@ ExpectedTraffic expectedTraffic(const RunConfig& c, int64_t params) {
       // outputs again for the weight gradients (Megatron-LM keeps them sharded).
       t.tp_notation = "2 × (reduce-scatter + all-gather) = 2 × 2(T−1)/T × B·S·D × 2 B";
       t.tp_backward_per_layer = t.tp_per_layer + t.tp_per_layer / 2;
+    }
+    if (c.pp <= 1) {
+      // The step: L blocks, and (token models) the embedding's forward sum and
+      // the head's backward sum, each one collective of the (B·S, D) activation.
+      const int64_t layers = c.model.layers;
+      const double tensor = double(tokens) * c.model.hidden * 2.0;
+      const std::string shape = std::string(sequence ? "B·S·D" : "B·D") + " × 2 B";
+      const int full = c.model.checkpointing == Checkpointing::Full ? 2 : 1;  // the recompute repeats the forward's
+      if (sequence && c.model.sequence_parallel) {
+        // Per block: forward 2 gathers + 2 reduce-scatters (× 2 with full
+        // checkpointing), backward 4 gathers + 2 reduce-scatters; the embedding
+        // reduce-scatters forward and gathers backward; the head gathers
+        // forward and gathers and reduce-scatters backward.
+        const int64_t scatters = layers * (2 * full + 2) + 2, gathers = layers * (2 * full + 4) + 3;
+        t.tensor_parallel.reduce_scatter = cast(double(scatters) * ringBytesPerRank(Collective::ReduceScatter, tensor, c.tp));
+        t.tensor_parallel.all_gather = cast(double(gathers) * ringBytesPerRank(Collective::AllGather, tensor, c.tp));
+        t.tp_step_notation = std::to_string(scatters) + " reduce-scatters + " + std::to_string(gathers) +
+                             " all-gathers × (T−1)/T × " + shape + " (" + std::to_string(layers) +
+                             " layers, embedding, head)";
+      } else {
+        const int64_t per_layer = int64_t(t.tp_all_reduces_per_layer) * (full + 1);
+        const int64_t ends = sequence ? 2 : 0;  // the embedding's and the head's sums
+        const int64_t sums = layers * per_layer + ends;
+        t.tensor_parallel.all_reduce = cast(double(sums) * ringBytesPerRank(Collective::AllReduce, tensor, c.tp));
+        t.tp_step_notation = std::to_string(sums) + " × 2(T−1)/T × " + shape + " (" + std::to_string(per_layer) +
+                             " per layer × " + std::to_string(layers) + " layers" +
+                             (sequence ? ", embedding, head)" : ")");
+      }
+      if (sequence) {
+        // The vocab-parallel loss: each token's row maximum gathered, its
+        // softmax sum and target logit summed, in fp32 (B·S tokens).
+        t.tensor_parallel.all_gather += cast(ringBytesPerRank(Collective::AllGather, double(tokens) * 4.0 * c.tp, c.tp));
+        t.tensor_parallel.all_reduce += cast(ringBytesPerRank(Collective::AllReduce, double(tokens) * 2.0 * 4.0, c.tp));
+        t.tp_step_notation += " + the loss's fp32 statistics";
+      }
     }
   }
   return t;

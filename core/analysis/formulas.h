@@ -29,6 +29,14 @@ namespace shardscope {
 // defaults for the rest.
 RunConfig formulaConfig(Strategy strategy, int ranks, int shard_group = 0);
 
+// Whose formulas a run's predictions are, for every label that names them:
+// "ZeRO paper" where they are the paper's own (ddp, zero1, zero2, zero3/fsdp
+// on P data-parallel ranks, bf16 communication, resharding after forward),
+// else "ZeRO paper, adapted to " what departs from it ("hybrid sharding",
+// "tensor parallelism", "pipeline stages", "fp32 reduce", "fp32 gathers",
+// "no resharding", "microbatches"), joined by ", ".
+std::string formulaSource(const RunConfig& c);
+
 // --- model state -----------------------------------------------------------
 
 // Parameters of the whole model and of one TP rank's slice (the whole ones —
@@ -81,6 +89,18 @@ struct ExpectedTraffic {
   int64_t tp_backward_per_layer = 0;
   int tp_all_reduces_per_layer = 0;  // row-parallel layers per block: 2 (gpt), 1 (mlp)
   std::string tp_notation;           // "2 × 2(T−1)/T × B·S·D × 2 B"
+  // Bytes one rank sends per step in its TP group, by collective: every
+  // block's forward and backward activation sums (the per-layer figures × L)
+  // and the vocab-parallel embedding's and head's one B·S·D sum each (under
+  // sequence parallelism their reduce-scatters and gathers), and the
+  // vocab-parallel loss's statistics (fp32, per token). Left out: the CPU
+  // model's norm-gradient sums under sequence parallelism (a few floats per
+  // parameter). Zero without --tp and with --pp (a stage's share differs).
+  CommBytes tensor_parallel;
+  std::string tp_step_notation;      // "130 × 2(T−1)/T × B·S·D × 2 B (4 per layer × 32 layers, embedding, head)"
+  int64_t tensorParallelTotal() const {
+    return tensor_parallel.all_reduce + tensor_parallel.reduce_scatter + tensor_parallel.all_gather;
+  }
 
   int64_t dataParallelTotal() const {
     return data_parallel.all_reduce + data_parallel.reduce_scatter + data_parallel.all_gather;

@@ -75,6 +75,34 @@ double modelStateBytesPerParam(const RankResult& rank, int64_t params) {
                     : 0.0;
 }
 
+int64_t largestTotalPeak(const RunResult& r) {
+  int64_t peak = 0;
+  for (const RankResult& rank : r.ranks) peak = std::max(peak, rank.ledger.total_peak);
+  return peak;
+}
+
+std::optional<ActivationFigures> activationFigures(const RunResult& r) {
+  const RunConfig& c = r.config;
+  if (!hasTokenBlocks(c) || r.ranks.empty()) return std::nullopt;
+  ActivationFigures a;
+  a.booked_per_layer = r.ranks.front().activation_bytes_per_layer;
+  a.formula_per_layer = expectedActivationBytesPerLayer(c);
+  a.layers = c.model.layers;
+  a.attention = attentionName(c.model.attention);
+  a.checkpointing = checkpointingName(c.model.checkpointing);
+  if (r.peak_flops > 0 && !r.last_step.empty()) {
+    a.mfu = r.mfu();
+    a.hfu = r.hardware_flops_per_step_per_rank > r.flops_per_step_per_rank ? r.hfu() : a.mfu;
+  }
+  return a;
+}
+
+std::string activationFiguresText(const ActivationFigures& a) {
+  return "activations per layer (rank 0, " + a.attention + " attention, checkpointing " + a.checkpointing +
+         "): " + mib(a.booked_per_layer) + " MiB booked, Korthikanti et al. " +
+         mib(static_cast<int64_t>(a.formula_per_layer)) + " MiB";
+}
+
 std::string configJson(const RunConfig& config) { return dumpJson(configToJson(config), -1); }
 
 void writeSummaryJson(const RunResult& r, std::ostream& out) {
@@ -295,7 +323,7 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     std::snprintf(line, sizeof line, " %10s", std::string(categoryName(cat)).c_str());
     out << line;
   }
-  out << "\n";
+  out << "        all\n";
   const CopiedRows copied(r.copies);
   for (const RankResult& rank : r.ranks) {
     if (copied.skip(rank.rank)) continue;
@@ -305,9 +333,12 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
       std::snprintf(line, sizeof line, " %10s", mib(rank.ledger.peak[static_cast<size_t>(cat)]).c_str());
       out << line;
     }
-    out << "\n";
+    std::snprintf(line, sizeof line, " %10s", mib(rank.ledger.total_peak).c_str());
+    out << line << "\n";
   }
   copied.print(out, c.ranks);
+  out << "  all = the peak of every category summed (the summary's total_peak_bytes; the largest over ranks is\n"
+         "  the window's \"" << kTotalPeakName << "\"), not the sum of the categories' peaks\n";
   if (!r.ranks.empty() && r.ranks.front().device_memory) {
     out << "\nGPU memory per rank (MiB): allocated = what the ledger books, reserved = what the caching\n"
            "allocator holds from cudaMalloc (rounding + cache), device used = cudaMemGetInfo (all ranks on\n"
@@ -325,7 +356,7 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
   const ExpectedTraffic traffic = expectedTraffic(c);
   const int64_t expected_total_all = traffic.dataParallelTotal();
   out << "\nmodel state (param+grad+master+adam_m+adam_v) and bytes sent per rank per step, measured vs the formula\n";
-  out << "  model state: " << modelStateFormulaText(c) << " bytes/param (ZeRO paper); traffic: "
+  out << "  model state: " << modelStateFormulaText(c) << " bytes/param (" << formulaSource(c) << "); traffic: "
       << traffic.valueText() << "\n";
   out << "  rank  strategy  bytes/param  expected  padding(B)   bytes sent/step    expected  in N(P-1)/P\n";
   for (const RankResult& rank : r.ranks) {
@@ -350,15 +381,7 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     out << line;
   }
   copied.print(out, c.ranks);
-  if (hasTokenBlocks(c) && !r.ranks.empty()) {
-    std::snprintf(line, sizeof line,
-                  "\nactivations per layer (rank 0, %s attention, checkpointing %s): %s MiB booked, "
-                  "Korthikanti et al. %s MiB\n",
-                  attentionName(c.model.attention).c_str(), checkpointingName(c.model.checkpointing).c_str(),
-                  mib(r.ranks.front().activation_bytes_per_layer).c_str(),
-                  mib(static_cast<int64_t>(expectedActivationBytesPerLayer(c))).c_str());
-    out << line;
-  }
+  if (const std::optional<ActivationFigures> a = activationFigures(r)) out << "\n" << activationFiguresText(*a) << "\n";
   if (c.tp > 1 && !r.ranks.empty()) {
     const RankResult& r0 = r.ranks.front();
     int64_t fwd = 0, bwd = 0;
@@ -385,10 +408,20 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
                     static_cast<long long>(traffic.tp_forward_per_layer));
       out << line;
     }
-    std::snprintf(line, sizeof line, "  TP group bytes sent per step (rank 0): all-reduce %lld, all-gather %lld\n",
+    std::snprintf(line, sizeof line,
+                  "  TP group bytes sent per step (rank 0): all-reduce %lld, reduce-scatter %lld, all-gather %lld\n",
                   static_cast<long long>(r0.tp_comm_bytes.all_reduce),
+                  static_cast<long long>(r0.tp_comm_bytes.reduce_scatter),
                   static_cast<long long>(r0.tp_comm_bytes.all_gather));
     out << line;
+    if (traffic.tensorParallelTotal() > 0) {
+      std::snprintf(line, sizeof line, "  formula (Megatron-LM) per step: %s = %lld (all-reduce %lld, reduce-scatter %lld, all-gather %lld)\n",
+                    traffic.tp_step_notation.c_str(), static_cast<long long>(traffic.tensorParallelTotal()),
+                    static_cast<long long>(traffic.tensor_parallel.all_reduce),
+                    static_cast<long long>(traffic.tensor_parallel.reduce_scatter),
+                    static_cast<long long>(traffic.tensor_parallel.all_gather));
+      out << line;
+    }
   }
   if (!r.pipeline.stages.empty()) {
     out << "\npipeline: " << c.pp << " stages x " << c.dataParallelSize() << " data-parallel x " << c.tp
@@ -477,6 +510,10 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     if (r.peak_flops > 0) {
       std::snprintf(line, sizeof line, "  MFU %.1f%% of %s's bf16 peak\n", 100.0 * r.mfu(), r.profile.c_str());
       out << line;
+      if (r.hardware_flops_per_step_per_rank > r.flops_per_step_per_rank) {
+        std::snprintf(line, sizeof line, "  HFU %.1f%%: the same with the recomputed FLOPs counted\n", 100.0 * r.hfu());
+        out << line;
+      }
     }
     if (r.latency_share) {
       std::snprintf(line, sizeof line,

@@ -21,6 +21,13 @@ int64_t MemorySample::total() const {
   return sum;
 }
 
+int64_t MemorySample::sumOf(const CategoryFilter& shown) const {
+  int64_t sum = 0;
+  for (int c = 0; c < kCategoryCount; ++c)
+    if (shown.shows(static_cast<Category>(c))) sum = saturatingAdd(sum, bytes[static_cast<size_t>(c)]);
+  return sum;
+}
+
 void MemorySeries::sync(const EventStore& store) {
   if (m_store != &store || m_generation != store.generation()) {
     m_store = &store;
@@ -67,6 +74,21 @@ const MemorySample* MemorySeries::peakTotal(int rank) const {
   if (rank < 0 || rank >= rankCount()) return nullptr;
   const RankSeries& s = series(rank);
   return s.samples.empty() ? nullptr : &s.samples[s.peakTotalIndex];
+}
+
+const MemorySample* MemorySeries::peakOf(int rank, const CategoryFilter& shown) const {
+  if (shown.showsAll()) return peakTotal(rank);
+  if (shown == CategoryFilter::modelState()) return peakModelState(rank);
+  if (rank < 0 || rank >= rankCount()) return nullptr;
+  const RankSeries& s = series(rank);
+  const MemorySample* best = nullptr;
+  int64_t top = -1;
+  for (const MemorySample& sample : s.samples)
+    if (const int64_t sum = sample.sumOf(shown); sum > top) {
+      top = sum;
+      best = &sample;
+    }
+  return best;
 }
 
 MemorySample MemorySeries::at(int rank, int64_t t_ns) const {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "inspect/category_filter.h"
 #include "trace/event.h"
 
 namespace shardscope {
@@ -22,6 +23,8 @@ struct MemorySample {
   // Sums clamp to int64's range (a trace's `value`s are any int64).
   int64_t modelState() const;
   int64_t total() const;
+  // The shown categories' bytes summed (all: total()).
+  int64_t sumOf(const CategoryFilter& shown) const;
 };
 
 class MemorySeries {
@@ -33,6 +36,10 @@ class MemorySeries {
   // nullptr while the rank has allocated nothing.
   const MemorySample* peakModelState(int rank) const;
   const MemorySample* peakTotal(int rank) const;
+  // The first moment the shown categories' sum peaks on rank: the memory
+  // chart's "peak" of what it draws (all categories: peakTotal, whose sum is
+  // the summary's total_peak_bytes for that rank; model state: peakModelState).
+  const MemorySample* peakOf(int rank, const CategoryFilter& shown) const;
   // The books at t: the last sample at or before t (zeros before the first).
   MemorySample at(int rank, int64_t t_ns) const;
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/run_summary.h"
 #include "engine/run.h"
 #include "inspect/event_store.h"
 #include "inspect/memory_series.h"
@@ -94,12 +95,10 @@ RunFigures runFigures(const ComparedRun& run) {
       f.step_ns = step;
       f.exposed_comm_ns = static_cast<int64_t>(static_cast<double>(exposed) / static_cast<double>(r->last_step.size()));
     }
-    int64_t peak = 0, sent = 0;
-    for (const RankResult& rank : r->ranks) {
-      peak = std::max(peak, rank.ledger.total_peak);
+    int64_t sent = 0;
+    for (const RankResult& rank : r->ranks)
       sent = std::max(sent, comparedSentOf(rank.comm_bytes) + comparedSentOf(rank.tp_comm_bytes));
-    }
-    f.peak_bytes = peak;
+    f.total_peak_bytes = largestTotalPeak(*r);
     f.sent_bytes = sent;
     f.model_state_bytes = r->ranks.front().ledger.model_state_peak;
     return f;
@@ -135,7 +134,7 @@ RunFigures runFigures(const ComparedRun& run) {
     int64_t peak = 0;
     for (int r = 0; r < series.rankCount(); ++r)
       if (const MemorySample* s = series.peakTotal(r)) peak = std::max(peak, s->total());
-    f.peak_bytes = peak;
+    f.total_peak_bytes = peak;
     if (const MemorySample* s = series.peakModelState(0)) f.model_state_bytes = s->modelState();
   }
   return f;
@@ -153,7 +152,7 @@ std::vector<FigureRatio> compareFigures(const RunFigures& a, const RunFigures& b
   };
   return {line("step time", a.step_ns, b.step_ns, FigureRatio::Unit::Ns),
           line("exposed comm", a.exposed_comm_ns, b.exposed_comm_ns, FigureRatio::Unit::Ns),
-          line("peak memory", a.peak_bytes, b.peak_bytes, FigureRatio::Unit::Bytes),
+          line(kTotalPeakName, a.total_peak_bytes, b.total_peak_bytes, FigureRatio::Unit::Bytes),
           line("bytes sent", a.sent_bytes, b.sent_bytes, FigureRatio::Unit::Bytes)};
 }
 

@@ -30,7 +30,10 @@ struct ComparedRun {
 struct RunFigures {
   std::optional<int64_t> step_ns;            // last step, slowest rank (last_step.step_ns)
   std::optional<int64_t> exposed_comm_ns;    // last step, mean over ranks (last_step.exposed_comm_ns)
-  std::optional<int64_t> peak_bytes;         // largest per_rank total_peak_bytes
+  // The most-loaded rank's peak of all ledger categories summed (the largest
+  // per_rank total_peak_bytes): not the memory chart's peak, which is one
+  // rank's peak of the categories it draws (MemorySeries::peakOf).
+  std::optional<int64_t> total_peak_bytes;
   std::optional<int64_t> sent_bytes;         // largest bytes one rank sent in the last step (comm_bytes summed)
   std::optional<int64_t> model_state_bytes;  // rank 0's model_state_peak_bytes
   int64_t params = 0;
@@ -39,7 +42,7 @@ RunFigures runFigures(const ComparedRun& run);
 
 // One line of the difference readout: A, B and B/A (nullopt where either is unknown or A is 0).
 struct FigureRatio {
-  std::string name;  // "step time", "exposed comm", "peak memory", "bytes sent"
+  std::string name;  // "step time", "exposed comm", kTotalPeakName (analysis/run_summary.h), "bytes sent"
   std::optional<double> a, b, ratio;
   enum class Unit { Ns, Bytes } unit = Unit::Ns;
 };

@@ -136,7 +136,7 @@ bool TimelineLayout::sync(const EventStore& store) {
         case EventKind::StepEnd: break;  // memory view / step lines carry these
         default:
           if (isInstant(e.kind)) break;
-          d.boxes.push(idx, e);
+          (isAnyCollective(e.kind) ? d.collectives : d.boxes).push(idx, e);
           m_kinds |= 1u << static_cast<unsigned>(e.kind);
           break;
       }
@@ -179,7 +179,7 @@ void TimelineLayout::rebuildImportedRows(const ImportedSource& source) {
   for (size_t r = 0; r < m_lanes.size(); ++r)
     for (size_t l = 0; l < m_lanes[r].size(); ++l) {
       const LaneData& d = m_lanes[r][l];
-      if (d.boxes.index.empty() && d.major.index.empty() && d.minor.index.empty()) continue;
+      if (d.boxes.index.empty() && d.collectives.index.empty() && d.major.index.empty() && d.minor.index.empty()) continue;
       const ImportedTrack* track = source.track(static_cast<int>(r), static_cast<Lane>(l));
       const bool host = !track || track->role == Lane::Host;
       if (host && !m_showHostTracks) continue;
@@ -194,7 +194,8 @@ bool TimelineLayout::hasHostTracks() const {
   for (size_t r = 0; r < m_lanes.size(); ++r)
     for (size_t l = 0; l < m_lanes[r].size(); ++l) {
       const ImportedTrack* track = source.track(static_cast<int>(r), static_cast<Lane>(l));
-      if ((!track || track->role == Lane::Host) && !m_lanes[r][l].boxes.index.empty()) return true;
+      if ((!track || track->role == Lane::Host) && (!m_lanes[r][l].boxes.index.empty() || !m_lanes[r][l].collectives.index.empty()))
+        return true;
     }
   return false;
 }
@@ -208,7 +209,8 @@ void TimelineLayout::rebuildRows() {
   for (const auto& rank : m_lanes)
     for (size_t l = 0; l < rank.size(); ++l) {
       const LaneData& d = rank[l];
-      used[l] = used[l] || !d.boxes.index.empty() || !d.major.index.empty() || !d.minor.index.empty();
+      used[l] = used[l] || !d.boxes.index.empty() || !d.collectives.index.empty() || !d.major.index.empty() ||
+                !d.minor.index.empty();
     }
   m_rows.clear();
   m_rowOf.assign(m_lanes.size() * m_slots, -1);
@@ -278,10 +280,18 @@ void TimelineLayout::layout(double t0_ns, double t1_ns, double width_px, int fir
     LaneData& d = lanes[static_cast<size_t>(r.lane)];
     const std::vector<Event>& events = m_store->events(r.rank);
     d.boxes.sortIfNeeded(events);
+    d.collectives.sortIfNeeded(events);
     d.major.sortIfNeeded(events);
     d.minor.sortIfNeeded(events);
     const size_t items_first = m_items.size();
-    layoutBoxes(row, d.boxes);
+    // A lane of collectives only (the gather, reduce and comm lanes) folds as
+    // any lane; over a computing lane's boxes they keep their own, thinner folds.
+    if (d.boxes.index.empty()) {
+      layoutBoxes(row, d.collectives);
+    } else {
+      layoutBoxes(row, d.boxes);
+      layoutBoxes(row, d.collectives, kMinOverlayPx);
+    }
     m_rowItems[static_cast<size_t>(row)] = {items_first, m_items.size()};
     const size_t markers_first = m_markers.size();
     layoutMarkers(row, d.minor);
@@ -290,7 +300,7 @@ void TimelineLayout::layout(double t0_ns, double t1_ns, double width_px, int fir
   }
 }
 
-void TimelineLayout::layoutBoxes(int row, const Lane1D& lane) {
+void TimelineLayout::layoutBoxes(int row, const Lane1D& lane, double min_px) {
   const size_t n = lane.index.size();
   const auto t_of_px = [&](double x) { return m_t0 + x / m_scale; };
   // First box that can reach the viewport: maxEnd is monotonic.
@@ -299,17 +309,17 @@ void TimelineLayout::layoutBoxes(int row, const Lane1D& lane) {
   const double view_end_t = m_t0 + m_viewWidth / m_scale;
   while (i < n && static_cast<double>(lane.begin[i]) <= view_end_t) {
     const double x0 = px(lane.begin[i]), x1 = px(lane.end[i]);
-    if (x1 - x0 >= kMinBoxPx) {
+    if (x1 - x0 >= min_px) {
       m_items.push_back({x0, x1, row, lane.index[i], 1, lane.kind[i], false});
       ++i;
       continue;
     }
-    // Fold: swallow every following box that ends within kMinBoxPx of the
+    // Fold: swallow every following box that ends within min_px of the
     // fold's end, jumping over them with one search per step.
     TimelineDrawItem fold{x0, x1, row, lane.index[i], 1, lane.kind[i], false};
     size_t j = i + 1;
     while (j < n) {
-      const int64_t t_next = clampNs(t_of_px(fold.x1 + kMinBoxPx));
+      const int64_t t_next = clampNs(t_of_px(fold.x1 + min_px));
       const size_t k = gallop(lane.maxEnd, j, t_next);
       if (k > j) {
         fold.folded += static_cast<int32_t>(k - j);
@@ -321,7 +331,7 @@ void TimelineLayout::layoutBoxes(int row, const Lane1D& lane) {
         break;
       }
       const double nx0 = px(lane.begin[k]), nx1 = px(lane.end[k]);
-      if (nx1 - nx0 < kMinBoxPx && nx0 - fold.x1 < kMinBoxPx) {
+      if (nx1 - nx0 < min_px && nx0 - fold.x1 < min_px) {
         fold.folded += 1;
         fold.x1 = std::max(fold.x1, nx1);
         if (lane.kind[k] != fold.kind) fold.mixed = true;
@@ -332,7 +342,7 @@ void TimelineLayout::layoutBoxes(int row, const Lane1D& lane) {
       break;
     }
     // A fold is never thinner than the fold threshold: it stands for real work.
-    fold.x1 = std::max(fold.x1, fold.x0 + kMinBoxPx);
+    fold.x1 = std::max(fold.x1, fold.x0 + min_px);
     m_items.push_back(fold);
     i = j;
   }
@@ -359,11 +369,12 @@ std::pair<size_t, size_t> TimelineLayout::rowItems(int row) const {
 
 const TimelineDrawItem* TimelineLayout::itemAt(int row, double x) const {
   const auto [first, last] = rowItems(row);
-  // Items of a row are in x order; pick the last one that starts at or before x.
+  // Items of a row are in x order (the collectives over a computing lane in
+  // a second run, drawn on top); pick the last one under x, so a collective
+  // drawn over a fold wins. A row holds a few hundred items at most.
   const TimelineDrawItem* best = nullptr;
   for (size_t k = first; k < last; ++k) {
     const TimelineDrawItem& it = m_items[k];
-    if (it.x0 > x + 1.0) break;
     if (x >= it.x0 - 1.0 && x <= it.x1 + 1.0) best = &it;
   }
   return best;

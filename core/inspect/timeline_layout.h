@@ -2,7 +2,11 @@
 // draw items for one viewport. Layout runs before painting: boxes off screen
 // are never visited (binary search on begin and on the running max of end), and
 // consecutive boxes narrower than kMinBoxPx fold into one merged box, so a row
-// yields at most ~width / kMinBoxPx items whatever its event count. No widgets.
+// yields at most ~width / kMinBoxPx items whatever its event count. Collectives
+// on a lane that also computes (tensor parallelism's all-reduces on the compute
+// lane) never fold into the compute around them: they are laid out apart, after
+// the lane's other boxes (drawn on top), folding only among themselves, at
+// least kMinOverlayPx wide. No widgets.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +61,9 @@ struct TimelineMarker {
 class TimelineLayout {
  public:
   static constexpr double kMinBoxPx = 3.0;
+  // Collectives drawn over a computing lane: thin enough that a forward's
+  // 64 all-reduces read as stripes over its compute, not as one block.
+  static constexpr double kMinOverlayPx = 1.0;
 
   // Ingests the store's new events (incremental; rebuilds after a store reset).
   // Returns true when the set of rows changed.
@@ -102,7 +109,8 @@ class TimelineLayout {
   void layout(double t0_ns, double t1_ns, double width_px, int first_row, int last_row);
   const std::vector<TimelineDrawItem>& items() const { return m_items; }
   const std::vector<TimelineMarker>& markers() const { return m_markers; }
-  // Items of one row as [first, last) into items() (rows are laid out in order).
+  // Items of one row as [first, last) into items() (rows are laid out in
+  // order; within a row, x order, then the collectives over a computing lane in x order).
   std::pair<size_t, size_t> rowItems(int row) const;
 
   // Hit tests against the last layout (x in px from the viewport's left edge).
@@ -124,6 +132,7 @@ class TimelineLayout {
   };
   struct LaneData {
     Lane1D boxes;
+    Lane1D collectives;  // collectives: folded apart from boxes (see the top)
     Lane1D major;  // bucket_ready, error
     Lane1D minor;  // grad_ready
   };
@@ -131,7 +140,7 @@ class TimelineLayout {
   void rebuildRows();
   void rebuildImportedRows(const ImportedSource& source);
   void noteStepStart(int32_t step, int64_t ns);
-  void layoutBoxes(int row, const Lane1D& lane);
+  void layoutBoxes(int row, const Lane1D& lane, double min_px = kMinBoxPx);
   void layoutMarkers(int row, const Lane1D& lane);
   double px(int64_t t) const { return (static_cast<double>(t) - m_t0) * m_scale; }
 

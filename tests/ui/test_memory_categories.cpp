@@ -92,8 +92,11 @@ class TestMemoryCategories : public QObject {
     bool found = false;
     for (int i = 0; i < view.timePlot()->itemCount(); ++i)
       if (auto* text = qobject_cast<QCPItemText*>(view.timePlot()->item(i)); text && text->visible())
-        found = found || text->text() == QStringLiteral("peak %1 MiB").arg(static_cast<double>(highest) / (1024.0 * 1024.0), 0, 'f', 1);
-    QVERIFY2(found, "the peak label is the drawn stack's peak");
+        found = found || text->text() == QStringLiteral("rank 0 peak of %1: %2 MiB")
+                                             .arg(QString::fromStdString(view.shownCategories().describe()))
+                                             .arg(static_cast<double>(highest) / (1024.0 * 1024.0), 0, 'f', 1);
+    QVERIFY2(found, "the peak label is the drawn stack's peak, named for what is drawn");
+    QCOMPARE(view.chartPeakBytes(), highest);
 
     // Part of model state hidden: no prediction beside an incomplete bar.
     CategoryFilter no_grad = view.shownCategories();
