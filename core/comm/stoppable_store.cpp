@@ -3,6 +3,9 @@
 #include <gloo/common/error.h>
 
 #include <algorithm>
+#include <thread>
+
+#include "comm/rendezvous_store.h"
 
 namespace shardscope {
 
@@ -28,19 +31,21 @@ void StoppableStore::wait(const std::vector<std::string>& keys) { wait(keys, kDe
 void StoppableStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point deadline = Clock::now() + timeout;
-  while (true) {
+  // The keys are looked at without the inner store's wait: Gloo's FileStore
+  // counts a wait's timeout in whole seconds, so a 50 ms slice of it took a
+  // second and a stop was heard that late.
+  while (!rendezvousStoreHas(*m_inner, keys)) {
     if (m_stopped->load()) {
       std::string names;
       for (const std::string& k : keys) names += (names.empty() ? "" : ", ") + k;
       throw gloo::IoException("stopped while waiting for the rendezvous key(s) " + names);
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    try {
-      m_inner->wait(keys, std::max(std::chrono::milliseconds(1), std::min(kSlice, left)));
+    if (left.count() <= 0) {
+      m_inner->wait(keys, std::chrono::milliseconds(1));  // throws the inner store's own timeout message
       return;
-    } catch (const gloo::IoException&) {
-      if (Clock::now() >= deadline) throw;  // the inner store's own timeout message
     }
+    std::this_thread::sleep_for(std::min(kSlice, left));
   }
 }
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <thread>
 
+#include "comm/rendezvous_store.h"
 #include "comm/stoppable_store.h"
 
 using namespace shardscope;
@@ -41,6 +42,25 @@ class TestStoppableStore : public QObject {
     QVERIFY2(timer.elapsed() < 10000, "the wait ran on to the inner store's timeout");
     // A get of a missing key is a wait too.
     QVERIFY_THROWS_EXCEPTION(gloo::IoException, store.get("rank_3"));
+  }
+
+  void aStopIsHeardWithinASliceOnAFileStore() {
+    // The --rdzv file:// store: Gloo's FileStore waits in whole seconds, so
+    // waiting in its own 50 ms slices heard a stop about a second late. Stopped
+    // at 100 ms, the wait ends well before a second has passed.
+    QTemporaryDir dir;
+    auto stopped = std::make_shared<std::atomic<bool>>(false);
+    StoppableStore store(openRendezvousStore("file://" + dir.path().toStdString(), "slices"), stopped);
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      stopped->store(true);
+    });
+    QElapsedTimer timer;
+    timer.start();
+    QVERIFY_THROWS_EXCEPTION(gloo::IoException, store.wait({"rank_1"}, std::chrono::seconds(30)));
+    const qint64 elapsed = timer.elapsed();
+    stopper.join();
+    QVERIFY2(elapsed < 800, qPrintable(QString("the stop was heard after %1 ms").arg(elapsed)));
   }
 
   void withoutAStopTheInnerStoreAnswers() {
