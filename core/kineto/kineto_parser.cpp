@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "common/errors.h"
+#include "kineto/kineto_file_walk.h"
 #include "kineto/kineto_json_reader.h"
+#include "kineto/kineto_walk_tuning.h"
 
 namespace shardscope::kineto {
 

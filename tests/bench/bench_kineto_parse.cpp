@@ -26,6 +26,7 @@
 #include "inspect/event_store.h"
 #include "inspect/timeline_layout.h"
 #include "kineto/kineto_json_reader.h"
+#include "kineto/kineto_walk_tuning.h"
 #include "kineto/kineto_parser.h"
 #include "kineto/kineto_run_trace.h"
 #include "kineto/trace_set.h"

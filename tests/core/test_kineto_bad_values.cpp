@@ -10,6 +10,7 @@
 
 #include "common/errors.h"
 #include "kineto/kineto_json_reader.h"
+#include "kineto/kineto_walk_tuning.h"
 #include "kineto/trace_analysis.h"
 #include "kineto/trace_set.h"
 

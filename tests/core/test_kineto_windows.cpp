@@ -1,5 +1,5 @@
 // The windowed walk of a trace's events (large documents are walked a window
-// of events at a time, kineto_json_walk.inc) must read exactly what the walk
+// of events at a time, kineto_windowed_walk.h) must read exactly what the walk
 // of the whole document reads: every fixture, cut into windows of a few dozen
 // bytes, gives the same events, strings, tables and metadata, or the same
 // error; cuts that land inside a string or a nested value fall back to the
@@ -17,6 +17,7 @@
 
 #include "common/errors.h"
 #include "kineto/kineto_json_reader.h"
+#include "kineto/kineto_walk_tuning.h"
 #include "kineto/kineto_parser.h"
 #include "kineto/trace_analysis.h"
 #include "kineto/trace_file.h"

@@ -24,6 +24,7 @@
 #include "inspect/memory_series.h"
 #include "inspect/timeline_layout.h"
 #include "kineto/kineto_json_reader.h"
+#include "kineto/kineto_walk_tuning.h"
 #include "kineto/kineto_run_trace.h"
 #include "kineto/kineto_parser.h"
 #include "kineto/trace_diff.h"
@@ -52,7 +53,7 @@ PaddedBuffer padded(const uint8_t* data, size_t size) {
   return b;
 }
 
-// What readKinetoJsonPortable made of the input: its error, or its event count.
+// What readKinetoJson made of the input: its error, or its event count.
 struct WalkResult {
   std::optional<std::string> error;
   size_t events = 0;
@@ -165,7 +166,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   // Cut into windows of 32 bytes of events, the walk must read the same
-  // events or fail with the same words (kineto_json_walk.inc falls back).
+  // events or fail with the same words (kineto_windowed_walk.h falls back).
   // And on three threads, a part of the events each.
   for (const unsigned threads : {1u, 3u}) {
     setKinetoChunkBytes(32);
@@ -199,7 +200,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   if (kinetoAvx2WalkUsed()) {
-    const WalkResult portable = walk(json, readKinetoJsonPortable);
+    setKinetoPortableWalk(true);
+    const WalkResult portable = walk(json, readKinetoJson);
+    setKinetoPortableWalk(false);
     if (error.has_value() != portable.error.has_value())
       finding("the AVX2 and portable walks disagree on whether the document is valid",
               error ? "AVX2: " + *error : "portable: " + *portable.error);
