@@ -14,12 +14,14 @@
 
 namespace shardscope {
 
-namespace {
-
+// Outside the anonymous namespace: LogDockSink (a named class) holds them,
+// which GCC warns about when a unity batch includes this file.
 struct LogLine {
   spdlog::level::level_enum level;
   QString text;
 };
+
+namespace {
 
 // Hues that read on the light and the dark theme (Okabe–Ito vermillion and
 // orange, a mid grey); info keeps the text colour.

@@ -16,6 +16,9 @@ namespace shardscope::bench {
 
 namespace {
 
+// Where with_stack finds torch: frames are written whole (literals joined at compile time).
+#define SHARDSCOPE_TORCH_SITE "/home/user/.venv/lib/python3.11/site-packages/torch/"
+
 // A layer op of a transformer block: name, its record_shapes args, its kernel and how it is launched.
 struct LayerOp {
   const char* name;
@@ -30,22 +33,22 @@ struct LayerOp {
 };
 
 const LayerOp kLayerOps[] = {
-    {"aten::linear", "Linear", "torch/nn/modules/linear.py(125): forward", "[[8, 2048, 4096], [4096, 4096], [4096]]",
+    {"aten::linear", "Linear", SHARDSCOPE_TORCH_SITE "nn/modules/linear.py(125): forward", "[[8, 2048, 4096], [4096, 4096], [4096]]",
      "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\"]", "[[8388608, 4096, 1], [4096, 1], [1]]",
      "[\"\", \"\", \"\"]",
      "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
      "cudaLaunchKernel"},
-    {"aten::layer_norm", "LayerNorm", "torch/nn/modules/normalization.py(217): forward",
+    {"aten::layer_norm", "LayerNorm", SHARDSCOPE_TORCH_SITE "nn/modules/normalization.py(217): forward",
      "[[8, 2048, 4096], [], [4096], [4096], [], []]",
      "[\"c10::BFloat16\", \"\", \"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\", \"Scalar\"]",
      "[[8388608, 4096, 1], [], [1], [1], [], []]", "[\"\", \"[4096]\", \"\", \"\", \"1e-05\", \"True\"]",
      "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, "
      "c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
      "cudaLaunchKernel"},
-    {"aten::gelu", "GELU", "torch/nn/modules/activation.py(734): forward", "[[8, 2048, 16384], []]",
+    {"aten::gelu", "GELU", SHARDSCOPE_TORCH_SITE "nn/modules/activation.py(734): forward", "[[8, 2048, 16384], []]",
      "[\"c10::BFloat16\", \"\"]", "[[33554432, 16384, 1], []]", "[\"\", \"'tanh'\"]", "triton_poi_fused_gelu_0",
      "cuLaunchKernel"},
-    {"aten::add_", "Dropout", "torch/nn/modules/dropout.py(70): forward", "[[], [], []]",
+    {"aten::add_", "Dropout", SHARDSCOPE_TORCH_SITE "nn/modules/dropout.py(70): forward", "[[], [], []]",
      "[\"Scalar\", \"Scalar\", \"Scalar\"]", "[[], [], []]", "[\"1\", \"1\", \"1\"]", nullptr, nullptr},
 };
 
@@ -55,7 +58,6 @@ const char* const kSmallOps[] = {"aten::t", "aten::view", "aten::empty", "aten::
                                  "aten::reshape", "aten::_unsafe_view", "aten::contiguous", "aten::slice",
                                  "aten::select", "aten::unsqueeze", "aten::squeeze"};
 
-const char* const kVenv = "/home/user/.venv/lib/python3.11/site-packages/";
 
 constexpr int64_t kUnitNumel = 100663296;  // an FSDP unit's parameters (4 layers), bf16
 constexpr int kComputeStream = 7, kAllGatherStream = 20, kReduceScatterStream = 24, kCopyStream = 9;
@@ -299,11 +301,11 @@ class Writer {
       const int64_t module = python_id_;
       pythonFunction(std::string("nn.Module: ") + l.module + "_" + std::to_string(op), t_us_ - 3.0, 40.0, thread,
                      module - 1, op);
-      pythonFunction(std::string(kVenv) + "torch/nn/modules/module.py(1736): _wrapped_call_impl", t_us_ - 2.5, 39.0,
+      pythonFunction(SHARDSCOPE_TORCH_SITE "nn/modules/module.py(1736): _wrapped_call_impl", t_us_ - 2.5, 39.0,
                      thread, module, -1);
-      pythonFunction(std::string(kVenv) + "torch/nn/modules/module.py(1747): _call_impl", t_us_ - 2.0, 38.0, thread,
+      pythonFunction(SHARDSCOPE_TORCH_SITE "nn/modules/module.py(1747): _call_impl", t_us_ - 2.0, 38.0, thread,
                      module + 1, -1);
-      pythonFunction(std::string(kVenv) + l.source, t_us_ - 1.5, 37.0, thread, module + 2, -1);
+      pythonFunction(l.source, t_us_ - 1.5, 37.0, thread, module + 2, -1);
     }
     if (backward) {
       cpuOp("autograd::engine::evaluate_function: AddmmBackward0", t_us_, 38.5, thread, nullptr, false);
@@ -421,6 +423,8 @@ class Writer {
   long long allocated_ = 12884901888LL;
   double t_us_ = 5124000000.125;  // µs, relative to baseTimeNanoseconds as Kineto writes it
 };
+
+#undef SHARDSCOPE_TORCH_SITE
 
 }  // namespace
 

@@ -46,6 +46,17 @@ QProcessEnvironment rankEnvironment(int rank, int world) {
   return env;
 }
 
+// Kills a process still running when the test leaves (a failed check included).
+struct KillOnExit {
+  QProcess& p;
+  ~KillOnExit() {
+    if (p.state() != QProcess::NotRunning) {
+      p.kill();
+      p.waitForFinished(5000);
+    }
+  }
+};
+
 // What is in a directory (names), hidden files included.
 QStringList entries(const QString& dir) {
   return QDir(dir).entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot);
@@ -187,15 +198,7 @@ class TestLaunchEnvFailures : public QObject {
                         kLongRun +
                         QStringList{"--trace", dir.filePath("t.json"), "--summary", dir.filePath("s.json"),
                                     "--flight-recorder", dir.filePath("fr")});
-    struct Kill {
-      QProcess& p;
-      ~Kill() {
-        if (p.state() != QProcess::NotRunning) {
-          p.kill();
-          p.waitForFinished(5000);
-        }
-      }
-    } kill_mpirun{p};
+    const KillOnExit kill_mpirun{p};
     p.setReadChannel(QProcess::StandardError);
     QByteArray err;
     const QRegularExpressionMatch m =
@@ -221,15 +224,7 @@ class TestLaunchEnvFailures : public QObject {
     p.start(mpirun, QStringList{"-np", "4", "--oversubscribe", "--allow-run-as-root", SHARDSCOPE_CLI_PATH,
                                 "--log-level", "debug", "run", "--launch", "env", "--rdzv", "file://" + store} +
                         kLongRun + QStringList{"--trace", dir.filePath("t.json"), "--summary", dir.filePath("s.json")});
-    struct Kill {
-      QProcess& p;
-      ~Kill() {
-        if (p.state() != QProcess::NotRunning) {
-          p.kill();
-          p.waitForFinished(5000);
-        }
-      }
-    } kill_mpirun{p};
+    const KillOnExit kill_mpirun{p};
     QByteArray err;
     QVERIFY2(waitForStderr(p, err, QRegularExpression("step 3 done")).hasMatch(), err.right(3000).constData());
     QCOMPARE(::kill(static_cast<pid_t>(p.processId()), SIGINT), 0);

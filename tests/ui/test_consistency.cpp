@@ -46,15 +46,6 @@ int64_t jsonTotal(const json& bytes) {
   return bytes["all_reduce"].get<int64_t>() + bytes["reduce_scatter"].get<int64_t>() + bytes["all_gather"].get<int64_t>();
 }
 
-void runArgs(MainWindow& w, const std::vector<std::string>& args) {
-  w.experimentPanel()->setConfig(parseRunArgs(args));
-  QSignalSpy finished(&w, &MainWindow::runFinished);
-  QString error;
-  QVERIFY2(w.startRun(&error), qPrintable(error));
-  QVERIFY(finished.wait(240000));
-  QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(finished.at(0).at(1).toString()));
-}
-
 int64_t s_tpExpected(const ExpectedTraffic& t, EventKind kind) {
   switch (kind) {
     case EventKind::AllReduce: return t.tensor_parallel.all_reduce;
@@ -332,7 +323,7 @@ class TestConsistency : public QObject {
     for (const QString& a : args) flags.push_back(a.toStdString());
     MainWindow w;
     w.resize(1280, 720);
-    runArgs(w, flags);
+    runFromArgs(w, flags);
     if (QTest::currentTestFailed()) return;
     const QString where = args.join(QLatin1Char(' '));
     checkRun(w, w.history()->runCount() - 1, where);

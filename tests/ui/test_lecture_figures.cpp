@@ -34,15 +34,6 @@ P* page(MainWindow& w, const char* name) {
   return static_cast<P*>(w.pages().find(QString::fromLatin1(name)));
 }
 
-void runArgs(MainWindow& w, const std::vector<std::string>& args) {
-  w.experimentPanel()->setConfig(parseRunArgs(args));
-  QSignalSpy finished(&w, &MainWindow::runFinished);
-  QString error;
-  QVERIFY2(w.startRun(&error), qPrintable(error));
-  QVERIFY(finished.wait(240000));
-  QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(finished.at(0).at(1).toString()));
-}
-
 QString mibText(double bytes) { return QString::number(bytes / (1024.0 * 1024.0), 'f', 1); }
 
 }  // namespace
@@ -134,7 +125,7 @@ class TestLectureFigures : public QObject {
     MainWindow w;
     w.setPersistSettings(false);
     w.resize(1280, 720);
-    runArgs(w, {"--backend", "meta", "--model", "llama2-7b", "--strategy", "zero3", "--ranks", "8", "--tp", "4",
+    runFromArgs(w, {"--backend", "meta", "--model", "llama2-7b", "--strategy", "zero3", "--ranks", "8", "--tp", "4",
                 "--batch", "8", "--steps", "1", "--profile", "h100-sxm"});
     if (QTest::currentTestFailed()) return;
     const RunRecord& record = w.history()->run(w.history()->runCount() - 1);
@@ -200,7 +191,7 @@ class TestLectureFigures : public QObject {
   void sequenceParallelFormulaPerKind() {
     MainWindow w;
     w.setPersistSettings(false);
-    runArgs(w, {"--backend", "meta", "--model", "llama2-7b", "--strategy", "zero3", "--ranks", "8", "--tp", "4", "--sp", "on",
+    runFromArgs(w, {"--backend", "meta", "--model", "llama2-7b", "--strategy", "zero3", "--ranks", "8", "--tp", "4", "--sp", "on",
                 "--activation-checkpointing", "full", "--batch", "8", "--steps", "1", "--profile", "h100-sxm"});
     if (QTest::currentTestFailed()) return;
     const RunRecord& record = w.history()->run(w.history()->runCount() - 1);
