@@ -1,5 +1,7 @@
 #include "kineto/trace_set.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -46,11 +48,14 @@ bool isKinetoTraceInput(const std::string& path) {
   if (isGzipPath(path)) return true;
   // Only a regular file is sniffed: opening a FIFO would block (the reader refuses it by name).
   if (!fs::is_regular_file(path, ec)) return false;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
+  // zlib's gzread reads a plain file as it is and inflates a gzip one: gzip
+  // content under a .json name is sniffed as analyze reads it (by its bytes).
+  gzFile f = gzopen(path.c_str(), "rb");
   if (!f) return false;
   std::string head(64 * 1024, '\0');
-  head.resize(std::fread(head.data(), 1, head.size(), f));
-  std::fclose(f);
+  const int n = gzread(f, head.data(), static_cast<unsigned>(head.size()));
+  gzclose(f);
+  head.resize(n > 0 ? static_cast<size_t>(n) : 0);
   return looksLikeKinetoJson(head);
 }
 

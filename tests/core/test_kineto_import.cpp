@@ -4,7 +4,12 @@
 // reduce-scatters, 12 forward GEMMs under "## forward ##", 12 backward GEMMs
 // on the autograd thread, 4 optimizer kernels under Optimizer.step; steps
 // ProfilerStep#10-12. Every count below follows from that script.
+#include <QTemporaryDir>
 #include <QtTest>
+#include <zlib.h>
+
+#include <fstream>
+#include <iterator>
 
 #include <map>
 
@@ -54,6 +59,20 @@ class TestKinetoImport : public QObject {
     QVERIFY(!kineto::looksLikeKinetoJson("{\"traceEvents\":[\n{\"ph\":\"X\",\"cat\":\"forward\"}"));
     const std::string own = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/golden/ddp.trace.json";
     QVERIFY(!kineto::isKinetoTraceInput(own));
+    // gzip content under a .json name (analyze reads it by its bytes): a Kineto trace too.
+    QTemporaryDir dir;
+    const std::string named_json = dir.filePath("rank0.json").toStdString();
+    {
+      std::ifstream in(kTwoRanks + "/rank0_int_ts.json", std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      gzFile gz = gzopen(named_json.c_str(), "wb");
+      QVERIFY(gz);
+      QCOMPARE(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+      gzclose(gz);
+    }
+    QVERIFY(kineto::isKinetoTraceInput(named_json));
+    QCOMPARE(kineto::loadTraceSet({named_json}).ranks[0].events.size(),
+             kineto::loadTraceSet({kTwoRanks + "/rank0_int_ts.json"}).ranks[0].events.size());
   }
 
   void tracksPerStreamAndThread() {
