@@ -142,7 +142,8 @@ class TestLaunchEnvFailures : public QObject {
       }
     } kill_all{ranks};
     QByteArray err0, err2;
-    QVERIFY2(waitForStderr(*ranks[0], err0, QRegularExpression("step 2 done")).hasMatch(), err0.right(3000).constData());
+    // Rank 0's step 3 done: every rank finished step 2 (step 3's collectives needed them all).
+    QVERIFY2(waitForStderr(*ranks[0], err0, QRegularExpression("step 3 done")).hasMatch(), err0.right(3000).constData());
     const QRegularExpressionMatch m = waitForStderr(*ranks[2], err2, QRegularExpression("rank 2: worker pid (\\d+)"));
     QVERIFY2(m.hasMatch(), err2.right(3000).constData());
     const pid_t worker = static_cast<pid_t>(m.captured(1).toLongLong());
@@ -284,7 +285,8 @@ class TestLaunchEnvFailures : public QObject {
       }
     } kill_all{ranks, worker};
     QByteArray err0, err2;
-    QVERIFY2(waitForStderr(*ranks[0], err0, QRegularExpression("step 2 done")).hasMatch(), err0.right(3000).constData());
+    // Rank 0's step 3 done: every rank finished step 2 (step 3's collectives needed them all).
+    QVERIFY2(waitForStderr(*ranks[0], err0, QRegularExpression("step 3 done")).hasMatch(), err0.right(3000).constData());
     const QRegularExpressionMatch m = waitForStderr(*ranks[2], err2, QRegularExpression("rank 2: worker pid (\\d+)"));
     QVERIFY2(m.hasMatch(), err2.right(3000).constData());
     worker = static_cast<pid_t>(m.captured(1).toLongLong());
