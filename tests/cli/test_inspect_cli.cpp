@@ -119,7 +119,7 @@ class TestInspectCli : public QObject {
   void pytorchTraceSaysWhereItOpens() {
     // A gzipped trace and one whose pids exceed 32767: one line naming analyze and the window.
     const QString data = QStringLiteral(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/";
-    for (const QString name : {QString("torch_ddp_gloo_rank1.json.gz"), QString("pid_over_32767.json")}) {
+    for (const QString& name : {QString("torch_ddp_gloo_rank1.json.gz"), QString("pid_over_32767.json")}) {
       const CliResult r = runCli({"inspect", data + name});
       QCOMPARE(r.exit_code, 2);
       QVERIFY2(r.err.contains("PyTorch profiler (Kineto) trace") && r.err.contains("shardscope-cli analyze " + data + name) &&

@@ -174,7 +174,10 @@ class TestValidation : public QObject {
     profile["calibration"]["gemm_efficiency"] = profile["calibration"]["gemm_efficiency"].get<double>() / 2;
     std::ofstream(root / "profiles" / "a100-sxm4-80gb-selene.json") << profile.dump(2);
     qputenv("SHARDSCOPE_RESOURCES", QByteArray(dir.path().toUtf8()));
-    const std::vector<PublishedRow> rows = loadPublishedTable(defaultPublishedTablePath());
+    // Only the 22B row runs: the whole table at published sizes is 2.5 minutes under ASan.
+    std::vector<PublishedRow> rows = loadPublishedTable(defaultPublishedTablePath());
+    std::erase_if(rows, [](const PublishedRow& r) { return r.name != "22B, full recompute"; });
+    QCOMPARE(rows.size(), std::size_t{1});
     const std::vector<ValidationCheck> checks = validateRows(rows);
     qputenv("SHARDSCOPE_RESOURCES", QByteArray(SHARDSCOPE_SOURCE_DIR "/resources"));
     const ValidationCheck* t22 = find(checks, "22B, full recompute", Quantity::IterationSeconds);

@@ -221,7 +221,7 @@ class TestKinetoViews : public QObject {
     QVERIFY(w.figureUnavailable(QStringLiteral("units")).contains(QStringLiteral("PyTorch profiler trace")));
     QVERIFY(w.figureUnavailable(QStringLiteral("loss")).contains(QStringLiteral("no losses")));
     QTemporaryDir dir;
-    for (const QString view : {QStringLiteral("timeline"), QStringLiteral("memory"), QStringLiteral("comm")}) {
+    for (const QString& view : {QStringLiteral("timeline"), QStringLiteral("memory"), QStringLiteral("comm")}) {
       const QString out = dir.filePath(view + QStringLiteral(".png"));
       QVERIFY2(w.exportViewFigure(view, out, 1280, 720, &error), qPrintable(error));
       QVERIFY(QFileInfo(out).size() > 10000);
