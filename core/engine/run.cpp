@@ -181,10 +181,6 @@ void Run::setWorker(WorkerPlacement placement) {
   std::fill(m_finalMaster.begin(), m_finalMaster.end(), std::bit_cast<float>(kUnwrittenMaster));
   m_worker = std::move(placement);
   m_worker->mesh.store = m_worker->store.get();
-  // A worker's gate points reach the launcher's gate without their pipeline
-  // slots, so a pipeline of processes runs unstepped.
-  if (m_config.pp > 1)
-    for (auto& ctx : m_contexts) ctx->gate = nullptr;
   // A GPU backend opens this process's one device and connects its groups
   // across processes (or refuses, naming the flags).
   if (m_runtime) m_runtime->setProcess(m_worker->mesh);

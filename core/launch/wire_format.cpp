@@ -95,8 +95,44 @@ std::vector<uint8_t> commandPayload(const StepCommand& c) {
 }
 
 namespace {
-constexpr size_t kGatePointBytes = 24;  // kind (1, then 3 zero), step, block, unit (int32), time (int64)
-constexpr size_t kGateRankBytes = kGatePointBytes + kCategoryCount * sizeof(int64_t);
+// kind (1, then 3 zero), step, block, unit, microbatch (int32), 4 zero, the
+// pipeline slot (int64): a pipeline of processes is stepped by its slots.
+constexpr size_t kGatePointBytes = 32;
+constexpr size_t kGateRankBytes = kGatePointBytes + 8 + kCategoryCount * sizeof(int64_t);  // point, time, ledger
+
+void appendGatePoint(std::vector<uint8_t>& out, const GatePoint& p) {
+  append(out, static_cast<uint8_t>(p.kind));
+  out.insert(out.end(), 3, 0);
+  append(out, static_cast<int32_t>(p.step));
+  append(out, static_cast<int32_t>(p.block));
+  append(out, static_cast<int32_t>(p.unit));
+  append(out, static_cast<int32_t>(p.microbatch));
+  append(out, uint32_t{0});
+  append(out, p.slot);
+}
+
+// `what` names the message in errors ("gate state", "gate arrival").
+GatePoint readGatePoint(std::span<const uint8_t> payload, size_t at, const char* what) {
+  GatePoint p;
+  const auto kind = readAt<uint8_t>(payload, at);
+  if (kind >= kEventKindCount)
+    throw WireError(std::string(what) + ": event kind " + std::to_string(kind) + " must be below " +
+                    std::to_string(kEventKindCount));
+  p.kind = static_cast<EventKind>(kind);
+  if (payload[at + 1] != 0 || payload[at + 2] != 0 || payload[at + 3] != 0)
+    throw WireError(std::string(what) + ": the 3 bytes after a point's kind are padding and must be 0");
+  p.step = readAt<int32_t>(payload, at + 4);
+  p.block = readAt<int32_t>(payload, at + 8);
+  p.unit = readAt<int32_t>(payload, at + 12);
+  p.microbatch = readAt<int32_t>(payload, at + 16);
+  if (p.step < -1 || p.block < -1 || p.unit < -1 || p.microbatch < -1)
+    throw WireError(std::string(what) + ": step, block, unit and microbatch must be -1 or more");
+  if (readAt<uint32_t>(payload, at + 20) != 0)
+    throw WireError(std::string(what) + ": the 4 bytes after a point's microbatch are padding and must be 0");
+  p.slot = readAt<int64_t>(payload, at + 24);
+  if (p.slot < -1) throw WireError(std::string(what) + ": a pipeline slot must be -1 (none) or more");
+  return p;
+}
 }  // namespace
 
 std::vector<uint8_t> gateStatePayload(const GateStateMessage& g) {
@@ -107,12 +143,7 @@ std::vector<uint8_t> gateStatePayload(const GateStateMessage& g) {
   append(out, uint16_t{0});
   append(out, static_cast<uint32_t>(g.points.size()));
   for (size_t r = 0; r < g.points.size(); ++r) {
-    const GatePoint& p = g.points[r];
-    append(out, static_cast<uint8_t>(p.kind));
-    out.insert(out.end(), 3, 0);
-    append(out, static_cast<int32_t>(p.step));
-    append(out, static_cast<int32_t>(p.block));
-    append(out, static_cast<int32_t>(p.unit));
+    appendGatePoint(out, g.points[r]);
     append(out, r < g.times_ns.size() ? g.times_ns[r] : int64_t{0});
     const std::array<int64_t, kCategoryCount> none{};
     append(out, r < g.ledgers.size() ? g.ledgers[r] : none);
@@ -122,7 +153,7 @@ std::vector<uint8_t> gateStatePayload(const GateStateMessage& g) {
 
 namespace {
 constexpr size_t kLedgerBytes = 2 * kCategoryCount * sizeof(int64_t) + 2 * sizeof(int64_t);
-constexpr size_t kArrivalBytes = 16 + 16 + kLedgerBytes;  // point, then now_ns and events_sent, then the ledger
+constexpr size_t kArrivalBytes = kGatePointBytes + 16 + kLedgerBytes;  // point, now_ns and events_sent, ledger
 
 void appendLedger(std::vector<uint8_t>& out, const GateArrival& a) {
   append(out, a.current);
@@ -146,20 +177,10 @@ GateArrival decodeArrival(std::span<const uint8_t> payload) {
   if (payload.size() != kArrivalBytes)
     throw WireError("gate arrival: " + std::to_string(payload.size()) + " bytes, must be " + std::to_string(kArrivalBytes));
   GateArrival a;
-  const auto kind = readAt<uint8_t>(payload, 0);
-  if (kind >= kEventKindCount)
-    throw WireError("gate arrival: event kind " + std::to_string(kind) + " must be below " + std::to_string(kEventKindCount));
-  a.point.kind = static_cast<EventKind>(kind);
-  if (payload[1] != 0 || payload[2] != 0 || payload[3] != 0)
-    throw WireError("gate arrival: the 3 bytes after the kind are padding and must be 0");
-  a.point.step = readAt<int32_t>(payload, 4);
-  a.point.block = readAt<int32_t>(payload, 8);
-  a.point.unit = readAt<int32_t>(payload, 12);
-  if (a.point.step < -1 || a.point.block < -1 || a.point.unit < -1)
-    throw WireError("gate arrival: step, block and unit must be -1 or more");
-  a.now_ns = readAt<int64_t>(payload, 16);
-  a.events_sent = readAt<uint64_t>(payload, 24);
-  readLedger(payload, 32, a);
+  a.point = readGatePoint(payload, 0, "gate arrival");
+  a.now_ns = readAt<int64_t>(payload, kGatePointBytes);
+  a.events_sent = readAt<uint64_t>(payload, kGatePointBytes + 8);
+  readLedger(payload, kGatePointBytes + 16, a);
   return a;
 }
 
@@ -168,11 +189,7 @@ GateArrival decodeArrival(std::span<const uint8_t> payload) {
 std::vector<uint8_t> gateArrivalPayload(const GateArrival& a) {
   std::vector<uint8_t> out;
   out.reserve(kArrivalBytes);
-  append(out, static_cast<uint8_t>(a.point.kind));
-  out.insert(out.end(), 3, 0);
-  append(out, static_cast<int32_t>(a.point.step));
-  append(out, static_cast<int32_t>(a.point.block));
-  append(out, static_cast<int32_t>(a.point.unit));
+  appendGatePoint(out, a.point);
   append(out, a.now_ns);
   append(out, a.events_sent);
   appendLedger(out, a);
@@ -237,19 +254,9 @@ GateStateMessage decodeGateState(std::span<const uint8_t> payload, int ranks) {
     throw WireError("gate state: " + std::to_string(payload.size()) + " bytes do not match its " + std::to_string(n) + " ranks");
   for (uint32_t r = 0; r < n; ++r) {
     const size_t at = 16 + size_t{r} * kGateRankBytes;
-    GatePoint p;
-    const auto kind = readAt<uint8_t>(payload, at);
-    if (kind >= kEventKindCount) throw WireError("gate state: event kind " + std::to_string(kind) + " must be below " + std::to_string(kEventKindCount));
-    p.kind = static_cast<EventKind>(kind);
-    if (payload[at + 1] != 0 || payload[at + 2] != 0 || payload[at + 3] != 0)
-      throw WireError("gate state: the 3 bytes after a rank's kind are padding and must be 0");
-    p.step = readAt<int32_t>(payload, at + 4);
-    p.block = readAt<int32_t>(payload, at + 8);
-    p.unit = readAt<int32_t>(payload, at + 12);
-    if (p.step < -1 || p.block < -1 || p.unit < -1) throw WireError("gate state: step, block and unit must be -1 or more");
-    g.points.push_back(p);
-    g.times_ns.push_back(readAt<int64_t>(payload, at + 16));
-    g.ledgers.push_back(readAt<std::array<int64_t, kCategoryCount>>(payload, at + kGatePointBytes));
+    g.points.push_back(readGatePoint(payload, at, "gate state"));
+    g.times_ns.push_back(readAt<int64_t>(payload, at + kGatePointBytes));
+    g.ledgers.push_back(readAt<std::array<int64_t, kCategoryCount>>(payload, at + kGatePointBytes + 8));
   }
   return g;
 }

@@ -52,7 +52,7 @@ enum class WireKind : uint16_t {
   GateGo = 19,       // relay: go on past the point (empty)
   GateAsk = 20,      // relay, to a rank waiting at a stop: send your ledger now (empty)
 };
-inline constexpr uint32_t kAttachProtocol = 2;  // 2: the server sends each message as one frame
+inline constexpr uint32_t kAttachProtocol = 3;  // 2: each message one frame; 3: gate points carry microbatch and slot
 inline constexpr uint16_t kWireKindLast = 20;
 
 // The attach protocol's kinds, sent as the run's (rank -1 allowed); the

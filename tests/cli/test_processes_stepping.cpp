@@ -4,7 +4,8 @@
 // inspector pauses and steps a served processes run through the same stops
 // (points, stop ids, ledgers) as a served threads run, and continue finishes
 // it; Stop, or a worker killed, while the ranks are stopped ends the run with
-// the usual message, no hang; two nodes (their ranks passing node 0's gate, found in the
+// the usual message, no hang; a pipeline of processes stops at the slots of
+// its schedule as its threads run does; two nodes (their ranks passing node 0's gate, found in the
 // store) stop where one 8-rank threads run stops.
 #include <QtTest>
 
@@ -67,16 +68,29 @@ struct Stepped {
   bool lockstep = true;
 };
 
+// A pipeline's stop: every stage's point (stages stop at schedule slots, not in lockstep).
+QString pipelineStop(const std::vector<GatePoint>& points, int base_step) {
+  QStringList ranks;
+  for (const GatePoint& p : points)
+    ranks << QStringLiteral("%1 mb %2 slot %3 step+%4")
+                 .arg(QString::fromUtf8(eventKindName(p.kind).data(), qsizetype(eventKindName(p.kind).size())))
+                 .arg(p.microbatch)
+                 .arg(p.slot)
+                 .arg(p.step - base_step);
+  return ranks.join(" | ");
+}
+
 // Serves the run (threads or processes), attaches, pauses, steps through a
 // fixed sequence from the next training step's first op, then continues.
-Stepped stepServedRun(const QString& launch, const QString& dir) {
+// With `pipeline` args (--pp …) a stop records every stage's point.
+Stepped stepServedRun(const QString& launch, const QString& dir, const QStringList& pipeline = {}) {
   Stepped s;
   const QString summary = dir + "/" + launch + ".summary.json";
   QProcess served;
   QByteArray out;
   const QRegularExpressionMatch m = startAndWaitFor(
       served, QStringList{"run", "--serve", "127.0.0.1:0", "--serve-wait", "60", "--steps", "6", "--launch", launch,
-                          "--summary", summary} + kRun,
+                          "--summary", summary} + kRun + pipeline,
       kServing, out, QProcess::StandardOutput);
   if (!m.hasMatch()) {
     qWarning("%s", out.constData());
@@ -91,7 +105,8 @@ Stepped stepServedRun(const QString& launch, const QString& dir) {
   const auto nextStop = [&] {
     const bool ok = eventually([&] { return gate.stopped(&points, &id) && id != last; });
     last = id;
-    for (const GatePoint& p : points) s.lockstep &= ok && p == points.front();
+    if (pipeline.isEmpty())
+      for (const GatePoint& p : points) s.lockstep &= ok && p == points.front();
     return ok;
   };
   if (!nextStop()) return s;
@@ -107,7 +122,10 @@ Stepped stepServedRun(const QString& launch, const QString& dir) {
       for (int r = 0; r < 4; ++r) s.ledgers.push_back(attached.gate->ledgerAtStop(r).value_or(std::array<int64_t, kCategoryCount>{}));
     }
     const GatePoint& p = points[0];
-    s.stops << QStringLiteral("step+%1 %2 block %3 unit %4")
+    if (!pipeline.isEmpty())
+      s.stops << pipelineStop(points, base_step);
+    else
+      s.stops << QStringLiteral("step+%1 %2 block %3 unit %4")
                    .arg(p.step - base_step)
                    .arg(QString::fromUtf8(eventKindName(p.kind).data(), qsizetype(eventKindName(p.kind).size())))
                    .arg(p.block)
@@ -168,6 +186,26 @@ class TestProcessesStepping : public QObject {
     QCOMPARE(processes.stops, threads.stops);
     QCOMPARE(processes.stop_ids, threads.stop_ids);
     QCOMPARE(processes.stops.front(), QStringLiteral("step+0 forward block 0 unit 0"));
+    QCOMPARE(processes.ledgers, threads.ledgers);
+    QVERIFY(!threads.summary.isEmpty());
+    QCOMPARE(processes.summary, threads.summary);
+  }
+
+  // A pipeline of rank processes stops at the schedule slots a threads run
+  // stops at: each gate point carries its microbatch and slot over the wire.
+  void inspectorStepsAProcessesPipelineAsAThreadsRun() {
+    QTemporaryDir dir;
+    const QStringList pipeline = {"--pp", "2", "--microbatches", "4", "--pp-schedule", "1f1b"};
+    const Stepped threads = stepServedRun("threads", dir.path(), pipeline);
+    const Stepped processes = stepServedRun("processes", dir.path(), pipeline);
+    QCOMPARE(threads.stops.size(), 8);
+    qInfo() << processes.stops;
+    QCOMPARE(processes.stops, threads.stops);
+    QCOMPARE(processes.stop_ids, threads.stop_ids);
+    // The slots crossed the wire: the next step's first pass, stage 0 at slot 16
+    // (1F1B, 2 stages, 4 microbatches: 16 slots a step), stage 1 at 17.
+    QVERIFY2(processes.stops.front().startsWith("forward mb 0 slot 16 step+0 |"), qPrintable(processes.stops.front()));
+    QVERIFY2(processes.stops.front().endsWith("| forward mb 0 slot 17 step+0"), qPrintable(processes.stops.front()));
     QCOMPARE(processes.ledgers, threads.ledgers);
     QVERIFY(!threads.summary.isEmpty());
     QCOMPARE(processes.summary, threads.summary);

@@ -206,6 +206,14 @@ class TestWireFormat : public QObject {
     bad = gate;
     bad[16 + 1] = 1;  // padding after rank 0's kind
     QVERIFY(refusal(wireHeader(WireKind::GateState, -1, 0, kRun), bad).contains("padding and must be 0"));
+    // A pipeline's stop: each stage at its own microbatch and slot, as sent.
+    GateStateMessage piped = g;
+    for (int r = 0; r < 4; ++r) {
+      piped.points[r].microbatch = r % 2;
+      piped.points[r].slot = 10 + r;
+    }
+    m = decodeWireMessage(wireHeader(WireKind::GateState, -1, 0, kRun), gateStatePayload(piped), kRun, 4);
+    QCOMPARE(m.gate.points, piped.points);
 
     // A hello may carry any run id (it is how the inspector learns it); others may not.
     m = decodeWireMessage(wireHeader(WireKind::AttachHello, -1, 0, 0), attachHelloPayload("me"), kRun, 4);
@@ -226,7 +234,7 @@ class TestWireFormat : public QObject {
 
   void gateKindsRoundTripAndRefuse() {
     GateArrival a;
-    a.point = {EventKind::Free, 3, 2, 1};
+    a.point = {EventKind::Forward, 3, 2, 1, 5, 41};  // a pipeline's pass: microbatch 5 at slot 41
     a.now_ns = 123456789;
     a.events_sent = 4242;
     a.current[static_cast<size_t>(Category::Gathered)] = 4096;
@@ -272,6 +280,15 @@ class TestWireFormat : public QObject {
     bad = arrival;
     poke(bad, 8, int32_t{-5});  // block
     QVERIFY(refusal(wireHeader(WireKind::GateArrived, 0, 0, kRun), bad).contains("must be -1 or more"));
+    bad = arrival;
+    poke(bad, 16, int32_t{-2});  // microbatch
+    QVERIFY(refusal(wireHeader(WireKind::GateArrived, 0, 0, kRun), bad).contains("microbatch must be -1 or more"));
+    bad = arrival;
+    poke(bad, 20, int32_t{1});  // padding after the microbatch
+    QVERIFY(refusal(wireHeader(WireKind::GateArrived, 0, 0, kRun), bad).contains("after a point's microbatch"));
+    bad = arrival;
+    poke(bad, 24, int64_t{-3});  // slot
+    QVERIFY(refusal(wireHeader(WireKind::GateArrived, 0, 0, kRun), bad).contains("slot must be -1 (none) or more"));
     GateArrival over = a;
     over.current[0] = 10;  // more than its peak (0)
     QVERIFY(refusal(wireHeader(WireKind::GateLedger, 0, 0, kRun), gateLedgerPayload(over)).contains("at most its peak"));
