@@ -32,11 +32,17 @@ int analyzePostmortem(const std::vector<PostmortemFile>& inputs, const std::stri
         case InputKind::FlightRecorderFolder:
           dumps.push_back(in.path);
           break;
-        default: {  // a memory snapshot (analyze_command.cpp hands no other kind here)
+        case InputKind::MemorySnapshot: {
           const MemorySnapshot s = readMemorySnapshotFile(in.path);
           printMemorySnapshotText(s, in.path, out);
           snapshots.push_back(memorySnapshotJson(s, in.path));
+          break;
         }
+        case InputKind::Unknown:  // analyze_command.cpp hands none of these here
+        case InputKind::KinetoTrace:
+        case InputKind::KinetoFolder:
+        case InputKind::ShardScopeTrace:
+          break;
       }
     }
     if (snapshots.size() == 1) report["memory_snapshot"] = snapshots.front();
