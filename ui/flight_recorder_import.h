@@ -1,7 +1,6 @@
 // Opening PyTorch flight-recorder dumps in the window: a folder of per-rank
 // dumps (or several dump files), pickle or JSON, read by core/postmortem and
-// shown on the ladder page. Kept apart from the trace import so each post-mortem
-// format adds its own small entry to RunFiles::openTrace.
+// shown on the ladder page. Read through the one import harness (file_import.h).
 #pragma once
 
 #include <QString>
@@ -9,6 +8,8 @@
 #include <memory>
 #include <optional>
 #include <vector>
+
+class QWidget;
 
 #include "postmortem/flight_recorder.h"
 
@@ -19,12 +20,10 @@ struct FlightRecorderSet {
   std::vector<postmortem::FrRankDump> dumps;   // by rank
 };
 
-// A flight-recorder dump file, or a folder whose first file (by name) is one.
-// Reads at most one file; false for anything else (a trace, a profiler job).
-bool isFlightRecorderInput(const QString& path);
-
-// Reads the dumps (files and folders); nullptr with *error (the reader's
-// message, naming the file and field) on bad input.
-std::shared_ptr<const FlightRecorderSet> importFlightRecorder(const QStringList& inputs, QString* error);
+// Reads the dumps (files and folders; core's detectInput found them dumps:
+// RunFiles checks) off the GUI thread (file_import.h); nullptr with *error
+// (the reader's message, naming the file and field) on bad input or Cancel.
+// parent: the progress dialog's window; nullptr (headless) shows none.
+std::shared_ptr<const FlightRecorderSet> importFlightRecorder(const QStringList& inputs, QWidget* parent, QString* error);
 
 }  // namespace shardscope

@@ -2,36 +2,22 @@
 
 #include <QFileInfo>
 #include <QObject>
-#include <exception>
-#include <new>
 
+#include "file_import.h"
 #include "inspection.h"
-#include "off_thread.h"
 
 namespace shardscope {
 
 std::shared_ptr<const MemoryTimelineFile> readMemoryTimelineFile(const QString& path, QWidget* parent, QString* error) {
-  if (error) error->clear();
-  std::shared_ptr<MemoryTimelineFile> file;
-  QString why;
-  const bool finished = runOffUiThread(
-      parent, QObject::tr("Open PyTorch memory timeline"), QObject::tr("Reading %1…").arg(QFileInfo(path).fileName()),
-      QStringLiteral("memoryTimelineProgress"), [&](const std::atomic<bool>& cancel, const OffThreadProgress&) {
-        try {
-          auto f = std::make_shared<MemoryTimelineFile>();
-          f->path = path;
-          f->name = QFileInfo(path).fileName();
-          f->timeline = kineto::readMemoryTimeline(path.toStdString());
-          if (!cancel) file = std::move(f);
-        } catch (const std::bad_alloc&) {
-          why = QObject::tr("%1: not enough memory to read this memory timeline").arg(path);
-        } catch (const std::exception& e) {
-          why = QString::fromUtf8(e.what());
-        }
-      });
-  if (!finished) return nullptr;  // cancelled: *error stays empty
-  if (!file && error) *error = why;
-  return file;
+  auto file = std::make_shared<MemoryTimelineFile>();
+  const FileImport import{path, QObject::tr("Open PyTorch memory timeline"), QObject::tr("memory timeline"),
+                          QStringLiteral("memoryTimelineProgress")};
+  const ImportOutcome outcome = importOffThread(import, parent, error, [&](const std::atomic<bool>&, const OffThreadProgress&) {
+    file->path = path;
+    file->name = QFileInfo(path).fileName();
+    file->timeline = kineto::readMemoryTimeline(path.toStdString());
+  });
+  return outcome == ImportOutcome::Read ? file : nullptr;
 }
 
 bool showMemoryTimeline(Inspection& inspection, const QString& path, QWidget* parent, QString* error) {

@@ -1,7 +1,7 @@
 // Runs a slow read off the GUI thread: the work runs on a worker thread while
 // the GUI thread keeps painting (a local event loop), with a progress dialog
-// whose Cancel sets the flag the work polls. What trace_import.cpp and
-// snapshot_import.cpp do, for the readers added since (memory timelines, trace diffs).
+// whose Cancel sets the flag the work polls. The file import harness
+// (file_import.h: every file the window opens) and the trace diff run on it.
 #pragma once
 
 #include <QString>

@@ -1,7 +1,5 @@
 #include "run_files.h"
 
-#include <algorithm>
-
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -9,18 +7,18 @@
 #include <QMessageBox>
 #include <QStatusBar>
 #include <new>
+#include <optional>
+#include <vector>
 
 #include "engine_bridge.h"
 #include "experiment_panel.h"
 #include "flight_recorder_import.h"
+#include "input/input_detect.h"
 #include "inspection.h"
 #include "preset.h"
 #include "preset_runner.h"
-#include "trace/chrome_trace_reader.h"
 #include "trace/chrome_trace_writer.h"
-#include "kineto/memory_timeline.h"
 #include "memory_timeline_import.h"
-#include "kineto/trace_set.h"
 #include "snapshot_import.h"
 #include "trace_import.h"
 
@@ -29,48 +27,103 @@ namespace shardscope {
 RunFiles::RunFiles(Inspection* inspection, EngineBridge* bridge, ExperimentPanel* panel, QMainWindow* window)
     : QObject(window), m_inspection(inspection), m_bridge(bridge), m_panel(panel), m_window(window) {}
 
-bool RunFiles::openTrace(const QString& path, QString* error) {
-  if (isFlightRecorderInput(path)) return openFlightRecorder({path}, error);
-  if (m_bridge->isRunning()) {
-    if (error) *error = tr("a run is in progress; stop it (Ctrl+.) before opening %1").arg(path);
-    return false;
-  }
-  if (isMemorySnapshotFile(path)) return openFiles({path}, error);
-  // The profiler's memory timeline is not a trace: its page draws it (memory_timeline_page.h).
-  if (kineto::isMemoryTimelineFile(path.toStdString())) {
-    if (!showMemoryTimeline(*m_inspection, path, m_window->isVisible() ? m_window : nullptr, error)) return false;
-    m_notice.clear();
-    m_window->statusBar()->showMessage(tr("%1: PyTorch profiler memory timeline — bytes by category over time")
-                                           .arg(m_inspection->run().source), 10000);
-    emit traceOpened();
-    emit fileOpened(path, false);
-    return true;
-  }
-  RunTrace trace;
-  std::shared_ptr<const kineto::JobAnalysis> hta;
-  try {
-    if (kineto::isKinetoTraceInput(path.toStdString())) {
-      std::optional<RunTrace> job = importKinetoJob(path, m_window->isVisible() ? m_window : nullptr, error, &hta);
-      if (!job) {
-        if (error && error->isEmpty()) *error = tr("opening %1 was cancelled").arg(path);
-        return false;
-      }
-      trace = std::move(*job);
-    } else {
-      trace = readChromeTraceFile(path.toStdString());
+bool RunFiles::openTrace(const QString& path, QString* error) { return openFiles({path}, error); }
+
+namespace {
+
+bool isFlightRecorderKind(InputKind kind) {
+  return kind == InputKind::FlightRecorderDump || kind == InputKind::FlightRecorderFolder;
+}
+
+QString kindText(InputKind kind) { return QString::fromUtf8(inputKindText(kind).data(), int(inputKindText(kind).size())); }
+
+// The kind every path holds, or nullopt with *error: an unknown file (core's
+// reason), or several files that are not one rank each of one kind.
+std::optional<InputKind> kindOfAll(const QStringList& paths, QString* error) {
+  std::vector<InputKind> kinds;
+  for (const QString& path : paths) {
+    const DetectedInput input = detectInput(path.toStdString());
+    if (input.kind == InputKind::Unknown) {
+      if (error) *error = QString::fromStdString(input.reason);
+      return std::nullopt;
     }
-  } catch (const std::bad_alloc&) {
-    if (error) *error = tr("%1: not enough memory to read this trace").arg(path);
+    kinds.push_back(input.kind);
+  }
+  const InputKind first = kinds.front();
+  const auto refuse = [error](const QString& what) {
+    if (error)
+      *error = what + QObject::tr("; several files open together only as memory snapshots or as flight-recorder "
+                                  "dumps, one per rank, all of one kind");
+    return std::nullopt;
+  };
+  if (kinds.size() > 1 && first != InputKind::MemorySnapshot && !isFlightRecorderKind(first))
+    return refuse(QObject::tr("%1 is %2").arg(paths.front(), kindText(first)));
+  for (size_t i = 1; i < kinds.size(); ++i)
+    if (kinds[i] != first && !(isFlightRecorderKind(kinds[i]) && isFlightRecorderKind(first)))
+      return refuse(QObject::tr("%1 is not %2 (it is %3)").arg(paths[int(i)], kindText(first), kindText(kinds[i])));
+  return first;
+}
+
+}  // namespace
+
+bool RunFiles::openFiles(const QStringList& paths, QString* error) {
+  if (paths.isEmpty()) {
+    if (error) *error = tr("no file given");
     return false;
-  } catch (const std::exception& e) {
-    if (error) *error = QString::fromStdString(e.what());
+  }
+  // One door: core's detectInput says what each file holds, and its kind picks the reader and the view.
+  const std::optional<InputKind> kind = kindOfAll(paths, error);
+  if (!kind) return false;
+  // The ladder page's dumps leave the run on screen alone: they open while a run goes on.
+  if (!isFlightRecorderKind(*kind) && m_bridge->isRunning()) {
+    if (error) *error = tr("a run is in progress; stop it (Ctrl+.) before opening %1").arg(paths.join(QStringLiteral(", ")));
+    return false;
+  }
+  QWidget* const parent = m_window->isVisible() ? m_window : nullptr;
+  switch (*kind) {
+    case InputKind::FlightRecorderDump:
+    case InputKind::FlightRecorderFolder:
+      return openFlightRecorder(paths, error);
+    case InputKind::MemorySnapshot:
+      if (!showMemorySnapshots(*m_inspection, paths, parent, error)) return false;
+      return shown(paths, tr("%1: PyTorch memory snapshot — click its chart for the ledger at any entry"));
+    case InputKind::MemoryTimeline:
+      // The profiler's memory timeline is not a trace: its page draws it (memory_timeline_page.h).
+      if (!showMemoryTimeline(*m_inspection, paths.front(), parent, error)) return false;
+      return shown(paths, tr("%1: PyTorch profiler memory timeline — bytes by category over time"));
+    case InputKind::KinetoTrace:
+    case InputKind::KinetoFolder:
+    case InputKind::ShardScopeTrace:
+      return openRunTrace(paths.front(), *kind, error);
+    case InputKind::Unknown:
+      break;  // kindOfAll named it
+  }
+  return false;
+}
+
+bool RunFiles::shown(const QStringList& paths, const QString& status) {
+  m_notice.clear();
+  m_window->statusBar()->showMessage(status.arg(m_inspection->run().source), 10000);
+  emit traceOpened();
+  for (const QString& p : paths) emit fileOpened(p, false);
+  return true;
+}
+
+bool RunFiles::openRunTrace(const QString& path, InputKind kind, QString* error) {
+  // Both read off the GUI thread through the one import harness (file_import.h).
+  QWidget* const parent = m_window->isVisible() ? m_window : nullptr;
+  std::shared_ptr<const kineto::JobAnalysis> hta;
+  std::optional<RunTrace> trace = kind == InputKind::ShardScopeTrace ? importShardScopeTrace(path, parent, error)
+                                                                     : importKinetoJob(path, parent, error, &hta);
+  if (!trace) {
+    if (error && error->isEmpty()) *error = tr("opening %1 was cancelled").arg(path);
     return false;
   }
   // The views' models are built here too (show() refreshes every page at
   // once): whatever they throw, bad_alloc included, is this file's error and
   // leaves an empty window, never an abort.
   try {
-    showTrace(path, std::move(trace), std::move(hta));
+    showTrace(path, std::move(*trace), std::move(hta));
   } catch (const std::exception& e) {
     const QString why = dynamic_cast<const std::bad_alloc*>(&e) ? tr("not enough memory") : QString::fromUtf8(e.what());
     try {
@@ -84,24 +137,6 @@ bool RunFiles::openTrace(const QString& path, QString* error) {
   }
   emit traceOpened();
   emit fileOpened(path, false);
-  return true;
-}
-
-bool RunFiles::openFiles(const QStringList& paths, QString* error) {
-  if (paths.size() == 1 && !isMemorySnapshotFile(paths.front())) return openTrace(paths.front(), error);
-  // Several flight-recorder dumps (one per rank) chosen together: their ladder.
-  if (!paths.isEmpty() && std::all_of(paths.begin(), paths.end(), [](const QString& p) { return isFlightRecorderInput(p); }))
-    return openFlightRecorder(paths, error);
-  if (m_bridge->isRunning()) {
-    if (error) *error = tr("a run is in progress; stop it (Ctrl+.) before opening %1").arg(paths.join(QStringLiteral(", ")));
-    return false;
-  }
-  if (!showMemorySnapshots(*m_inspection, paths, m_window->isVisible() ? m_window : nullptr, error)) return false;
-  m_notice.clear();
-  m_window->statusBar()->showMessage(tr("%1: PyTorch memory snapshot — click its chart for the ledger at any entry")
-                                         .arg(m_inspection->run().source), 10000);
-  emit traceOpened();
-  for (const QString& p : paths) emit fileOpened(p, false);
   return true;
 }
 
@@ -209,7 +244,7 @@ void RunFiles::askOpenTraceFolder() {
 }
 
 bool RunFiles::openFlightRecorder(const QStringList& paths, QString* error) {
-  std::shared_ptr<const FlightRecorderSet> set = importFlightRecorder(paths, error);
+  std::shared_ptr<const FlightRecorderSet> set = importFlightRecorder(paths, m_window->isVisible() ? m_window : nullptr, error);
   if (!set) return false;
   emit flightRecorderOpened(set);
   if (paths.size() == 1) emit fileOpened(paths.front(), false);

@@ -7,6 +7,8 @@
 #include <QString>
 #include <memory>
 
+#include "input/input_detect.h"
+
 class QMainWindow;
 
 namespace shardscope {
@@ -25,19 +27,21 @@ class RunFiles : public QObject {
  public:
   RunFiles(Inspection* inspection, EngineBridge* bridge, ExperimentPanel* panel, QMainWindow* window);
 
-  // Loads a trace written by shardscope, or a PyTorch profiler job (a folder
-  // of per-rank Kineto traces, or one .json / .json.gz: kineto::isKinetoTraceInput); false with the reader's message on
-  // error. The form then holds the trace's experiment (from its recorded flags).
-  // Any exception from reading the file or from building the views' models
-  // (std::bad_alloc included) becomes *error: opening a trace never aborts.
-  // A trace without events opens (nothing to draw) and says why in a
-  // non-modal dialog (notice()).
+  // Opens a file by what core's detectInput finds in it (input/input_detect.h):
+  // a trace written by shardscope, a PyTorch profiler job (a folder of
+  // per-rank Kineto traces, or one .json / .json.gz), a memory snapshot, the
+  // profiler's memory timeline or flight-recorder dumps; false with the
+  // reason (an unknown file) or the reader's message. A ShardScope trace puts
+  // its experiment in the form (from its recorded flags). Any exception from
+  // reading the file or from building the views' models (std::bad_alloc
+  // included) becomes *error: opening a file never aborts. A trace without
+  // events opens (nothing to draw) and says why in a non-modal dialog (notice()).
   bool openTrace(const QString& path, QString* error);
   // Flight-recorder dumps (a folder, or several dump files): read and handed
   // to the ladder page (flightRecorderOpened); the run on screen stays.
   bool openFlightRecorder(const QStringList& paths, QString* error);
-  // Several files at once: PyTorch memory snapshots, one per rank (snapshot_import.h);
-  // one path is openTrace's (a snapshot is recognised by its content there too).
+  // The one dispatch (openTrace is it for one path): several files open
+  // together as memory snapshots or flight-recorder dumps, one per rank.
   bool openFiles(const QStringList& paths, QString* error);
   // The last such explanation ("" when the last trace had events).
   const QString& notice() const { return m_notice; }
@@ -62,6 +66,10 @@ class RunFiles : public QObject {
   void fileOpened(const QString& path, bool experiment);
 
  private:
+  // A ShardScope trace or a profiler job, read and shown.
+  bool openRunTrace(const QString& path, InputKind kind, QString* error);
+  // After a snapshot or a memory timeline is on screen: status (%1: the source) and signals.
+  bool shown(const QStringList& paths, const QString& status);
   // store, form and pages; may throw. hta: an imported job's analyses.
   void showTrace(const QString& path, RunTrace trace, std::shared_ptr<const kineto::JobAnalysis> hta = nullptr);
 

@@ -30,11 +30,8 @@ struct SnapshotSet {
   QString source() const;           // "snap.pickle" or "4 memory snapshots (rank0.pickle, …)"
 };
 
-// True when the file's first bytes are a memory snapshot's (a pickle naming
-// `segments`/`device_traces`, or such JSON), whatever its extension.
-bool isMemorySnapshotFile(const QString& path);
-
-// Reads the files; nullptr with *error (the reader's one line, naming the
+// Reads the files (each one core's detectInput found a memory snapshot:
+// RunFiles checks); nullptr with *error (the reader's one line, naming the
 // file and the field) on a bad file, with *error empty when the user cancelled.
 // parent: the progress dialog's window; nullptr (headless) shows none.
 std::shared_ptr<const SnapshotSet> readMemorySnapshots(const QStringList& paths, QWidget* parent, QString* error);

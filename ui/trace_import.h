@@ -1,6 +1,7 @@
-// Opening a PyTorch profiler job (a folder of per-rank Kineto traces, one
-// .json or .json.gz): parsed off the GUI thread with a progress dialog and
-// Cancel, then turned into a RunTrace the views show (core/kineto).
+// Opening a trace: a PyTorch profiler job (a folder of per-rank Kineto
+// traces, one .json or .json.gz; core/kineto turns it into a RunTrace the
+// views show) or a trace ShardScope wrote, each read off the GUI thread
+// through the one import harness (file_import.h).
 #pragma once
 
 #include <QString>
@@ -22,5 +23,8 @@ struct JobAnalysis;
 // analysis: when given, also what `analyze` computes for the job (HTA's metrics and tables).
 std::optional<RunTrace> importKinetoJob(const QString& path, QWidget* parent, QString* error,
                                         std::shared_ptr<const kineto::JobAnalysis>* analysis = nullptr);
+
+// A trace ShardScope wrote (trace/chrome_trace_reader.h), read the same way.
+std::optional<RunTrace> importShardScopeTrace(const QString& path, QWidget* parent, QString* error);
 
 }  // namespace shardscope

@@ -11,6 +11,7 @@
 #include "cli/postmortem_analyze.h"
 #include "common/output_file.h"
 #include "common/units.h"
+#include "input/input_detect.h"
 #include "kineto/trace_analysis.h"
 
 namespace shardscope {
@@ -157,20 +158,40 @@ int commandAnalyze(const std::vector<std::string>& args, std::ostream& out, std:
     err << "error: analyze needs at least one trace file or folder (see shardscope-cli analyze --help)\n";
     return kExitBadInput;
   }
-  // A memory snapshot or flight-recorder dumps (pickle, or JSON with their keys).
-  bool mixed = false;
-  if (postmortemInputs(inputs, mixed)) {
+  // One door (input/input_detect.h): each input's kind says which reader takes it.
+  std::vector<PostmortemFile> postmortem_files;
+  size_t traces = 0;
+  for (const std::string& in : inputs) {
+    const DetectedInput input = detectInput(in);
+    switch (input.kind) {
+      case InputKind::Unknown:
+        err << "error: " << input.reason << "\n";
+        return kExitBadInput;
+      case InputKind::KinetoTrace:
+      case InputKind::KinetoFolder:
+      case InputKind::ShardScopeTrace:  // Chrome JSON: the profiler-trace reader names what it lacks
+        ++traces;
+        break;
+      case InputKind::MemorySnapshot:
+      case InputKind::MemoryTimeline:
+      case InputKind::FlightRecorderDump:
+      case InputKind::FlightRecorderFolder:
+        postmortem_files.push_back({in, input.kind});
+        break;
+    }
+  }
+  if (traces > 0 && !postmortem_files.empty()) {
+    err << "error: analyze takes profiler traces or post-mortem files (memory snapshots, flight-recorder dumps), "
+           "not both at once\n";
+    return kExitBadInput;
+  }
+  if (!postmortem_files.empty()) {
     if (!csv_path.empty()) {
       err << "error: --collectives-csv takes profiler traces (a job's per-rank .json / .json.gz), not memory "
              "snapshots or flight-recorder dumps\n";
       return kExitBadInput;
     }
-    return analyzePostmortem(inputs, json_path, out, err);
-  }
-  if (mixed) {
-    err << "error: analyze takes profiler traces or post-mortem files (memory snapshots, flight-recorder dumps), "
-           "not both at once\n";
-    return kExitBadInput;
+    return analyzePostmortem(postmortem_files, json_path, out, err);
   }
   load.progress = [&err](const std::string& line) { err << line << "\n"; };
   load.progress_min_bytes = kProgressMinBytes;

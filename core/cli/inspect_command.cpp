@@ -6,13 +6,11 @@
 #include <ostream>
 
 #include "common/exit_codes.h"
+#include "input/input_detect.h"
 #include "inspect/bucket_activity.h"
 #include "inspect/event_store.h"
 #include "inspect/memory_series.h"
 #include "inspect/unit_states.h"
-#include "kineto/memory_timeline.h"
-#include "kineto/trace_set.h"
-#include "postmortem/postmortem_report.h"
 #include "trace/chrome_trace_reader.h"
 
 namespace shardscope {
@@ -151,33 +149,31 @@ int commandInspect(const std::vector<std::string>& args, std::ostream& out, std:
     err << "error: inspect takes one trace file, got a second: '" << args[1] << "'\n";
     return kExitBadInput;
   }
+  // One door (input/input_detect.h): inspect reads ShardScope's own traces and
+  // names where every other kind opens (a profiler trace fails the trace
+  // reader for reasons that would only mislead; a pickle is "not valid JSON").
+  const DetectedInput input = detectInput(args[0]);
+  switch (input.kind) {
+    case InputKind::ShardScopeTrace:
+      break;
+    case InputKind::Unknown:
+      err << "error: " << input.reason << "\n";
+      return kExitBadInput;
+    case InputKind::KinetoTrace:
+    case InputKind::KinetoFolder:
+    case InputKind::MemorySnapshot:
+    case InputKind::MemoryTimeline:
+    case InputKind::FlightRecorderDump:
+    case InputKind::FlightRecorderFolder:
+      err << "error: " << args[0] << " is " << inputKindText(input.kind)
+          << "; inspect reads traces of `shardscope-cli run --trace`: use `shardscope-cli analyze " << args[0]
+          << "` or open it in the window (shardscope)\n";
+      return kExitBadInput;
+  }
   RunTrace trace;
   try {
     trace = readChromeTraceFile(args[0]);
   } catch (const std::exception& e) {
-    // The profiler's memory timeline: a JSON list, not a trace.
-    if (kineto::isMemoryTimelineFile(args[0])) {
-      err << "error: " << args[0] << " is a PyTorch profiler memory timeline (export_memory_timeline); inspect reads "
-          << "traces of `shardscope-cli run --trace`: use `shardscope-cli analyze " << args[0] << "`\n";
-      return kExitBadInput;
-    }
-    // inspect reads ShardScope's own traces; a PyTorch profiler trace (gzip,
-    // real pids) fails there for reasons that would only mislead: say where it opens.
-    if (kineto::isKinetoTraceInput(args[0])) {
-      err << "error: " << args[0] << " is a PyTorch profiler (Kineto) trace; inspect reads traces of "
-          << "`shardscope-cli run --trace`: use `shardscope-cli analyze " << args[0]
-          << "` or open it in the window (shardscope)\n";
-      return kExitBadInput;
-    }
-    // A memory snapshot or a flight-recorder dump (a pickle is "not valid JSON" to the trace reader).
-    if (const auto kind = postmortem::detectPostmortemInput(args[0]); kind != postmortem::PostmortemInput::None) {
-      err << "error: " << args[0] << " is "
-          << (kind == postmortem::PostmortemInput::MemorySnapshot ? "a PyTorch memory snapshot"
-                                                                  : "a flight-recorder dump")
-          << "; inspect reads traces of `shardscope-cli run --trace`: use `shardscope-cli analyze " << args[0]
-          << "` or open it in the window (shardscope)\n";
-      return kExitBadInput;
-    }
     err << "error: " << e.what() << "\n";
     return kExitBadInput;
   }

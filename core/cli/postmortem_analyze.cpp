@@ -13,36 +13,37 @@
 
 namespace shardscope {
 
-bool postmortemInputs(const std::vector<std::string>& inputs, bool& mixed) {
-  size_t found = 0;
-  for (const std::string& in : inputs)
-    if (postmortem::detectPostmortemInput(in) != postmortem::PostmortemInput::None || kineto::isMemoryTimelineFile(in))
-      ++found;
-  mixed = found > 0 && found < inputs.size();
-  return found > 0 && found == inputs.size();
-}
-
-int analyzePostmortem(const std::vector<std::string>& inputs, const std::string& json_path, std::ostream& out,
+int analyzePostmortem(const std::vector<PostmortemFile>& inputs, const std::string& json_path, std::ostream& out,
                       std::ostream& err) {
   using namespace postmortem;
   Json report = Json::object();
   try {
     std::vector<std::string> dumps;
     Json snapshots = Json::array(), timelines = Json::array();
-    for (const std::string& in : inputs) {
-      if (kineto::isMemoryTimelineFile(in)) {  // the profiler's export_memory_timeline
-        const kineto::MemoryTimeline t = kineto::readMemoryTimeline(in);
-        kineto::printMemoryTimelineText(t, in, out);
-        timelines.push_back(kineto::memoryTimelineJson(t, in));
-        continue;
+    for (const PostmortemFile& in : inputs) {
+      switch (in.kind) {
+        case InputKind::MemoryTimeline: {  // the profiler's export_memory_timeline
+          const kineto::MemoryTimeline t = kineto::readMemoryTimeline(in.path);
+          kineto::printMemoryTimelineText(t, in.path, out);
+          timelines.push_back(kineto::memoryTimelineJson(t, in.path));
+          break;
+        }
+        case InputKind::FlightRecorderDump:
+        case InputKind::FlightRecorderFolder:
+          dumps.push_back(in.path);
+          break;
+        case InputKind::MemorySnapshot: {
+          const MemorySnapshot s = readMemorySnapshotFile(in.path);
+          printMemorySnapshotText(s, in.path, out);
+          snapshots.push_back(memorySnapshotJson(s, in.path));
+          break;
+        }
+        case InputKind::Unknown:  // analyze_command.cpp hands none of these here
+        case InputKind::KinetoTrace:
+        case InputKind::KinetoFolder:
+        case InputKind::ShardScopeTrace:
+          break;
       }
-      if (detectPostmortemInput(in) == PostmortemInput::FlightRecorder) {
-        dumps.push_back(in);
-        continue;
-      }
-      const MemorySnapshot s = readMemorySnapshotFile(in);
-      printMemorySnapshotText(s, in, out);
-      snapshots.push_back(memorySnapshotJson(s, in));
     }
     if (snapshots.size() == 1) report["memory_snapshot"] = snapshots.front();
     else if (!snapshots.empty()) report["memory_snapshots"] = snapshots;

@@ -8,15 +8,20 @@
 #include <string>
 #include <vector>
 
+#include "input/input_detect.h"
+
 namespace shardscope {
 
-// True when every input is a memory snapshot, a memory timeline or a
-// flight-recorder dump (or a folder of dumps); false when none is. Mixed inputs: sets `mixed`.
-bool postmortemInputs(const std::vector<std::string>& inputs, bool& mixed);
+// One input and the kind input/input_detect.h found: a memory snapshot, a
+// memory timeline, a flight-recorder dump or a folder of them.
+struct PostmortemFile {
+  std::string path;
+  InputKind kind;
+};
 
 // Prints the text report; with json_path, writes memory_snapshot /
 // memory_timeline / flight_recorder JSON there. Returns the exit code (0, or 2 on bad input).
-int analyzePostmortem(const std::vector<std::string>& inputs, const std::string& json_path, std::ostream& out,
+int analyzePostmortem(const std::vector<PostmortemFile>& inputs, const std::string& json_path, std::ostream& out,
                       std::ostream& err);
 
 }  // namespace shardscope

@@ -7,14 +7,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <ostream>
 
-#include "common/units.h"
-
-#include <zlib.h>
-
 #include "common/errors.h"
+#include "common/units.h"
 #include "kineto/trace_file.h"
 
 namespace shardscope::kineto {
@@ -64,24 +60,15 @@ size_t MemoryTimeline::peak() const {
   return best;
 }
 
-bool isMemoryTimelineFile(const std::string& path) {
-  const bool gz = isGzipPath(path);
-  const std::string stem = gz ? path.substr(0, path.size() - 3) : path;
+bool looksLikeMemoryTimeline(const std::string& path, std::string_view text) {
+  const std::string stem = isGzipPath(path) ? path.substr(0, path.size() - 3) : path;
   if (stem.size() < 5 || stem.compare(stem.size() - 5, 5, ".json") != 0) return false;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;
-  // zlib's gzread reads a plain file as it is and inflates a gzip one.
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) return false;  // the reader that is chosen names what is wrong with it
-  char head[256];
-  const int n = gzread(f, head, sizeof head);
-  gzclose(f);
   // Both forms open with a list in a list ("[[t0, ..." or "[[t, action, ..."); a
   // Chrome trace in its array form opens "[{".
   int lists = 0;
-  for (int i = 0; i < n; ++i) {
-    if (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t') continue;
-    if (head[i] != '[') return false;
+  for (const char c : text) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (c != '[') return false;
     if (++lists == 2) return true;
   }
   return false;

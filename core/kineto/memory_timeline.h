@@ -36,10 +36,11 @@ struct MemoryTimeline {
   size_t peak() const;            // the first point with the largest total (0 when empty)
 };
 
-// True when the file (inflated, for a .gz) opens with a list in a list ("[["
-// after blanks) and its name ends .json or .json.gz: a memory timeline, not a
-// Kineto trace (an object), a Chrome trace's event array ("[{") or a snapshot.
-bool isMemoryTimelineFile(const std::string& path);
+// True when the file's first bytes (inflated, for gzip) open with a list in a
+// list ("[[" after blanks) and its name ends .json or .json.gz: a memory
+// timeline, not a Kineto trace (an object), a Chrome trace's event array ("[{")
+// or a snapshot. input/input_detect.cpp asks, for every front end.
+bool looksLikeMemoryTimeline(const std::string& path, std::string_view text);
 
 // Throws ConfigError naming the file, the field (e.g. "sizes[3]") and what
 // is allowed. A timeline without any point is refused: there is nothing to show.

@@ -1,7 +1,5 @@
 #include "kineto/trace_set.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -40,23 +38,6 @@ bool looksLikeKinetoJson(std::string_view head) {
                            "\"gpu_memcpy\"", "\"baseTimeNanoseconds\""})
     if (head.find(mark) != std::string_view::npos) return true;
   return false;
-}
-
-bool isKinetoTraceInput(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return true;
-  if (isGzipPath(path)) return true;
-  // Only a regular file is sniffed: opening a FIFO would block (the reader refuses it by name).
-  if (!fs::is_regular_file(path, ec)) return false;
-  // zlib's gzread reads a plain file as it is and inflates a gzip one: gzip
-  // content under a .json name is sniffed as analyze reads it (by its bytes).
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) return false;
-  std::string head(64 * 1024, '\0');
-  const int n = gzread(f, head.data(), static_cast<unsigned>(head.size()));
-  gzclose(f);
-  head.resize(n > 0 ? static_cast<size_t>(n) : 0);
-  return looksLikeKinetoJson(head);
 }
 
 std::vector<std::string> expandTraceInputs(const std::vector<std::string>& inputs) {

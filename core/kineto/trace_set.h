@@ -58,12 +58,11 @@ inline constexpr int64_t kOneJobMaxStartSpreadNs = int64_t(3600) * 1'000'000'000
 // absolute timestamp (INT64_MAX when it has none), in the traces' order.
 std::vector<std::string> oneJobConflicts(const std::vector<RankTrace>& ranks, const std::vector<int64_t>& start_ns);
 
-// Whether a path is a PyTorch profiler job rather than a trace ShardScope
-// wrote: a folder or a .json.gz always is; a .json when its first 64 KiB show
-// Kineto's marks (bare-array form, schemaVersion, distributedInfo,
-// deviceProperties, or a Kineto category such as "cpu_op" or "kernel").
-// False for unreadable paths (the ShardScope reader then names the problem).
-bool isKinetoTraceInput(const std::string& path);
+// Whether a file's first bytes (inflated, for gzip) are a PyTorch profiler
+// trace's rather than a trace ShardScope wrote: the bare-array form, or one
+// of Kineto's marks (schemaVersion, distributedInfo, deviceProperties, a
+// Kineto category such as "cpu_op" or "kernel"). input/input_detect.cpp asks
+// (with the rule that a folder or a .gz name is a profiler job), for every front end.
 bool looksLikeKinetoJson(std::string_view head);
 
 // The trace files an input names: the file itself, or a folder's *.json and *.json.gz (sorted).

@@ -3,9 +3,8 @@
 #include "postmortem/postmortem_report.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <ostream>
 
 #include "postmortem/pickle_reader.h"
@@ -13,38 +12,6 @@
 namespace shardscope::postmortem {
 
 namespace {
-
-std::string postmortemPeek(const std::string& path, size_t n) {
-  std::ifstream f(path, std::ios::binary);
-  std::string s(n, '\0');
-  f.read(s.data(), static_cast<std::streamsize>(n));
-  s.resize(static_cast<size_t>(f.gcount()));
-  return s;
-}
-
-PostmortemInput postmortemFileKind(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return PostmortemInput::None;
-  const std::string head = postmortemPeek(path, 4096);
-  // A pickle (one of protocol 0 or 1 too, to be refused by name): which kind
-  // needs its keys; both kinds name theirs early.
-  if ((!head.empty() && static_cast<uint8_t>(head[0]) == 0x80) || looksLikeOldPickle(head)) {
-    if (head.find("device_traces") != std::string::npos || head.find("segments") != std::string::npos)
-      return PostmortemInput::MemorySnapshot;
-    return PostmortemInput::FlightRecorder;
-  }
-  const size_t first = head.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || head[first] != '{') return PostmortemInput::None;
-  if (head.find("\"device_traces\"") != std::string::npos || head.find("\"segments\"") != std::string::npos)
-    return PostmortemInput::MemorySnapshot;
-  // A profiler trace's distributedInfo has a pg_config too (PyTorch 2.2 on): a trace is none.
-  if (head.find("\"traceEvents\"") != std::string::npos || head.find("\"distributedInfo\"") != std::string::npos)
-    return PostmortemInput::None;
-  if (head.find("\"pg_config\"") != std::string::npos || head.find("\"pg_status\"") != std::string::npos ||
-      head.find("\"comm_lib_version\"") != std::string::npos)
-    return PostmortemInput::FlightRecorder;
-  return PostmortemInput::None;
-}
 
 Json frameJson(const FrFrame& f) {
   Json j = Json::object();
@@ -56,19 +23,25 @@ Json frameJson(const FrFrame& f) {
 
 }  // namespace
 
-PostmortemInput detectPostmortemInput(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    std::vector<std::string> files;
-    for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
-      const std::string name = e.path().filename().string();
-      if (!name.empty() && name[0] != '.' && e.is_regular_file(ec)) files.push_back(e.path().string());
-      if (files.size() > 4096) break;
-    }
-    std::sort(files.begin(), files.end());
-    return files.empty() ? PostmortemInput::None : postmortemFileKind(files.front());
+PostmortemInput postmortemKindOfHead(std::string_view head) {
+  // A pickle (one of protocol 0 or 1 too, to be refused by name): which kind
+  // needs its keys; both kinds name theirs early.
+  if ((!head.empty() && static_cast<uint8_t>(head[0]) == 0x80) || looksLikeOldPickle(head)) {
+    if (head.find("device_traces") != std::string_view::npos || head.find("segments") != std::string_view::npos)
+      return PostmortemInput::MemorySnapshot;
+    return PostmortemInput::FlightRecorder;
   }
-  return postmortemFileKind(path);
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || head[first] != '{') return PostmortemInput::None;
+  if (head.find("\"device_traces\"") != std::string_view::npos || head.find("\"segments\"") != std::string_view::npos)
+    return PostmortemInput::MemorySnapshot;
+  // A profiler trace's distributedInfo has a pg_config too (PyTorch 2.2 on): a trace is none.
+  if (head.find("\"traceEvents\"") != std::string_view::npos || head.find("\"distributedInfo\"") != std::string_view::npos)
+    return PostmortemInput::None;
+  if (head.find("\"pg_config\"") != std::string_view::npos || head.find("\"pg_status\"") != std::string_view::npos ||
+      head.find("\"comm_lib_version\"") != std::string_view::npos)
+    return PostmortemInput::FlightRecorder;
+  return PostmortemInput::None;
 }
 
 std::string postmortemBytesText(int64_t bytes) {

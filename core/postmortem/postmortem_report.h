@@ -5,6 +5,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/json_tree.h"
@@ -13,11 +14,12 @@
 
 namespace shardscope::postmortem {
 
-// What a file or folder given to analyze holds.
+// Which post-mortem file a file's first stored bytes (4 KiB are enough) begin:
+// a pickle (0x80, or protocol 0/1 to be refused by name) by the keys it names,
+// or JSON naming a snapshot's or a dump's keys near its start. Only
+// input/input_detect.cpp asks, on behalf of every front end.
 enum class PostmortemInput { None, MemorySnapshot, FlightRecorder };
-// Looks at the first bytes only: a pickle (0x80), or JSON naming a snapshot's
-// or a dump's keys near its start; a folder by its first file.
-PostmortemInput detectPostmortemInput(const std::string& path);
+PostmortemInput postmortemKindOfHead(std::string_view head);
 
 Json memorySnapshotJson(const MemorySnapshot& s, const std::string& path);
 void printMemorySnapshotText(const MemorySnapshot& s, const std::string& path, std::ostream& out);

@@ -83,6 +83,20 @@ class TestAnalyzeCli : public QObject {
       QCOMPARE(lines(r.err.substr(r.err.find("error: "))), 1);
     }
   }
+
+  // A file no reader takes is refused by the one door (input/input_detect.h)
+  // before any reader runs: what was seen and what analyze opens, one line.
+  void unknownInputSaysWhatWasSeen() {
+    QTemporaryDir dir;
+    const std::string notes = dir.filePath("notes.txt").toStdString();
+    std::ofstream(notes) << "step times by hand\n";
+    const Result r = analyze({kData + "two_ranks", notes});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.rfind("error: " + notes + ": starts with 's': neither JSON", 0) == 0, r.err.c_str());
+    QVERIFY2(r.err.find("ShardScope opens PyTorch profiler traces") != std::string::npos, r.err.c_str());
+    QCOMPARE(lines(r.err), 1);
+    QVERIFY(r.out.empty());
+  }
 };
 
 QTEST_GUILESS_MAIN(TestAnalyzeCli)

@@ -137,6 +137,24 @@ class TestInspectCli : public QObject {
                qPrintable(r.err));
       QVERIFY2(!r.err.contains("not valid JSON"), qPrintable(r.err));
     }
+    // A folder of dumps and a file no reader takes: named by the one door (input/input_detect.h).
+    const QString fr = pm + QStringLiteral("fr_all_complete");
+    const CliResult folder = runCli({"inspect", fr});
+    QCOMPARE(folder.exit_code, 2);
+    QVERIFY2(folder.err.contains(fr + " is a folder of flight-recorder dumps") && folder.err.contains("shardscope-cli analyze " + fr),
+             qPrintable(folder.err));
+    QTemporaryDir dir;
+    const QString notes = dir.filePath(QStringLiteral("notes.txt"));
+    {
+      QFile f(notes);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("hello\n");
+    }
+    const CliResult unknown = runCli({"inspect", notes});
+    QCOMPARE(unknown.exit_code, 2);
+    QVERIFY2(unknown.err.contains(notes + ": starts with 'h'") && unknown.err.contains("ShardScope opens") &&
+                 unknown.err.count('\n') == 1,
+             qPrintable(unknown.err));
     // The profiler's memory timeline: named, with analyze, which reads it.
     const QString tl = QStringLiteral(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/memory_timeline/run.raw.json.gz";
     const CliResult t = runCli({"inspect", tl});

@@ -15,6 +15,7 @@
 
 #include "inspect/collective_exposure.h"
 #include "inspect/event_store.h"
+#include "input/input_detect.h"
 #include "kineto/kineto_run_trace.h"
 #include "kineto/trace_set.h"
 
@@ -52,13 +53,13 @@ class TestKinetoImport : public QObject {
   }
 
   void sniffsKinetoInputs() {
-    QVERIFY(kineto::isKinetoTraceInput(kJob));                      // a folder
-    QVERIFY(kineto::isKinetoTraceInput(kJob + "/rank0.json.gz"));   // a .gz
-    QVERIFY(kineto::isKinetoTraceInput(kTwoRanks + "/rank0_int_ts.json"));
+    QCOMPARE(detectInput(kJob).kind, InputKind::KinetoFolder);
+    QCOMPARE(detectInput(kJob + "/rank0.json.gz").kind, InputKind::KinetoTrace);  // a .gz
+    QCOMPARE(detectInput(kTwoRanks + "/rank0_int_ts.json").kind, InputKind::KinetoTrace);
     QVERIFY(kineto::looksLikeKinetoJson("  [{\"name\": \"aten::mm\"}]"));
     QVERIFY(!kineto::looksLikeKinetoJson("{\"traceEvents\":[\n{\"ph\":\"X\",\"cat\":\"forward\"}"));
     const std::string own = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/golden/ddp.trace.json";
-    QVERIFY(!kineto::isKinetoTraceInput(own));
+    QCOMPARE(detectInput(own).kind, InputKind::ShardScopeTrace);
     // gzip content under a .json name (analyze reads it by its bytes): a Kineto trace too.
     QTemporaryDir dir;
     const std::string named_json = dir.filePath("rank0.json").toStdString();
@@ -70,7 +71,8 @@ class TestKinetoImport : public QObject {
       QCOMPARE(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
       gzclose(gz);
     }
-    QVERIFY(kineto::isKinetoTraceInput(named_json));
+    QCOMPARE(detectInput(named_json).kind, InputKind::KinetoTrace);
+    QVERIFY(detectInput(named_json).gzip);
     QCOMPARE(kineto::loadTraceSet({named_json}).ranks[0].events.size(),
              kineto::loadTraceSet({kTwoRanks + "/rank0_int_ts.json"}).ranks[0].events.size());
   }

@@ -12,6 +12,7 @@
 
 #include "cli/postmortem_analyze.h"
 #include "common/errors.h"
+#include "input/input_detect.h"
 #include "kineto/memory_timeline.h"
 
 using namespace shardscope;
@@ -50,7 +51,7 @@ class TestMemoryTimeline : public QObject {
     QFETCH(bool, raw);
     QFETCH(int, points);
     const std::string path = kDir + file.toStdString();
-    QVERIFY(isMemoryTimelineFile(path));
+    QCOMPARE(detectInput(path).kind, InputKind::MemoryTimeline);
     const MemoryTimeline t = readMemoryTimeline(path);
     QCOMPARE(t.raw, raw);
     QCOMPARE(int(t.times_ns.size()), points);
@@ -73,13 +74,11 @@ class TestMemoryTimeline : public QObject {
   }
 
   void analyzeReportsIt() {
-    bool mixed = true;
-    QVERIFY(postmortemInputs({kDir + "run.json.gz"}, mixed));
-    QVERIFY(!mixed);
+    QCOMPARE(detectInput(kDir + "run.json.gz").kind, InputKind::MemoryTimeline);
     QTemporaryDir dir;
     const std::string json = dir.filePath("out.json").toStdString();
     std::ostringstream out, err;
-    QCOMPARE(analyzePostmortem({kDir + "run.raw.json.gz"}, json, out, err), 0);
+    QCOMPARE(analyzePostmortem({{kDir + "run.raw.json.gz", InputKind::MemoryTimeline}}, json, out, err), 0);
     QVERIFY2(out.str().find("peak 17.00 MiB at 3000 us") != std::string::npos, out.str().c_str());
     std::ifstream f(json);
     const Json report = Json::parse(f);
@@ -87,10 +86,12 @@ class TestMemoryTimeline : public QObject {
   }
 
   void kinetoTraceIsNotATimeline() {
-    QVERIFY(!isMemoryTimelineFile(std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/rank1_of_2.json"));
-    QVERIFY(!isMemoryTimelineFile(kDir + "missing.json.gz"));
+    QCOMPARE(detectInput(std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/rank1_of_2.json").kind,
+             InputKind::KinetoTrace);
+    QCOMPARE(detectInput(kDir + "missing.json.gz").kind, InputKind::Unknown);
     // A Chrome trace in its array form ("[{" ...), gzipped: a trace, not a timeline.
-    QVERIFY(!isMemoryTimelineFile(std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/torch_ddp_gloo_rank1.json.gz"));
+    QCOMPARE(detectInput(std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/kineto/torch_ddp_gloo_rank1.json.gz").kind,
+             InputKind::KinetoTrace);
   }
 
   void badFilesAreNamed_data() {

@@ -26,6 +26,7 @@ LAYERS = [
     ["tensor", "config"],
     ["trace"],
     ["kernels", "kineto", "postmortem"],
+    ["input"],
     ["memory"],
     ["device"],
     ["rank"],

@@ -153,6 +153,25 @@ class TestOpenTraceLimits : public QObject {
     }
   }
 
+  // A file no reader takes: the window says what core's detectInput saw and
+  // what it opens (one line), and the run on screen stays as it was.
+  void unknownFileSaysWhatWasSeen() {
+    QTemporaryDir dir;
+    const QString notes = write(dir, QStringLiteral("notes.txt"), "hello\n");
+    QVERIFY(!notes.isEmpty());
+    MainWindow w;
+    w.setPersistSettings(false);
+    QString error;
+    QVERIFY(!w.openTrace(notes, &error));
+    QVERIFY2(error.startsWith(notes + QStringLiteral(": starts with 'h'")), qPrintable(error));
+    QVERIFY2(error.contains(QStringLiteral("ShardScope opens PyTorch profiler traces")), qPrintable(error));
+    QVERIFY(!error.contains(QLatin1Char('\n')));
+    // Several files together must be one rank each of one kind: the odd one is named.
+    const QString good = write(dir, QStringLiteral("good.trace.json"), trace(ddpStep(0, "0"), R"("strategy":"ddp","ranks":1)"));
+    QVERIFY(!w.openFiles({good, good}, &error));
+    QVERIFY2(error.startsWith(good + QStringLiteral(" is a ShardScope trace; several files open together only")), qPrintable(error));
+  }
+
   // The walkthrough's steps once were an array indexed by the step number.
   void walkthroughMapsStepsDensely() {
     EventStore store;
