@@ -12,6 +12,9 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "loss_view.h"
 #include "main_window.h"
@@ -20,6 +23,17 @@
 using namespace shardscope;
 
 namespace {
+
+// The heap's bytes in use (glibc): what is held, where RSS also counts what
+// the allocator keeps cached or cannot give back (fragmentation).
+double heapInUseMiB() {
+#ifdef __GLIBC__
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<double>(m.uordblks + m.hblkhd) / (1024.0 * 1024.0);
+#else
+  return 0;
+#endif
+}
 
 // VmRSS and VmHWM of this process, in MiB.
 std::pair<double, double> residentMiB() {
@@ -55,8 +69,8 @@ int main(int argc, char** argv) {
   w.show();
   settle(300);
   const auto [rss0, hwm0] = residentMiB();
-  std::printf("%-28s %5s %9s %9s\n", "after", "runs", "RSS MiB", "peak MiB");
-  std::printf("%-28s %5d %9.0f %9.0f\n", "window shown", 0, rss0, hwm0);
+  std::printf("%-28s %5s %9s %9s %9s\n", "after", "runs", "RSS MiB", "peak MiB", "heap MiB");
+  std::printf("%-28s %5d %9.0f %9.0f %9.0f\n", "window shown", 0, rss0, hwm0, heapInUseMiB());
   int runs = 0;
   while (runs < want) {
     for (const Preset& preset : builtinPresets()) {
@@ -78,7 +92,7 @@ int main(int argc, char** argv) {
       runs += static_cast<int>(preset.runs.size());
       settle(200);
       const auto [rss, hwm] = residentMiB();
-      std::printf("%-28s %5d %9.0f %9.0f\n", qPrintable(preset.name), runs, rss, hwm);
+      std::printf("%-28s %5d %9.0f %9.0f %9.0f\n", qPrintable(preset.name), runs, rss, hwm, heapInUseMiB());
       std::fflush(stdout);
     }
   }
@@ -90,6 +104,6 @@ int main(int argc, char** argv) {
   clear->click();
   settle(1000);
   const auto [rss1, hwm1] = residentMiB();
-  std::printf("%-28s %5d %9.0f %9.0f\n", "Clear runs", runs, rss1, hwm1);
+  std::printf("%-28s %5d %9.0f %9.0f %9.0f\n", "Clear runs", runs, rss1, hwm1, heapInUseMiB());
   return 0;
 }
