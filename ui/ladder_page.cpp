@@ -57,29 +57,34 @@ void LadderPage::ensure() const {
   const ShownRun& run = m_inspection.run();
   const EventStore& store = m_inspection.store();
   if (run.kind == ShownRun::Kind::None || (run.live() && !run.done) || store.empty() || store.meta().imported) {
-    m_view->setDumps({}, {});
+    m_view->setDumps(nullptr, {});
     return;
   }
   m_tooMany = store.rankCount() > kMaxDerivedRanks;
   if (m_tooMany) {
-    m_view->setDumps({}, {});
+    m_view->setDumps(nullptr, {});
     return;
   }
   // The run's clock, not the wall's: the same run draws the same ladder.
   postmortem::FrWriteOptions options;
   options.epoch_ns = 0;
-  m_view->setDumps(postmortem::flightRecorderDumps(store.toRunTrace(), options), run.source);
+  m_view->setDumps(std::make_shared<const std::vector<postmortem::FrRankDump>>(
+                       postmortem::flightRecorderDumps(store.toRunTrace(), options)),
+                   run.source);
 }
 
 void LadderPage::setDumps(std::shared_ptr<const FlightRecorderSet> set) {
   m_stale = false;
   if (!set) {
-    m_view->setDumps({}, {});
+    m_view->setDumps(nullptr, {});
     return;
   }
   QStringList names;
   for (const QString& in : set->inputs) names << QFileInfo(in).fileName();
-  m_view->setDumps(set->dumps, names.join(QStringLiteral(", ")));
+  // The view holds the opened set's own dumps (it keeps the set alive), no copy.
+  const std::vector<postmortem::FrRankDump>* dumps = &set->dumps;
+  m_view->setDumps(std::shared_ptr<const std::vector<postmortem::FrRankDump>>(std::move(set), dumps),
+                   names.join(QStringLiteral(", ")));
 }
 
 QString LadderPage::title() const { return tr("Ladder"); }

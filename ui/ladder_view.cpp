@@ -156,7 +156,6 @@ LadderView::LadderView(QWidget* parent)
   // No value-axis title: each row's label says it ("default_pg #4 all_reduce"), and a narrow dock clips one.
   m_plot->yAxis->setRangeReversed(true);  // the oldest collective on top, as the ring runs
   m_cells = new LadderPlottable(m_plot->xAxis2, m_plot->yAxis);
-  m_cells->setLadder(&m_ladder, &m_dumps);
   m_plot->legend->removeItem(m_plot->legend->itemWithPlottable(m_cells));  // the swatches below name the states
   m_plot->axisRect()->setRangeDrag(Qt::Vertical);
   m_plot->axisRect()->setRangeZoom(Qt::Vertical);
@@ -196,13 +195,14 @@ LadderView::LadderView(QWidget* parent)
     const auto [row, col] = cellAt(e->pos());
     if (row >= 0) selectRow(row);
   });
-  setDumps({}, {});
+  setDumps(nullptr, {});
 }
 
-void LadderView::setDumps(std::vector<postmortem::FrRankDump> dumps, const QString& source) {
-  m_dumps = std::move(dumps);
+void LadderView::setDumps(std::shared_ptr<const std::vector<postmortem::FrRankDump>> dumps, const QString& source) {
+  m_dumps = dumps ? std::move(dumps) : std::make_shared<const std::vector<postmortem::FrRankDump>>();
   m_source = source;
-  m_ladder = postmortem::buildFrLadder(m_dumps);
+  m_ladder = postmortem::buildFrLadder(*m_dumps);
+  m_cells->setLadder(&m_ladder, m_dumps.get());
   m_selected = -1;
   m_cells->setSelectedRow(-1);
   m_empty->setVisible(m_ladder.rows.empty());
@@ -235,7 +235,7 @@ void LadderView::selectRow(int row) {
   if (row >= static_cast<int>(m_ladder.rows.size())) row = -1;
   m_selected = row;
   m_cells->setSelectedRow(row);
-  m_detail->setPlainText(QString::fromStdString(postmortem::frLadderRowDetail(m_ladder, m_dumps, row)));
+  m_detail->setPlainText(QString::fromStdString(postmortem::frLadderRowDetail(m_ladder, *m_dumps, row)));
   m_plot->replot(QCustomPlot::rpQueuedReplot);
   emit rowSelected(row);
 }

@@ -26,8 +26,11 @@ class LadderView : public QWidget {
  public:
   explicit LadderView(QWidget* parent = nullptr);
 
-  // Shows these dumps (copied) under `source` (their folder); empty clears the view.
-  void setDumps(std::vector<postmortem::FrRankDump> dumps, const QString& source);
+  // Shows these dumps under `source` (their folder); null or empty clears the
+  // view. Shared, never copied: a job's folder of dumps is the window's
+  // largest object, and the opened set already holds it.
+  void setDumps(std::shared_ptr<const std::vector<postmortem::FrRankDump>> dumps, const QString& source);
+  const std::shared_ptr<const std::vector<postmortem::FrRankDump>>& dumps() const { return m_dumps; }
   const postmortem::FrLadder& ladder() const { return m_ladder; }
   const QString& source() const { return m_source; }
   bool empty() const { return m_ladder.rows.empty(); }
@@ -54,7 +57,7 @@ class LadderView : public QWidget {
  private:
   void showRows(int first, int last);  // the value axis' range (row indices)
 
-  std::vector<postmortem::FrRankDump> m_dumps;
+  std::shared_ptr<const std::vector<postmortem::FrRankDump>> m_dumps;  // never null
   postmortem::FrLadder m_ladder;
   QString m_source;
   int m_selected = -1;

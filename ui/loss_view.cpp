@@ -25,7 +25,8 @@ LossView::LossView(const EventStore* store, QWidget* parent)
     : QWidget(parent), m_store(store), m_plot(new QCustomPlot(this)) {
   m_clear = new QPushButton(tr("Clear runs"), this);
   m_clear->setObjectName(QStringLiteral("clearLossRuns"));
-  m_clear->setToolTip(tr("Remove the kept curves of earlier runs"));
+  m_clear->setToolTip(tr("Remove the earlier runs: their curves, their rows in the Runs table and the memory they "
+                          "hold (the run on screen stays)"));
   m_clear->setEnabled(false);
   auto* bar = new QHBoxLayout;
   bar->setContentsMargins(6, 2, 6, 0);
@@ -72,7 +73,10 @@ LossView::LossView(const EventStore* store, QWidget* parent)
   m_plot->yAxis->setTickLabelPadding(3);
   m_plot->setToolTip(tr("Mean over ranks of each rank's local loss, per completed step"));
   m_empty = PlotStyle::emptyMessage(m_plot, QString());
-  connect(m_clear, &QPushButton::clicked, this, &LossView::clearRuns);
+  connect(m_clear, &QPushButton::clicked, this, [this] {
+    clearRuns();
+    emit runsCleared();
+  });
   refresh();
 }
 
@@ -119,7 +123,7 @@ void LossView::appendRun(const QString& label, const std::vector<double>& losses
   }
   g->setData(keys, values, true);
   m_runs.push_back({label, g});
-  m_clear->setEnabled(true);
+  updateClearButton();
   m_shown = ~size_t{0};
   refresh();
 }
@@ -142,10 +146,17 @@ void LossView::markKept() {
 void LossView::clearRuns() {
   for (const Curve& c : m_runs) m_plot->removeGraph(c.graph);
   m_runs.clear();
-  m_clear->setEnabled(false);
+  updateClearButton();
   m_shown = ~size_t{0};
   refresh();
 }
+
+void LossView::setTableRuns(int rows) {
+  m_tableRuns = rows;
+  updateClearButton();
+}
+
+void LossView::updateClearButton() { m_clear->setEnabled(!m_runs.empty() || m_tableRuns > 0); }
 
 void LossView::refresh() {
   const std::vector<double>& losses = m_store->losses();

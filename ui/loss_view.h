@@ -35,14 +35,21 @@ class LossView : public QWidget {
   // The store holds a run already kept as a curve: hide the live one.
   void markKept();
   void clearRuns();
+  // Rows in the Runs table: "Clear runs" removes them too (MainWindow, on
+  // runsCleared), so the button is enabled while there are any.
+  void setTableRuns(int rows);
   int runCount() const { return static_cast<int>(m_runs.size()); }
   QString runLabel(int i) const;
   QCustomPlot* plot() const { return m_plot; }
   int pointCount() const;  // points of the live curve
   QString figureTitle() const;
 
+ signals:
+  void runsCleared();  // the user pressed "Clear runs" (the curves are gone already)
+
  private:
   void rescale();
+  void updateClearButton();
 
   struct Curve {
     QString label;
@@ -56,6 +63,7 @@ class LossView : public QWidget {
   std::vector<Curve> m_runs;
   QString m_noLoss;
   bool m_fromTrace = false;
+  int m_tableRuns = 0;
   bool m_kept = false;             // the store's losses are already a kept curve
   size_t m_shown = ~size_t{0};     // losses plotted at the last refresh
   uint64_t m_generation = ~0ull;   // store generation at the last refresh

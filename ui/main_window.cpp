@@ -12,7 +12,11 @@
 #include <QScrollArea>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <cstdlib>
 #include <qcustomplot.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "attach/attach_client.h"
 #include "attach/curve_keys.h"
@@ -28,6 +32,7 @@
 #include "figure_export.h"
 #include "flight_recorder_import.h"
 #include "ladder_page.h"
+#include "loss_view.h"
 #include "memory_view.h"
 #include "plot_style.h"
 #include "page_help.h"
@@ -52,6 +57,16 @@
 #include "view_pages.h"
 
 namespace {
+
+// Gives the heap the process freed back to the system. glibc keeps freed
+// memory in the arena it came from for reuse (every rank thread of a run has
+// its own), so without this a dropped run's events stay resident and the
+// window only ever grows, "Clear runs" included.
+void returnFreedMemory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
 
 // Five docks share the right-hand tabs: at 1280 px their titles would be cut
 // to "Buck…"; whole titles, with scroll arrows when they do not all fit.
@@ -129,7 +144,13 @@ MainWindow::MainWindow(QWidget* parent)
     setWalkthroughApplies(this, false);
     static_cast<LadderPage*>(m_pages.find(QStringLiteral("ladder")))->setDumps(std::move(set));
     showView(QStringLiteral("ladder"));
+    returnFreedMemory();  // the pickle trees the dumps were read through
   });
+  // "Clear runs" (the loss view's button) also empties the Runs table.
+  connect(lossView(), &LossView::runsCleared, this, &MainWindow::onRunsCleared);
+  const auto countRuns = [this] { lossView()->setTableRuns(m_history->runCount()); };
+  connect(m_history, &QAbstractItemModel::rowsInserted, this, countRuns);
+  connect(m_history, &QAbstractItemModel::modelReset, this, countRuns);
   createActions();
   // Every view's "?": the user guide's paragraph on how to read it.
   for (const auto& page : m_pages.pages()) {
@@ -575,6 +596,7 @@ void MainWindow::onRunFinished(bool ok, const QString& message) {
     }
     m_history->addRun(std::move(record));
     m_inspection.setHistoryRow(m_history->runCount() - 1);  // the row follows the run on screen
+    returnFreedMemory();  // the run's buffers, and the trace the table let go past its last kKeptTraces
   }
   if (ok)
     statusBar()->showMessage(message, 8000);
@@ -584,6 +606,16 @@ void MainWindow::onRunFinished(bool ok, const QString& message) {
   m_status->update();
   emit runFinished(ok, message);
   m_runner->runEnded(ok, cancelled, message);
+}
+
+void MainWindow::onRunsCleared() {
+  // The Runs table's rows go with the curves, but for the run on screen: the
+  // views read its result from its row. Compared runs hold their own copies.
+  m_compare->unpin();
+  m_inspection.setHistoryRow(m_history->clearExcept(m_inspection.run().historyRow));
+  returnFreedMemory();
+  updateActions();
+  statusBar()->showMessage(tr("earlier runs cleared: their curves, rows and memory"), 6000);
 }
 
 void MainWindow::onPresetFinished(bool ok, const QString& message) {

@@ -169,6 +169,7 @@ class MainWindow : public QMainWindow {
   void onRunFinished(bool ok, const QString& message);
   void onGateStopped();
   void onPresetFinished(bool ok, const QString& message);
+  void onRunsCleared();  // the loss view's "Clear runs": the Runs table's rows go too
 
   Inspection m_inspection;
   EngineBridge* m_bridge;

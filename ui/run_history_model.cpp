@@ -104,18 +104,32 @@ void RunHistoryModel::addRun(RunRecord record) {
   beginInsertRows({}, runCount(), runCount());
   m_figures.push_back(figuresOf(record));
   m_runs.push_back(std::move(record));
-  // Older traces go: the table keeps their figures, not their events.
+  // Older runs keep their figures only: their events and their results (a
+  // 16k-rank lesson's result holds every rank's ledger and timing) go, so a
+  // long session's memory stays bounded by the last kKeptTraces runs.
   int kept = 0;
   for (auto it = m_runs.rbegin(); it != m_runs.rend(); ++it)
-    if (it->trace && ++kept > kKeptTraces) it->trace.reset();
+    if ((it->trace || it->result) && ++kept > kKeptTraces) {
+      it->trace.reset();
+      it->result.reset();
+    }
   endInsertRows();
 }
 
-void RunHistoryModel::clear() {
+void RunHistoryModel::clear() { clearExcept(-1); }
+
+int RunHistoryModel::clearExcept(int keep) {
   beginResetModel();
-  m_runs.clear();
-  m_figures.clear();
+  std::vector<RunRecord> runs;
+  std::vector<Figures> figures;
+  if (keep >= 0 && keep < runCount()) {
+    runs.push_back(std::move(m_runs[static_cast<size_t>(keep)]));
+    figures.push_back(m_figures[static_cast<size_t>(keep)]);
+  }
+  m_runs.swap(runs);  // the old rows (and the traces only they held) are freed when `runs` goes
+  m_figures.swap(figures);
   endResetModel();
+  return m_runs.empty() ? -1 : 0;
 }
 
 int RunHistoryModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : runCount(); }

@@ -2,8 +2,9 @@
 // another, or single runs), one row each with what it measured beside the
 // formula's prediction — step time, exposed communication, overlap, model state
 // per parameter, bytes sent per step relative to DDP's, final loss — so a
-// multi-run preset reads as a comparison. Rows keep their trace (the last
-// kKeptTraces runs) so a run can be brought back into every view.
+// multi-run preset reads as a comparison. Rows keep their trace and result
+// (the last kKeptTraces runs) so a run can be brought back into every view;
+// older rows keep their figures only.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -28,7 +29,7 @@ struct RunRecord {
   bool ok = false;
   QString error;               // the run's one error when it stopped
   std::shared_ptr<const RunTrace> trace;   // null once dropped (older runs)
-  std::shared_ptr<const RunResult> result; // null for a run that stopped
+  std::shared_ptr<const RunResult> result; // null for a run that stopped, and once dropped (older runs)
   std::vector<double> losses;
 };
 
@@ -47,6 +48,9 @@ class RunHistoryModel : public QAbstractTableModel {
   // A record of an opened trace: its file's name, config, losses and metrics.
   static RunRecord fromTrace(const RunTrace& trace, const QString& file);
   void clear();
+  // "Clear runs": every row goes but `keep` (the run on screen, whose result
+  // the views read), with its trace; returns the kept row's new index, -1 when none.
+  int clearExcept(int keep);
   int runCount() const { return static_cast<int>(m_runs.size()); }
   const RunRecord& run(int row) const { return m_runs[static_cast<size_t>(row)]; }
 

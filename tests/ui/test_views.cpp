@@ -442,7 +442,10 @@ class TestViews : public QObject {
     }
     QCOMPARE(model.rowCount(), RunHistoryModel::kKeptTraces + 2);
     QVERIFY(!model.run(0).trace && !model.run(1).trace);  // the oldest traces were dropped
+    QVERIFY(!model.run(0).result);  // and their results (16k-rank lessons' are large): the row keeps its figures
+    QVERIFY(model.data(model.index(0, RunHistoryModel::StateBytes)).toString().startsWith(QStringLiteral("9.00")));
     QVERIFY(model.run(model.runCount() - 1).trace);
+    QVERIFY(model.run(model.runCount() - 1).result);
     // zero2 at P = 2: 2 + 14/2 = 9 bytes per parameter, measured and predicted.
     const QString state = model.data(model.index(2, RunHistoryModel::StateBytes)).toString();
     QVERIFY2(state.startsWith(QStringLiteral("9.00 (formula 9)")), qPrintable(state));

@@ -8,6 +8,8 @@ tests and in the comments here.
 
 Usage: make_fixtures.py [OUT_DIR]          the small fixtures (committed)
        make_fixtures.py --big N OUT_FILE   a snapshot with N trace entries (bench)
+       make_fixtures.py --fr-big RANKS OUT_DIR   RANKS full rings of 2000 entries (memory bench:
+                                           64 ranks are 38 MB, as a real job's folder of dumps)
 """
 
 import json
@@ -343,7 +345,30 @@ def fr_all_complete(out):
     write_dumps(os.path.join(out, "fr_all_complete"), per, range(2), "json")
 
 
+def fr_big(out, ranks):
+    # PyTorch's default ring (TORCH_NCCL_TRACE_BUFFER_SIZE=2000), each entry with
+    # an eight-frame stack as a training loop's backward hook records it. The
+    # last rank never joins the final all-reduce: a hang, as such folders are read.
+    def stack(i):
+        return c10d_frames("all_reduce", 88 + i % 7) + [
+            frame("torch/distributed/fsdp/_runtime_utils.py", 700 + i % 5, "_post_backward_hook"),
+            frame("torch/autograd/graph.py", 744, "_engine_run_backward"), frame("torch/_tensor.py", 521, "backward"),
+            frame("train.py", 140, "main"), frame("train.py", 160, "<module>")]
+    per = {}
+    for r in range(ranks):
+        n = 1999 if r == ranks - 1 else 2000
+        per[r] = []
+        for i in range(n):
+            e = fr_entry(i, i + 1, "all_reduce", "completed" if i < 1999 else "started")
+            e["frames"] = stack(i)
+            per[r].append(e)
+    write_dumps(out, per, range(ranks), 4)
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--fr-big":
+        fr_big(sys.argv[3], int(sys.argv[2]))
+        return
     if len(sys.argv) == 4 and sys.argv[1] == "--big":
         with open(sys.argv[3], "wb") as f:
             pickle.dump(big_snapshot(int(sys.argv[2])), f, protocol=4)
