@@ -147,6 +147,12 @@ void LossView::clearRuns() {
   refresh();
 }
 
+void LossView::startLessonRun(const QString& preset) {
+  if (preset.isEmpty() || preset == m_lesson) return;
+  m_lesson = preset;
+  if (!m_runs.empty()) clearRuns();
+}
+
 void LossView::refresh() {
   const std::vector<double>& losses = m_store->losses();
   if (m_store->generation() != m_generation) {  // a new run, or another one shown

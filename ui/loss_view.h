@@ -35,6 +35,10 @@ class LossView : public QWidget {
   // The store holds a run already kept as a curve: hide the live one.
   void markKept();
   void clearRuns();
+  // A live run of lesson `preset` starts: the kept curves of another lesson go
+  // (a lecture moving on must not overlay the last lesson's curves); a run of
+  // no lesson keeps them, to compare an edited form with the lesson's runs.
+  void startLessonRun(const QString& preset);
   int runCount() const { return static_cast<int>(m_runs.size()); }
   QString runLabel(int i) const;
   QCustomPlot* plot() const { return m_plot; }
@@ -55,6 +59,7 @@ class LossView : public QWidget {
   QPushButton* m_clear;
   std::vector<Curve> m_runs;
   QString m_noLoss;
+  QString m_lesson;  // the lesson whose runs the kept curves are
   bool m_fromTrace = false;
   bool m_kept = false;             // the store's losses are already a kept curve
   size_t m_shown = ~size_t{0};     // losses plotted at the last refresh

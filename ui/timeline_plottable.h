@@ -13,6 +13,7 @@
 
 #include "inspect/rank_symmetry.h"
 #include "inspect/stuck_collectives.h"
+#include "trace/event.h"
 
 namespace shardscope {
 
