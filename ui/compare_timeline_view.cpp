@@ -188,7 +188,8 @@ void CompareTimelineView::rebuild() {
     band->text = QStringLiteral("%1 · step %2: %3").arg(QString::fromStdString(run.label)).arg(m_alignment.step).arg(msSpan(aligned.step_ns));
     if (i > 0)
       band->text += tr(", %1 vs %2").arg(differenceText(aligned), QString::fromStdString(m_runs.front().label));
-    band->title->setText(band->text);
+    // Wrapped to the plot's width: a long difference line was cut at the right edge.
+    PlotStyle::setWrappedTitle(band->title, band->text);
     if (i == 0) {
       grid->insertRow(0);
       grid->addElement(0, 0, band->title);
@@ -278,7 +279,10 @@ void CompareTimelineView::rebuild() {
     label->setClipAxisRect(band.rect);
     label->position->setAxes(band.rect->axis(QCPAxis::atBottom), band.rect->axis(QCPAxis::atLeft));
     label->position->setCoords(x, 0);
-    label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+    // Left of its line, or right of it where the step ends early in the shown
+    // range (a 6.7 ms step beside a 184 ms one: its label was cut at the left).
+    const bool early = (x - band.offset_ms - m_lo) < 0.25 * (m_hi - m_lo);
+    label->setPositionAlignment((early ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignTop);
     label->setText(tr("step %1 ends").arg(m_alignment.step));
     QFont f = tick_font;
     f.setBold(true);

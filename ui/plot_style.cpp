@@ -252,9 +252,16 @@ void PlotStyle::fitLegend(QCustomPlot* plot) {
     }
   }
   columns = std::clamp(columns, 1, items);
-  if (legend->wrap() == columns && legend->columnCount() == std::min(columns, items)) return;
+  if (legend->wrap() == columns && legend->columnCount() == std::min(columns, items) &&
+      legend->minimumOuterSizeHint().width() <= room + m.left() + m.right())
+    return;
   legend->setWrap(columns);
   legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flow the entries into rows
+  // The grid's own measure decides (items' margins and spacing as it lays them out).
+  while (columns > 1 && legend->minimumOuterSizeHint().width() > room + m.left() + m.right()) {
+    legend->setWrap(--columns);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+  }
   // The layout just done measured the old legend: lay out again with the new one.
   QCPLayoutGrid* grid = plot->plotLayout();
   grid->update(QCPLayoutElement::upPreparation);

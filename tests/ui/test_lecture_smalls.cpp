@@ -8,11 +8,13 @@
 #include <QAction>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QSplitter>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <QWheelEvent>
 #include <qcustomplot.h>
 
+#include "compare_comm_view.h"
 #include "compare_timeline_view.h"
 #include "loss_view.h"
 #include "main_window.h"
@@ -121,6 +123,25 @@ class TestLectureSmalls : public QObject {
     QVERIFY2(folds || waits, "neither band drew folds or waits: the check below checks nothing");
     QCOMPARE(names.contains(QStringLiteral("folded: several short ops")), folds);
     QCOMPARE(names.contains(QStringLiteral("pale part: waiting for the slowest peer")), waits);
+  }
+
+  // Compared communication charts in a narrow column (1280×720): stacked,
+  // each the column's width, instead of two 200-px charts whose run names ran
+  // into each other; side by side where there is room.
+  void comparedCommChartsStackInANarrowColumn() {
+    CompareCommView view;
+    QSplitter* charts = nullptr;
+    for (QSplitter* s : view.findChildren<QSplitter*>())
+      if (s->indexOf(view.timePlot()) >= 0) charts = s;
+    QVERIFY(charts);
+    view.resize(460, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QCOMPARE(charts->orientation(), Qt::Vertical);
+    QVERIFY(view.timePlot()->width() >= 400);
+    view.resize(1200, 700);
+    QCoreApplication::processEvents();
+    QCOMPARE(charts->orientation(), Qt::Horizontal);
   }
 
   // The capacity calculator needs no run, and an opened snapshot is a run of
