@@ -200,8 +200,10 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
       QStringList parts;
       if (m_shown.shows(Category::Param)) {
         predicted += p->model_state_bytes;
+        // Wrapped: "(16)/T x the stage's share of the parameters" on one line
+        // ran into the neighbouring runs' labels.
         parts << QStringLiteral("%1\n= %2 B/param")
-                     .arg(QString::fromStdString(p->model_state_formula))
+                     .arg(wrappedTick(QString::fromStdString(p->model_state_formula), 18))
                      .arg(p->bytes_per_param, 0, 'g', 4);
       }
       if (m_shown.shows(Category::Gathered)) {

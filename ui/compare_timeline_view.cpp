@@ -82,7 +82,7 @@ CompareTimelineView::CompareTimelineView(QWidget* parent) : QWidget(parent) {
   unpin->setToolTip(tr("Back to one run (Ctrl+Shift+K)"));
   // The header on a row of its own: beside the controls it made the central
   // area too wide for the form's dock at 1280×720 (a lesson ends compared).
-  m_header->setContentsMargins(6, 4, 6, 0);
+  m_header->setContentsMargins(6, 4, 36, 0);  // the page's "?" sits in the top-right corner
   m_box->addWidget(m_header);
   controls->addStretch(1);
   controls->addWidget(new QLabel(tr("align at"), this));
