@@ -1,6 +1,7 @@
 #include "compare_comm_view.h"
 
 #include <QHeaderView>
+#include <QResizeEvent>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -133,7 +134,7 @@ CompareCommView::CompareCommView(QWidget* parent) : QWidget(parent) {
     // the form beside it keeps its width at 1280×720 (labels that do not fit hide).
     plot->setMinimumWidth(90);
   }
-  auto* charts = new QSplitter(Qt::Horizontal, this);
+  auto* charts = m_charts = new QSplitter(Qt::Horizontal, this);
   charts->addWidget(m_timePlot);
   charts->addWidget(m_plot);
   charts->setChildrenCollapsible(false);
@@ -150,6 +151,16 @@ CompareCommView::CompareCommView(QWidget* parent) : QWidget(parent) {
   auto* box = new QVBoxLayout(this);
   box->setContentsMargins(0, 0, 0, 0);
   box->addWidget(split);
+}
+
+void CompareCommView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  // Side by side in a narrow column (1280×720) each chart got ~200 px and the
+  // runs' names under the bars ran into each other: there they stack.
+  const Qt::Orientation wanted = width() < 760 ? Qt::Vertical : Qt::Horizontal;
+  if (m_charts->orientation() == wanted) return;
+  m_charts->setOrientation(wanted);
+  m_charts->setSizes({1000, 1000});
 }
 
 QString CompareCommView::figureTitle() const {
@@ -195,7 +206,7 @@ void CompareCommView::setRuns(const std::vector<ComparedRun>& runs) {
     stats.setRun(*run.store, run.result.get());
     const QString label = QString::fromStdString(run.label);
     m_table->setHorizontalHeaderItem(i, new QTableWidgetItem(label));
-    ticker->addTick(i, label);
+    ticker->addTick(i, PlotStyle::wrappedText(label, 14));  // several short lines: neighbours' names stay apart
     const auto cell = [&](int row, const QString& text) {
       auto* item = new QTableWidgetItem(text);
       item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);

@@ -15,6 +15,7 @@
 
 class QCustomPlot;
 class QCPBars;
+class QSplitter;
 class QTableWidget;
 
 namespace shardscope {
@@ -35,8 +36,12 @@ class CompareCommView : public QWidget {
   const std::vector<double>& hiddenMs() const { return m_hiddenMs; }
   QString figureTitle() const;
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   QTableWidget* m_table;
+  QSplitter* m_charts = nullptr;  // the two charts: side by side, or one above the other when narrow
   QCustomPlot* m_plot;
   QCPBars* m_kindBars[kCommViewKindCount + 1] = {};  // the data-parallel collectives, then the TP groups
   QCPBars* m_expected = nullptr;

@@ -170,6 +170,7 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
   std::array<bool, kCategoryCount> used{};
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   double top = 0;
+  int label_lines = 0;  // the tallest label over a pair of bars
   QStringList lines, sources;
   m_params = runs.empty() ? 0 : runs.front().store->meta().params;
   for (const ComparedRun& run : runs)
@@ -200,8 +201,10 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
       QStringList parts;
       if (m_shown.shows(Category::Param)) {
         predicted += p->model_state_bytes;
+        // Wrapped: "(16)/T x the stage's share of the parameters" on one line
+        // ran into the neighbouring runs' labels.
         parts << QStringLiteral("%1\n= %2 B/param")
-                     .arg(QString::fromStdString(p->model_state_formula))
+                     .arg(wrappedTick(QString::fromStdString(p->model_state_formula), 18))
                      .arg(p->bytes_per_param, 0, 'g', 4);
       }
       if (m_shown.shows(Category::Gathered)) {
@@ -226,6 +229,8 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
     measured_text->position->setParentAnchor(formula_text->top);
     measured_text->position->setCoords(0, 0);
     top = std::max({top, static_cast<double>(state) / kMiB, predicted / kMiB});
+    label_lines = std::max<int>(label_lines, static_cast<int>(formula_text->text().count(QLatin1Char('\n')) +
+                                                              measured.count(QLatin1Char('\n')) + 2));
     const QString ranks = store.meta().ranks > 0 ? tr("P = %1 ranks").arg(store.meta().ranks) : QString();
     ticker->addTick(x, wrappedTick(QString::fromStdString(run.label)) + (ranks.isEmpty() ? QString() : QStringLiteral("\n") + ranks));
     lines << tr("<b>%1</b> %2 MiB").arg(QString::fromStdString(run.label).toHtmlEscaped())
@@ -250,8 +255,9 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
   m_plot->xAxis->setTicker(ticker);
   const auto n = static_cast<double>(runs.size());
   m_plot->xAxis->setRange(-0.6, std::max(0.6, n - 0.4));
-  // Headroom for the two-line labels above the bars.
-  m_plot->yAxis->setRange(0, top > 0 ? top * 1.45 : 1.0);
+  // Headroom for the labels above the bars, more for taller ones (a wrapped
+  // pipeline formula's four lines ran off the top at 1280×720).
+  m_plot->yAxis->setRange(0, top > 0 ? top * std::max(1.45, 1.0 + 0.11 * label_lines) : 1.0);
   if (zero_figure)
     m_summary->setText(tr("Rank 0's model state at its peak, per run (N parameters, P ranks): ") +
                        lines.join(QStringLiteral(" · ")) +

@@ -8,6 +8,7 @@
 #include <QScrollArea>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 #include <qcustomplot.h>
 
 #include "figure_export.h"
@@ -17,6 +18,7 @@
 #include "palette.h"
 #include "plot_style.h"
 #include "theme.h"
+#include "timeline_legend.h"
 #include "timeline_plottable.h"
 
 namespace shardscope {
@@ -24,11 +26,6 @@ namespace shardscope {
 namespace {
 
 constexpr double kCompareRowPx = 22.0;  // a band's lane height on screen
-
-// Legend order follows a step, as the single-run timeline's.
-constexpr EventKind kCompareLegendOrder[] = {EventKind::Forward,       EventKind::Backward,      EventKind::Loss,
-                                      EventKind::AllReduce,     EventKind::ReduceScatter, EventKind::AllGather,
-                                      EventKind::OptimizerStep, EventKind::Wait,          EventKind::Copy};
 
 // Ticks at round times since the aligned step's start, placed on a run's own
 // time axis (shifted by its offset): every band's grid lines fall together.
@@ -85,7 +82,7 @@ CompareTimelineView::CompareTimelineView(QWidget* parent) : QWidget(parent) {
   unpin->setToolTip(tr("Back to one run (Ctrl+Shift+K)"));
   // The header on a row of its own: beside the controls it made the central
   // area too wide for the form's dock at 1280×720 (a lesson ends compared).
-  m_header->setContentsMargins(6, 4, 6, 0);
+  m_header->setContentsMargins(6, 4, 36, 0);  // the page's "?" sits in the top-right corner
   m_box->addWidget(m_header);
   controls->addStretch(1);
   controls->addWidget(new QLabel(tr("align at"), this));
@@ -191,7 +188,8 @@ void CompareTimelineView::rebuild() {
     band->text = QStringLiteral("%1 · step %2: %3").arg(QString::fromStdString(run.label)).arg(m_alignment.step).arg(msSpan(aligned.step_ns));
     if (i > 0)
       band->text += tr(", %1 vs %2").arg(differenceText(aligned), QString::fromStdString(m_runs.front().label));
-    band->title->setText(band->text);
+    // Wrapped to the plot's width: a long difference line was cut at the right edge.
+    PlotStyle::setWrappedTitle(band->title, band->text);
     if (i == 0) {
       grid->insertRow(0);
       grid->addElement(0, 0, band->title);
@@ -253,17 +251,14 @@ void CompareTimelineView::rebuild() {
   for (const auto& band : m_bands)
     for (int row = 0; row < grid->rowCount(); ++row)
       if (grid->element(row, 0) == band->rect) grid->setRowStretchFactor(row, band->shown_rows);
-  // Legend: the kinds any band draws.
-  for (EventKind k : kCompareLegendOrder) {
-    if (!(kinds & (1u << static_cast<unsigned>(k)))) continue;
-    auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-    const QColor c = Palette::kind(k);
-    b->setBrush(c);
-    b->setPen(QPen(c.darker(135)));
-    b->setName(Palette::kindTitle(k));
-  }
+  // Legend: the kinds and marks any band draws, as the single-run timeline's
+  // (folds and waits follow the paint).
+  m_legendKinds = kinds;
+  m_legend.reset();
+  for (const auto& band : m_bands)
+    connect(band->plottable, &TimelinePlottable::marksChanged, this, &CompareTimelineView::updateLegend, Qt::QueuedConnection);
   PlotStyle::styleLegendRow(m_plot, font());
-  PlotStyle::updateLegendRow(m_plot, true);
+  updateLegend();
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   // The aligned step itself, the longest of the runs' (wheel out for the rest).
   int64_t longest = 1;
@@ -284,7 +279,10 @@ void CompareTimelineView::rebuild() {
     label->setClipAxisRect(band.rect);
     label->position->setAxes(band.rect->axis(QCPAxis::atBottom), band.rect->axis(QCPAxis::atLeft));
     label->position->setCoords(x, 0);
-    label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+    // Left of its line, or right of it where the step ends early in the shown
+    // range (a 6.7 ms step beside a 184 ms one: its label was cut at the left).
+    const bool early = (x - band.offset_ms - m_lo) < 0.25 * (m_hi - m_lo);
+    label->setPositionAlignment((early ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignTop);
     label->setText(tr("step %1 ends").arg(m_alignment.step));
     QFont f = tick_font;
     f.setBold(true);
@@ -299,9 +297,46 @@ void CompareTimelineView::rebuild() {
   m_syncing = false;
   double total_rows = 0;
   for (const auto& band : m_bands) total_rows += band->shown_rows;
-  m_plot->setMinimumHeight(static_cast<int>(total_rows * kCompareRowPx) + 44 * static_cast<int>(m_bands.size()) + 60);
+  // The legend's rows on top of the bands' lanes: in a narrow centre (1280×720)
+  // it wraps to several rows, which took their height from the bands and cut
+  // "step N ends" and the lanes.
+  const int bands_px = static_cast<int>(total_rows * kCompareRowPx) + 44 * static_cast<int>(m_bands.size()) + 60;
+  m_plot->setMinimumHeight(bands_px);
+  QCustomPlot* plot = m_plot;
+  connect(plot, &QCustomPlot::afterLayout, plot, [plot, bands_px] {
+    const int legend = plot->legend->visible() && plot->legend->layout() == plot->plotLayout()
+                           ? static_cast<int>(std::ceil(plot->legend->outerRect().height()))
+                           : 0;
+    if (plot->minimumHeight() != bands_px + legend) plot->setMinimumHeight(bands_px + legend);
+  });
   PlotStyle::followTheme(m_plot);
   m_plot->replot();
+}
+
+void CompareTimelineView::updateLegend() {
+  if (!m_plot || m_bands.empty()) return;
+  TimelineLegendMarks marks;
+  marks.kinds = m_legendKinds;
+  for (const auto& band : m_bands) {
+    marks.waits = marks.waits || band->plottable->drewWaits();
+    marks.folds = marks.folds || band->plottable->drewFolds();
+    marks.stuck = marks.stuck || !band->plottable->stuck().empty();
+  }
+  if (m_legend && *m_legend == marks) return;
+  m_legend = marks;
+  for (int i = m_plot->plottableCount() - 1; i >= 0; --i)
+    if (!qobject_cast<TimelinePlottable*>(m_plot->plottable(i))) m_plot->removePlottable(i);
+  addTimelineLegendEntries(m_plot, marks);
+  PlotStyle::updateLegendRow(m_plot, true);
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QStringList CompareTimelineView::legendNames() const {
+  QStringList names;
+  if (!m_plot) return names;
+  for (int i = 0; i < m_plot->legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(m_plot->legend->item(i))) names << item->plottable()->name();
+  return names;
 }
 
 void CompareTimelineView::onRangeChanged(int band, const QCPRange& range) {

@@ -7,10 +7,13 @@
 #pragma once
 
 #include <QWidget>
+#include <QStringList>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "inspect/run_comparison.h"
+#include "timeline_legend.h"
 
 class QCheckBox;
 class QComboBox;
@@ -43,6 +46,8 @@ class CompareTimelineView : public QWidget {
   QString bandText(int band) const;  // the line written above a band
   QCustomPlot* plot() const { return m_plot; }
   QString figureTitle() const;
+  // The legend's entries as shown (kinds, then the marks the bands drew).
+  QStringList legendNames() const;
   // "+0.655 ms (1.05×)": a band's step-time difference to the first run's.
   static QString differenceText(const StepAlignment::Run& run);
 
@@ -53,6 +58,7 @@ class CompareTimelineView : public QWidget {
   struct Band;
   void rebuild();
   void onRangeChanged(int band, const QCPRange& range);
+  void updateLegend();
 
   std::vector<ComparedRun> m_runs;
   std::vector<std::unique_ptr<Band>> m_bands;
@@ -61,6 +67,8 @@ class CompareTimelineView : public QWidget {
   bool m_allRanks = false;
   double m_lo = 0, m_hi = 1;  // ms since the aligned step's start
   bool m_syncing = false;
+  uint32_t m_legendKinds = 0;
+  std::optional<TimelineLegendMarks> m_legend;  // what the legend shows
   QVBoxLayout* m_box;
   QLabel* m_header;
   QComboBox* m_stepCombo;

@@ -158,6 +158,12 @@ void LossView::setTableRuns(int rows) {
 
 void LossView::updateClearButton() { m_clear->setEnabled(!m_runs.empty() || m_tableRuns > 0); }
 
+void LossView::startLessonRun(const QString& preset) {
+  if (preset.isEmpty() || preset == m_lesson) return;
+  m_lesson = preset;
+  if (!m_runs.empty()) clearRuns();
+}
+
 void LossView::refresh() {
   const std::vector<double>& losses = m_store->losses();
   if (m_store->generation() != m_generation) {  // a new run, or another one shown

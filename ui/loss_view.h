@@ -38,6 +38,10 @@ class LossView : public QWidget {
   // Rows in the Runs table: "Clear runs" removes them too (MainWindow, on
   // runsCleared), so the button is enabled while there are any.
   void setTableRuns(int rows);
+  // A live run of lesson `preset` starts: the kept curves of another lesson go
+  // (a lecture moving on must not overlay the last lesson's curves); a run of
+  // no lesson keeps them, to compare an edited form with the lesson's runs.
+  void startLessonRun(const QString& preset);
   int runCount() const { return static_cast<int>(m_runs.size()); }
   QString runLabel(int i) const;
   QCustomPlot* plot() const { return m_plot; }
@@ -62,6 +66,7 @@ class LossView : public QWidget {
   QPushButton* m_clear;
   std::vector<Curve> m_runs;
   QString m_noLoss;
+  QString m_lesson;  // the lesson whose runs the kept curves are
   bool m_fromTrace = false;
   int m_tableRuns = 0;
   bool m_kept = false;             // the store's losses are already a kept curve

@@ -11,6 +11,8 @@
 #include <QScreen>
 #include <QScrollArea>
 #include <QTableView>
+#include <QTimer>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <cstdlib>
 #include <qcustomplot.h>
@@ -242,6 +244,7 @@ MainWindow::MainWindow(QWidget* parent)
   // export has drawn it light.
   for (QCustomPlot* plot : findChildren<QCustomPlot*>()) {
     PlotStyle::followTheme(plot);
+    PlotStyle::wheelScrollsPage(plot);
     // A plot's own minimum is its widest legend row and tick labels, which grow
     // with a run (the communication view's formula entry): with the docks side
     // by side that pushed the window past a 1280 px screen. The legend wraps
@@ -249,6 +252,7 @@ MainWindow::MainWindow(QWidget* parent)
     if (plot->minimumWidth() == 0) plot->setMinimumWidth(180);
   }
   fitToScreen(QGuiApplication::primaryScreen());
+  arrangeDocks(size());
   m_defaultState = saveState();
   restoreSettings();
   updateActions();
@@ -337,7 +341,19 @@ UserGuideDialog* MainWindow::showUserGuide() {
 }
 
 void MainWindow::showEvent(QShowEvent* event) {
+  // The size it opens at (a screen's, --screenshot's --size, a test's) picks
+  // the docks' arrangement, unless the user's own was restored.
+  if (!m_shownOnce && !m_layoutFromSettings) {
+    arrangeDocks(size());
+    m_defaultState = saveState();
+  }
   QMainWindow::showEvent(event);
+  if (!m_shownOnce && !m_layoutFromSettings)
+    // Once laid out: dock sizes asked before the first layout are not all kept.
+    QTimer::singleShot(0, this, [this] {
+      arrangeDocks(size());
+      m_defaultState = saveState();
+    });
   // First start: the lessons, unless something is already on its way (a
   // preset or trace from the command line, a run).
   if (!m_shownOnce && m_firstStart && m_persist && !m_bridge->isRunning() && m_inspection.store().empty() &&
@@ -482,6 +498,21 @@ QString MainWindow::figureUnavailable(const QString& view) const {
   return m_inspection.store().empty() ? m_timeline->unavailable() : QString();
 }
 
+QStringList MainWindow::figureViews() const {
+  QStringList candidates = presetViews();
+  candidates << QStringLiteral("capacity");
+  QStringList views;
+  for (const QString& view : candidates) {
+    const Page* page = m_pages.find(view);
+    if (page && page->unavailable().isEmpty()) views << view;
+  }
+  // What takes the timeline's place (an opened snapshot or memory timeline) leads.
+  for (const QString& centre : {QStringLiteral("snapshot"), QStringLiteral("memory-timeline")})
+    if (const Page* page = m_pages.find(centre); page && page->widget()->isVisibleTo(this) && views.contains(centre))
+      views.move(views.indexOf(centre), 0);
+  return views;
+}
+
 bool MainWindow::exportViewFigure(const QString& view, const QString& path, int width, int height, QString* error,
                                   const FigureOptions& options) {
   refreshAll(true);
@@ -520,6 +551,9 @@ void MainWindow::onRunStarted() {
 
 void MainWindow::onRunShown() {
   hideStartPage();
+  // A tooltip names an event of the run shown before: it must not stay up over
+  // the next run (still there while the next one steps, the pointer unmoved).
+  QToolTip::hideText();
   const ShownRun& run = m_inspection.run();
   // An imported PyTorch trace ran nothing of ShardScope's: the form says what
   // is on screen instead of an experiment that did not produce it.
@@ -661,7 +695,8 @@ void MainWindow::updateActions() {
   m_fitAction->setEnabled(!empty);
   m_stepsAction->setEnabled(!empty);
   m_exportTraceAction->setEnabled(!empty && !running);
-  m_exportFigureAction->setEnabled(!empty);
+  // Always: the capacity calculator needs no run (figureViews lists what can be drawn).
+  m_exportFigureAction->setEnabled(true);
 }
 
 void MainWindow::fitToScreen(const QScreen* screen) {
@@ -684,12 +719,18 @@ void MainWindow::fitToScreen(const QScreen* screen) {
 void MainWindow::setPersistSettings(bool persist) {
   m_persist = persist;
   if (!persist) m_firstStart = false;  // tests and --screenshot open on the window itself
+  if (!persist && m_layoutFromSettings && !m_shownOnce) {
+    // Nothing read from QSettings: the default arrangement, not the saved one.
+    restoreState(m_defaultState);
+    m_layoutFromSettings = false;
+  }
   m_recent->setPersist(persist);
 }
 
 void MainWindow::restoreSettings() {
   QSettings settings;
   m_firstStart = !settings.contains(QStringLiteral("window/state"));
+  m_layoutFromSettings = !m_firstStart;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
   showWholeDockTabTitles(this);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <QHash>
+#include <QList>
 #include <QMainWindow>
 #include <QString>
 #include <QStringList>
@@ -83,6 +84,11 @@ class MainWindow : public QMainWindow {
   // view and the moment, the subtitle the run's config. options: a slide, ranks collapsed.
   bool exportViewFigure(const QString& view, const QString& path, int width, int height, QString* error,
                         const FigureOptions& options = {});
+  // The views Export figure offers now: those with something to draw (the
+  // capacity calculator always; an opened snapshot with no run), the one in
+  // the window's centre first.
+  QStringList figureViews() const;
+  QAction* exportFigureAction() const { return m_exportFigureAction; }
   // Why a view has nothing to draw for the run in the store ("" when it has).
   QString figureUnavailable(const QString& view) const;
   // Brings a view's dock (or the timeline) to the front.
@@ -151,6 +157,8 @@ class MainWindow : public QMainWindow {
   void createPages();
   void createDocks();    // main_window_layout.cpp
   void createActions();  // main_window_layout.cpp
+  // The docks' default arrangement for a window of this size (main_window_layout.cpp).
+  void arrangeDocks(QSize size);
   void askExportFigure();
   void askAttach();
   void restoreSettings();
@@ -197,6 +205,10 @@ class MainWindow : public QMainWindow {
   UserGuideDialog* m_guide = nullptr;
   bool m_firstStart = false;      // no saved window state: the start page opens on the first show
   bool m_shownOnce = false;
+  bool m_layoutFromSettings = false;  // a saved window state was restored: the user's arrangement stands
+  QList<QDockWidget*> m_bottomDocks;  // Loss, Runs, Log and the imported job's pages, in tab order
+  QDockWidget* m_experimentDock = nullptr;
+  QDockWidget* m_walkthroughDock = nullptr;
 
   QAction* m_runAction = nullptr;
   QAction* m_stopAction = nullptr;

@@ -25,6 +25,7 @@
 #include <QTableView>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "compare_controller.h"
 #include "engine_bridge.h"
@@ -47,12 +48,12 @@ namespace shardscope {
 namespace {
 
 // Asks for the view and the figure's size in pixels (PDF: points at the same numbers).
-bool askFigure(QWidget* parent, QString* view, int* width, int* height, bool* slide) {
+bool askFigure(QWidget* parent, const QStringList& offered, QString* view, int* width, int* height, bool* slide) {
   QDialog dialog(parent);
   dialog.setWindowTitle(QObject::tr("Export figure"));
   auto* form = new QFormLayout(&dialog);
   auto* views = new QComboBox(&dialog);
-  views->addItems(presetViews());
+  views->addItems(offered);
   views->setCurrentText(*view);
   auto* w = new QSpinBox(&dialog);
   auto* h = new QSpinBox(&dialog);
@@ -200,10 +201,49 @@ void MainWindow::createDocks() {
   tabifyDockWidget(runs, addPageDock(diff->widget(), diff->title(), QStringLiteral("traceDiffDock"), diff->name(),
                                      Qt::BottomDockWidgetArea));
   loss->raise();
+  m_experimentDock = experiment;
+  m_walkthroughDock = walkthrough;
+  for (const char* name : {"lossDock", "runsDock", "logDock", "criticalPathDock", "htaDock", "traceDiffDock"})
+    m_bottomDocks << findChild<QDockWidget*>(QString::fromLatin1(name));
+  arrangeDocks({1600, 900});
+}
 
-  resizeDocks({experiment, memory}, {300, 520}, Qt::Horizontal);
-  resizeDocks({memory, walkthrough}, {560, 300}, Qt::Vertical);
-  resizeDocks({loss}, {250}, Qt::Vertical);
+void MainWindow::arrangeDocks(QSize size) {
+  QDockWidget* memory = m_docks.value(QStringLiteral("memory"));
+  QDockWidget* loss = m_bottomDocks.front();
+  // A projector's 1280×720 left the timeline about 310×200 px between the
+  // form, a 520-px column of pages and 250 px of loss curves below it. There
+  // the bottom docks become tabs beside the pages (stacked under them, their
+  // minimum heights made the window taller than the screen) and the column
+  // narrows: the timeline gets the window's height and the most width.
+  const bool small = size.width() < 1600 || size.height() < 900;
+  const Qt::DockWidgetArea area = small ? Qt::RightDockWidgetArea : Qt::BottomDockWidgetArea;
+  if (dockWidgetArea(loss) != area) {
+    QDockWidget* raised = nullptr;  // the page tab in front stays in front
+    QList<QDockWidget*> pages = tabifiedDockWidgets(memory);
+    pages << memory;
+    for (QDockWidget* tab : pages)
+      if (!tab->visibleRegion().isEmpty()) raised = tab;
+    QDockWidget* last_page = m_docks.value(QStringLiteral("capacity"), memory);
+    QDockWidget* previous = small ? last_page : nullptr;
+    for (QDockWidget* dock : m_bottomDocks) {
+      const bool was_visible = !dock->isHidden();
+      addDockWidget(area, dock);  // moves it
+      if (previous) tabifyDockWidget(previous, dock);
+      previous = dock;
+      dock->setVisible(was_visible);
+    }
+    if (!small) loss->raise();
+    (raised ? raised : memory)->raise();
+  }
+  if (small) {
+    resizeDocks({m_experimentDock, memory}, {300, std::clamp(size.width() / 3, 360, 440)}, Qt::Horizontal);
+    resizeDocks({memory, m_walkthroughDock}, {size.height() * 65 / 100, size.height() * 20 / 100}, Qt::Vertical);
+  } else {
+    resizeDocks({m_experimentDock, memory}, {300, 520}, Qt::Horizontal);
+    resizeDocks({memory, m_walkthroughDock}, {560, 300}, Qt::Vertical);
+    resizeDocks({loss}, {250}, Qt::Vertical);
+  }
 }
 
 void MainWindow::createActions() {
@@ -383,10 +423,12 @@ void MainWindow::createActions() {
 }
 
 void MainWindow::askExportFigure() {
-  QString view = QStringLiteral("timeline");
+  const QStringList offered = figureViews();
+  if (offered.isEmpty()) return;
+  QString view = offered.front();
   int width = 1600, height = 900;
   FigureOptions options;
-  if (!askFigure(this, &view, &width, &height, &options.slide)) return;
+  if (!askFigure(this, offered, &view, &width, &height, &options.slide)) return;
   const QString path = QFileDialog::getSaveFileName(this, tr("Export %1 figure").arg(view), view + QStringLiteral(".png"),
                                                     tr("PNG image (*.png);;SVG vector (*.svg);;PDF document (*.pdf)"));
   if (path.isEmpty()) return;

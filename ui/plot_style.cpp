@@ -2,14 +2,48 @@
 
 #include <qcustomplot.h>
 
+#include <QAbstractScrollArea>
+#include <QCoreApplication>
+#include <QScrollBar>
+#include <QWheelEvent>
 #include <algorithm>
 #include <functional>
+#include <vector>
 
 #include "palette.h"
 #include "trace/rank_copies.h"
 #include "theme.h"
 
 namespace shardscope {
+
+namespace {
+
+// One filter for every plot that passes its wheel on (PlotStyle::wheelScrollsPage).
+class WheelToPageFilter : public QObject {
+ public:
+  using QObject::QObject;
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (event->type() != QEvent::Wheel) return false;
+    auto* plot = qobject_cast<QCustomPlot*>(watched);
+    if (!plot || plot->interactions().testFlag(QCP::iRangeZoom)) return false;
+    for (QWidget* w = plot->parentWidget(); w; w = w->parentWidget())
+      if (auto* area = qobject_cast<QAbstractScrollArea*>(w)) {
+        QScrollBar* bar = area->verticalScrollBar();
+        if (bar && bar->maximum() > bar->minimum()) QCoreApplication::sendEvent(bar, event);
+        return true;
+      }
+    return false;
+  }
+};
+
+}  // namespace
+
+void PlotStyle::wheelScrollsPage(QCustomPlot* plot) {
+  static auto* filter = new WheelToPageFilter(QCoreApplication::instance());
+  plot->installEventFilter(filter);
+}
 
 void PlotStyle::styleCategoryAxis(QCPAxis* axis) {
   axis->grid()->setVisible(false);
@@ -195,17 +229,39 @@ void PlotStyle::fitLegend(QCustomPlot* plot) {
   QCPLegend* legend = plot->legend;
   const int items = legendEntries(legend);
   if (items == 0 || legend->layout() != plot->plotLayout()) return;
-  // Columns of the widest entry that fit across the plot (less the margins).
-  double widest = 0;
+  // As many columns as fit across the plot (less the margins), each as wide
+  // as its own widest entry: entries flow along a row rather than stacking
+  // in columns of the widest one (a narrow timeline's legend took 6 rows).
+  std::vector<double> widths;
   for (int i = 0; i < legend->itemCount(); ++i)
-    if (QCPAbstractLegendItem* item = legend->item(i)) widest = std::max(widest, double(item->minimumOuterSizeHint().width()));
+    if (QCPAbstractLegendItem* item = legend->item(i)) widths.push_back(double(item->minimumOuterSizeHint().width()));
   const QMargins m = legend->margins();
   const double spacing = legend->columnSpacing();
   const double room = plot->viewport().width() - m.left() - m.right() - 8;
-  const int columns = std::clamp(static_cast<int>((room + spacing) / (widest + spacing)), 1, items);
-  if (legend->wrap() == columns && legend->columnCount() == std::min(columns, items)) return;
+  int columns = 1;
+  for (int n = static_cast<int>(widths.size()); n > 1; --n) {
+    double total = spacing * (n - 1);
+    for (int c = 0; c < n; ++c) {
+      double widest = 0;
+      for (size_t i = static_cast<size_t>(c); i < widths.size(); i += static_cast<size_t>(n)) widest = std::max(widest, widths[i]);
+      total += widest;
+    }
+    if (total <= room) {
+      columns = n;
+      break;
+    }
+  }
+  columns = std::clamp(columns, 1, items);
+  if (legend->wrap() == columns && legend->columnCount() == std::min(columns, items) &&
+      legend->minimumOuterSizeHint().width() <= room + m.left() + m.right())
+    return;
   legend->setWrap(columns);
   legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flow the entries into rows
+  // The grid's own measure decides (items' margins and spacing as it lays them out).
+  while (columns > 1 && legend->minimumOuterSizeHint().width() > room + m.left() + m.right()) {
+    legend->setWrap(--columns);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+  }
   // The layout just done measured the old legend: lay out again with the new one.
   QCPLayoutGrid* grid = plot->plotLayout();
   grid->update(QCPLayoutElement::upPreparation);

@@ -52,6 +52,10 @@ class PlotStyle {
   // transparent to the mouse): what the view shows while it has nothing to draw.
   static QLabel* emptyMessage(QCustomPlot* plot, const QString& text);
   static void applyTheme(QCustomPlot* plot);  // the pass followTheme runs
+  // A plot that does not zoom passes the wheel to the scroll area around it
+  // (QCustomPlot accepts every wheel event, so a page of charts in a short
+  // dock never scrolled down to its table while the pointer was on a chart).
+  static void wheelScrollsPage(QCustomPlot* plot);
 };
 
 }  // namespace shardscope

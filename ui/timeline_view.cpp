@@ -23,6 +23,7 @@
 #include "palette.h"
 #include "plot_style.h"
 #include "quantity_text.h"
+#include "timeline_legend.h"
 #include "timeline_plottable.h"
 
 namespace shardscope {
@@ -30,16 +31,6 @@ namespace shardscope {
 namespace {
 
 constexpr double kMinRowPx = 20.0;  // below this rows scroll instead of shrinking
-
-// Legend order follows a step: compute, then communication, then the rest.
-constexpr EventKind kLegendOrder[] = {
-    EventKind::Forward, EventKind::Backward, EventKind::Loss, EventKind::AllReduce,
-    EventKind::ReduceScatter, EventKind::AllGather, EventKind::Send, EventKind::Recv, EventKind::OptimizerStep,
-    EventKind::Wait,
-    EventKind::Copy, EventKind::Broadcast, EventKind::Launch, EventKind::BucketReady, EventKind::GradReady,
-    EventKind::Error,
-    // An imported PyTorch trace's kinds.
-    EventKind::AllToAll, EventKind::Kernel, EventKind::CpuOp};
 
 // Top ruler: "step N" at each step's start, thinned to every 2nd, 5th, 10th …
 // step so labels stay apart at any zoom: the widest label's width plus a gap
@@ -80,19 +71,6 @@ class StepTicker : public QCPAxisTicker {
  private:
   const TimelineLayout* m_layout;
   const QCPAxis* m_axis;
-};
-
-// The legend's entry for folded boxes: striped grey, as the folds are drawn.
-class FoldLegendEntry : public QCPBars {
- public:
-  using QCPBars::QCPBars;
-
- protected:
-  void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override {
-    const QColor fill = Palette::foldedMixed();
-    painter->fillRect(rect, fill.lighter(118));
-    TimelinePlottable::drawStripes(painter, rect, fill.darker(150), FigureExport::lineScale());
-  }
 };
 
 QString laneTitle(Lane lane) {
@@ -314,7 +292,7 @@ void TimelineView::updateRows() {
   updatePathHighlight();  // rows moved, or the store changed
 }
 
-std::vector<EventKind> TimelineView::legendOrder() { return {std::begin(kLegendOrder), std::end(kLegendOrder)}; }
+std::vector<EventKind> TimelineView::legendOrder() { return timelineLegendOrder(); }
 
 QStringList TimelineView::legendNames() const {
   QStringList names;
@@ -336,41 +314,7 @@ void TimelineView::updateLegend() {
   for (int i = m_plot->plottableCount() - 1; i >= 0; --i)
     if (m_plot->plottable(i) != m_timeline) m_plot->removePlottable(i);
   m_legendKinds = wanted;
-  for (EventKind k : kLegendOrder) {
-    if (!(m_legendKinds & (1u << static_cast<unsigned>(k)))) continue;
-    const QColor c = Palette::kind(k);
-    if (k == EventKind::BucketReady || k == EventKind::GradReady || k == EventKind::Error) {
-      auto* g = new QCPGraph(m_plot->xAxis, m_plot->yAxis);
-      g->setLineStyle(QCPGraph::lsNone);
-      g->setScatterStyle(k == EventKind::GradReady
-                             ? QCPScatterStyle(QCPScatterStyle::ssPlus, c, 6)
-                             : QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, c.darker(150), c, 8));
-      g->setName(Palette::kindTitle(k));
-      continue;
-    }
-    auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-    b->setBrush(c);
-    b->setPen(QPen(c.darker(135)));
-    b->setName(Palette::kindTitle(k));
-  }
-  // Marks of the last paint that are no kind of their own.
-  if (waits) {
-    auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-    const QColor c = Palette::kind(EventKind::AllReduce);
-    b->setBrush(TimelinePlottable::waitingColor(c));
-    b->setPen(QPen(c.darker(135)));
-    b->setName(tr("pale part: waiting for the slowest peer"));
-  }
-  if (folds) {
-    auto* b = new FoldLegendEntry(m_plot->xAxis, m_plot->yAxis);
-    b->setName(tr("folded: several short ops"));
-  }
-  if (stuck) {
-    auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-    b->setBrush(QBrush(QColor(0xC0, 0x10, 0x28), Qt::BDiagPattern));
-    b->setPen(QPen(QColor(0xC0, 0x10, 0x28), 1.5));
-    b->setName(tr("stuck collective (hang)"));
-  }
+  addTimelineLegendEntries(m_plot, {wanted, waits, folds, stuck});
   PlotStyle::updateLegendRow(m_plot, true);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -310,14 +310,21 @@ void UnitsView::rebuild() {
   m_plot->xAxis->setLabel(ranks > 8 ? tr("rank") : QString());
   m_plot->xAxis->setRange(-0.5, std::max(0.5, ranks - 0.5));
   m_plot->yAxis->setRange(-0.5, std::max(0.5, units - 0.5));
-  m_grid->ranks = ranks;
-  m_grid->units = units;
-  const bool have = ranks > 0 && units > 0;
+  // A profiler trace records no unit's gather, compute and free: rows derived
+  // from its memory samples' modules would be made up (every one read "root").
+  const bool imported = m_store->meta().imported != nullptr;
+  const bool have = !imported && ranks > 0 && units > 0;
+  m_grid->ranks = have ? ranks : 0;
+  m_grid->units = have ? units : 0;
   m_empty->setVisible(!have);
   m_empty->setText(m_store->empty() ? tr("FSDP unit states appear once a zero3, fsdp or hsdp run starts.")
-                                    : tr("This run has no FSDP units: %1 keeps whole replicas or gradient buckets "
-                                         "(see the buckets view).")
-                                          .arg(QString::fromStdString(m_store->meta().strategy)));
+                   : imported
+                       ? tr("A PyTorch profiler trace does not record when each FSDP unit's parameters are gathered, "
+                            "computed and freed: no unit states to draw (the memory view books what was allocated "
+                            "under each FSDP all-gather as gathered).")
+                       : tr("This run has no FSDP units: %1 keeps whole replicas or gradient buckets "
+                            "(see the buckets view).")
+                             .arg(QString::fromStdString(m_store->meta().strategy)));
   for (QCPAxis* a : {m_plot->xAxis, m_plot->yAxis}) a->setVisible(have);
   m_info->setVisible(have);
   for (int i = 0; i < m_plot->plottableCount(); ++i)
@@ -415,6 +422,9 @@ QString UnitsView::cellTooltip(int rank, int unit) const {
   return text;
 }
 
+int UnitsView::drawnUnitRows() const { return m_grid->units; }
+QString UnitsView::emptyText() const { return m_empty->isHidden() ? QString() : m_empty->text(); }
+
 QString UnitsView::figureTitle() const {
   return tr("FSDP unit states at t = %1").arg(ms(m_time));
 }
@@ -424,8 +434,8 @@ bool UnitsView::eventFilter(QObject* watched, QEvent* event) {
     auto* help = static_cast<QHelpEvent*>(event);
     const int r = static_cast<int>(std::lround(m_plot->xAxis->pixelToCoord(help->pos().x())));
     const int u = static_cast<int>(std::lround(m_plot->yAxis->pixelToCoord(help->pos().y())));
-    if (m_plot->axisRect()->rect().contains(help->pos()) && r >= 0 && r < m_states.rankCount() && u >= 0 &&
-        u < m_states.unitCount())
+    if (m_plot->axisRect()->rect().contains(help->pos()) && r >= 0 && r < m_grid->ranks && u >= 0 &&
+        u < m_grid->units)
       QToolTip::showText(help->globalPos(), cellTooltip(r, u), m_plot);
     else
       QToolTip::hideText();

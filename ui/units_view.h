@@ -45,6 +45,10 @@ class UnitsView : public QWidget {
   QString cellTooltip(int rank, int unit) const;
   QString infoText() const;
   QCustomPlot* plot() const { return m_plot; }
+  // Rows of units drawn (0 with the empty message: no units, or an imported trace).
+  int drawnUnitRows() const;
+  // The message shown instead of the grid ("" while the grid shows).
+  QString emptyText() const;
   QString figureTitle() const;
   // The first of fonts in which every state's name fits a cell of this size
   // (px), or none: then no cell is labelled and the legend names the colours.

@@ -217,6 +217,7 @@ LossPage::LossPage(Inspection& inspection, QWidget* parent)
   QObject::connect(&inspection, &Inspection::runShown, m_view, [this] {
     const ShownRun& run = m_inspection.run();
     m_view->setFromTrace(run.kind == ShownRun::Kind::File);
+    if (run.kind == ShownRun::Kind::Live) m_view->startLessonRun(run.preset);
     if (run.kind == ShownRun::Kind::Live)
       m_view->setNoLossReason(metaBackend() ? tr("The meta backend runs shapes only: no math, so no loss (the timings, "
                                                  "ledger and traffic are still the real engine's).")

@@ -66,12 +66,20 @@ std::string frwSource(const RunTrace& t, const Event& e) {
   return "core/parallel/fsdp_strategy.cpp";
 }
 
-std::string frwWhat(const Event& e) {
+// Event::block is the model segment (0 the input, 1..L the blocks, L+1 the
+// head): its name as the trace records it ("block3"), not the number (a
+// 4-block model's last block read "block 4").
+std::string frwSegment(const RunTrace& t, int segment) {
+  if (segment >= 0 && static_cast<size_t>(segment) < t.block_names.size()) return t.block_names[static_cast<size_t>(segment)];
+  return "segment " + std::to_string(segment);
+}
+
+std::string frwWhat(const RunTrace& t, const Event& e) {
   std::string s(eventKindName(e.kind));
   if (e.kind == EventKind::Broadcast) return s + " of the initial weights";
   if (e.bucket >= 0) s += " of bucket " + std::to_string(e.bucket);
   if (e.unit >= 0) s += " of unit " + std::to_string(e.unit);
-  if (e.bucket < 0 && e.unit < 0 && e.block >= 0) s += " of block " + std::to_string(e.block);
+  if (e.bucket < 0 && e.unit < 0 && e.block >= 0) s += " of " + frwSegment(t, e.block);
   return s;
 }
 
@@ -318,14 +326,14 @@ std::vector<ValueTree> flightRecorderTrees(const RunTrace& trace, const FrWriteO
       b.set(x, "output_sizes", b.sizes(outn));
       b.set(x, "output_dtypes", b.names(dtype));
       // What the strategy issued, and the compute op it was issued during.
-      std::string what = frwWhat(e);
+      std::string what = frwWhat(trace, e);
       const auto cit = std::upper_bound(re.compute.begin(), re.compute.end(), e.begin_ns,
                                         [](int64_t t0, const Event& c) { return t0 < c.begin_ns; });
       if (cit != re.compute.begin()) {
         const Event& c = *std::prev(cit);
         if (c.step == e.step || e.step < 0) {
           std::string during(eventKindName(c.kind));
-          if (c.block >= 0) during += " of block " + std::to_string(c.block);
+          if (c.block >= 0) during += " of " + frwSegment(trace, c.block);
           what += ", during " + during;
         }
       }

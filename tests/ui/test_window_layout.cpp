@@ -24,6 +24,7 @@
 #include "main_window.h"
 #include "preset_run.h"
 #include "run_history_model.h"
+#include "timeline_view.h"
 
 using namespace shardscope;
 
@@ -152,6 +153,38 @@ class TestWindowLayout : public QObject {
                                       w.history()->index(row, RunHistoryModel::Run).data().toString()) + margins);
       QVERIFY2(runs->columnWidth(RunHistoryModel::Run) >= needed,
                qPrintable(QStringLiteral("run column %1 px, its names %2 px").arg(runs->columnWidth(RunHistoryModel::Run)).arg(needed)));
+    }
+  }
+
+  // The timeline is readable on the projector (issue 51, item 7): beside the
+  // default docks it got about 310×200 px with its legend stacked over half
+  // of it. At 1920×1080 it keeps the roomy arrangement, Loss below it.
+  void theTimelineIsReadableOnEitherScreen() {
+    for (const QSize size : {QSize(1280, 720), QSize(1920, 1080)}) {
+      MainWindow w;
+      w.setPersistSettings(false);
+      w.fitToScreen(screenOfSize(size));
+      w.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      runPreset(w, "ddp-basics");
+      if (QTest::currentTestFailed()) return;
+      QCoreApplication::processEvents();
+      QCustomPlot* plot = w.timeline()->plot();
+      plot->replot(QCustomPlot::rpImmediateRefresh);
+      const QRect rows = plot->axisRect()->rect();
+      const double legend = plot->legend->visible() ? plot->legend->outerRect().height() : 0;
+      const QString seen = QStringLiteral("%1×%2: timeline rows %3×%4 px, legend %5 px high in a %6 px plot")
+                               .arg(size.width()).arg(size.height()).arg(rows.width()).arg(rows.height())
+                               .arg(legend).arg(plot->height());
+      qInfo("%s", qPrintable(seen));
+      QVERIFY2(rows.width() >= (size.width() < 1600 ? 360 : 700), qPrintable(seen));
+      QVERIFY2(rows.height() >= (size.width() < 1600 ? 400 : 450), qPrintable(seen));
+      QVERIFY2(legend <= plot->height() / 5.0, qPrintable(seen));
+      // The loss curves: below the timeline on the desktop, tabbed under the pages on the projector.
+      auto* loss = w.findChild<QDockWidget*>(QStringLiteral("lossDock"));
+      QCOMPARE(w.dockWidgetArea(loss), size.width() < 1600 ? Qt::RightDockWidgetArea : Qt::BottomDockWidgetArea);
+      checkFits(w, screenOfSize(size));
+      if (QTest::currentTestFailed()) return;
     }
   }
 
