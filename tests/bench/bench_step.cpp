@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   };
   if (!torch_peer.empty()) {
     // Interleaved: ShardScope's ddp step, then PyTorch's, three times.
-    std::printf("ddp step against PyTorch 1.13 DDP/Gloo (bf16 gradients), %d CPU ranks, global batch %d\n", ranks,
+    std::printf("ddp step against PyTorch 1.13 DDP/Gloo (its default fp32 gradients; ours are bf16), %d CPU ranks, global batch %d\n", ranks,
                 8 * ranks);
     std::vector<double> ours, theirs;
     for (int round = 0; round < 3; ++round) {
