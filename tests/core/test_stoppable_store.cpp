@@ -1,19 +1,24 @@
 // A rank waiting in its rendezvous for a peer that never publishes stops
 // waiting when its stop is set (the worker's SIGTERM), and otherwise keeps
-// the inner store's timeout and values.
+// the inner store's timeout and values. A file:// store's job folder belongs
+// to the job's account alone.
 #include <QtTest>
 
 #include <gloo/common/error.h>
 #include <gloo/rendezvous/file_store.h>
 
+#include <unistd.h>
+
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <thread>
 
 #include "comm/rendezvous_store.h"
 #include "comm/stoppable_store.h"
+#include "common/errors.h"
 
 using namespace shardscope;
 
@@ -83,6 +88,35 @@ class TestStoppableStore : public QObject {
       what = QString::fromUtf8(e.what());
     }
     QVERIFY2(!what.isEmpty() && !what.contains("stopped"), qPrintable(what));
+  }
+
+  // A file:// store's job folder is the job's own: made private, and refused
+  // when another account made it first or a link stands in its place.
+  void aJobFolderIsTheJobsOwn() {
+    QTemporaryDir dir;
+    const std::string url = "file://" + dir.path().toStdString();
+    namespace fs = std::filesystem;
+    const fs::path open_one = rendezvousJobDir(url, "open");
+    fs::create_directories(open_one);
+    fs::permissions(open_one, fs::perms::all);  // 0777: anyone could write keys
+    openRendezvousStore(url, "open");
+    QCOMPARE(fs::status(open_one).permissions() & fs::perms::mask, fs::perms::owner_all);
+    const auto refusal = [&](const std::string& job) {
+      try {
+        openRendezvousStore(url, job);
+      } catch (const RunError& e) {
+        return QString::fromStdString(e.what());
+      }
+      return QString();
+    };
+    const fs::path linked = rendezvousJobDir(url, "linked");
+    fs::create_directory_symlink(dir.path().toStdString(), linked);
+    QVERIFY(refusal("linked").contains("is not a folder"));
+    const fs::path theirs = rendezvousJobDir(url, "theirs");
+    fs::create_directories(theirs);
+    if (::chown(theirs.c_str(), 65534, 65534) != 0) QSKIP("chown to another account needs root here");
+    const QString why = refusal("theirs");
+    QVERIFY2(why.contains("belongs to another account (uid 65534)") && why.contains("--rdzv-id"), qPrintable(why));
   }
 };
 
