@@ -412,7 +412,8 @@ void CapacityPage::draw() {
     auto* value = new QCPItemText(m_plot);
     value->position->setCoords(i + 1, gb);
     value->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-    value->setText(tr("%1 GB\n%2 B/param").arg(gb, 0, 'f', gb < 10 ? 2 : 1).arg(s.bytes_per_param, 0, 'f', 2));
+    // Per parameter of the whole model, as the run's views say it (under TP the slice's figure / T).
+    value->setText(tr("%1 GB\n%2 B/param").arg(gb, 0, 'f', gb < 10 ? 2 : 1).arg(s.bytes_per_model_param, 0, 'f', 2));
     value->setFont(QFont(m_plot->font().family(), 8));
     value->setClipToAxisRect(false);
   }

@@ -78,6 +78,10 @@ CapacityReport computeCapacity(const CapacityInput& in) {
     s.stage = stage;
     const RunConfig stage_run = formulaConfig(stage, in.ranks, in.shard_group);
     s.bytes_per_param = expectedBytesPerParam(stage_run);
+    RunConfig whole = stage_run;  // the job: P·T ranks, each holding a 1/T slice
+    whole.ranks = in.ranks * in.tp;
+    whole.tp = in.tp;
+    s.bytes_per_model_param = expectedBytesPerParam(whole);
     s.bytes_per_rank = expectedModelStateBytesRoundedUp(stage_run, in.params);
     s.fits = static_cast<double>(s.bytes_per_rank) <= in.capacity_bytes;
     if (s.fits && !r.smallest_fitting_stage) r.smallest_fitting_stage = stage;

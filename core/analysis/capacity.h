@@ -19,12 +19,18 @@ struct CapacityInput {
   int64_t params = 0;          // N
   int ranks = 1;               // P
   int shard_group = 0;         // G for hsdp; 0 = no hsdp row
+  // Tensor parallel: params is one TP rank's slice and ranks its data-parallel
+  // ranks (the job has ranks·T); 1 without TP.
+  int tp = 1;
   double capacity_bytes = 80 * kBytesPerGb;  // per rank
 };
 
 struct StageCapacity {
   Strategy stage = Strategy::Ddp;    // ddp, zero1, zero2, hsdp, zero3
-  double bytes_per_param = 0;        // the formula at P (or G)
+  double bytes_per_param = 0;        // the formula at P (or G), per parameter of params (a TP slice)
+  // Per parameter of the whole model, as `run` reports it: (formula)/T under
+  // TP (expectedBytesPerParam), bytes_per_param without.
+  double bytes_per_model_param = 0;
   int64_t bytes_per_rank = 0;        // model states on one rank
   bool fits = false;                 // bytes_per_rank <= capacity_bytes
 };

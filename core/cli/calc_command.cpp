@@ -176,13 +176,22 @@ void printText(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
   if (in.shard_group > 0) out << " (hsdp: shard groups of " << in.shard_group << ", " << in.ranks / in.shard_group << " replicas)";
   out << ", capacity " << cap << " per rank (1 GB = 1e9 bytes)\n\n";
 
-  out << std::left << std::setw(8) << "stage" << std::right << std::setw(12) << "bytes/param" << std::setw(12)
-      << "GB/rank" << "   fits " << cap << "\n";
+  // Under TP two per-param figures differ by T: per parameter of the slice
+  // the stages shard, and per parameter of the model (what `run` reports).
+  const bool tp = in.tp > 1;
+  out << std::left << std::setw(8) << "stage" << std::right << std::setw(tp ? 14 : 12)
+      << (tp ? "B/slice param" : "bytes/param");
+  if (tp) out << std::setw(14) << "B/model param";
+  out << std::setw(12) << "GB/rank" << "   fits " << cap << "\n";
   for (const StageCapacity& s : r.stages) {
-    out << std::left << std::setw(8) << strategyName(s.stage) << std::right << std::setw(12) << std::fixed << std::setprecision(3)
-        << s.bytes_per_param << std::setw(12) << gb(static_cast<double>(s.bytes_per_rank)) << "   "
-        << (s.fits ? "yes" : "no") << "\n";
+    out << std::left << std::setw(8) << strategyName(s.stage) << std::right << std::setw(tp ? 14 : 12) << std::fixed
+        << std::setprecision(3) << s.bytes_per_param;
+    if (tp) out << std::setw(14) << s.bytes_per_model_param;
+    out << std::setw(12) << gb(static_cast<double>(s.bytes_per_rank)) << "   " << (s.fits ? "yes" : "no") << "\n";
   }
+  if (tp)
+    out << "B/model param: per parameter of the whole model, the figure `run` reports for the same layout "
+           "(the slice's figure / T)\n";
   out.unsetf(std::ios::floatfield);
   out << "\n";
   if (r.smallest_fitting_stage)
@@ -228,6 +237,7 @@ void printJson(const CalcArgs& a, const CapacityReport& r, std::ostream& out) {
     Json stage;
     stage["stage"] = strategyName(s.stage);
     stage["bytes_per_param"] = s.bytes_per_param;
+    stage["bytes_per_model_param"] = s.bytes_per_model_param;
     stage["bytes_per_rank"] = s.bytes_per_rank;
     stage["gb_per_rank"] = static_cast<double>(s.bytes_per_rank) / kBytesPerGb;
     stage["fits"] = s.fits;
@@ -282,6 +292,7 @@ CalcAnswer answerCalc(const CalcRequest& request) {
     // One TP rank's parameters: the preset's slice as a run builds it, or N/T.
     in.params = a.model ? ModelSpec(presetShape(a.model->name), a.tp).numParams() : (in.params + a.tp - 1) / a.tp;
     in.ranks = *a.ranks / a.tp;
+    in.tp = a.tp;
   }
   in.shard_group = a.shard_group;
   in.capacity_bytes = a.capacity_gb * kBytesPerGb;

@@ -58,6 +58,29 @@ class TestCalcCli : public QObject {
     QCOMPARE(stages[1].toObject().value("bytes_per_param").toDouble(), 4.0 + 12.0 / 64);
   }
 
+  // One meaning per number: under TP, calc's per-model-param figure is the
+  // one `run` reports for the same layout (its per-slice one is T times it).
+  void tensorParallelBytesPerParamIsRunsFigure() {
+    const CliResult calc = runCli({"calc", "--model", "llama2-7b", "--ranks", "8", "--tp", "2", "--json"});
+    QVERIFY2(calc.exit_code == 0, qPrintable(calc.err));
+    QJsonObject zero3;
+    for (const QJsonValue& v : parseObject(calc.out).value("stages").toArray())
+      if (v.toObject().value("stage").toString() == "zero3") zero3 = v.toObject();
+    QCOMPARE(zero3.value("bytes_per_param").toDouble(), 4.0);        // 16/P of the slice, P = 4
+    QCOMPARE(zero3.value("bytes_per_model_param").toDouble(), 2.0);  // (16/P)/T
+    QTemporaryDir dir;
+    const QString summary = dir.filePath("s.json");
+    const CliResult run = runCli({"run", "--backend", "meta", "--model", "llama2-7b", "--strategy", "zero3", "--ranks", "8",
+                                  "--tp", "2", "--batch", "8", "--steps", "1", "--clock", "modeled", "--summary", summary});
+    QVERIFY2(run.exit_code == 0, qPrintable(run.err));
+    QFile f(summary);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject rank0 = QJsonDocument::fromJson(f.readAll()).object().value("per_rank").toArray().at(0).toObject();
+    QCOMPARE(rank0.value("expected_model_state_bytes_per_param").toDouble(), zero3.value("bytes_per_model_param").toDouble());
+    const CliResult text = runCli({"calc", "--model", "llama2-7b", "--ranks", "8", "--tp", "2"});
+    QVERIFY2(text.out.contains("B/slice param") && text.out.contains("B/model param"), qPrintable(text.out));
+  }
+
   void hsdpRow() {
     const CliResult r = runCli({"calc", "--params", "70B", "--ranks", "64", "--shard-group", "16", "--json"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
