@@ -6,6 +6,7 @@
 #include "comm/gloo_communicator.h"
 
 #include "comm/local_transport.h"
+#include "comm/ring_chunks.h"
 
 #include <gloo/common/error.h>
 #include <gloo/context.h>
@@ -46,22 +47,10 @@ constexpr size_t kRecvDepth = 2;
 // Rendezvous may take longer than a short collective timeout on a loaded machine.
 constexpr Millis kMinConnectTimeout{30000};
 
-int wrap(int a, int n) { return ((a % n) + n) % n; }
-
-struct ElementRange {  // elements
-  size_t offset = 0;
-  size_t length = 0;
-};
-
-// Chunk c of `count` elements split into `parts`; the first count % parts chunks
-// hold one element more, so uneven counts still cover every element once.
-ElementRange chunkRange(size_t count, int parts, int c) {
-  const size_t p = static_cast<size_t>(parts);
-  const size_t i = static_cast<size_t>(c);
-  const size_t base = count / p;
-  const size_t extra = count % p;
-  return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
-}
+using ring::chunkRange;
+using ring::ElementRange;
+using ring::reduceInto;
+using ring::wrap;
 
 size_t segmentCount(const ElementRange& r, size_t segElems) {
   return (r.length + segElems - 1) / segElems;
@@ -70,15 +59,6 @@ size_t segmentCount(const ElementRange& r, size_t segElems) {
 ElementRange segmentRange(const ElementRange& r, size_t segElems, size_t k) {
   const size_t begin = k * segElems;
   return {r.offset + begin, std::min(segElems, r.length - begin)};
-}
-
-// y(n) += x(n) in fp32; bf16 results round to nearest even at every hop, as NCCL does.
-void reduceInto(void* y, const void* x, size_t n, DType dtype) {
-  if (dtype == DType::F32) {
-    cpu::addInPlace(static_cast<float*>(y), static_cast<const float*>(x), n);
-  } else {
-    cpu::addBf16InPlace(static_cast<bf16*>(y), static_cast<const bf16*>(x), n);
-  }
 }
 
 // The point-to-point transfers of one collective call. Each transfer gets its own
@@ -286,6 +266,7 @@ GlooCommunicator::~GlooCommunicator() {
 void GlooCommunicator::abort() {
   std::lock_guard lock(m_abort.mutex);
   m_abort.aborted = true;
+  if (m_local) m_local->ringBoard().abort(m_rank);
   for (UnboundBuffer* buf : m_abort.live) {
     buf->abortWaitRecv();
     buf->abortWaitSend();
@@ -463,7 +444,10 @@ char* GlooCommunicator::scratch(size_t bytes) {
 
 void GlooCommunicator::allReduce(void* data, size_t count, DType dtype) {
   if (m_size == 1 || count == 0) return;
-  guarded("allReduce", [&] { ringAllReduce(static_cast<char*>(data), count, dtype); });
+  guarded("allReduce", [&] {
+    if (m_local) localAllReduce(static_cast<char*>(data), count, dtype);
+    else ringAllReduce(static_cast<char*>(data), count, dtype);
+  });
 }
 
 void GlooCommunicator::reduceScatter(const void* input, void* output, size_t count, DType dtype) {
@@ -473,7 +457,8 @@ void GlooCommunicator::reduceScatter(const void* input, void* output, size_t cou
     return;
   }
   guarded("reduceScatter", [&] {
-    ringReduceScatter(static_cast<const char*>(input), static_cast<char*>(output), count, dtype);
+    if (m_local) localReduceScatter(static_cast<const char*>(input), static_cast<char*>(output), count, dtype);
+    else ringReduceScatter(static_cast<const char*>(input), static_cast<char*>(output), count, dtype);
   });
 }
 
@@ -484,7 +469,8 @@ void GlooCommunicator::allGather(const void* input, void* output, size_t count, 
     return;
   }
   guarded("allGather", [&] {
-    ringAllGather(static_cast<const char*>(input), static_cast<char*>(output), count, dtype);
+    if (m_local) localAllGather(static_cast<const char*>(input), static_cast<char*>(output), count, dtype);
+    else ringAllGather(static_cast<const char*>(input), static_cast<char*>(output), count, dtype);
   });
 }
 

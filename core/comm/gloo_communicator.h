@@ -1,6 +1,6 @@
-// Gloo backend of Communicator: ranks that are threads of one process share a
-// mailbox in memory (local_transport.h); ranks in other processes or machines
-// are linked by Gloo's TCP transport. Collectives are rings built on Gloo point-to-point
+// Gloo backend of Communicator: ranks that are threads of one process run the
+// same rings on each other's memory (local_transport.h); ranks in other
+// processes or machines are linked by Gloo's TCP transport. Collectives are rings built on Gloo point-to-point
 // sends (not Gloo's own algorithms) so that every byte put on the wire is counted
 // at the send and bf16 can be summed in fp32. After a collective throws, the group
 // is unusable: peers may be mid-collective with messages in flight.
@@ -94,7 +94,9 @@ class GlooCommunicator final : public Communicator {
   // one overlaps the reduction of the one before. Every member of a group
   // must use the same size, set before a collective. Tests set a small one so
   // that a collective of a few thousand elements spans several segments (the
-  // same code path as megabytes at 1 MiB).
+  // same code path as megabytes at 1 MiB). Messages are what the rings over
+  // TCP send, and the mailbox's broadcast chain; the rings on thread ranks'
+  // memory take whole chunks (no message to amortise, no receive to overlap).
   static constexpr size_t kDefaultSegmentBytes = size_t{1} << 20;
   void setSegmentBytes(size_t bytes);
   size_t segmentBytes() const { return m_segmentBytes; }
@@ -119,6 +121,12 @@ class GlooCommunicator final : public Communicator {
   void ringReduceScatter(const char* input, char* output, size_t count, DType dtype);
   void ringAllGather(const char* input, char* output, size_t count, DType dtype);
   void chainBroadcast(char* data, size_t count, DType dtype, int root);
+  // The same rings between thread ranks, run straight on each other's memory
+  // (local_rings.cpp): identical chunks, sums in the same order, the same
+  // bytes counted (each hop on the sender's counter, by its reader).
+  void localAllReduce(char* data, size_t count, DType dtype);
+  void localReduceScatter(const char* input, char* output, size_t count, DType dtype);
+  void localAllGather(const char* input, char* output, size_t count, DType dtype);
 
   PointToPointLinks links() const { return {m_context.get(), m_local.get(), m_rank}; }
 

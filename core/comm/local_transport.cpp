@@ -93,7 +93,7 @@ class LocalBuffer final : public gloo::transport::UnboundBuffer {
 
 LocalExchange::LocalExchange(int size)
     : m_size(size), m_copying(static_cast<size_t>(std::max(size, 0)), 0),
-      m_closed(static_cast<size_t>(std::max(size, 0)), false) {}
+      m_closed(static_cast<size_t>(std::max(size, 0)), false), m_ringBoard(std::max(size, 0)) {}
 
 std::unique_ptr<gloo::transport::UnboundBuffer> LocalExchange::createBuffer(int rank, void* ptr, size_t bytes) {
   return std::make_unique<LocalBuffer>(shared_from_this(), rank, ptr, bytes);
@@ -167,6 +167,7 @@ void LocalExchange::withdraw(LocalBuffer* buffer) {
 
 void LocalExchange::close(int rank) {
   if (rank < 0 || rank >= m_size) return;
+  m_ringBoard.close(rank);
   std::unique_lock lock(m_mutex);
   m_closed[static_cast<size_t>(rank)] = true;
   const std::string why = "rank " + std::to_string(rank) + " closed its connections (the group stopped)";

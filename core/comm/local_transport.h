@@ -1,9 +1,10 @@
-// Point-to-point transfers between ranks that are threads of one process:
-// Gloo's UnboundBuffer interface over a mailbox the group's members share, so
-// GlooCommunicator's rings run unchanged (the same segments, slots and bytes
-// counted at each send) at memory speed instead of through TCP loopback. Of a
-// matching send and receive, the second to arrive copies the bytes once, from
-// the sender's memory straight into the receiver's: one copy per hop.
+// What ranks that are threads of one process share instead of TCP loopback.
+// The ring collectives (all-reduce, reduce-scatter, all-gather) run straight
+// on each other's memory through the ring board (local_ring_board.h). The
+// rest (broadcast's chain, pipeline send/recv, the fingerprint exchange) goes
+// through Gloo's UnboundBuffer interface over a mailbox: of a matching send
+// and receive, the second to arrive copies the bytes once, from the sender's
+// memory straight into the receiver's (one copy per hop).
 #pragma once
 
 #include <condition_variable>
@@ -14,6 +15,8 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "comm/local_ring_board.h"
 
 namespace gloo::transport {
 class UnboundBuffer;
@@ -36,6 +39,9 @@ class LocalExchange : public std::enable_shared_from_this<LocalExchange> {
   // unmatched transfers and every peer's transfer to or from it fail, later
   // ones are refused, and it returns once no copy touches its memory.
   void close(int rank);
+
+  // Where the group's ring collectives run straight on the members' memory.
+  LocalRingBoard& ringBoard() { return m_ringBoard; }
 
  private:
   friend class LocalBuffer;
@@ -64,6 +70,7 @@ class LocalExchange : public std::enable_shared_from_this<LocalExchange> {
   std::vector<int> m_copying;  // copies in flight touching each rank's memory
   std::vector<bool> m_closed;
   std::condition_variable m_copied;  // a copy finished (close waits on it)
+  LocalRingBoard m_ringBoard;
 };
 
 }  // namespace shardscope

@@ -5,7 +5,8 @@
 // row is verified in the same run (#wrong).
 // algbw = S / t (1e9 B/s); busbw = algbw * 2(n-1)/n for all-reduce and
 // algbw * (n-1)/n for reduce-scatter / all-gather, S being the full tensor.
-// Usage: bench_allreduce [max MiB, default 64] [ranks, default 4]
+// Usage: bench_allreduce [max MiB, default 64] [ranks, default 4] [shm]
+// ("shm" leaves out the TCP rows, for profiling the shared-memory rings alone)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -142,12 +143,30 @@ double memcpyGBps(size_t bytes) {
   return double(bytes) / best / 1e9;
 }
 
+// The same, over `ranks` source and destination buffers of `bytes` each, one
+// after another: the working set the ranks' buffers make together. Beside
+// the one-buffer figure it shows how much of that one is the cache (a 1 MiB
+// memcpy repeated runs in L2; the ranks' 4 MiB and more do not).
+double memcpyWorkingSetGBps(size_t bytes, int ranks) {
+  std::vector<std::vector<char>> a(size_t(ranks), std::vector<char>(bytes, 1));
+  std::vector<std::vector<char>> b(size_t(ranks), std::vector<char>(bytes, 0));
+  double best = 1e30;
+  for (int k = 0; k < 5; ++k) {
+    const auto t0 = Clock::now();
+    for (int r = 0; r < ranks; ++r) std::memcpy(b[size_t(r)].data(), a[size_t(r)].data(), bytes);
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  volatile char sink = b[0][bytes / 2];
+  (void)sink;
+  return double(bytes) * ranks / best / 1e9;
+}
+
 using Group = std::vector<std::unique_ptr<Communicator>>;
 
 // One op's table: each row on the shared-memory group, then on the TCP group
 // (interleaved, so a change of the machine's load falls on both), and the
 // shared-memory bus bandwidth as a share of memcpy's for the same bytes.
-void printTable(Group& shm, Group& tcp, Op op, const std::vector<DType>& dtypes, const std::vector<size_t>& sizes,
+void printTable(Group& shm, Group* tcp, Op op, const std::vector<DType>& dtypes, const std::vector<size_t>& sizes,
                 const std::vector<double>& memcpy_gbps, const bench::BenchFigures& figures) {
   const int P = int(shm.size());
   const double factor = op == Op::AllReduce ? 2.0 * (P - 1) / P : double(P - 1) / P;
@@ -158,7 +177,8 @@ void printTable(Group& shm, Group& tcp, Op op, const std::vector<DType>& dtypes,
   for (DType dtype : dtypes) {
     for (size_t i = 0; i < sizes.size(); ++i) {
       const size_t bytes = sizes[i];
-      for (Group* group : {&shm, &tcp}) {
+      for (Group* group : {&shm, tcp}) {
+        if (!group) continue;
         const bool is_shm = group == &shm;
         const Row row = runRow(*group, op, dtype, bytes);
         const double algbw = double(bytes) / (row.us * 1e-6) / 1e9;
@@ -184,31 +204,43 @@ int main(int argc, char** argv) {
   const bench::BenchFigures figures(argc, argv);
   const size_t maxMiB = argc > 1 ? size_t(std::atoi(argv[1])) : 64;
   const int ranks = argc > 2 ? std::atoi(argv[2]) : 4;
-  if (maxMiB < 1 || ranks < 2) {
-    std::fprintf(stderr, "usage: %s [max MiB >= 1] [ranks >= 2]\n", argv[0]);
+  const bool shm_only = argc > 3 && std::string(argv[3]) == "shm";
+  if (maxMiB < 1 || ranks < 2 || (argc > 3 && !shm_only)) {
+    std::fprintf(stderr, "usage: %s [max MiB >= 1] [ranks >= 2] [shm]\n", argv[0]);
     return 2;
   }
   std::vector<size_t> sizes;
   for (size_t s = size_t(1) << 20; s <= (maxMiB << 20); s *= 2) sizes.push_back(s);
 
   // The physical reference first: the tables print each row's share of it.
-  std::vector<double> gbps;
-  for (size_t bytes : sizes) gbps.push_back(memcpyGBps(bytes));
+  std::vector<double> gbps, working_set_gbps;
+  for (size_t bytes : sizes) {
+    gbps.push_back(memcpyGBps(bytes));
+    working_set_gbps.push_back(memcpyWorkingSetGBps(bytes, ranks));
+  }
   setenv("SHARDSCOPE_THREAD_TRANSPORT", "shm", 1);
   Group shm = createGlooGroup(ranks, "bench-shm", 60000);
-  setenv("SHARDSCOPE_THREAD_TRANSPORT", "tcp", 1);
-  Group tcp = createGlooGroup(ranks, "bench-tcp", 60000);
+  Group tcp;
+  if (!shm_only) {
+    setenv("SHARDSCOPE_THREAD_TRANSPORT", "tcp", 1);
+    tcp = createGlooGroup(ranks, "bench-tcp", 60000);
+  }
   unsetenv("SHARDSCOPE_THREAD_TRANSPORT");
-  std::printf("# bench_allreduce: %d ranks, %u hardware threads; transports: %s and %s\n", ranks,
+  std::printf("# bench_allreduce: %d ranks, %u hardware threads; transports: %s%s\n", ranks,
               std::thread::hardware_concurrency(), static_cast<GlooCommunicator&>(*shm[0]).transportName(),
-              static_cast<GlooCommunicator&>(*tcp[0]).transportName());
+              shm_only ? "" : " and tcp");
   std::printf("# single-thread memcpy of the same bytes (physical reference):\n#");
   for (size_t i = 0; i < sizes.size(); ++i) std::printf(" %zuMiB %.2f GB/s |", sizes[i] >> 20, gbps[i]);
+  std::printf("\n# the same over %d buffers of each size in turn (the ranks' working set):\n#", ranks);
+  for (size_t i = 0; i < sizes.size(); ++i) std::printf(" %zuMiB %.2f GB/s |", sizes[i] >> 20, working_set_gbps[i]);
   std::printf("\n");
-  printTable(shm, tcp, Op::AllReduce, {DType::F32, DType::BF16}, sizes, gbps, figures);
-  printTable(shm, tcp, Op::ReduceScatter, {DType::F32, DType::BF16}, sizes, gbps, figures);
-  printTable(shm, tcp, Op::AllGather, {DType::F32}, sizes, gbps, figures);
-  for (size_t i = 0; i < sizes.size(); ++i)
+  printTable(shm, shm_only ? nullptr : &tcp, Op::AllReduce, {DType::F32, DType::BF16}, sizes, gbps, figures);
+  printTable(shm, shm_only ? nullptr : &tcp, Op::ReduceScatter, {DType::F32, DType::BF16}, sizes, gbps, figures);
+  printTable(shm, shm_only ? nullptr : &tcp, Op::AllGather, {DType::F32}, sizes, gbps, figures);
+  for (size_t i = 0; i < sizes.size(); ++i) {
     figures.add(("memcpy_" + std::to_string(sizes[i] >> 20) + "MiB").c_str(), gbps[i], "GB/s");
+    figures.add(("memcpy_" + std::to_string(ranks) + "x" + std::to_string(sizes[i] >> 20) + "MiB").c_str(),
+                working_set_gbps[i], "GB/s");
+  }
   return 0;
 }

@@ -131,6 +131,7 @@ class TestGlooCommunicator : public QObject {
   void twoGroupsAtOnce();
   void missingRankTimesOut();
   void closedPeerThrows();
+  void sharedMemoryRingsFailCleanly();
   void rejectsBadArguments();
   void sharedMemoryAndTcpAgree();
 };
@@ -465,6 +466,63 @@ void TestGlooCommunicator::closedPeerThrows() {
   } catch (const std::runtime_error& e) {
     const QString m = QString::fromUtf8(e.what());
     QVERIFY2(m.contains("broadcast") && m.contains("rank 0") && m.contains("'gone'"), qPrintable(m));
+  }
+}
+
+void TestGlooCommunicator::sharedMemoryRingsFailCleanly() {
+  // Thread ranks run the rings straight on each other's memory: ranks that
+  // issue different collectives, a member that is gone and an abort each end
+  // the call at once with an error that says which, never a hang or a read
+  // of memory given back.
+  {
+    Group group = createGlooGroup(2, "mismatch", 10000);
+    std::vector<std::string> messages(2);
+    runRanks(2, [&](int r) {
+      std::vector<float> v(1000, 1.0f), out(1000);
+      try {
+        if (r == 0) group[0]->allReduce(v.data(), 1000, DType::F32);
+        else group[1]->allGather(v.data(), out.data(), 500, DType::F32);
+      } catch (const std::runtime_error& e) {
+        messages[size_t(r)] = e.what();
+      }
+    });
+    for (const std::string& m : messages) {
+      const QString text = QString::fromStdString(m);
+      QVERIFY2(text.contains("different collectives") && text.contains("all-reduce of 1000 f32 elements") &&
+                   text.contains("all-gather of 500 f32 elements"),
+               m.c_str());
+    }
+  }
+  {
+    Group group = createGlooGroup(3, "gone-ring", 10000);
+    group[2].reset();
+    std::vector<std::string> messages(2);
+    runRanks(2, [&](int r) {
+      std::vector<float> v(3000, 1.0f);
+      try {
+        group[size_t(r)]->allReduce(v.data(), v.size(), DType::F32);
+      } catch (const std::runtime_error& e) {
+        messages[size_t(r)] = e.what();
+      }
+    });
+    for (const std::string& m : messages)
+      QVERIFY2(QString::fromStdString(m).contains("rank 2 closed its connections"), m.c_str());
+  }
+  {
+    Group group = createGlooGroup(2, "aborted-ring", 10000);
+    std::string message;
+    std::thread caller([&] {
+      std::vector<float> v(1000, 1.0f);
+      try {
+        group[0]->allReduce(v.data(), v.size(), DType::F32);  // rank 1 never comes
+      } catch (const std::runtime_error& e) {
+        message = e.what();
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    group[0]->abort();
+    caller.join();
+    QVERIFY2(QString::fromStdString(message).contains("aborted (run stopped)"), message.c_str());
   }
 }
 
