@@ -128,7 +128,7 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     last["step_ns"] = step;
     last["exposed_comm_ns"] = static_cast<int64_t>(exposed / n);
     last["comm_ns"] = static_cast<int64_t>(comm / n);
-    last["overlap_percent"] = comm > 0 ? 100.0 * double(comm - exposed) / double(comm) : 100.0;
+    last["overlap_percent"] = hiddenSharePercent(r.last_step);
     last["flops_per_rank"] = r.flops_per_step_per_rank;
     if (r.peak_flops > 0) last["mfu"] = r.mfu();
     if (r.latency_share) last["latency_share"] = *r.latency_share;
