@@ -22,14 +22,11 @@ namespace shardscope {
 
 namespace {
 
-// "26 GiB", "3.4 GiB", "512 MiB", "under 1 MiB".
+// "26 GiB", "3.4 GiB", "512 MiB", "under 1 MiB": two figures at most, an estimate's precision.
 std::string gib(int64_t bytes) {
-  char text[32];
   const double b = static_cast<double>(bytes);
   if (b < kMiB) return "under 1 MiB";
-  if (b < kGiB) std::snprintf(text, sizeof text, "%.0f MiB", b / kMiB);
-  else std::snprintf(text, sizeof text, b >= 10 * kGiB ? "%.0f GiB" : "%.1f GiB", b / kGiB);
-  return text;
+  return bytesText(b, b >= kGiB && b < 10 * kGiB ? 1 : 0);
 }
 
 
