@@ -523,7 +523,10 @@ QString BucketsView::bucketTooltip(int rank, int bucket) const {
   for (const BucketInfo& b : m_store->meta().buckets)
     if (b.index == m_activity.bucketId(bucket)) info = &b;
   lines << QStringLiteral("<b>bucket %1 · rank %2</b>").arg(m_activity.bucketId(bucket)).arg(rank);
-  if (info) lines << QStringLiteral("%1 · %2 parameters").arg(quantity_text::mib(info->bytes)).arg(info->params.size());
+  if (info)
+    lines << QStringLiteral("%1 · %2 parameters")
+                 .arg(quantity_text::sizeText(double(info->bytes), 2, ByteUnit::MiB))
+                 .arg(info->params.size());
   const BucketSlot& s = m_activity.slot(m_step, rank, bucket);
   if (s.ready())
     lines << QStringLiteral("ready at %1 (its last gradient arrived)").arg(quantity_text::ms(s.ready_ns));

@@ -18,6 +18,7 @@
 #include "prediction_text.h"
 #include "palette.h"
 #include "plot_style.h"
+#include "quantity_text.h"
 
 namespace shardscope {
 
@@ -214,9 +215,9 @@ QString CommView::sourceText() const {
   if (const std::optional<RunPrediction> p = m_model->expectedTotal() > 0 ? predictRun(*m_store) : std::nullopt)
     text += tr(" Formula per rank (data-parallel axis): %1.").arg(trafficFormulaText(p->traffic));
   if (const std::optional<RunPrediction> p = m_model->expectedTensorParallelTotal() > 0 ? predictRun(*m_store) : std::nullopt)
-    text += tr(" TP group per rank (Megatron-LM): %1 = %2 MiB.")
-                .arg(QString::fromStdString(p->traffic.tp_step_notation).toHtmlEscaped())
-                .arg(toMiB(static_cast<double>(p->traffic.tensorParallelTotal())), 0, 'f', 2);
+    text += tr(" TP group per rank (Megatron-LM): %1 = %2.")
+                .arg(QString::fromStdString(p->traffic.tp_step_notation).toHtmlEscaped(),
+                     quantity_text::sizeText(static_cast<double>(p->traffic.tensorParallelTotal()), 2, ByteUnit::MiB));
   return text;
 }
 
@@ -249,7 +250,7 @@ QString CommView::importedOrderText() const {
                          (events[static_cast<size_t>(c.event)].flags & kEventSizeUnknown);
     items << tr("#%1 %2 %3 ms (exposed %4)")
                  .arg(n)
-                 .arg(unknown ? tr("size unknown") : tr("%1 MiB").arg(static_cast<double>(c.bytes) / kMiB, 0, 'f', 1))
+                 .arg(unknown ? tr("size unknown") : quantity_text::sizeText(double(c.bytes), 1, ByteUnit::MiB))
                  .arg(ms(c.dur_ns), ms(c.exposed_ns));
   }
   if (items.isEmpty()) return {};

@@ -13,6 +13,7 @@
 #include "inspect/event_store.h"
 #include "palette.h"
 #include "plot_style.h"
+#include "quantity_text.h"
 
 namespace shardscope {
 
@@ -242,9 +243,9 @@ void CompareCommView::setRuns(const std::vector<ComparedRun>& runs) {
     text->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
     text->setTextAlignment(Qt::AlignHCenter);
     // Each bar after the first as a multiple of the first run's (the x axis names it).
-    QString bar_text = i > 0 && first_sent > 0 ? tr("%1 MiB\n%2×").arg(commMibText(total))
+    QString bar_text = i > 0 && first_sent > 0 ? tr("%1\n%2×").arg(quantity_text::sizeText(double(total), 2, ByteUnit::MiB))
                                                      .arg(static_cast<double>(total) / static_cast<double>(first_sent), 0, 'f', 2)
-                                               : tr("%1 MiB").arg(commMibText(total));
+                                               : quantity_text::sizeText(double(total), 2, ByteUnit::MiB);
     if (link.inter > 0) bar_text += tr("\n%1 across").arg(commMibText(link.inter));
     any_across = any_across || link.inter > 0;
     text->setText(bar_text);

@@ -10,6 +10,7 @@
 #include "inspect/event_store.h"
 #include "inspection.h"
 #include "run_history_model.h"
+#include "quantity_text.h"
 
 namespace shardscope {
 
@@ -17,7 +18,7 @@ namespace {
 
 QString readoutValueText(double v, FigureRatio::Unit unit) {
   if (unit == FigureRatio::Unit::Ns) return QString::number(v * 1e-6, 'f', 3) + QStringLiteral(" ms");
-  return QString::number(toMiB(v), 'f', 2) + QStringLiteral(" MiB");
+  return quantity_text::sizeText(v, 2, ByteUnit::MiB);
 }
 
 }  // namespace

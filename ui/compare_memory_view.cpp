@@ -13,6 +13,7 @@
 #include "memory/memory_ledger.h"
 #include "palette.h"
 #include "plot_style.h"
+#include "quantity_text.h"
 
 namespace shardscope {
 
@@ -209,7 +210,7 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
       }
       if (m_shown.shows(Category::Gathered)) {
         predicted += static_cast<double>(p->gathered.bytes);
-        parts << tr("gathered %1 MiB").arg(toMiB(static_cast<double>(p->gathered.bytes)), 0, 'f', 1);
+        parts << tr("gathered %1").arg(quantity_text::sizeText(static_cast<double>(p->gathered.bytes), 1, ByteUnit::MiB));
       }
       formula = parts.join(QStringLiteral("\n+ "));
       m_predictedBars->addData(x + kComparePredictedOffset, toMiB(predicted));
@@ -220,10 +221,11 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
     // the formula, and above it the measurement.
     const double pair_top = std::max(static_cast<double>(state), predicted) / kMiB;
     QCPItemText* formula_text = compareBarLabel(m_plot, x, pair_top, formula.isEmpty() ? tr("no formula") : formula, false);
-    const QString measured = params > 0 && zero_figure ? QStringLiteral("%1 MiB\n%2 B/param")
-                                              .arg(static_cast<double>(state) / kMiB, 0, 'f', 2)
+    const QString state_text = quantity_text::sizeText(static_cast<double>(state), 2, ByteUnit::MiB);
+    const QString measured = params > 0 && zero_figure ? QStringLiteral("%1\n%2 B/param")
+                                              .arg(state_text)
                                               .arg(static_cast<double>(state) / static_cast<double>(params), 0, 'f', 2)
-                                        : QStringLiteral("%1 MiB").arg(static_cast<double>(state) / kMiB, 0, 'f', 2);
+                                        : state_text;
     QCPItemText* measured_text = compareBarLabel(m_plot, 0, 0, measured, true);
     measured_text->position->setType(QCPItemPosition::ptAbsolute);
     measured_text->position->setParentAnchor(formula_text->top);
@@ -233,8 +235,7 @@ void CompareMemoryView::setRuns(const std::vector<ComparedRun>& runs, const Cate
                                                               measured.count(QLatin1Char('\n')) + 2));
     const QString ranks = store.meta().ranks > 0 ? tr("P = %1 ranks").arg(store.meta().ranks) : QString();
     ticker->addTick(x, wrappedTick(QString::fromStdString(run.label)) + (ranks.isEmpty() ? QString() : QStringLiteral("\n") + ranks));
-    lines << tr("<b>%1</b> %2 MiB").arg(QString::fromStdString(run.label).toHtmlEscaped())
-                 .arg(static_cast<double>(state) / kMiB, 0, 'f', 2);
+    lines << tr("<b>%1</b> %2").arg(QString::fromStdString(run.label).toHtmlEscaped(), state_text);
   }
   // Whose formulas the outlines are: one name when every run's is the same.
   sources.removeDuplicates();
@@ -295,12 +296,13 @@ void CompareMemoryView::setPerLayerRuns(const std::vector<ComparedRun>& runs, co
     m_predictedBars->addData(x + kComparePredictedOffset, toMiB(a.formula_per_layer));
     m_measured.push_back(a.booked_per_layer);
     m_predicted.push_back(a.formula_per_layer);
-    const QString formula = tr("Korthikanti et al.\n%1 MiB/layer").arg(toMiB(a.formula_per_layer), 0, 'f', 1);
+    const QString formula = tr("Korthikanti et al.\n%1/layer").arg(quantity_text::sizeText(a.formula_per_layer, 1, ByteUnit::MiB));
     m_formulas << formula;
     const double pair_top = toMiB(std::max(static_cast<double>(a.booked_per_layer), a.formula_per_layer));
     QCPItemText* formula_text = compareBarLabel(m_plot, x, pair_top, formula, false);
     QCPItemText* measured_text =
-        compareBarLabel(m_plot, 0, 0, tr("%1 MiB/layer").arg(toMiB(a.booked_per_layer), 0, 'f', 1), true);
+        compareBarLabel(m_plot, 0, 0, tr("%1/layer").arg(quantity_text::sizeText(double(a.booked_per_layer), 1, ByteUnit::MiB)),
+                        true);
     measured_text->position->setType(QCPItemPosition::ptAbsolute);
     measured_text->position->setParentAnchor(formula_text->top);
     measured_text->position->setCoords(0, 0);
@@ -308,8 +310,8 @@ void CompareMemoryView::setPerLayerRuns(const std::vector<ComparedRun>& runs, co
     ticker->addTick(x, wrappedTick(QString::fromStdString(runs[i].label)));
     // The run's peak as the Runs table and the lesson text give it (all
     // categories, most-loaded rank), and its FLOPs use.
-    QString line = tr("<b>%1</b> %2 GiB").arg(QString::fromStdString(runs[i].label).toHtmlEscaped())
-                       .arg(toGiB(largestTotalPeak(*runs[i].result)), 0, 'f', 1);
+    QString line = tr("<b>%1</b> %2").arg(QString::fromStdString(runs[i].label).toHtmlEscaped(),
+                                         quantity_text::sizeText(double(largestTotalPeak(*runs[i].result)), 1, ByteUnit::GiB));
     if (a.mfu > 0) line += tr(", MFU %1 %").arg(100.0 * a.mfu, 0, 'f', 1);
     if (a.hfu > a.mfu) line += tr(", HFU %1 %").arg(100.0 * a.hfu, 0, 'f', 1);
     lines << line;

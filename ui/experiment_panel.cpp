@@ -28,6 +28,7 @@
 #include "model/model_spec.h"
 #include "config/settings.h"
 #include "setting_field.h"
+#include "quantity_text.h"
 
 namespace shardscope {
 
@@ -478,17 +479,17 @@ void ExperimentPanel::revalidate() {
     // What this configuration means, from the core's own tables and formulas.
     const double n = static_cast<double>(modelParams(c));
     QString text = tr("%1 M parameters · %2 samples per data-parallel rank").arg(n * 1e-6, 0, 'f', 2).arg(c.batch / c.dataParallelSize());
-    text += tr("<br>predicted (%1): %2 = %3 B/param → %4 MiB model state per rank")
+    text += tr("<br>predicted (%1): %2 = %3 B/param → %4 model state per rank")
                 .arg(QString::fromStdString(formulaSource(c)))
                 .arg(QString::fromStdString(modelStateFormulaText(c)))
                 .arg(expectedBytesPerParam(c), 0, 'g', 4)
-                .arg(toMiB(expectedModelStateBytes(c)), 0, 'f', 1);
+                .arg(quantity_text::sizeText(expectedModelStateBytes(c), 1, ByteUnit::MiB));
     const ExpectedTraffic traffic = expectedTraffic(c);
     if (traffic.ring_ranks > 1) text += tr("<br>traffic per rank per step: %1").arg(trafficFormulaText(traffic));
     if (traffic.tp_per_layer > 0)
-      text += tr("<br>tensor-parallel all-reduces (Megatron-LM): %1 = %2 MiB per layer, forward and again backward")
-                  .arg(QString::fromStdString(traffic.tp_notation))
-                  .arg(toMiB(traffic.tp_per_layer), 0, 'f', 2);
+      text += tr("<br>tensor-parallel all-reduces (Megatron-LM): %1 = %2 per layer, forward and again backward")
+                  .arg(QString::fromStdString(traffic.tp_notation),
+                       quantity_text::sizeText(double(traffic.tp_per_layer), 2, ByteUnit::MiB));
     if (c.strategy == Strategy::Zero3 || c.strategy == Strategy::Fsdp)
       text += tr("<br>zero3 and fsdp are the same algorithm (ZeRO stage 3 is what PyTorch calls FSDP): "
                  "both names run the same steps.");

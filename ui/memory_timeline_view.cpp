@@ -11,6 +11,7 @@
 #include "memory_timeline_import.h"
 #include "palette.h"
 #include "plot_style.h"
+#include "quantity_text.h"
 
 namespace shardscope {
 
@@ -25,7 +26,7 @@ QColor mtvCategoryColor(int c) {
   return kColors[c];
 }
 
-QString mtvMiB(int64_t bytes) { return QStringLiteral("%1 MiB").arg(double(bytes) / kMiB, 0, 'f', 2); }
+QString mtvMiB(int64_t bytes) { return quantity_text::sizeText(double(bytes), 2, ByteUnit::MiB); }
 
 }  // namespace
 

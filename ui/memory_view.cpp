@@ -20,6 +20,7 @@
 #include "memory/memory_ledger.h"
 #include "palette.h"
 #include "plot_style.h"
+#include "quantity_text.h"
 
 namespace shardscope {
 
@@ -421,24 +422,26 @@ void MemoryView::rebuildBars() {
     const int64_t params = m_store->meta().params;
     QString moment = atCursor() ? tr("at cursor %1 ms").arg(static_cast<double>(*m_cursor) * 1e-6, 0, 'f', 3)
                                 : tr("at peak model state");
-    QString text = tr("<b>rank %1</b> %2: model state <b>%3 MiB</b>").arg(r).arg(moment).arg(static_cast<double>(state) / kMiB, 0, 'f', 2);
+    QString text = tr("<b>rank %1</b> %2: model state <b>%3</b>")
+                       .arg(r)
+                       .arg(moment, quantity_text::sizeText(double(state), 2, ByteUnit::MiB));
     if (params > 0)
       text += tr(" = <b>%1 B/param</b> × %2 M").arg(static_cast<double>(state) / static_cast<double>(params), 0, 'f', 2)
                   .arg(static_cast<double>(params) * 1e-6, 0, 'f', 2);
     if (prediction)
-      text += tr(" · predicted (%1, %2): %3 = %4 B/param, %5 MiB")
+      text += tr(" · predicted (%1, %2): %3 = %4 B/param, %5")
                   .arg(QString::fromStdString(formulaSource(prediction->config)))
                   .arg(QString::fromStdString(strategyName(prediction->config.strategy)))
                   .arg(QString::fromStdString(prediction->model_state_formula))
                   .arg(prediction->bytes_per_param, 0, 'g', 4)
-                  .arg(toMiB(prediction->model_state_bytes), 0, 'f', 2);
-    text += tr(" · all categories then %1 MiB").arg(static_cast<double>(total) / kMiB, 0, 'f', 2);
+                  .arg(quantity_text::sizeText(prediction->model_state_bytes, 2, ByteUnit::MiB));
+    text += tr(" · all categories then %1").arg(quantity_text::sizeText(double(total), 2, ByteUnit::MiB));
     if (prediction && prediction->gathered.bytes > 0) {
       int64_t gathered_peak = 0;
       for (const MemorySample& s : m_series.samples(r))
         gathered_peak = std::max(gathered_peak, s.bytes[static_cast<size_t>(Category::Gathered)]);
-      text += tr("<br>gathered parameters at their peak <b>%1 MiB</b>; formula: %2")
-                  .arg(toMiB(gathered_peak), 0, 'f', 2)
+      text += tr("<br>gathered parameters at their peak <b>%1</b>; formula: %2")
+                  .arg(quantity_text::sizeText(double(gathered_peak), 2, ByteUnit::MiB))
                   .arg(QString::fromStdString(prediction->gathered.text));
     }
     if (m_activations) {
@@ -472,14 +475,15 @@ QString MemoryView::importedSummary(const ImportedSource& imported, int r,
   if (m_series.samples(r).empty() && reserved_peak < 0)
     return tr("<b>rank %1</b>: no memory samples — this PyTorch profiler trace holds no [memory] events (the "
               "profiler records them with profile_memory=True)").arg(r);
-  QString text = tr("<b>rank %1</b> %2: allocated <b>%3 MiB</b>")
+  QString text = tr("<b>rank %1</b> %2: allocated <b>%3</b>")
                      .arg(r)
                      .arg(atCursor() ? tr("at cursor %1 ms").arg(static_cast<double>(*m_cursor) * 1e-6, 0, 'f', 3)
                                      : tr("at peak allocated"))
-                     .arg(static_cast<double>(total) / kMiB, 0, 'f', 2);
-  if (gathered > 0) text += tr(" (gathered under FSDP all-gathers %1 MiB)").arg(static_cast<double>(gathered) / kMiB, 0, 'f', 2);
-  if (reserved_then >= 0) text += tr(" · reserved then %1 MiB").arg(static_cast<double>(reserved_then) / kMiB, 0, 'f', 2);
-  if (reserved_peak >= 0) text += tr(" · peak reserved %1 MiB").arg(static_cast<double>(reserved_peak) / kMiB, 0, 'f', 2);
+                     .arg(quantity_text::sizeText(double(total), 2, ByteUnit::MiB));
+  if (gathered > 0)
+    text += tr(" (gathered under FSDP all-gathers %1)").arg(quantity_text::sizeText(double(gathered), 2, ByteUnit::MiB));
+  if (reserved_then >= 0) text += tr(" · reserved then %1").arg(quantity_text::sizeText(double(reserved_then), 2, ByteUnit::MiB));
+  if (reserved_peak >= 0) text += tr(" · peak reserved %1").arg(quantity_text::sizeText(double(reserved_peak), 2, ByteUnit::MiB));
   if (static_cast<size_t>(r) < imported.out_of_memory.size() && imported.out_of_memory[static_cast<size_t>(r)] > 0)
     text += tr(" · <span style='color:#C00000'><b>%n [OutOfMemory] event(s)</b></span>", nullptr,
                imported.out_of_memory[static_cast<size_t>(r)]);
@@ -589,11 +593,11 @@ void MemoryView::rebuildTime() {
   // pick the first of them.
   m_peakDot->position->setCoords(static_cast<double>(peak->t_ns) * 1e-6, peak_mib);
   m_peakDot->setVisible(true);
-  m_peakText->setText(m_store->meta().imported ? tr("rank %1 peak allocated %2 MiB").arg(r).arg(peak_mib, 0, 'f', 1)
+  const QString peak_text = quantity_text::sizeText(double(m_chartPeak), 1, ByteUnit::MiB);
+  m_peakText->setText(m_store->meta().imported ? tr("rank %1 peak allocated %2").arg(r).arg(peak_text)
                      : m_shown.showsAll()
-                         ? tr("rank %1 peak, all categories: %2 MiB").arg(r).arg(peak_mib, 0, 'f', 1)
-                         : tr("rank %1 peak of %2: %3 MiB").arg(r).arg(QString::fromStdString(m_shown.describe()))
-                               .arg(peak_mib, 0, 'f', 1));
+                         ? tr("rank %1 peak, all categories: %2").arg(r).arg(peak_text)
+                         : tr("rank %1 peak of %2: %3").arg(r).arg(QString::fromStdString(m_shown.describe()), peak_text));
   m_peakText->setVisible(true);
   m_time->xAxis->setRange(keys.front(), std::max(keys.back(), keys.front() + 1e-3));
   m_time->yAxis->setRange(0, std::max(std::max(peak_mib, reserved_top) * 1.22, 1e-3));

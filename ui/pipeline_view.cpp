@@ -11,6 +11,7 @@
 #include "palette.h"
 #include "pipeline_plottable.h"
 #include "plot_style.h"
+#include "quantity_text.h"
 
 namespace shardscope {
 
@@ -20,11 +21,6 @@ constexpr int kPipelineThrottleMs = 250;
 
 // A no-break space: a wrapped caption never leaves "%" alone on a line.
 QString pipelinePercent(double share) { return QString::number(100.0 * share, 'f', 1) + QChar(0x00A0) + QLatin1Char('%'); }
-
-QString pipelineBytesText(int64_t bytes) {
-  if (bytes >= static_cast<int64_t>(kGiB)) return QString::number(static_cast<double>(bytes) / kGiB, 'f', 2) + " GiB";
-  return QString::number(static_cast<double>(bytes) / kMiB, 'f', 1) + " MiB";
-}
 
 QString pipelineScheduleTitle(PipelineSchedule s) {
   switch (s) {
@@ -180,7 +176,10 @@ QString PipelineView::stageLabel(int stage) const {
 QString PipelineView::stageFigures(int stage) const {
   if (stage < 0 || stage >= m_boxes.stages()) return {};
   const PipelineRow& row = m_boxes.rows()[static_cast<size_t>(stage)];
-  return tr("%1 · %2 (%3)").arg(pipelineBytesText(row.activation_peak_bytes)).arg(row.in_flight).arg(row.schedule_in_flight);
+  return tr("%1 · %2 (%3)")
+      .arg(quantity_text::sizeText(double(row.activation_peak_bytes)))
+      .arg(row.in_flight)
+      .arg(row.schedule_in_flight);
 }
 
 QString PipelineView::captionText() const {

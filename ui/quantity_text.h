@@ -1,6 +1,6 @@
-// Bytes and durations as the views' tooltips and labels write them: one home
-// for "12.34 MiB", "1.234 ms" and the scale-picking duration ("850 ns",
-// "12.5 µs", "3.40 ms"), over common/units.h's units.
+// Bytes and durations as the views' tooltips and labels write them: sizes are
+// core's bytesText ("12.34 MiB", "1.5 GiB"; common/units.h), durations
+// "1.234 ms" and the scale-picking duration ("850 ns", "12.5 µs", "3.40 ms").
 #pragma once
 
 #include <QString>
@@ -10,7 +10,10 @@
 
 namespace shardscope::quantity_text {
 
-inline QString mib(int64_t bytes) { return QString::number(toMiB(bytes), 'f', 2) + QStringLiteral(" MiB"); }
+// common/units.h's bytesText as a QString: a view never picks a unit itself.
+inline QString sizeText(double bytes, int decimals = 2, ByteUnit unit = ByteUnit::Auto) {
+  return QString::fromStdString(bytesText(bytes, decimals, unit));
+}
 
 inline QString ms(int64_t ns) { return QString::number(nsToMs(ns), 'f', 3) + QStringLiteral(" ms"); }
 

@@ -3,6 +3,7 @@
 
 #include "inspect/event_store.h"
 #include "stepping_controls.h"
+#include "quantity_text.h"
 
 namespace shardscope {
 
@@ -26,13 +27,12 @@ void RunBanner::showGateStop(const EngineBridge::GateStop& stop, const EventStor
                              const std::array<int64_t, kCategoryCount>& rank0, StepMode granularity) {
   const GatePoint& p = stop.points.front();
   QString html = tr("<b>Paused</b> — %1.").arg(SteppingControls::describe(stop.points, stop.lockstep, store).toHtmlEscaped());
-  const auto mib = [](int64_t b) { return toMiB(b); };
   const int64_t gathered = rank0[static_cast<size_t>(Category::Gathered)];
   const int64_t grad_full = rank0[static_cast<size_t>(Category::GradFull)];
   if (gathered > 0 || p.unit >= 0 || store.shardGroup() > 0)  // sharded runs: always what is gathered
-    html += tr(" Rank 0 holds %1 MiB of gathered parameters and %2 MiB of full gradients here.")
-                .arg(mib(gathered), 0, 'f', 2)
-                .arg(mib(grad_full), 0, 'f', 2);
+    html += tr(" Rank 0 holds %1 of gathered parameters and %2 of full gradients here.")
+                .arg(quantity_text::sizeText(double(gathered), 2, ByteUnit::MiB),
+                     quantity_text::sizeText(double(grad_full), 2, ByteUnit::MiB));
   html += tr(" Every view shows this moment (the cursor). <b>F10</b> steps by %1, <b>F5</b> continues, <b>Ctrl+.</b> stops.")
               .arg(granularity == StepMode::NextOp       ? tr("op")
                    : granularity == StepMode::NextAction ? tr("action")

@@ -27,7 +27,7 @@ namespace {
 
 constexpr int kColumnsPerRow = 4;
 
-QString bytesText(int64_t bytes) { return QString::fromStdString(postmortem::postmortemBytesText(bytes)); }
+QString snapshotText(int64_t bytes) { return QString::fromStdString(postmortem::snapshotBytesText(bytes)); }
 
 QString categoryLabel(SnapshotCategory c) {
   const std::string_view s = postmortem::snapshotCategoryLabel(c);
@@ -192,9 +192,10 @@ void SnapshotView::rebuild() {
 
 void SnapshotView::buildColumn(Column& c, int index, int columns) {
   const SnapshotDevice& d = *c.device;
-  const bool gib = d.peak_reserved >= static_cast<int64_t>(kGiB) || d.peak_allocated >= static_cast<int64_t>(kGiB);
-  c.unit = gib ? kGiB : kMiB;
-  c.unitName = gib ? tr("GiB") : tr("MiB");
+  // The axis in the unit its peak's text uses, MiB at least.
+  const ByteUnit unit = std::max(byteUnitFor(double(std::max(d.peak_reserved, d.peak_allocated))), ByteUnit::MiB);
+  c.unit = byteUnitSize(unit);
+  c.unitName = QString::fromLatin1(byteUnitName(unit));
   c.xScale = d.time_axis ? 1000.0 : 1.0;
 
   // A device is a row: its heading over the ledger (left) and the chart
@@ -305,7 +306,7 @@ void SnapshotView::buildColumn(Column& c, int index, int columns) {
   const bool right_half = d.entries() > 0 && peak_x * c.xScale > (first + last) / 2;
   peak_text->setPositionAlignment((right_half ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignBottom);
   peak_text->setPadding(QMargins(4, 0, 4, 4));
-  peak_text->setText(tr("peak %1").arg(bytesText(d.peak_allocated)));
+  peak_text->setText(tr("peak %1").arg(snapshotText(d.peak_allocated)));
   peak_text->setColor(QColor(0xD5, 0x5E, 0x00));
 
   // Each OOM: a dashed line and what the allocator asked for and CUDA had free.
@@ -330,7 +331,7 @@ void SnapshotView::buildColumn(Column& c, int index, int columns) {
     text->setClipAxisRect(c.chartRect);
     text->setColor(QColor(0xCC, 0x22, 0x22));
     text->setBrush(QColor(255, 255, 255, 200));
-    text->setText(tr("OOM: asked %1\ndevice_free %2").arg(bytesText(o.requested_bytes), bytesText(o.device_free_bytes)));
+    text->setText(tr("OOM: asked %1\ndevice_free %2").arg(snapshotText(o.requested_bytes), snapshotText(o.device_free_bytes)));
     if (!c.oomText) c.oomText = text;
   }
 
@@ -356,7 +357,7 @@ void SnapshotView::drawLedger(Column& c) {
     c.bars[static_cast<size_t>(k)]->addData(k, static_cast<double>(b) / c.unit);
     QCPItemText* label = c.barLabels[static_cast<size_t>(k)];
     label->position->setCoords(static_cast<double>(b) / c.unit, k);
-    label->setText(bytesText(l.bytes(static_cast<SnapshotCategory>(k))));
+    label->setText(snapshotText(l.bytes(static_cast<SnapshotCategory>(k))));
   }
   QCPAxis* bytes = c.ledgerRect->axis(QCPAxis::atBottom);
   bytes->setRange(0, static_cast<double>(widest) * 1.45 / c.unit);
@@ -364,11 +365,11 @@ void SnapshotView::drawLedger(Column& c) {
   const QString moment = l.entry == d.peak_allocated_index ? tr("ledger at the allocated peak (%1)").arg(entryMoment(d, l.entry))
                                                            : tr("ledger after %1").arg(entryMoment(d, l.entry));
   QStringList lines;
-  lines << tr("%1 — peak %2 allocated, %3 reserved").arg(c.title, bytesText(d.peak_allocated), bytesText(d.peak_reserved));
-  lines << moment + tr(": %1 allocated, %2 reserved").arg(bytesText(l.allocated), bytesText(l.reserved));
+  lines << tr("%1 — peak %2 allocated, %3 reserved").arg(c.title, snapshotText(d.peak_allocated), snapshotText(d.peak_reserved));
+  lines << moment + tr(": %1 allocated, %2 reserved").arg(snapshotText(l.allocated), snapshotText(l.reserved));
   QString share = tr("unattributed %1 %").arg(100.0 * l.unattributedShare(), 0, 'f', 1);
   if (l.bytes(SnapshotCategory::Other) > 0)
-    share += tr(" (other: %1 with no stack, %2 from before the trace)").arg(bytesText(l.no_stack_bytes), bytesText(l.before_trace_bytes));
+    share += tr(" (other: %1 with no stack, %2 from before the trace)").arg(snapshotText(l.no_stack_bytes), snapshotText(l.before_trace_bytes));
   lines << share;
   c.heading->setText(lines.join(QLatin1Char('\n')));
 }
@@ -442,7 +443,7 @@ void SnapshotView::fillTable() {
   for (size_t r = 0; r < d.peak_largest.size(); ++r) {
     const postmortem::SnapshotAllocation& a = d.peak_largest[r];
     const int row = static_cast<int>(r);
-    auto* size = new QTableWidgetItem(bytesText(a.size));
+    auto* size = new QTableWidgetItem(snapshotText(a.size));
     size->setData(Qt::UserRole, QVariant::fromValue<qint64>(a.size));
     size->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     m_table->setItem(row, 0, size);

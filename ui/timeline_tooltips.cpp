@@ -96,7 +96,8 @@ QString TimelineView::eventTooltip(int rank, int32_t index) const {
     lines << tr("%n kernel launch(es)", nullptr, static_cast<int>(e.value)) +
                  (e.seq > 0 ? tr(" and %n FSDP hook(s)", nullptr, e.seq) : QString()) +
                  tr(", at the hardware profile's host cost");
-  if (e.bytes > 0) lines << QStringLiteral("bytes %1 (%2 B)").arg(quantity_text::mib(e.bytes)).arg(e.bytes);
+  if (e.bytes > 0)
+    lines << QStringLiteral("bytes %1 (%2 B)").arg(quantity_text::sizeText(double(e.bytes), 2, ByteUnit::MiB)).arg(e.bytes);
   else if (e.flags & kEventSizeUnknown)
     lines << tr("size unknown: the trace gives no element counts (or shapes without a known dtype)");
   const bool collective = e.kind == EventKind::AllReduce || e.kind == EventKind::ReduceScatter ||

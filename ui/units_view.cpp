@@ -19,6 +19,7 @@
 #include "inspect/event_store.h"
 #include "palette.h"
 #include "plot_style.h"
+#include "quantity_text.h"
 
 namespace shardscope {
 
@@ -404,7 +405,7 @@ QString UnitsView::infoText() const {
   // Two lines: the dock is narrow, and the busy list grows with prefetch. The
   // bytes are the ledger's gathered bytes, the units' own allocations.
   text += QStringLiteral("\n") + tr("rank 0: ") + (busy.isEmpty() ? tr("every unit sharded or freed") : busy.join(QStringLiteral("; ")));
-  text += tr(" · %1 MiB gathered").arg(toMiB(held), 0, 'f', 2);
+  text += tr(" · %1 gathered").arg(quantity_text::sizeText(double(held), 2, ByteUnit::MiB));
   return text;
 }
 

@@ -259,7 +259,7 @@ std::string ExpectedTraffic::valueText() const {
   std::string s = notation;
   if (coefficient > 0 && ring_ranks > 1)
     s += " = " + fmt("%.3f", coefficient * (ring_ranks - 1.0) / ring_ranks) + " N at P = " + std::to_string(ring_ranks);
-  return s + " (" + fmt("%.2f", toMiB(total)) + " MiB, N = " + fmt("%.2f", toMiB(n_bytes)) + " MiB)";
+  return s + " (" + bytesText(total, 2, ByteUnit::MiB) + ", N = " + bytesText(n_bytes, 2, ByteUnit::MiB) + ")";
 }
 
 GatheredPeak expectedGatheredPeak(const RunConfig& c) {
@@ -281,7 +281,7 @@ GatheredPeak expectedGatheredPeak(const RunConfig& c) {
   const bool prefetch = c.prefetchMode() != Prefetch::None;
   g.units_held = std::min<int>(prefetch ? 2 : 1, static_cast<int>(blocks.size()));
   g.whole_model = !c.reshardAfterForward() || g.units_held == static_cast<int>(blocks.size());
-  const auto mib = [](int64_t b) { return fmt("%.2f", toMiB(b)) + " MiB"; };
+  const auto mib = [](int64_t b) { return bytesText(static_cast<double>(b), 2, ByteUnit::MiB); };
   if (!c.reshardAfterForward()) {
     g.bytes = all;
     g.text = "every unit stays gathered from its forward to its backward (no resharding after forward): the whole model, " +

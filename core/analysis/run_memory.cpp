@@ -22,14 +22,11 @@ namespace shardscope {
 
 namespace {
 
-// "26 GiB", "3.4 GiB", "512 MiB", "under 1 MiB".
+// "26 GiB", "3.4 GiB", "512 MiB", "under 1 MiB": two figures at most, an estimate's precision.
 std::string gib(int64_t bytes) {
-  char text[32];
   const double b = static_cast<double>(bytes);
   if (b < kMiB) return "under 1 MiB";
-  if (b < kGiB) std::snprintf(text, sizeof text, "%.0f MiB", b / kMiB);
-  else std::snprintf(text, sizeof text, b >= 10 * kGiB ? "%.0f GiB" : "%.1f GiB", b / kGiB);
-  return text;
+  return bytesText(b, b >= kGiB && b < 10 * kGiB ? 1 : 0);
 }
 
 
@@ -75,19 +72,23 @@ int64_t weightWorkspaceBytes(const ModelSpec& spec) {
 
 // Saved activations, booked as the meta backend books them (its model over a
 // ledger that only counts), plus the MLP inner width's gradients in backward.
+// A TP group's ranks share their samples: each takes batch / (data-parallel ranks).
 int64_t activationBytes(const RunConfig& c, const ModelSpec& spec) {
-  const int local_batch = c.batch / c.ranks;
+  const int local_batch = c.batch / c.dataParallelSize();
   MemoryLedger ledger(0, nullptr, nullptr, /*meta=*/true);
   MetaModel model(spec, ledger, local_batch, c.seed);
   model.loadBatch(0, 0);
-  for (int s = 0; s < spec.segmentCount(); ++s) model.forward(s, nullptr);
+  // The batch, then what each segment's forward keeps (summed, not run: a TP
+  // slice's forward also issues its group's collectives).
+  int64_t booked = ledger.snapshot().total_peak;
+  for (int s = 0; s < spec.segmentCount(); ++s) booked += model.savedBytes(s);
   const ModelShape& m = spec.shape();
   // The GPT bookings are bf16 (autocast) where the CPU ranks hold fp32: twice
   // the booked bytes bound what the host holds.
-  const int64_t saved = ledger.snapshot().total_peak * (m.kind == ModelKind::Gpt ? 2 : 1);
+  const int64_t saved = booked * (m.kind == ModelKind::Gpt ? 2 : 1);
   model.releaseBatch();
   const int64_t rows = m.kind == ModelKind::Gpt ? int64_t(local_batch) * m.seq : local_batch;
-  const int64_t inner = m.ffn > 0 ? m.ffn : 4 * int64_t(m.hidden);
+  const int64_t inner = (m.ffn > 0 ? m.ffn : 4 * int64_t(m.hidden)) / spec.tp();  // column-parallel under TP
   return saved + 8 * rows * inner;
 }
 
@@ -111,9 +112,11 @@ std::string drivers(const RunConfig& c, const RunMemoryEstimate& e, int64_t para
     char text[160];
     std::snprintf(text, sizeof text, "%.3g B parameters from ", n / 1e9);
     os << "most of it is the model: " << text << joinAnd(shape);
+    // Per parameter of the whole model, as `run` and the capacity page report it ((16/P)/T under TP).
     std::snprintf(text, sizeof text, ", %.1f bytes each of model state on a rank (%.1f with buffers and workspace)",
-                  static_cast<double>(expectedModelStateBytesRoundedUp(c, params)) / n, static_cast<double>(e.model_bytes_per_rank) / n);
+                  expectedBytesPerParam(c), static_cast<double>(e.model_bytes_per_rank) / n);
     os << text << " under --strategy " << strategyName(c.strategy) << " with --ranks " << c.ranks;
+    if (c.tp > 1) os << " and --tp " << c.tp << " (each rank holds its 1/" << c.tp << " slice)";
   } else {
     std::vector<std::string> shape = {flag("--batch", c.batch)};
     if (gpt) {
@@ -121,8 +124,10 @@ std::string drivers(const RunConfig& c, const RunMemoryEstimate& e, int64_t para
       shape.push_back(flag("--vocab", m.vocab));
     }
     shape.push_back(flag("--hidden", m.hidden));
-    os << "most of it is activations: " << joinAnd(shape) << " (" << c.batch / c.ranks << " samples per rank of --ranks "
-       << c.ranks << ")";
+    os << "most of it is activations: " << joinAnd(shape) << " (" << c.batch / c.dataParallelSize()
+       << " samples per rank of --ranks " << c.ranks;
+    if (c.tp > 1) os << ", shared by the --tp " << c.tp << " ranks of a group";
+    os << ")";
   }
   return os.str();
 }
@@ -157,11 +162,15 @@ RunMemoryEstimate estimateRunMemory(const RunConfig& c) {
   e.threads = simulated * (c.isSharded() ? 9 : 4) + 4;
   if (c.backend != Backend::Cpu) return e;
   e.blas_threads = c.ranks;
-  const ModelSpec spec(c.model);
-  const int64_t n = spec.numParams();
-  e.model_bytes_per_rank = expectedModelStateBytesRoundedUp(c, n) + commBufferBytes(c, spec) + weightWorkspaceBytes(spec);
-  e.activation_bytes_per_rank = activationBytes(c, spec);
-  e.run_bytes = 4 * n;
+  // What one rank holds: under --tp T its slice of the model (1/T of every
+  // split matrix, the norms and row-parallel biases whole), so its model state
+  // is the capacity page's figure for the slice's parameters, and its buffers,
+  // workspace and activations are the slice's.
+  const ModelSpec slice(c.model, c.tp);
+  e.model_bytes_per_rank = expectedModelStateBytesRoundedUp(c, sliceParams(c)) + commBufferBytes(c, slice) +
+                           weightWorkspaceBytes(slice);
+  e.activation_bytes_per_rank = activationBytes(c, slice);
+  e.run_bytes = 4 * modelParams(c);  // the result gathers the whole model's fp32 weights
   return e;
 }
 

@@ -1,9 +1,10 @@
 // How much memory a run will take, known before anything is allocated, and
 // whether this machine has it. A CPU run's host bytes per rank are the model
 // state its strategy keeps (the ZeRO paper's bytes/param, over ceil(N / P)
-// shards), the communication buffers (DDP buckets, ZeRO-3's gathered units and
-// full gradients), the activations the model saves (as the meta backend books
-// them) and the backward pass's workspace; the run adds one fp32 copy of the
+// shards; under --tp T of the rank's 1/T slice), the communication buffers
+// (DDP buckets, ZeRO-3's gathered units and full gradients), the activations
+// the model saves (as the meta backend books them) and the backward pass's
+// workspace, all of the slice a rank holds; the run adds one fp32 copy of the
 // weights for its result. A run that needs more than the machine has is
 // refused up front with what drives it (exit 2) instead of ending in
 // std::bad_alloc or the kernel's OOM killer after minutes.

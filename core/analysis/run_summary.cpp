@@ -36,6 +36,7 @@ Json commBytesJson(const CommBytes& b) {
 
 std::string dumpJson(const Json& j, int indent) { return j.dump(indent, ' ', false, Json::error_handler_t::replace); }
 
+// A MiB table cell: the number alone (the column's heading names the unit).
 std::string mib(int64_t bytes) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(2) << toMiB(bytes);
@@ -99,8 +100,8 @@ std::optional<ActivationFigures> activationFigures(const RunResult& r) {
 
 std::string activationFiguresText(const ActivationFigures& a) {
   return "activations per layer (rank 0, " + a.attention + " attention, checkpointing " + a.checkpointing +
-         "): " + mib(a.booked_per_layer) + " MiB booked, Korthikanti et al. " +
-         mib(static_cast<int64_t>(a.formula_per_layer)) + " MiB";
+         "): " + bytesText(double(a.booked_per_layer), 2, ByteUnit::MiB) + " booked, Korthikanti et al. " +
+         bytesText(double(static_cast<int64_t>(a.formula_per_layer)), 2, ByteUnit::MiB);
 }
 
 std::string configJson(const RunConfig& config) { return dumpJson(configToJson(config), -1); }
@@ -128,7 +129,7 @@ void writeSummaryJson(const RunResult& r, std::ostream& out) {
     last["step_ns"] = step;
     last["exposed_comm_ns"] = static_cast<int64_t>(exposed / n);
     last["comm_ns"] = static_cast<int64_t>(comm / n);
-    last["overlap_percent"] = comm > 0 ? 100.0 * double(comm - exposed) / double(comm) : 100.0;
+    last["overlap_percent"] = hiddenSharePercent(r.last_step);
     last["flops_per_rank"] = r.flops_per_step_per_rank;
     if (r.peak_flops > 0) last["mfu"] = r.mfu();
     if (r.latency_share) last["latency_share"] = *r.latency_share;
@@ -441,8 +442,9 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     const StageTiming* loaded = &r.pipeline.stages.front();
     for (const StageTiming& st : r.pipeline.stages)
       if (r.ranks[size_t(st.rank)].ledger.total_peak > r.ranks[size_t(loaded->rank)].ledger.total_peak) loaded = &st;
-    std::snprintf(line, sizeof line, "  most loaded: stage %d (rank %d), %.2f GiB at its peak, %d microbatches in flight\n",
-                  loaded->stage, loaded->rank, double(r.ranks[size_t(loaded->rank)].ledger.total_peak) / kGiB,
+    std::snprintf(line, sizeof line, "  most loaded: stage %d (rank %d), %s at its peak, %d microbatches in flight\n",
+                  loaded->stage, loaded->rank,
+                  bytesText(double(r.ranks[size_t(loaded->rank)].ledger.total_peak), 2, ByteUnit::GiB).c_str(),
                   expectedMicrobatchesInFlight(c, loaded->stage));
     out << line;
     std::snprintf(line, sizeof line,
@@ -468,8 +470,9 @@ void printSummaryText(const RunResult& r, std::ostream& out) {
     }
     const GatheredPeak gathered = expectedGatheredPeak(c);
     if (!r.ranks.empty() && gathered.bytes > 0)
-      out << "gathered parameters at their peak (rank 0): " << mib(r.ranks[0].ledger.peak[static_cast<size_t>(Category::Gathered)])
-          << " MiB measured; formula: " << gathered.text << "\n";
+      out << "gathered parameters at their peak (rank 0): "
+          << bytesText(double(r.ranks[0].ledger.peak[static_cast<size_t>(Category::Gathered)]), 2, ByteUnit::MiB)
+          << " measured; formula: " << gathered.text << "\n";
     if (!r.ranks.empty()) {
       out << "issue order on rank 0 (last step):";
       for (const auto& [op, unit] : r.ranks[0].unit_order) out << ' ' << op << '(' << unit << ')';

@@ -133,12 +133,9 @@ void printBreaks(Run& run, std::ostream& out) {
         out << " [rank " << r << ": " << eventKindName(points[r].kind) << " step " << points[r].step << " block "
             << points[r].block << " unit " << points[r].unit << "]";
     const LedgerSnapshot l = run.ledger(0);
-    const auto mib = [](int64_t b) { return toMiB(b); };
-    char line[160];
-    std::snprintf(line, sizeof line, "; rank 0 holds gathered %.2f MiB, grad_full %.2f MiB, activations %.2f MiB\n",
-                  mib(l.current[size_t(Category::Gathered)]), mib(l.current[size_t(Category::GradFull)]),
-                  mib(l.current[size_t(Category::Activation)]));
-    out << line;
+    const auto held = [&l](Category c) { return bytesText(static_cast<double>(l.current[size_t(c)]), 2, ByteUnit::MiB); };
+    out << "; rank 0 holds gathered " << held(Category::Gathered) << ", grad_full " << held(Category::GradFull)
+        << ", activations " << held(Category::Activation) << "\n";
     printed = stop;
     run.gate().resume();
   }

@@ -14,12 +14,7 @@ namespace {
 constexpr const char* kNoCuda =
     "built without CUDA (SHARDSCOPE_CUDA=OFF, or nvcc/NCCL not found at configure time)";
 
-std::string gib(size_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f GiB",
-                toGiB(bytes));
-  return buf;
-}
+std::string gib(size_t bytes) { return bytesText(static_cast<double>(bytes), 1, ByteUnit::GiB); }
 
 std::string computeCapability(const CudaDeviceInfo& device) {
   return std::to_string(device.cc_major) + "." + std::to_string(device.cc_minor);

@@ -44,13 +44,9 @@ InputFileError::InputFileError(const std::string& what, const std::string& path,
     : ConfigError(path.empty() ? what + ": " + reason : what + " " + path + ": " + reason), m_path(path), m_reason(reason) {}
 
 std::string inputSizeText(uint64_t bytes) {
-  if (bytes >= kMiBBytesU && bytes % kMiBBytesU == 0) return std::to_string(bytes / kMiBBytesU) + " MiB";
-  if (bytes >= kMiBBytesU) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / static_cast<double>(kMiBBytesU));
-    return text;
-  }
-  return std::to_string(bytes) + " bytes";
+  // Whole MiB as whole, a part of one to a tenth; under 1 MiB every byte.
+  const int decimals = bytes % kMiBBytesU == 0 ? 0 : 1;
+  return bytesText(static_cast<double>(bytes), decimals, bytes >= kMiBBytesU ? ByteUnit::MiB : ByteUnit::Bytes);
 }
 
 InputFileRule traceFileRule() {

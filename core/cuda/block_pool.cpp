@@ -7,6 +7,8 @@
 #include <exception>
 #include <stdexcept>
 
+#include "common/units.h"
+
 namespace shardscope::gpu {
 
 size_t sizeClassBytes(size_t bytes) {
@@ -170,7 +172,7 @@ std::string BlockPool::describe() const {
 }
 
 std::string BlockPool::describeLocked() const {
-  auto mib = [](int64_t b) { return std::to_string(b / (1 << 20)) + " MiB"; };
+  auto mib = [](int64_t b) { return bytesText(static_cast<double>(b), 0, ByteUnit::MiB); };
   return "allocated " + mib(m_stats.allocated_bytes) + " (peak " + mib(m_stats.allocated_peak) +
          "), reserved " + mib(m_stats.reserved_bytes) + " (peak " + mib(m_stats.reserved_peak) +
          "; cached free " + mib(m_stats.cached_bytes) + ", waiting on other streams " +

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "common/checked_math.h"
 
 namespace shardscope {
 
@@ -32,15 +31,6 @@ ReportedStep reportedStepMetrics(const std::vector<std::vector<Event>>& events_p
     if (m.step == out.step) out.ranks.push_back(m);
   std::sort(out.ranks.begin(), out.ranks.end(), [](const StepMetrics& a, const StepMetrics& b) { return a.rank < b.rank; });
   return out;
-}
-
-double hiddenSharePercent(const std::vector<StepMetrics>& ranks) {
-  int64_t comm = 0, exposed = 0;
-  for (const StepMetrics& m : ranks) {
-    comm = saturatingAdd(comm, m.comm_ns);
-    exposed = saturatingAdd(exposed, m.exposed_comm_ns);
-  }
-  return comm > 0 ? 100.0 * static_cast<double>(comm - exposed) / static_cast<double>(comm) : 100.0;
 }
 
 }  // namespace shardscope

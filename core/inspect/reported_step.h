@@ -18,15 +18,12 @@ namespace shardscope {
 int reportedStep(const std::vector<std::set<int>>& completed_per_rank, const ImportedSource* imported);
 
 // The reported step's per-rank timing (computeStepMetrics; an imported
-// trace's GPU streams are its compute), sorted by rank.
+// trace's GPU streams are its compute), sorted by rank; its hidden share is
+// hiddenSharePercent(ranks) (trace/step_metrics.h).
 struct ReportedStep {
   int step = -1;
   std::vector<StepMetrics> ranks;
 };
 ReportedStep reportedStepMetrics(const std::vector<std::vector<Event>>& events_per_rank, const ImportedSource* imported);
-
-// Communication hidden behind compute over all ranks of one step, in %:
-// 100 · Σ(comm − exposed) / Σ comm (100 without communication).
-double hiddenSharePercent(const std::vector<StepMetrics>& ranks);
 
 }  // namespace shardscope

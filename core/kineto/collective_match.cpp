@@ -18,9 +18,7 @@ std::string matchRankList(const std::vector<int>& ranks) {
 }
 
 std::string matchCallText(Collective kind, int64_t bytes) {
-  char size[64] = "size unknown";
-  if (bytes >= 0) std::snprintf(size, sizeof size, "%.2f MiB", toMiB(bytes));
-  return std::string(collectiveName(kind)) + " " + size;
+  return std::string(collectiveName(kind)) + " " + (bytes >= 0 ? bytesText(double(bytes), 2, ByteUnit::MiB) : "size unknown");
 }
 
 }  // namespace

@@ -233,8 +233,7 @@ StragglerTable stragglerTable(const CollectiveSkew& skew) {
   for (const CollectiveSkewRow& r : skew.rows) all.insert(r.ranks.begin(), r.ranks.end());
   table.ranks.assign(all.begin(), all.end());
   for (const CollectiveSkewRow& r : skew.rows) {
-    char size[64] = "size unknown";
-    if (r.bytes >= 0) std::snprintf(size, sizeof size, "%.2f MiB", toMiB(r.bytes));
+    const std::string size = r.bytes >= 0 ? bytesText(double(r.bytes), 2, ByteUnit::MiB) : "size unknown";
     table.labels.push_back(std::string(collectiveName(r.kind)) + " #" + std::to_string(r.index) + " \u00b7 pg " +
                            (r.pg.empty() ? std::string("(unnamed)") : r.pg) + " \u00b7 " + size);
     table.last_rank.push_back(r.last_rank);

@@ -33,11 +33,7 @@ int64_t mtlInt(const Json& v, const std::string& path, const std::string& field,
   mtlError(path, field, rule + ", found " + std::string(v.type_name()));
 }
 
-std::string mtlMiB(int64_t bytes) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.2f MiB", toMiB(bytes));
-  return buf;
-}
+std::string mtlMiB(int64_t bytes) { return bytesText(double(bytes), 2, ByteUnit::MiB); }
 
 }  // namespace
 

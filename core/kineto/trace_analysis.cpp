@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ostream>
 
+#include "common/units.h"
+
 namespace shardscope::kineto {
 
 JobAnalysis analyzeTraceSet(const TraceSet& set, const HtaOptions& options) {
@@ -52,14 +54,7 @@ std::string fmt(const char* f, double v) {
   return s;
 }
 
-std::string mib(int64_t bytes) {
-  if (bytes < 0) return "n/a";
-  const double b = double(bytes);
-  if (b >= double(1ll << 30)) return fmt("%.2f GiB", b / double(1ll << 30));
-  if (b >= double(1 << 20)) return fmt("%.2f MiB", b / double(1 << 20));
-  if (b >= 1024) return fmt("%.2f KiB", b / 1024);
-  return fmt("%.0f B", b);
-}
+std::string sizeText(int64_t bytes) { return bytes < 0 ? "n/a" : bytesText(double(bytes)); }
 double us(int64_t ns) { return double(ns) / 1000.0; }
 
 void jsonString(std::ostream& out, std::string_view s) {
@@ -113,7 +108,7 @@ void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream
         char line[256];
         std::snprintf(line, sizeof line, "    %-16s %5lld  %12s  %12.3f  %10s  %10s  %5s\n",
                       std::string(collectiveName(k.kind)).c_str(), static_cast<long long>(k.count),
-                      k.sized ? mib(k.bytes).c_str() : "unknown", us(k.time_ns),
+                      k.sized ? sizeText(k.bytes).c_str() : "unknown", us(k.time_ns),
                       k.sized ? fmt("%.3f", k.algbw_gbps).c_str() : "n/a",
                       k.sized ? fmt("%.3f", k.busbw_gbps).c_str() : "n/a",
                       k.group_size > 0 ? std::to_string(k.group_size).c_str() : k.group_size == -2 ? "mixed" : "?");
@@ -143,8 +138,8 @@ void printAnalysisText(const JobAnalysis& job, const TraceSet& set, std::ostream
             << collectiveName(x.kind) << "  " << t.str(t.events[x.event].name).substr(0, 80) << "\n";
     }
     if (a.memory_samples > 0)
-      out << "  memory: " << a.memory_samples << " samples, allocated before the window " << mib(a.memory_baseline)
-          << ", peak allocated " << mib(a.peak_allocated) << ", peak reserved " << mib(a.peak_reserved) << "\n";
+      out << "  memory: " << a.memory_samples << " samples, allocated before the window " << sizeText(a.memory_baseline)
+          << ", peak allocated " << sizeText(a.peak_allocated) << ", peak reserved " << sizeText(a.peak_reserved) << "\n";
     if (a.out_of_memory > 0) out << "  ERROR: " << a.out_of_memory << " [OutOfMemory] events\n";
     if (a.big_integers > 0) out << "  " << a.big_integers << " integer args beyond int64, kept as text\n";
     if (a.negative_durations > 0)

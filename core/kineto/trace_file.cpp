@@ -27,11 +27,7 @@ namespace shardscope::kineto {
 
 namespace {
 
-std::string gib(uint64_t bytes) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.2f GiB", static_cast<double>(bytes) / double(1ull << 30));
-  return s;
-}
+std::string gib(uint64_t bytes) { return bytesText(static_cast<double>(bytes), 2, ByteUnit::GiB); }
 
 struct File {
   std::FILE* f = nullptr;

@@ -34,13 +34,15 @@ class MetaModel : public Model {
   void takeStageOutput(float*) override { m_boundary.reset(); }
   void setStageOutputGrad(const float*) override;
   void takeStageInputGrad(float*) override { m_boundary.reset(); }
-
- private:
   // Bytes of the activations a segment keeps for backward, as the real model
   // books them (gpt: bf16, LayerNorm/RMSNorm statistics, flash's softmax
   // statistics and the logits fp32; the residual MLP: fp32). A checkpointed
   // block: what it keeps through forward (kept) or what its recompute adds.
+  // Public for the pre-run memory check, which sums a TP slice's bookings
+  // without the group whose collectives forward() issues.
   int64_t savedBytes(int segment, bool recomputed = false) const;
+
+ private:
   // Tables left empty: another() fills them from its prototype.
   MetaModel(const ModelSpec& spec, MemoryLedger& ledger, int local_batch);
   void tensorParallelCollectives(int segment, bool backward);

@@ -44,16 +44,6 @@ PostmortemInput postmortemKindOfHead(std::string_view head) {
   return PostmortemInput::None;
 }
 
-std::string postmortemBytesText(int64_t bytes) {
-  const double b = static_cast<double>(bytes);
-  char buf[48];
-  if (bytes < 0) std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
-  else if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
-  else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
-  else if (b >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
-  return buf;
-}
 
 std::string snapshotUserFrameText(const SnapshotAllocation& a) {
   if (a.user_frame < 0 || static_cast<size_t>(a.user_frame) >= a.frames.size())
@@ -131,38 +121,38 @@ void printMemorySnapshotText(const MemorySnapshot& s, const std::string& path, s
   for (const SnapshotDevice& d : s.devices) {
     out << "device " << d.device << ": " << d.entries() << " trace entries"
         << (d.hasTime() ? "" : " (no time_us: event order)") << "\n";
-    out << "  allocated  peak " << postmortemBytesText(d.peak_allocated) << "   final " << postmortemBytesText(d.final_allocated)
-        << "   before the trace " << postmortemBytesText(d.initial_allocated) << "\n";
-    out << "  reserved   peak " << postmortemBytesText(d.peak_reserved) << "   final " << postmortemBytesText(d.final_reserved)
-        << "   before the trace " << postmortemBytesText(d.initial_reserved) << "\n";
+    out << "  allocated  peak " << snapshotBytesText(d.peak_allocated) << "   final " << snapshotBytesText(d.final_allocated)
+        << "   before the trace " << snapshotBytesText(d.initial_allocated) << "\n";
+    out << "  reserved   peak " << snapshotBytesText(d.peak_reserved) << "   final " << snapshotBytesText(d.final_reserved)
+        << "   before the trace " << snapshotBytesText(d.initial_reserved) << "\n";
     out << "  at the allocated peak (entry " << d.peak_allocated_index << "):";
     int64_t attributed = 0;
     for (int c = 0; c < kSnapshotCategoryCount; ++c) {
       const auto cat = static_cast<SnapshotCategory>(c);
       const int64_t b = d.peak_by_category[static_cast<size_t>(c)];
       if (cat != SnapshotCategory::Other) attributed += b;
-      out << (c == 0 ? " " : ", ") << snapshotCategoryLabel(cat) << " " << postmortemBytesText(b);
+      out << (c == 0 ? " " : ", ") << snapshotCategoryLabel(cat) << " " << snapshotBytesText(b);
     }
     out << "\n";
     if (d.peak_allocated > 0) {
       char pct[16];
       std::snprintf(pct, sizeof pct, "%.1f",
                     100.0 * static_cast<double>(d.peak_allocated - attributed) / static_cast<double>(d.peak_allocated));
-      out << "  unattributed: " << pct << " % of the peak (" << postmortemBytesText(d.peak_no_stack_bytes)
-          << " with no stack recorded, " << postmortemBytesText(d.peak_before_trace_bytes) << " allocated before the trace)\n";
+      out << "  unattributed: " << pct << " % of the peak (" << snapshotBytesText(d.peak_no_stack_bytes)
+          << " with no stack recorded, " << snapshotBytesText(d.peak_before_trace_bytes) << " allocated before the trace)\n";
     }
     if (!d.peak_largest.empty()) {
       out << "  largest live allocations at the peak (" << std::min(d.peak_largest.size(), kSnapshotLargestReported)
           << " of " << d.peak_live_allocations << "; the first frame memory_viz shows that is Python, else its first):\n";
       for (size_t k = 0; k < d.peak_largest.size() && k < kSnapshotLargestReported; ++k) {
         const SnapshotAllocation& a = d.peak_largest[k];
-        out << "    " << postmortemBytesText(a.size) << "  " << snapshotCategoryLabel(a.category) << "  "
+        out << "    " << snapshotBytesText(a.size) << "  " << snapshotCategoryLabel(a.category) << "  "
             << snapshotUserFrameText(a) << "\n";
       }
     }
     for (const SnapshotOom& o : d.ooms)
-      out << "  OOM at entry " << o.index << ": asked for " << postmortemBytesText(o.requested_bytes) << ", CUDA had "
-          << postmortemBytesText(o.device_free_bytes) << " free, " << postmortemBytesText(d.reservedAt(static_cast<int64_t>(o.index)))
+      out << "  OOM at entry " << o.index << ": asked for " << snapshotBytesText(o.requested_bytes) << ", CUDA had "
+          << snapshotBytesText(o.device_free_bytes) << " free, " << snapshotBytesText(d.reservedAt(static_cast<int64_t>(o.index)))
           << " reserved\n";
     if (d.inconsistent_entries > 0)
       out << "  warning: the trace and the final segments disagree (" << d.inconsistent_entries

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/json_tree.h"
+#include "common/units.h"
 #include "postmortem/flight_recorder.h"
 #include "postmortem/memory_snapshot.h"
 
@@ -27,8 +28,9 @@ void printMemorySnapshotText(const MemorySnapshot& s, const std::string& path, s
 Json flightRecorderJson(const FrDiagnosis& d);
 void printFlightRecorderText(const FrDiagnosis& d, std::ostream& out);
 
-// "1.50 GiB", "512.0 MiB", "12 bytes".
-std::string postmortemBytesText(int64_t bytes);
+// A snapshot's sizes as analyze and the snapshot view write them, to a tenth:
+// "1.5 GiB", "512.0 MiB", "12 bytes" (common/units.h's bytesText).
+inline std::string snapshotBytesText(int64_t bytes) { return bytesText(static_cast<double>(bytes), 1); }
 
 // How many of the largest live allocations at the peak analyze reports (text and JSON).
 inline constexpr size_t kSnapshotLargestReported = 10;

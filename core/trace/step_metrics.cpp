@@ -88,4 +88,19 @@ std::vector<StepMetrics> computeStepMetrics(const std::vector<std::vector<Event>
   return out;
 }
 
+double hiddenCommPercent(int64_t comm_ns, int64_t exposed_comm_ns) {
+  return comm_ns > 0 ? 100.0 * static_cast<double>(comm_ns - exposed_comm_ns) / static_cast<double>(comm_ns) : 100.0;
+}
+
+double StepMetrics::overlapPercent() const { return hiddenCommPercent(comm_ns, exposed_comm_ns); }
+
+double hiddenSharePercent(const std::vector<StepMetrics>& ranks) {
+  int64_t comm = 0, exposed = 0;
+  for (const StepMetrics& m : ranks) {
+    comm = saturatingAdd(comm, m.comm_ns);
+    exposed = saturatingAdd(exposed, m.exposed_comm_ns);
+  }
+  return hiddenCommPercent(comm, exposed);
+}
+
 }  // namespace shardscope

@@ -18,10 +18,18 @@ struct StepMetrics {
   int64_t comm_ns = 0;          // union of collectives on any lane
   int64_t exposed_comm_ns = 0;  // comm_ns minus its overlap with compute
   int64_t wait_ns = 0;          // compute lane blocked on communication (Wait events)
-  double overlapPercent() const {
-    return comm_ns > 0 ? 100.0 * static_cast<double>(comm_ns - exposed_comm_ns) / comm_ns : 100.0;
-  }
+  double overlapPercent() const;  // hiddenCommPercent of this rank's step
 };
+
+// The overlap share: the part of communication time hidden under compute, in %,
+// 100 · (comm − exposed) / comm (HTA's comm/comp overlap: merged communication
+// that merged compute covers, over merged communication). 100 without
+// communication: nothing was exposed. The one formula every figure uses.
+double hiddenCommPercent(int64_t comm_ns, int64_t exposed_comm_ns);
+
+// The same over all ranks of one step: 100 · Σ(comm − exposed) / Σ comm
+// (the Runs table's "comm hidden", the summary's last_step.overlap_percent).
+double hiddenSharePercent(const std::vector<StepMetrics>& ranks);
 
 // One entry per (rank, step) that has both StepBegin and StepEnd.
 // imported: an imported trace's tracks, whose GPU streams' kernels are its compute.

@@ -1,12 +1,16 @@
 // DDP on real CPU ranks: the seed's correctness argument (P ranks on B/P each
 // == one rank on B), the measured ledger and traffic against the formulas,
-// bucket assignment, firing order and overlap read from the events, and the
-// rank-dependent branch ending in a named error instead of a hang.
+// bucket assignment, firing order and overlap read from the events (the
+// overlap share one formula, hand-checked, that the summary's figures use),
+// and the rank-dependent branch ending in a named error instead of a hang.
 #include <QtTest>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "analysis/formulas.h"
 #include "analysis/run_summary.h"
@@ -15,6 +19,7 @@
 #include "model/model.h"
 #include "equivalence_check.h"
 #include "parallel/bucket_plan.h"
+#include "trace/step_metrics.h"
 
 using namespace shardscope;
 using namespace shardscope::testing;
@@ -182,6 +187,37 @@ class TestDdp : public QObject {
       for (const Event& e : ev)  // the optimizer waits for every bucket
         if (e.kind == EventKind::AllReduce && e.step == last_step) QVERIFY(e.end_ns <= opt->begin_ns);
     }
+    // The summary's overlap figures are the one formula's: per rank, and over all ranks.
+    std::ostringstream summary;
+    writeSummaryJson(r, summary);
+    const nlohmann::json j = nlohmann::json::parse(summary.str());
+    QCOMPARE(j["last_step"]["overlap_percent"].get<double>(), hiddenSharePercent(r.last_step));
+    QVERIFY(!r.last_step.empty() && r.last_step.front().comm_ns > 0);
+    for (const nlohmann::json& rank : j["per_rank"])
+      for (const StepMetrics& m : r.last_step)
+        if (m.rank == rank["rank"].get<int>())
+          QCOMPARE(rank["overlap_percent"].get<double>(), hiddenCommPercent(m.comm_ns, m.exposed_comm_ns));
+  }
+
+  // The overlap share, worked by hand: communication hidden under compute over
+  // all communication, pooled over ranks (not a mean of the ranks' shares).
+  void theOverlapShareIsOneFormula() {
+    QCOMPARE(hiddenCommPercent(400, 100), 75.0);  // 300 of 400 ns hidden
+    QCOMPARE(hiddenCommPercent(600, 300), 50.0);
+    QCOMPARE(hiddenCommPercent(500, 500), 0.0);   // all of it exposed
+    QCOMPARE(hiddenCommPercent(0, 0), 100.0);     // no communication: nothing exposed
+    StepMetrics a, b, idle;
+    a.comm_ns = 400;
+    a.exposed_comm_ns = 100;
+    b.rank = 1;
+    b.comm_ns = 600;
+    b.exposed_comm_ns = 300;
+    idle.rank = 2;  // a rank that sent nothing weighs nothing
+    QCOMPARE(a.overlapPercent(), 75.0);
+    QCOMPARE(idle.overlapPercent(), 100.0);
+    QCOMPARE(hiddenSharePercent({a, b, idle}), 60.0);  // (300 + 300) / (400 + 600), not (75 + 50) / 2
+    QCOMPARE(hiddenSharePercent({idle}), 100.0);
+    QCOMPARE(hiddenSharePercent({}), 100.0);
   }
 
   // The seed's hang, made visible: a rank-dependent branch skips block 1 on rank 1.

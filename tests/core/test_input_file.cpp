@@ -4,7 +4,8 @@
 // clear error; a file over the cap is refused with the cap and the variable
 // that raises it; a bad variable is an error naming it. Then the same rule
 // through the readers: Chrome traces, profiles and PyTorch traces (a .gz is
-// capped on what it inflates to).
+// capped on what it inflates to). And the one way sizes are written
+// (common/units.h's bytesText), which these messages use.
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -17,6 +18,7 @@
 #include <fstream>
 
 #include "common/input_file.h"
+#include "common/units.h"
 #include "kineto/trace_file.h"
 #include "model/hardware_profile.h"
 #include "trace/chrome_trace_reader.h"
@@ -114,6 +116,25 @@ class TestInputFile : public QObject {
     }
     QCOMPARE(errorOf([] { readInputFile("", traceFileRule()); }), QStringLiteral("trace: the file name is empty"));
     QCOMPARE(errorOf([] { checkInputFile("", profileFileRule()); }), QStringLiteral("profile: the file name is empty"));
+  }
+
+  // Worked by hand: 1.5 GiB = 1610612736 bytes, 12.34 MiB ≈ 12939428 bytes.
+  void sizesAreWrittenOneWay() {
+    QCOMPARE(bytesText(1610612736.0), std::string("1.50 GiB"));  // the largest unit reached
+    QCOMPARE(bytesText(12939428.0), std::string("12.34 MiB"));
+    QCOMPARE(bytesText(1536.0), std::string("1.50 KiB"));
+    QCOMPARE(bytesText(1023.0), std::string("1023 bytes"));     // whole bytes have no decimals
+    QCOMPARE(bytesText(0.0), std::string("0 bytes"));
+    QCOMPARE(bytesText(-2048.0), std::string("-2.00 KiB"));
+    QCOMPARE(bytesText(1610612736.0, 1), std::string("1.5 GiB"));  // the precision is a parameter
+    QCOMPARE(bytesText(1610612736.0, 0, ByteUnit::MiB), std::string("1536 MiB"));  // so is a fixed unit
+    QCOMPARE(bytesText(512.0, 2, ByteUnit::MiB), std::string("0.00 MiB"));
+    QCOMPARE(wholeMiBText(1), std::string("1 MiB"));  // a limit, rounded up
+    QCOMPARE(wholeMiBText(64ull << 20), std::string("64 MiB"));
+    QCOMPARE(inputSizeText(4096ull << 20), std::string("4096 MiB"));
+    QCOMPARE(inputSizeText((2ull << 20) + 5), std::string("2.0 MiB"));
+    QCOMPARE(inputSizeText(512), std::string("512 bytes"));
+    QCOMPARE(std::string(byteUnitName(byteUnitFor(3.0 * kGiB))), std::string("GiB"));
   }
 
   void overCapNamesTheCapAndTheVariable() {

@@ -1,14 +1,15 @@
 // A run and the machine's limits: a thread the system refuses (a thread or
 // address-space limit) stops the run with one message wherever it happens,
 // never std::terminate; a run's memory is known before anything is allocated,
-// matches what a real run's ledger measures, and a run bigger than the
-// machine is refused with what drives it; a cancelled run still reports the
-// steps that ran.
+// matches what a real run's ledger measures (under --tp too: a rank holds
+// its slice), and a run bigger than the machine is refused with what drives
+// it; a cancelled run still reports the steps that ran.
 #include <QtTest>
 
 #include <chrono>
 #include <thread>
 
+#include "analysis/formulas.h"
 #include "analysis/run_memory.h"
 #include "common/errors.h"
 #include "common/thread_start.h"
@@ -109,6 +110,10 @@ class TestRunResources : public QObject {
                              "--seq", "64", "--vocab", "1024", "--batch", "4", "--steps", "1"};
     QTest::newRow("gpt ddp") << (QStringList{"--strategy", "ddp"} + gpt);
     QTest::newRow("gpt zero3") << (QStringList{"--strategy", "zero3"} + gpt);
+    const QStringList gpt4 = {"--model", "gpt", "--ranks", "4", "--layers", "2", "--hidden", "128", "--heads", "4",
+                              "--seq", "64", "--vocab", "1024", "--batch", "4", "--steps", "1"};
+    QTest::newRow("gpt ddp tp 4") << (QStringList{"--strategy", "ddp", "--tp", "4"} + gpt4);
+    QTest::newRow("gpt zero3 tp 2") << (QStringList{"--strategy", "zero3", "--tp", "2"} + gpt4);
   }
 
   void theEstimateMatchesTheMeasuredLedger() {
@@ -160,6 +165,38 @@ class TestRunResources : public QObject {
     QVERIFY(!message.contains(QLatin1Char('\n')));
     // The estimate says how much: tens of GiB per rank, not a guess of zero.
     QVERIFY(estimateRunMemory(c).perRank() > 8 * kGiB);
+  }
+
+  // Under --tp T each rank holds a 1/T slice of the model's parameters,
+  // gradients and optimizer state: the check counts the slice (the capacity
+  // page's bytes for sliceParams), not T copies of the whole model.
+  void tensorParallelRanksHoldTheirSlice() {
+    const auto gpt = [](const char* layers) {
+      return parseRunArgs({"--model", "gpt", "--tp", "4", "--ranks", "4", "--strategy", "ddp", "--layers", layers,
+                           "--hidden", "1792", "--heads", "16", "--seq", "64", "--vocab", "1024", "--batch", "4"});
+    };
+    const MachineMemory machine = machineWith(16 * kGiB);
+    // 8 layers, 312 M parameters: each rank holds a quarter of them, 16 bytes each.
+    const RunConfig fits = gpt("8");
+    const RunMemoryEstimate e = estimateRunMemory(fits);
+    QVERIFY(e.model_bytes_per_rank >= expectedModelStateBytesRoundedUp(fits, sliceParams(fits)));
+    QVERIFY(sliceParams(fits) < modelParams(fits) / 3);
+    // Refused before: the whole model's state on each of the 4 ranks is more than the machine.
+    QVERIFY(4 * expectedModelStateBytesRoundedUp(fits, modelParams(fits)) > machine.available_bytes);
+    qInfo("8 layers: %lld bytes in all; the whole model's state on each rank alone: %lld",
+          static_cast<long long>(e.total(fits.ranks)),
+          static_cast<long long>(4 * expectedModelStateBytesRoundedUp(fits, modelParams(fits))));
+    QVERIFY2(e.total(fits.ranks) < machine.available_bytes, qPrintable(QString::number(e.total(fits.ranks))));
+    const QString accepted = refusal(fits, machine);
+    QVERIFY2(accepted.isEmpty(), qPrintable(accepted));
+    // 32 layers, 1.24 B parameters: a quarter of them each still does not fit, and --tp is named.
+    const RunConfig too_big = gpt("32");
+    const QString message = refusal(too_big, machine);
+    qInfo("32 layers: %s", qPrintable(message));
+    QVERIFY2(message.startsWith(QStringLiteral("this run needs about ")), qPrintable(message));
+    QVERIFY2(message.contains(QStringLiteral("with --ranks 4 and --tp 4")), qPrintable(message));
+    QVERIFY2(message.contains(QStringLiteral("--layers 32")), qPrintable(message));
+    QVERIFY(4 * expectedModelStateBytesRoundedUp(too_big, sliceParams(too_big)) > machine.available_bytes);
   }
 
   void whatFitsIsNotRefused() {
