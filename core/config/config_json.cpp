@@ -12,8 +12,12 @@ using Json = nlohmann::ordered_json;
 Json configToJson(const RunConfig& c) {
   // Members in row order (the table's order is the JSON's).
   Json j = Json::object();
-  for (const Setting& s : settings())
-    if (s.json) s.json(c, j);
+  for (const Setting& s : settings()) {
+    if (!s.json) continue;
+    if (std::optional<Json> value = s.json(c)) j[s.json_key] = std::move(*value);
+    // A published shape is named beside its kind, and read back first (as --model NAME).
+    if (s.json_key == std::string("model") && !c.model.preset.empty()) j["model_preset"] = c.model.preset;
+  }
   // The flags that run this config again (an opened trace restores its form from them).
   j["args"] = runArgs(c);
   j["command"] = runCommandLine(c);

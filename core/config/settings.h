@@ -99,8 +99,9 @@ struct Setting {
   bool (*given)(const RunConfig& c) = nullptr;
   // A rule on the value and other settings, checked right after the range.
   void (*rule)(const RunConfig& c) = nullptr;
-  // Adds its member(s) to the config JSON.
-  void (*json)(const RunConfig& c, nlohmann::ordered_json& out) = nullptr;
+  // Its value in the config JSON, under json_key; nullopt: not written (a
+  // setting that does not apply, or a default left out).
+  std::optional<nlohmann::ordered_json> (*json)(const RunConfig& c) = nullptr;
 
   // The row's API, which every consumer (CLI, JSON, presets, QSettings, the form) uses.
   // Parses text as the flag's argument into c; throws ConfigError naming the flag.

@@ -15,7 +15,7 @@ const Setting kClockRows[] = {
         .form = {.group = "Clock and backend", .label = "clock"},
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.clock = choose(s, v, parseClock); },
         .text = [](const RunConfig& c) -> Text { return clockName(c.clock); },
-        .json = [](const RunConfig& c, Json& j) { j["clock"] = clockName(c.clock); },
+        .json = [](const RunConfig& c) -> std::optional<Json> { return clockName(c.clock); },
     },
     {
         .flag = "--profile", .json_key = "profile", .type = SettingType::Text, .metavar = "NAME",
@@ -29,8 +29,9 @@ const Setting kClockRows[] = {
         .text = [](const RunConfig& c) -> Text { return c.profileName(); },
         .written = [](const RunConfig& c) { return c.profile.has_value(); },
         .given = [](const RunConfig& c) { return c.profile.has_value(); },
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.clock == ClockKind::Modeled) j["profile"] = c.profileName();
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.clock == ClockKind::Modeled)) return std::nullopt;
+          return c.profileName();
         },
     },
     {

@@ -28,8 +28,9 @@ const Setting kDebugRows[] = {
           requireRange("--inject-branch RANK", c.inject_branch->rank, 0, c.ranks - 1);
           requireRange("--inject-branch BLOCK", c.inject_branch->block, 0, c.model.layers - 1);
         },
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.inject_branch) j["inject_branch"] = {{"rank", c.inject_branch->rank}, {"block", c.inject_branch->block}};
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!c.inject_branch) return std::nullopt;
+          return Json{{"rank", c.inject_branch->rank}, {"block", c.inject_branch->block}};
         },
     },
     {

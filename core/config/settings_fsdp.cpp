@@ -53,8 +53,9 @@ const Setting kFsdpRows[] = {
           return c.unit_blocks ? std::optional<double>(*c.unit_blocks) : std::nullopt;
         },
         .given = [](const RunConfig& c) { return c.unit_blocks.has_value(); },
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.isSharded()) j["unit_blocks"] = c.unitBlocks();
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.isSharded())) return std::nullopt;
+          return c.unitBlocks();
         },
     },
     {
@@ -68,8 +69,9 @@ const Setting kFsdpRows[] = {
         .text = [](const RunConfig& c) -> Text { return prefetchName(c.prefetchMode()); },
         .written = [](const RunConfig& c) { return c.prefetch.has_value(); },
         .given = [](const RunConfig& c) { return c.prefetch.has_value(); },
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.isSharded()) j["prefetch"] = prefetchName(c.prefetchMode());
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.isSharded())) return std::nullopt;
+          return prefetchName(c.prefetchMode());
         },
     },
     {
@@ -84,8 +86,9 @@ const Setting kFsdpRows[] = {
         .text = [](const RunConfig& c) { return onOff(c.reshardAfterForward()); },
         .written = [](const RunConfig& c) { return c.reshard_after_forward.has_value(); },
         .given = [](const RunConfig& c) { return c.reshard_after_forward.has_value(); },
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.isSharded()) j["reshard_after_forward"] = c.reshardAfterForward();
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.isSharded())) return std::nullopt;
+          return c.reshardAfterForward();
         },
     },
     {
@@ -105,8 +108,9 @@ const Setting kFsdpRows[] = {
             throw ConfigError("--unit-blocks applies to --wrap block (--wrap linear makes every Linear its own unit)");
         },
         // Written only when it differs from block wrapping: a block-wrapped trace keeps its bytes.
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.isSharded() && c.wrapPolicy() != Wrap::Block) j["wrap"] = wrapName(c.wrapPolicy());
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.isSharded() && c.wrapPolicy() != Wrap::Block)) return std::nullopt;
+          return wrapName(c.wrapPolicy());
         },
     },
     // FSDP MixedPrecision: the dtypes of the reduce-scatters and the all-gathers.
@@ -127,8 +131,9 @@ const Setting kFsdpRows[] = {
           if (c.reduceDType() == CommDType::Fp32 && isGpuBackend(c.backend))
             throw ConfigError("--reduce-dtype fp32 applies to --backend cpu or meta (the CUDA path reduces bf16 only)");
         },
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.isSharded() && c.reduceDType() != CommDType::Bf16) j["reduce_dtype"] = commDTypeName(c.reduceDType());
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.isSharded() && c.reduceDType() != CommDType::Bf16)) return std::nullopt;
+          return commDTypeName(c.reduceDType());
         },
     },
     {
@@ -148,8 +153,9 @@ const Setting kFsdpRows[] = {
           if (c.paramDType() == CommDType::Fp32 && isGpuBackend(c.backend))
             throw ConfigError("--param-dtype fp32 applies to --backend cpu or meta (the CUDA path gathers bf16 only)");
         },
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.isSharded() && c.paramDType() != CommDType::Bf16) j["param_dtype"] = commDTypeName(c.paramDType());
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.isSharded() && c.paramDType() != CommDType::Bf16)) return std::nullopt;
+          return commDTypeName(c.paramDType());
         },
     },
     {
@@ -163,8 +169,9 @@ const Setting kFsdpRows[] = {
         .written = [](const RunConfig& c) { return c.shard_group.has_value(); },
         .given = [](const RunConfig& c) { return c.shard_group.has_value(); },
         .rule = shardGroupRule,
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.isSharded()) j["shard_group"] = c.shardGroupSize();
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.isSharded())) return std::nullopt;
+          return c.shardGroupSize();
         },
     },
 };

@@ -76,7 +76,7 @@ const Setting kModelRows[] = {
         .text = [](const RunConfig& c) { return num(c.model.layers); },
         .written = customShape,
         .number = [](const RunConfig& c) -> std::optional<double> { return c.model.layers; },
-        .json = [](const RunConfig& c, Json& j) { j["layers"] = c.model.layers; },
+        .json = [](const RunConfig& c) -> std::optional<Json> { return c.model.layers; },
     },
     {
         .flag = "--hidden", .json_key = "hidden", .metavar = "D", .default_text = "512",
@@ -86,7 +86,7 @@ const Setting kModelRows[] = {
         .text = [](const RunConfig& c) { return num(c.model.hidden); },
         .written = customShape,
         .number = [](const RunConfig& c) -> std::optional<double> { return c.model.hidden; },
-        .json = [](const RunConfig& c, Json& j) { j["hidden"] = c.model.hidden; },
+        .json = [](const RunConfig& c) -> std::optional<Json> { return c.model.hidden; },
     },
     {
         .flag = "--model", .json_key = "model", .type = SettingType::Choice, .metavar = "KIND", .default_text = "mlp",
@@ -102,10 +102,8 @@ const Setting kModelRows[] = {
                               " is a published shape for --backend meta (the CPU GPT model is GPT-2 style: use "
                               "--model gpt with --layers/--hidden/--heads)");
         },
-        .json = [](const RunConfig& c, Json& j) {
-          j["model"] = modelKindName(c.model.kind);
-          if (published(c)) j["model_preset"] = c.model.preset;
-        },
+        // A published shape's name goes beside it as "model_preset" (config_json.cpp).
+        .json = [](const RunConfig& c) -> std::optional<Json> { return modelKindName(c.model.kind); },
     },
     {
         .flag = "--backend", .json_key = "backend", .type = SettingType::Choice, .metavar = "NAME",
@@ -118,7 +116,7 @@ const Setting kModelRows[] = {
         .text = [](const RunConfig& c) -> Text { return backendName(c.backend); },
         .written = [](const RunConfig& c) { return c.backend != Backend::Cpu; },
         .rule = backendRule,
-        .json = [](const RunConfig& c, Json& j) { j["backend"] = backendName(c.backend); },
+        .json = [](const RunConfig& c) -> std::optional<Json> { return backendName(c.backend); },
     },
     {
         .flag = "--heads", .json_key = "heads", .metavar = "H", .default_text = "4",
@@ -128,8 +126,9 @@ const Setting kModelRows[] = {
         .text = [](const RunConfig& c) { return num(c.model.heads); },
         .written = customGpt,
         .number = [](const RunConfig& c) -> std::optional<double> { return c.model.heads; },
-        .json = [](const RunConfig& c, Json& j) {
-          if (gpt(c)) j["heads"] = c.model.heads;
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(gpt(c))) return std::nullopt;
+          return c.model.heads;
         },
     },
     {
@@ -140,8 +139,9 @@ const Setting kModelRows[] = {
         .text = [](const RunConfig& c) { return num(c.model.seq); },
         .written = customGpt,
         .number = [](const RunConfig& c) -> std::optional<double> { return c.model.seq; },
-        .json = [](const RunConfig& c, Json& j) {
-          if (gpt(c)) j["seq"] = c.model.seq;
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(gpt(c))) return std::nullopt;
+          return c.model.seq;
         },
     },
     {
@@ -154,15 +154,17 @@ const Setting kModelRows[] = {
         .written = customGpt,
         .number = [](const RunConfig& c) -> std::optional<double> { return c.model.vocab; },
         .rule = headsDivideHidden,
-        .json = [](const RunConfig& c, Json& j) {
-          if (gpt(c)) j["vocab"] = c.model.vocab;
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(gpt(c))) return std::nullopt;
+          return c.model.vocab;
         },
     },
     {
         .json_key = "io_dim",  // mlp's input/target width: no flag (fixed by the model)
         .in_presets = false,
-        .json = [](const RunConfig& c, Json& j) {
-          if (!gpt(c)) j["io_dim"] = c.model.io_dim;
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(!gpt(c))) return std::nullopt;
+          return c.model.io_dim;
         },
     },
     // What a GPT block keeps for backward (the residual MLP has neither knob).
@@ -182,8 +184,9 @@ const Setting kModelRows[] = {
         .text = [](const RunConfig& c) -> Text { return attentionName(c.model.attention); },
         .written = [](const RunConfig& c) { return gpt(c) && c.model.attention != Attention::Flash; },
         .given = [](const RunConfig& c) { return c.model.attention != Attention::Flash; },
-        .json = [](const RunConfig& c, Json& j) {
-          if (gpt(c)) j["attention"] = attentionName(c.model.attention);
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(gpt(c))) return std::nullopt;
+          return attentionName(c.model.attention);
         },
     },
     {
@@ -207,8 +210,9 @@ const Setting kModelRows[] = {
                               " applies to --backend cpu or meta (the CUDA GPT model has no recompute path); use "
                               "none");
         },
-        .json = [](const RunConfig& c, Json& j) {
-          if (gpt(c)) j["activation_checkpointing"] = checkpointingName(c.model.checkpointing);
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(gpt(c))) return std::nullopt;
+          return checkpointingName(c.model.checkpointing);
         },
     },
 };

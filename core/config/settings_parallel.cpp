@@ -104,7 +104,7 @@ const Setting kParallelRows[] = {
         .form = {.group = "Strategy", .label = "strategy"},
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.strategy = choose(s, v, parseStrategy); },
         .text = [](const RunConfig& c) -> Text { return strategyName(c.strategy); },
-        .json = [](const RunConfig& c, Json& j) { j["strategy"] = strategyName(c.strategy); },
+        .json = [](const RunConfig& c) -> std::optional<Json> { return strategyName(c.strategy); },
     },
     {
         .flag = "--ranks", .json_key = "ranks", .metavar = "P", .default_text = "4",
@@ -114,7 +114,7 @@ const Setting kParallelRows[] = {
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.ranks = parseInt32(s.flag, v); },
         .text = [](const RunConfig& c) { return num(c.ranks); },
         .number = [](const RunConfig& c) -> std::optional<double> { return c.ranks; },
-        .json = [](const RunConfig& c, Json& j) { j["ranks"] = c.ranks; },
+        .json = [](const RunConfig& c) -> std::optional<Json> { return c.ranks; },
     },
     // Tensor parallelism: a new axis of the mesh. Written to the config JSON and
     // the flags only when T > 1, so a run without it reads as before.
@@ -135,8 +135,9 @@ const Setting kParallelRows[] = {
         .number = [](const RunConfig& c) -> std::optional<double> { return c.tp; },
         .given = [](const RunConfig& c) { return c.tp != 1; },
         .rule = tensorParallelRule,
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.tp != 1) j["tp"] = c.tp;
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.tp != 1)) return std::nullopt;
+          return c.tp;
         },
     },
     {
@@ -156,8 +157,9 @@ const Setting kParallelRows[] = {
             throw ConfigError("--sp on needs --tp " + std::to_string(c.tp) + " to divide the sequence " +
                               std::to_string(c.model.seq));
         },
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.model.sequence_parallel) j["sp"] = true;
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.model.sequence_parallel)) return std::nullopt;
+          return true;
         },
     },
     // Pipeline parallelism: like --tp, written only when used.
@@ -178,8 +180,9 @@ const Setting kParallelRows[] = {
         .number = [](const RunConfig& c) -> std::optional<double> { return c.pp; },
         .given = [](const RunConfig& c) { return c.pp != 1; },
         .rule = pipelineRule,
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.pp != 1) j["pp"] = c.pp;
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.pp != 1)) return std::nullopt;
+          return c.pp;
         },
     },
     {
@@ -199,8 +202,9 @@ const Setting kParallelRows[] = {
         },
         .given = [](const RunConfig& c) { return c.microbatches.has_value(); },
         .rule = microbatchRule,
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.pipelined()) j["microbatches"] = c.microbatchCount();
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.pipelined())) return std::nullopt;
+          return c.microbatchCount();
         },
     },
     {
@@ -216,8 +220,9 @@ const Setting kParallelRows[] = {
         .text = [](const RunConfig& c) -> Text { return pipelineScheduleName(c.pipelineSchedule()); },
         .written = [](const RunConfig& c) { return c.pp_schedule.has_value(); },
         .given = [](const RunConfig& c) { return c.pp_schedule.has_value(); },
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.pp > 1) j["pp_schedule"] = pipelineScheduleName(c.pipelineSchedule());
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.pp > 1)) return std::nullopt;
+          return pipelineScheduleName(c.pipelineSchedule());
         },
     },
     {
@@ -233,8 +238,9 @@ const Setting kParallelRows[] = {
           return c.virtual_stages ? std::optional<double>(*c.virtual_stages) : std::nullopt;
         },
         .given = [](const RunConfig& c) { return c.virtual_stages.has_value(); },
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.pp > 1 && c.pipelineSchedule() == PipelineSchedule::Interleaved) j["virtual_stages"] = c.virtualStages();
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.pp > 1 && c.pipelineSchedule() == PipelineSchedule::Interleaved)) return std::nullopt;
+          return c.virtualStages();
         },
     },
 };

@@ -42,7 +42,7 @@ const Setting kTrainingRows[] = {
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.batch = parseInt32(s.flag, v); },
         .text = [](const RunConfig& c) { return num(c.batch); },
         .number = [](const RunConfig& c) -> std::optional<double> { return c.batch; },
-        .json = [](const RunConfig& c, Json& j) { j["batch"] = c.batch; },
+        .json = [](const RunConfig& c) -> std::optional<Json> { return c.batch; },
     },
     {
         .flag = "--steps", .json_key = "steps", .metavar = "S", .default_text = "3", .help = "training steps",
@@ -51,7 +51,7 @@ const Setting kTrainingRows[] = {
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.steps = parseInt32(s.flag, v); },
         .text = [](const RunConfig& c) { return num(c.steps); },
         .number = [](const RunConfig& c) -> std::optional<double> { return c.steps; },
-        .json = [](const RunConfig& c, Json& j) { j["steps"] = c.steps; },
+        .json = [](const RunConfig& c) -> std::optional<Json> { return c.steps; },
     },
     {
         .flag = "--bucket-mb", .json_key = "bucket_mb", .type = SettingType::Real, .metavar = "X",
@@ -62,7 +62,7 @@ const Setting kTrainingRows[] = {
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.bucket_mb = parseDouble(s.flag, v); },
         .text = [](const RunConfig& c) -> Text { return exactText(c.bucket_mb); },
         .number = [](const RunConfig& c) -> std::optional<double> { return c.bucket_mb; },
-        .json = [](const RunConfig& c, Json& j) { j["bucket_mb"] = c.bucket_mb; },
+        .json = [](const RunConfig& c) -> std::optional<Json> { return c.bucket_mb; },
     },
     {
         .flag = "--first-bucket-mb", .json_key = "first_bucket_mb", .type = SettingType::Real, .metavar = "X",
@@ -75,7 +75,7 @@ const Setting kTrainingRows[] = {
         },
         .text = [](const RunConfig& c) -> Text { return exactText(c.first_bucket_mb); },
         .number = [](const RunConfig& c) -> std::optional<double> { return c.first_bucket_mb; },
-        .json = [](const RunConfig& c, Json& j) { j["first_bucket_mb"] = c.first_bucket_mb; },
+        .json = [](const RunConfig& c) -> std::optional<Json> { return c.first_bucket_mb; },
     },
     // Megatron-LM's main_grad: gradients accumulate, are reduced and reach the
     // optimizer in fp32 (18 bytes per parameter under DDP, not 16).
@@ -98,8 +98,9 @@ const Setting kTrainingRows[] = {
           if (c.grad_dtype == CommDType::Fp32 && isGpuBackend(c.backend))
             throw ConfigError("--grad-dtype fp32 applies to --backend cpu or meta (the CUDA path keeps bf16 gradients)");
         },
-        .json = [](const RunConfig& c, Json& j) {
-          if (c.fp32Grads()) j["grad_dtype"] = commDTypeName(CommDType::Fp32);
+        .json = [](const RunConfig& c) -> std::optional<Json> {
+          if (!(c.fp32Grads())) return std::nullopt;
+          return commDTypeName(CommDType::Fp32);
         },
     },
     {
@@ -109,7 +110,7 @@ const Setting kTrainingRows[] = {
         .parse = [](RunConfig& c, const Setting& s, const std::string& v) { c.lr = parseDouble(s.flag, v); },
         .text = [](const RunConfig& c) -> Text { return exactText(c.lr); },
         .number = [](const RunConfig& c) -> std::optional<double> { return c.lr; },
-        .json = [](const RunConfig& c, Json& j) { j["lr"] = c.lr; },
+        .json = [](const RunConfig& c) -> std::optional<Json> { return c.lr; },
     },
     {
         .flag = "--seed", .json_key = "seed", .type = SettingType::RngState, .metavar = "N", .default_text = "1",
@@ -121,7 +122,7 @@ const Setting kTrainingRows[] = {
           c.seed = static_cast<uint64_t>(seed);
         },
         .text = [](const RunConfig& c) -> Text { return std::to_string(c.seed); },
-        .json = [](const RunConfig& c, Json& j) { j["seed"] = c.seed; },
+        .json = [](const RunConfig& c) -> std::optional<Json> { return c.seed; },
     },
     {
         .flag = "--timeout-ms", .json_key = "timeout_ms", .metavar = "T", .default_text = "3000",
@@ -132,7 +133,7 @@ const Setting kTrainingRows[] = {
         .text = [](const RunConfig& c) { return num(c.timeout_ms); },
         .number = [](const RunConfig& c) -> std::optional<double> { return c.timeout_ms; },
         .rule = batchDividesRule,
-        .json = [](const RunConfig& c, Json& j) { j["timeout_ms"] = c.timeout_ms; },
+        .json = [](const RunConfig& c) -> std::optional<Json> { return c.timeout_ms; },
     },
 };
 

@@ -117,8 +117,6 @@ Run::~Run() {
 void Run::setReplication(bool allowed) {
   if (m_started) throw RunError("setReplication() must come before start()");
   const int p = m_config.ranks;
-  m_representative.resize(static_cast<size_t>(p));
-  for (int r = 0; r < p; ++r) m_representative[static_cast<size_t>(r)] = r;
   bool symmetric = allowed && m_config.backend == Backend::Meta && p >= kReplicateFrom && !m_config.inject_branch &&
                    m_cost != nullptr;
   // The classes of ranks that behave alike: all ranks, or with pipeline
@@ -165,9 +163,9 @@ void Run::setReplication(bool allowed) {
   }
   if (!symmetric) m_copies = RankCopies();
   m_simulated = symmetric ? p / per_class : p;
-  if (symmetric)
-    for (int r = 0; r < p; ++r) m_representative[static_cast<size_t>(r)] = classOf(r);
-  m_gate.setRepresentatives(m_representative);
+  std::vector<int> representatives(static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) representatives[static_cast<size_t>(r)] = m_copies.sourceOf(r);
+  m_gate.setRepresentatives(representatives);
 }
 
 void Run::setWorker(WorkerPlacement placement) {
@@ -271,7 +269,7 @@ void Run::connectRanks() {
                                         gloo_timeout_ms, m_config.backend == Backend::Meta, m_runtime.get(),
                                         m_config.tp, m_config.pp);
     for (int r = 0; r < m_config.ranks; ++r)
-      simulated[static_cast<size_t>(r)] = m_representative[static_cast<size_t>(r)] == r;
+      simulated[static_cast<size_t>(r)] = !m_copies.isCopy(r);
     m_mesh->setSimulated(simulated);
   }
   SPDLOG_LOGGER_DEBUG(&log, "communicators ready: {} groups in {:.1f} ms (fingerprint timeout {} ms)",
@@ -456,7 +454,7 @@ void Run::reportLoss(int rank, int step, double loss) {
     m_rankLosses.resize((s + 1) * p, 0.0);
   }
   for (int q = 0; q < m_config.ranks; ++q) {
-    if (m_representative[static_cast<size_t>(q)] != rank) continue;  // itself and its copies
+    if (m_copies.sourceOf(q) != rank) continue;  // itself and its copies
     m_rankLosses[s * p + static_cast<size_t>(q)] = loss;
     ++m_lossReports[s];
   }

@@ -177,7 +177,7 @@ class Run {
   // Every rank's loss of completed step `step` (a copied rank: its representative's).
   std::vector<double> rankLosses(int step) const;
   // The simulated rank whose events rank r's are (itself unless replicated).
-  int representativeOf(int rank) const { return m_representative.at(static_cast<size_t>(rank)); }
+  int representativeOf(int rank) const { return m_copies.sourceOf(rank); }
   // Events recorded so far plus the run's metadata (names, buckets).
   // Expanded: every rank's events in events[r], copies derived from their
   // source's. Shared: a copied rank's events[r] stays empty and trace.copies
@@ -235,9 +235,8 @@ class Run {
   std::atomic<bool> m_finished{false};
   bool m_started = false;
   bool m_background = false;
-  std::vector<int> m_representative;  // per rank: the simulated rank it copies (itself if simulated)
   int m_simulated = 0;                // ranks that run
-  RankCopies m_copies;                // replicated runs: the rank map, with each copy's group ids
+  RankCopies m_copies;  // which rank copies which (empty: every rank simulated), with each copy's group ids
   double m_wallSeconds = 0;
 };
 
