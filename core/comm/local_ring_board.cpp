@@ -6,134 +6,142 @@
 #include <cstring>
 
 namespace shardscope {
-namespace {
-
-int ringNeighbour(int rank, int offset, int size) { return ((rank + offset) % size + size) % size; }
-
-}  // namespace
 
 LocalRingBoard::LocalRingBoard(int size) : m_size(size) {
   for (int r = 0; r < size; ++r) m_members.push_back(std::make_unique<Member>());
 }
 
 std::string LocalRingBoard::describe(const Call& c) {
-  return std::string(c.op) + " of " + std::to_string(c.count) + " " + c.dtype + " elements (collective call " +
-         std::to_string(c.number) + ")";
+  return std::string(c.op) + " of " + std::to_string(c.count) + (c.dtype == DType::F32 ? " f32" : " bf16") +
+         " elements (collective call " + std::to_string(c.number) + ")";
 }
 
-// Every flag here is sequentially consistent: a sleeper sets `sleeping`
-// before it checks progress, a waker changes progress before it checks
-// `sleeping`, so one of the two always sees the other. The lock taken
-// before notifying makes sure a sleeper seen is asleep or still checking.
-void LocalRingBoard::wake(int rank) {
-  Member& m = member(rank);
-  if (!m.sleeping.load()) return;
+// Every flag here is sequentially consistent: a sleeper counts itself before
+// it looks at m_changes, a waker bumps m_changes before it looks at the
+// sleepers, so one of the two always sees the other. The lock taken before
+// notifying makes sure a sleeper seen is asleep or still looking.
+void LocalRingBoard::changed() {
+  m_changes.fetch_add(1);
+  if (m_sleepers.load() == 0) return;
   { std::lock_guard lock(m_mutex); }
-  m.cv.notify_all();
+  m_wake.notify_all();
 }
 
-void LocalRingBoard::begin(int rank, const Call& call) {
+bool LocalRingBoard::tryHop(int self, int q, const Call& mine, uint64_t base) {
+  Member& m = member(q);
+  const uint64_t p = m.progress.load();
+  if (p < base || p >= base + static_cast<uint64_t>(mine.steps)) return false;  // not in this call yet, or done
+  const int step = static_cast<int>(p - base);
+  const int left = neighbour(q, -1), right = neighbour(q, 1);
+  if (member(left).progress.load() < base + static_cast<uint64_t>(step)) return false;
+  const int need = mine.right_needs(step, m_size);
+  if (need > 0 && member(right).progress.load() < base + static_cast<uint64_t>(need)) return false;
+  bool idle = false;
+  if (!m.busy.compare_exchange_strong(idle, true)) return false;
+  // Marked busy before the checks: a member failing meanwhile either is seen
+  // here or sees this hop running and waits until it has ended.
+  if (m.progress.load() != p || m_failed.load()) {
+    m.busy.store(false);
+    changed();
+    return false;
+  }
+  // q and its left neighbour stay in this call until q's hops are done, so
+  // their calls hold still while the hop reads them.
+  for (const int who : {left, q}) {
+    const Call& c = member(who).call;
+    if (c.number != mine.number || std::strcmp(c.op, mine.op) != 0 || c.dtype != mine.dtype || c.count != mine.count) {
+      m.busy.store(false);
+      std::unique_lock lock(m_mutex);
+      fail(lock, self,
+           "the ranks issued different collectives: rank " + std::to_string(who) + " is in " + describe(c) +
+               ", rank " + std::to_string(self) + " in " + describe(mine));
+    }
+  }
+  mine.hop(member(left).call, m.call, q, step, m_size);
+  m.progress.store(p + 1);
+  m.busy.store(false);
+  changed();
+  return true;
+}
+
+// Why `rank` cannot go on: the first member round the ring to its left that
+// has not started the call (a rank that never came), else its own wait.
+std::string LocalRingBoard::blockedBy(int rank, const Call& mine, uint64_t base) {
+  for (int k = 1; k < m_size; ++k) {
+    const int who = neighbour(rank, -k);
+    if (member(who).progress.load() < base) return "rank " + std::to_string(who) + " to start the " + describe(mine);
+  }
+  const uint64_t end = base + static_cast<uint64_t>(mine.steps);
+  const int who = member(rank).progress.load() < end ? neighbour(rank, -1) : neighbour(rank, 1);
+  const uint64_t done = std::min(member(who).progress.load(), end) - base;
+  return "rank " + std::to_string(who) + " to go past ring step " + std::to_string(done) + " of the " + describe(mine);
+}
+
+void LocalRingBoard::run(int rank, const Call& call, std::chrono::milliseconds timeout) {
   Member& me = member(rank);
+  const uint64_t base = call.number << kStepBits;
+  const uint64_t end = base + static_cast<uint64_t>(call.steps);
+  const int right = neighbour(rank, 1);
   me.call = call;
-  me.progress.store(call.number << kStepBits);
-  // The right neighbour may wait to read this call's first chunk.
-  wake(ringNeighbour(rank, 1, m_size));
-}
-
-const LocalRingBoard::Call* LocalRingBoard::await(int rank, int left, uint64_t left_steps, int right,
-                                                  uint64_t right_steps, std::chrono::milliseconds timeout) {
-  Member& me = member(rank);
-  const uint64_t base = me.call.number << kStepBits;
-  // The right neighbour is waited for only to have read something of this
-  // call: before it starts, nothing of this rank's is being read (it left
-  // the call before only after its right neighbour had finished it).
-  if (right_steps == 0) right = -1;
-  const auto done = [&](int who, uint64_t steps) { return who < 0 || member(who).progress.load() >= base + steps; };
-  const auto gone = [&](int who) { return who >= 0 && member(who).closed.load(); };
-  const auto satisfied = [&] { return done(left, left_steps) && done(right, right_steps); };
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  me.progress.store(base);
+  changed();
+  // A member that is gone before its hops of this call are done stops it.
+  const auto gone = [&]() -> int {
+    for (int q = 0; q < m_size; ++q)
+      if (member(q).closed.load() && member(q).progress.load() < end) return q;
+    return -1;
+  };
   for (;;) {
-    // Marked before the checks: a member failing meanwhile either is seen
-    // here or sees this rank mid-step and waits until it is done.
-    me.mid_step.store(left >= 0);
+    // Read before anything it looks at: a change after this wakes the sleep below.
+    const uint64_t seen = m_changes.load();
     if (me.aborted.load() || m_failed.load()) {
       std::unique_lock lock(m_mutex);
       fail(lock, rank, me.aborted.load() ? std::string("collective was aborted (run stopped)") : m_broken);
     }
-    if (satisfied()) break;
-    me.mid_step.store(false);
+    if (me.progress.load() >= end && member(right).progress.load() >= end) return;
+    bool ran = false;
+    for (int k = 0; k < m_size; ++k) ran |= tryHop(rank, neighbour(rank, k), call, base);
+    if (ran) continue;
+    // No hop of the call is ready: sleep until a member publishes or finishes one.
     std::unique_lock lock(m_mutex);
-    if (m_failed.load()) m_quiet.notify_all();
-    me.sleeping.store(true);
-    const auto ready = [&] {
-      return satisfied() || me.aborted.load() || m_failed.load() || gone(left) || gone(right);
-    };
-    const bool woke = timeout.count() < 0 ? (me.cv.wait(lock, ready), true) : me.cv.wait_until(lock, deadline, ready);
-    me.sleeping.store(false);
+    m_sleepers.fetch_add(1);
+    const auto ready = [&] { return m_changes.load() != seen || me.aborted.load() || m_failed.load() || gone() >= 0; };
+    const bool woke = timeout.count() < 0 ? (m_wake.wait(lock, ready), true) : m_wake.wait_for(lock, timeout, ready);
+    m_sleepers.fetch_sub(1);
     if (!woke) {
-      const bool for_left = !done(left, left_steps);
-      const uint64_t steps = for_left ? left_steps : right_steps;
       fail(lock, rank,
-           "Timed out waiting " + std::to_string(timeout.count()) + " ms for rank " +
-               std::to_string(for_left ? left : right) + " to " +
-               (steps == 0 ? std::string("start the ") : "finish ring step " + std::to_string(steps) + " of the ") +
-               describe(me.call) + ", which rank " + std::to_string(rank) + " is in");
+           "Timed out waiting " + std::to_string(timeout.count()) + " ms for " + blockedBy(rank, call, base) +
+               ", which rank " + std::to_string(rank) + " is in");
     }
-    if (!satisfied() && !me.aborted.load() && !m_failed.load()) {
-      const int who = gone(left) ? left : right;
+    if (const int who = gone(); who >= 0 && !me.aborted.load() && !m_failed.load())
       fail(lock, rank, "rank " + std::to_string(who) + " closed its connections (the group stopped)");
-    }
-  }
-  if (left < 0) return nullptr;
-  // Left's call was published before its progress, which this rank has read.
-  const Call* theirs = &member(left).call;
-  if (theirs->number != me.call.number || std::strcmp(theirs->op, me.call.op) != 0 ||
-      std::strcmp(theirs->dtype, me.call.dtype) != 0 || theirs->count != me.call.count) {
-    std::unique_lock lock(m_mutex);
-    fail(lock, rank,
-         "the ranks issued different collectives: rank " + std::to_string(left) + " is in " + describe(*theirs) +
-             ", rank " + std::to_string(rank) + " in " + describe(me.call));
-  }
-  return theirs;
-}
-
-void LocalRingBoard::finishStep(int rank) {
-  Member& me = member(rank);
-  me.mid_step.store(false);
-  me.progress.fetch_add(1);
-  // Only the neighbours wait on this rank's progress.
-  wake(ringNeighbour(rank, 1, m_size));
-  wake(ringNeighbour(rank, -1, m_size));
-  if (m_failed.load()) {
-    std::lock_guard lock(m_mutex);
-    m_quiet.notify_all();
   }
 }
 
 void LocalRingBoard::fail(std::unique_lock<std::mutex>& lock, int rank, const std::string& why) {
   if (m_broken.empty()) m_broken = "rank " + std::to_string(rank) + ": " + why;
   m_failed.store(true);
-  member(rank).mid_step.store(false);
-  for (auto& m : m_members) m->cv.notify_all();
-  m_quiet.notify_all();
-  // A neighbour mid-step may be reading this rank's memory, which the caller
-  // is about to give back: wait until every step in flight has ended.
-  m_quiet.wait(lock, [&] {
-    return std::none_of(m_members.begin(), m_members.end(), [](const auto& m) { return m->mid_step.load(); });
+  m_wake.notify_all();
+  // A hop running now may read this rank's memory, which the caller is about
+  // to give back: wait until every hop in flight has ended.
+  m_sleepers.fetch_add(1);
+  m_wake.wait(lock, [&] {
+    return std::none_of(m_members.begin(), m_members.end(), [](const auto& m) { return m->busy.load(); });
   });
+  m_sleepers.fetch_sub(1);
   throw gloo::IoException(why);
 }
 
 void LocalRingBoard::abort(int rank) {
   member(rank).aborted.store(true);
   std::lock_guard lock(m_mutex);
-  member(rank).cv.notify_all();
+  m_wake.notify_all();
 }
 
 void LocalRingBoard::close(int rank) {
   member(rank).closed.store(true);
   std::lock_guard lock(m_mutex);
-  for (auto& m : m_members) m->cv.notify_all();
+  m_wake.notify_all();
 }
 
 }  // namespace shardscope

@@ -1,15 +1,19 @@
-// Where thread ranks of one group post their progress through a ring
-// collective that runs straight on each other's memory (local_rings.cpp):
-// the same ring as over TCP, step for step, but a rank reads the chunk its
-// left neighbour "sends" out of the neighbour's own buffer instead of out of
-// a message. So a hop is one pass over the bytes (summed or copied into the
-// reader's buffer), no message, no landing copy, no mailbox.
+// Where thread ranks of one group run a ring collective straight on each
+// other's memory (local_rings.cpp): the same ring as over TCP, hop for hop,
+// but a hop is one pass over the bytes (the chunk a rank's left neighbour
+// "sends" summed or copied out of the neighbour's buffer into the rank's), no
+// message, no landing copy.
 //
-// Two waits keep it safe: a rank reads its left neighbour's chunk only after
-// the neighbour has finished the step that wrote it, and writes a chunk of
-// its own only after its right neighbour has finished the step that read the
-// chunk's previous value. A rank leaves only after its right neighbour has
-// finished every step (nobody reads its memory any more).
+// A hop (rank q, step s) may run once q's left neighbour has finished step
+// s - 1 (the chunk is final) and q's right neighbour has read what q's step
+// would overwrite; a rank's steps run in order. Any thread in the collective
+// runs any hop that is ready, its own rank's first: with more ranks than
+// cores a thread whose own hops wait runs its neighbours' instead of sleeping
+// until the scheduler gets round to them, and sleeps only when no hop of the
+// call is ready. The hops, their order per rank and the bytes each counts on
+// its sender are the ring's whoever runs them, so results agree to the bit.
+// A rank leaves once its own hops are done and its right neighbour's too
+// (nobody reads its memory any more).
 #pragma once
 
 #include <atomic>
@@ -22,40 +26,40 @@
 #include <string>
 #include <vector>
 
+#include "comm/communicator.h"
+
 namespace shardscope {
 
 class LocalRingBoard {
  public:
-  // What a member is doing in its current collective call: its peers read
-  // its buffers through these pointers and compare the rest with their own.
+  // What a member is doing in its current collective call: the hops read its
+  // buffers through these pointers; members compare the rest with their own.
   struct Call {
     uint64_t number = 0;  // the member's collective call number (from 1)
     const char* op = "";  // "all-reduce", "reduce-scatter", "all-gather"
-    const char* dtype = "";  // "f32", "bf16"
+    DType dtype = DType::F32;
     size_t count = 0;
     const char* in = nullptr;
     char* out = nullptr;
-    const char* work = nullptr;  // partial sums the right neighbour reads (reduce-scatter)
-    std::atomic<uint64_t>* sent = nullptr;  // the member's bytes-sent counter: the reader counts what it takes
+    char* work = nullptr;  // partial sums the right neighbour reads (reduce-scatter)
+    std::atomic<uint64_t>* sent = nullptr;  // the member's bytes-sent counter: each hop counts on its sender's
+    int steps = 0;
+    // Step `step` of group rank `rank` (whose call is `mine`; its left
+    // neighbour's is `left`) in a group of `ranks`.
+    void (*hop)(const Call& left, const Call& mine, int rank, int step, int ranks) = nullptr;
+    // Steps the right neighbour must have finished before step `step` may
+    // overwrite what it reads (0: none).
+    int (*right_needs)(int step, int ranks) = nullptr;
   };
 
   explicit LocalRingBoard(int size);
 
-  // Posts `rank`'s call: no step done yet.
-  void begin(int rank, const Call& call);
-  // Waits until `left` (unless -1) has finished `left_steps` steps of this
-  // rank's call and `right` (unless -1) `right_steps` (or moved on to a later
-  // call). Returns left's call when left was asked for, checked to be the
-  // same collective as this rank's (a different one fails the group: the
-  // ranks issued different collectives); the rank is then mid-step until
-  // finishStep. Without a left neighbour it is a wait only (the last one:
-  // nobody reads this rank's memory any more once it returns). Throws gloo::IoException on a
-  // timeout, an abort, a closed member or a group another member failed; a
-  // failing member returns only once no member is mid-step.
-  const Call* await(int rank, int left, uint64_t left_steps, int right, uint64_t right_steps,
-                    std::chrono::milliseconds timeout);
-  // One more step of `rank`'s call is done: its neighbours may go on.
-  void finishStep(int rank);
+  // Runs `rank`'s part of `call` and returns once the rank may give its
+  // buffers back. Throws gloo::IoException on a timeout (no hop of the call
+  // became ready for `timeout`), an abort, a closed member, ranks that issued
+  // different collectives, or a group another member failed; a failing
+  // member returns only once no hop is running.
+  void run(int rank, const Call& call, std::chrono::milliseconds timeout);
 
   // Wakes `rank`'s wait: it throws "aborted" now and at every later call.
   void abort(int rank);
@@ -63,32 +67,35 @@ class LocalRingBoard {
   void close(int rank);
 
  private:
-  // Progress and flags are atomics, so a wait its neighbour has already
-  // satisfied costs no lock and no system call: a rank sleeps (under the
-  // mutex, on its own condition variable) only when it must, and is woken
-  // only when it sleeps.
+  // Progress and flags are atomics, so a hop that is ready runs without a
+  // lock; a thread sleeps (under the mutex) only when no hop is.
   struct Member {
     Call call;  // written by its owner before it publishes progress
     std::atomic<uint64_t> progress{0};  // (call number << kStepBits) | steps done: grows monotonically
-    std::atomic<bool> mid_step{false};  // may be reading a neighbour's memory
-    std::atomic<bool> sleeping{false};
+    std::atomic<bool> busy{false};      // a thread is running one of its hops
     std::atomic<bool> aborted{false};
     std::atomic<bool> closed{false};
-    std::condition_variable cv;
   };
   static constexpr int kStepBits = 20;
 
   Member& member(int rank) { return *m_members[static_cast<size_t>(rank)]; }
-  void wake(int rank);
+  int neighbour(int rank, int offset) const { return ((rank + offset) % m_size + m_size) % m_size; }
+  // Runs member q's next hop of the call `mine` (based at `base`) if it is
+  // ready and no other thread runs one of q's; true if it ran one.
+  bool tryHop(int self, int q, const Call& mine, uint64_t base);
+  void changed();  // a member published a call or finished a hop: sleepers look again
+  std::string blockedBy(int rank, const Call& mine, uint64_t base);
   [[noreturn]] void fail(std::unique_lock<std::mutex>& lock, int rank, const std::string& why);
   static std::string describe(const Call& c);
 
   const int m_size;
   std::mutex m_mutex;
+  std::condition_variable m_wake;  // something changed, or the group failed
   std::vector<std::unique_ptr<Member>> m_members;
+  std::atomic<uint64_t> m_changes{0};
+  std::atomic<int> m_sleepers{0};
   std::atomic<bool> m_failed{false};
-  std::string m_broken;  // why the group failed (under the mutex); every later wait fails with it
-  std::condition_variable m_quiet;  // a member left its step (failing members wait for none mid-step)
+  std::string m_broken;  // why the group failed (under the mutex); every later call fails with it
 };
 
 }  // namespace shardscope

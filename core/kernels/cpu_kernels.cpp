@@ -10,6 +10,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 // Exported by OpenBLAS's threaded builds (its fork handler), not in cblas.h;
 // weak, so a build against the serial OpenBLAS (no pool, no such symbol) links.
@@ -237,12 +238,43 @@ void adamStep(float* master, float* m, float* v, const float* grad, bf16* param_
   adamStepFrom(master, m, v, grad, param_out, n, config, step);
 }
 
+namespace {
+
+// The CPU rings sum every hop through addInPlace and addBf16InPlace: each is
+// built for AVX2 too and picked at the first call where the CPU has it (a
+// plain function pointer choice, not an ifunc, which sanitizers cannot run).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SHARDSCOPE_AVX2 __attribute__((target("avx2")))
+bool haveAvx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#else
+#define SHARDSCOPE_AVX2
+bool haveAvx2() { return false; }
+#endif
+
+template <typename T>
+void addLoop(T* y, const T* x, size_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    for (size_t i = 0; i < n; ++i) y[i] += x[i];
+  } else {
+    for (size_t i = 0; i < n; ++i) y[i] = toBf16(toFloat(y[i]) + toFloat(x[i]));
+  }
+}
+SHARDSCOPE_AVX2 void addFloatsAvx2(float* y, const float* x, size_t n) { addLoop(y, x, n); }
+SHARDSCOPE_AVX2 void addBf16Avx2(bf16* y, const bf16* x, size_t n) { addLoop(y, x, n); }
+
+}  // namespace
+
 void addInPlace(float* y, const float* x, size_t n) {
-  for (size_t i = 0; i < n; ++i) y[i] += x[i];
+  if (haveAvx2()) addFloatsAvx2(y, x, n);
+  else addLoop(y, x, n);
 }
 
 void addBf16InPlace(bf16* y, const bf16* x, size_t n) {
-  for (size_t i = 0; i < n; ++i) y[i] = toBf16(toFloat(y[i]) + toFloat(x[i]));
+  if (haveAvx2()) addBf16Avx2(y, x, n);
+  else addLoop(y, x, n);
 }
 
 void scaleBf16InPlace(bf16* y, float s, size_t n) {
