@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/ring_chunks.h"
 
 namespace shardscope {
 
@@ -79,7 +80,7 @@ class LocalRingBoard {
   static constexpr int kStepBits = 20;
 
   Member& member(int rank) { return *m_members[static_cast<size_t>(rank)]; }
-  int neighbour(int rank, int offset) const { return ((rank + offset) % m_size + m_size) % m_size; }
+  int neighbour(int rank, int offset) const { return ring::wrap(rank + offset, m_size); }
   // Runs member q's next hop of the call `mine` (based at `base`) if it is
   // ready and no other thread runs one of q's; true if it ran one.
   bool tryHop(int self, int q, const Call& mine, uint64_t base);

@@ -129,36 +129,23 @@ Row runRow(std::vector<std::unique_ptr<Communicator>>& group, Op op, DType dtype
   return row;
 }
 
-// Single-thread memcpy of the same bytes, best of a few: the physical reference.
-double memcpyGBps(size_t bytes) {
-  std::vector<char> a(bytes, 1), b(bytes, 0);
+// Single-thread memcpy, best of a few, over `buffers` source and destination
+// buffers of `bytes` each, one after another. One buffer: the physical
+// reference of the same bytes. As many as ranks: the working set the ranks'
+// buffers make together, which shows how much of the one-buffer figure is the
+// cache (a 1 MiB memcpy repeated runs in L2; the ranks' 4 MiB and more do not).
+double memcpyGBps(size_t bytes, int buffers = 1) {
+  std::vector<std::vector<char>> a(size_t(buffers), std::vector<char>(bytes, 1));
+  std::vector<std::vector<char>> b(size_t(buffers), std::vector<char>(bytes, 0));
   double best = 1e30;
   for (int k = 0; k < 5; ++k) {
     const auto t0 = Clock::now();
-    std::memcpy(b.data(), a.data(), bytes);
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  volatile char sink = b[bytes / 2];
-  (void)sink;
-  return double(bytes) / best / 1e9;
-}
-
-// The same, over `ranks` source and destination buffers of `bytes` each, one
-// after another: the working set the ranks' buffers make together. Beside
-// the one-buffer figure it shows how much of that one is the cache (a 1 MiB
-// memcpy repeated runs in L2; the ranks' 4 MiB and more do not).
-double memcpyWorkingSetGBps(size_t bytes, int ranks) {
-  std::vector<std::vector<char>> a(size_t(ranks), std::vector<char>(bytes, 1));
-  std::vector<std::vector<char>> b(size_t(ranks), std::vector<char>(bytes, 0));
-  double best = 1e30;
-  for (int k = 0; k < 5; ++k) {
-    const auto t0 = Clock::now();
-    for (int r = 0; r < ranks; ++r) std::memcpy(b[size_t(r)].data(), a[size_t(r)].data(), bytes);
+    for (int r = 0; r < buffers; ++r) std::memcpy(b[size_t(r)].data(), a[size_t(r)].data(), bytes);
     best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
   }
   volatile char sink = b[0][bytes / 2];
   (void)sink;
-  return double(bytes) * ranks / best / 1e9;
+  return double(bytes) * buffers / best / 1e9;
 }
 
 using Group = std::vector<std::unique_ptr<Communicator>>;
@@ -216,7 +203,7 @@ int main(int argc, char** argv) {
   std::vector<double> gbps, working_set_gbps;
   for (size_t bytes : sizes) {
     gbps.push_back(memcpyGBps(bytes));
-    working_set_gbps.push_back(memcpyWorkingSetGBps(bytes, ranks));
+    working_set_gbps.push_back(memcpyGBps(bytes, ranks));
   }
   setenv("SHARDSCOPE_THREAD_TRANSPORT", "shm", 1);
   Group shm = createGlooGroup(ranks, "bench-shm", 60000);
